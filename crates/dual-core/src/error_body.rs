@@ -1,0 +1,93 @@
+//! The JSON error body every REST error carries.
+
+use serde::{Deserialize, Serialize};
+
+/// The machine-readable error code of a REST error (`error` in the body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// 400: the request is malformed; the message names the field.
+    InvalidRequest,
+    /// 404: unknown or malformed id, or a resource bound to another owner.
+    NotFound,
+    /// 404: the resource is known but past its expiry.
+    Expired,
+    /// 405: the method is not supported on the path (see `Allow`).
+    MethodNotAllowed,
+    /// 413: the body is over the limit.
+    PayloadTooLarge,
+    /// 415: the body is not JSON.
+    UnsupportedMediaType,
+    /// 500: the query executor failed.
+    QueryFailed,
+    /// 503: the store is unreachable or failing; retry later.
+    StorageError,
+    /// A code this version does not know (newer servers may add codes).
+    #[serde(other)]
+    Unknown,
+}
+
+impl ErrorCode {
+    /// The wire name, e.g. `"not_found"`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "invalid_request",
+            Self::NotFound => "not_found",
+            Self::Expired => "expired",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::QueryFailed => "query_failed",
+            Self::StorageError => "storage_error",
+            Self::Unknown => "unknown",
+        }
+    }
+
+    /// The HTTP status this code is sent with.
+    #[must_use]
+    pub const fn status(self) -> u16 {
+        match self {
+            Self::InvalidRequest => 400,
+            Self::NotFound | Self::Expired => 404,
+            Self::MethodNotAllowed => 405,
+            Self::PayloadTooLarge => 413,
+            Self::UnsupportedMediaType => 415,
+            Self::QueryFailed | Self::Unknown => 500,
+            Self::StorageError => 503,
+        }
+    }
+
+    /// Whether a client may retry the same request later.
+    #[must_use]
+    pub const fn retryable(self) -> bool {
+        matches!(self, Self::StorageError)
+    }
+}
+
+/// `{"error": CODE, "message": TEXT, "retryable": BOOL}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// The code.
+    pub error: ErrorCode,
+    /// A human-readable message that never carries internals.
+    pub message: String,
+    /// Whether retrying may succeed.
+    #[serde(default)]
+    pub retryable: bool,
+}
+
+impl ErrorBody {
+    /// A body for `code` with `message`; `retryable` follows the code.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            error: code,
+            message: message.into(),
+            retryable: code.retryable(),
+        }
+    }
+}
+
+/// The message of `not_found`, identical for unknown, malformed and foreign ids so existence does not leak.
+pub const NOT_FOUND_MESSAGE: &str = "Resource not found or expired";

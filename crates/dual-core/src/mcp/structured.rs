@@ -1,0 +1,60 @@
+//! `structuredContent` and the whole tool result.
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use super::ContentBlock;
+use crate::{Column, Row};
+
+/// `structuredContent.resource`: where the full result lives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceLinkInfo {
+    /// `resource://{id}`.
+    pub uri: String,
+    /// `{base_url}/{id}`, the REST endpoint.
+    pub url: String,
+    /// The resource's name.
+    pub name: String,
+    /// `application/json`.
+    #[serde(rename = "mimeType")]
+    pub mime_type: String,
+}
+
+/// `structuredContent.metadata`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultMetadata {
+    /// Rows the query matched.
+    pub total_count: u64,
+    /// Rows in `results`.
+    pub sample_count: u64,
+    /// The columns (absent in the reference implementation's shape, hence the default).
+    #[serde(default)]
+    pub columns: Vec<Column>,
+    /// When the query ran.
+    #[serde(with = "time::serde::rfc3339")]
+    pub executed_at: OffsetDateTime,
+    /// When the resource expires; `null` when pinned (absent in the reference shape).
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub expires_at: Option<OffsetDateTime>,
+}
+
+/// The tool result's `structuredContent` object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StructuredContent {
+    /// The sample rows.
+    pub results: Vec<Row>,
+    /// The link to the full result.
+    pub resource: ResourceLinkInfo,
+    /// Counts, columns and times.
+    pub metadata: ResultMetadata,
+}
+
+/// A whole MCP tool result: `{"content": […], "structuredContent": {…}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// Text blocks and the `resource_link`.
+    pub content: Vec<ContentBlock>,
+    /// The structured result.
+    #[serde(rename = "structuredContent")]
+    pub structured_content: StructuredContent,
+}

@@ -1,0 +1,68 @@
+//! The stored resource record.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use time::OffsetDateTime;
+
+use crate::{Column, QuerySpec, ResourceId, Row};
+
+/// Everything a store keeps about one resource.
+///
+/// Field names are the wire names of DESIGN §3; timestamps are RFC 3339.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceRecord {
+    /// The resource's id.
+    pub id: ResourceId,
+    /// A human-readable name, e.g. `"Institution Search Results"`.
+    pub name: String,
+    /// The query to re-execute for pages and exports.
+    pub query: QuerySpec,
+    /// The result's columns.
+    pub columns: Vec<Column>,
+    /// The row count at creation.
+    pub total_count: u64,
+    /// The sample rows shown to the model.
+    pub sample: Vec<Row>,
+    /// When the resource was created (the query's execution time).
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    /// When it expires; `None` once pinned.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub expires_at: Option<OffsetDateTime>,
+    /// How many reads it has served.
+    pub access_count: u64,
+    /// When it was last read.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub last_accessed_at: Option<OffsetDateTime>,
+    /// The tenant or principal it is bound to, if any.
+    pub owner: Option<String>,
+    /// Custom JSON supplied at creation.
+    pub metadata: Value,
+}
+
+impl ResourceRecord {
+    /// Whether the record is past its expiry at `now`.
+    ///
+    /// A record expires at `expires_at` exactly: it is served strictly before that instant, never at
+    /// or after it. Pinned records never expire.
+    #[must_use]
+    pub fn is_expired_at(&self, now: OffsetDateTime) -> bool {
+        self.expires_at.is_some_and(|at| at <= now)
+    }
+
+    /// Whether the record has been pinned (has no expiry).
+    #[must_use]
+    pub fn is_pinned(&self) -> bool {
+        self.expires_at.is_none()
+    }
+
+    /// Whether a caller mapped to `owner` may see this record: records without an owner are visible
+    /// to everyone, records with one only to that owner.
+    #[must_use]
+    pub fn visible_to(&self, owner: Option<&str>) -> bool {
+        match &self.owner {
+            None => true,
+            Some(bound) => owner == Some(bound.as_str()),
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! Where dual-response resources live: the [`ResourceStore`] trait, the in-memory [`MemoryStore`],
+//! and (feature `test-suite`) the conformance suite every backend runs.
+//!
+//! Depend on this crate to write a store of your own; servers get [`MemoryStore`] by default through
+//! `dual-server`. Shared backends for several server instances are `dual-store-redis` and
+//! `dual-store-postgres`.
+//!
+//! ```
+//! use dual_core::{QuerySpec, ResourceId, ResourceRecord};
+//! use dual_store::{Clock, Lookup, MemoryStore, ResourceStore};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), dual_store::StoreError> {
+//! let store = MemoryStore::new();
+//! let now = Clock::system().now();
+//! let record = ResourceRecord {
+//!     id: ResourceId::new(),
+//!     name: "Results".into(),
+//!     query: QuerySpec::new("institutions", serde_json::json!({"state": "NJ"})),
+//!     columns: vec![],
+//!     total_count: 0,
+//!     sample: vec![],
+//!     created_at: now,
+//!     expires_at: Some(now + time::Duration::minutes(15)),
+//!     access_count: 0,
+//!     last_accessed_at: None,
+//!     owner: None,
+//!     metadata: serde_json::Value::Null,
+//! };
+//! store.save(&record).await?;
+//! let Lookup::Found(seen) = store.record_access(record.id, now).await? else { unreachable!() };
+//! assert_eq!(seen.access_count, 1);
+//! # Ok(()) }
+//! ```
+
+mod clock;
+mod error;
+mod memory;
+mod store;
+#[cfg(feature = "test-suite")]
+pub mod suite;
+
+pub use clock::Clock;
+pub use error::StoreError;
+pub use memory::MemoryStore;
+pub use store::{Lookup, ResourceStore};

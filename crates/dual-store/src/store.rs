@@ -1,0 +1,69 @@
+//! The `ResourceStore` trait.
+
+use std::fmt;
+
+use async_trait::async_trait;
+use dual_core::{ResourceId, ResourceRecord};
+use time::OffsetDateTime;
+
+use crate::StoreError;
+
+/// The outcome of looking a resource up at a given instant.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lookup {
+    /// The record exists and has not expired.
+    Found(ResourceRecord),
+    /// The record exists but is past its `expires_at` (it is never served, even before a purge).
+    Expired,
+    /// No record has this id (never created, deleted, or already purged).
+    Missing,
+}
+
+impl Lookup {
+    /// The record, when found.
+    #[must_use]
+    pub fn found(self) -> Option<ResourceRecord> {
+        match self {
+            Self::Found(record) => Some(record),
+            Self::Expired | Self::Missing => None,
+        }
+    }
+}
+
+/// Where resource records live. Object-safe: a server holds an `Arc<dyn ResourceStore>`.
+///
+/// Every method takes the caller's `now` where time matters, so a store never reads a clock of its
+/// own and tests control time. A record with `expires_at <= now` is expired: `get`, `record_access`
+/// and `pin` answer [`Lookup::Expired`] for it until it is purged (a store whose backend drops
+/// expired entries by itself may answer [`Lookup::Missing`] once it has).
+///
+/// Every implementation must pass [`crate::suite`] (feature `test-suite`).
+#[async_trait]
+pub trait ResourceStore: Send + Sync + fmt::Debug + 'static {
+    /// Stores `record`, replacing any record with the same id.
+    async fn save(&self, record: &ResourceRecord) -> Result<(), StoreError>;
+
+    /// Looks `id` up at `now` without counting an access.
+    async fn get(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError>;
+
+    /// Atomically adds one to `access_count` and sets `last_accessed_at = now`, returning the updated
+    /// record. Expired and missing records are not touched. Concurrent calls never lose a count.
+    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError>;
+
+    /// Removes the expiry of a live record, returning it pinned. Pinning is idempotent; an expired
+    /// record cannot be pinned.
+    async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError>;
+
+    /// Deletes `id`, returning whether a record was there (expired or not).
+    async fn delete(&self, id: ResourceId) -> Result<bool, StoreError>;
+
+    /// Up to `limit` ids of records expired at `now`, earliest expiry first.
+    async fn find_expired(&self, now: OffsetDateTime, limit: usize) -> Result<Vec<ResourceId>, StoreError>;
+
+    /// Deletes every record expired at `now`, returning how many were deleted. Pinned and live
+    /// records are untouched; the cost is proportional to what expires, not to what is stored.
+    async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, StoreError>;
+
+    /// Releases connections and background work. Later calls may fail with [`StoreError::Closed`].
+    async fn close(&self) -> Result<(), StoreError>;
+}
