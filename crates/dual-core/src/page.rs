@@ -218,7 +218,7 @@ fn optional_u64(
             Some(v) => Ok(Some(v)),
             // Integral floats such as `100.0` are accepted; anything fractional or negative is not.
             None => match n.as_f64() {
-                Some(f) if f.fract() == 0.0 && f >= 0.0 && f <= 9_007_199_254_740_992.0 =>
+                Some(f) if f.fract() == 0.0 && (0.0..=9_007_199_254_740_992.0).contains(&f) =>
                 {
                     #[expect(
                         clippy::cast_possible_truncation,

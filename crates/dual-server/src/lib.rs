@@ -1,1 +1,77 @@
-//! placeholder
+//! The server side of the MCP *Dual Response* pattern: [`DualResponseServer`].
+//!
+//! Register an executor per query kind, call [`DualResponseServer::create_response`] from your MCP
+//! tool handler and return its tool result to the model; the resource it stores (the query as data,
+//! never a closure) is then served page by page or as one stream — mount `dual-http`'s handler for the
+//! REST API. A background sweeper purges expired resources; [`DualResponseServer::shutdown`] stops it
+//! and closes the store.
+//!
+//! Depend on this crate when you write an MCP server; host applications want `dual-client` instead.
+//!
+//! ```
+//! use dual_core::{Row, Sort};
+//! use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+//! use serde_json::{Value, json};
+//!
+//! /// `n` numbered rows.
+//! struct Numbers;
+//!
+//! #[async_trait::async_trait]
+//! impl QueryExecutor for Numbers {
+//!     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
+//!         params["n"].as_u64().ok_or_else(|| ExecutorError::new("`n` must be a non-negative integer"))
+//!     }
+//!     async fn fetch(&self, params: &Value, offset: u64, limit: u64, _: Option<&Sort>)
+//!         -> Result<Vec<Row>, ExecutorError> {
+//!         let n = self.count(params).await?;
+//!         Ok((offset..n.min(offset + limit))
+//!             .map(|i| json!({"id": i, "label": format!("row {i}")}).as_object().cloned().unwrap_or_default())
+//!             .collect())
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = DualResponseServer::builder()
+//!     .base_url("https://api.example.com/resources")
+//!     .executor("numbers", Numbers)
+//!     .build()?;
+//!
+//! let response = server
+//!     .create_response(CreateResponse::new("numbers", json!({"n": 847})).name("Numbers"))
+//!     .await?;
+//! assert_eq!((response.total_count, response.sample.len()), (847, 15));
+//!
+//! // What the MCP tool returns to the model:
+//! let tool_result = serde_json::to_value(response.tool_result())?;
+//! assert_eq!(tool_result["structuredContent"]["resource"]["url"],
+//!            format!("https://api.example.com/resources/{}", response.id));
+//!
+//! // What the REST API serves from it:
+//! let page = server.fetch_page(response.id, &dual_core::PageRequest::default()).await?;
+//! assert_eq!((page.returned_count, page.next_offset), (100, Some(100)));
+//! server.shutdown().await?;
+//! # Ok(()) }
+//! ```
+
+mod config;
+mod create;
+mod error;
+mod executor;
+mod registry;
+mod server;
+mod sweeper;
+mod typed;
+
+pub use config::{
+    DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_SAMPLE_SIZE, DualResponseServerBuilder,
+    MAX_SAMPLE_SIZE, ServerConfig,
+};
+pub use create::CreateResponse;
+pub use error::{BuildError, ErrorCode, ServerError};
+pub use executor::{DEFAULT_STREAM_BATCH, ExecutorError, QueryExecutor, RowStream, paged_stream};
+pub use server::{DEFAULT_RESOURCE_NAME, DualResponseServer};
+pub use typed::{Typed, TypedExecutor};
+
+pub use dual_core;
+pub use dual_store;

@@ -1,0 +1,290 @@
+//! Server configuration and its builder.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use dual_core::{DEFAULT_PAGE_LIMIT, DEFAULT_URI_SCHEME, MAX_PAGE_LIMIT, PageLimits};
+use dual_store::{Clock, MemoryStore, ResourceStore};
+
+use crate::registry::Registry;
+use crate::{BuildError, DualResponseServer, QueryExecutor};
+
+/// Default time a resource lives: 15 minutes.
+pub const DEFAULT_EXPIRATION: Duration = Duration::from_secs(15 * 60);
+/// Default number of sample rows: 15.
+pub const DEFAULT_SAMPLE_SIZE: u64 = 15;
+/// Default interval of the expiry sweeper: 60 seconds.
+pub const DEFAULT_CLEANUP_INTERVAL: Duration = Duration::from_secs(60);
+/// Largest sample size accepted, so a tool result stays small enough for a model.
+pub const MAX_SAMPLE_SIZE: u64 = 1_000;
+
+/// The settings a server runs with (read them back with [`DualResponseServer::config`]).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// Base URL of the REST API; a resource's URL is `base_url + "/" + id`.
+    pub base_url: String,
+    /// URI scheme of resource links (`resource`).
+    pub uri_scheme: String,
+    /// Default lifetime of a resource.
+    pub default_expiration: Duration,
+    /// Default number of sample rows.
+    pub default_sample_size: u64,
+    /// Interval between expiry sweeps; `None` when the sweeper is disabled.
+    pub cleanup_interval: Option<Duration>,
+    /// Default and maximum page limits.
+    pub page_limits: PageLimits,
+}
+
+/// Builds a [`DualResponseServer`]. Only `base_url` is required.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// let server = dual_server::DualResponseServer::builder()
+///     .base_url("https://api.example.com/resources")
+///     .default_expiration(Duration::from_secs(30 * 60))
+///     .default_sample_size(10)
+///     .build()?;
+/// assert_eq!(server.config().default_sample_size, 10);
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+#[must_use]
+pub struct DualResponseServerBuilder {
+    base_url: Option<String>,
+    uri_scheme: String,
+    default_expiration: Duration,
+    default_sample_size: u64,
+    cleanup_interval: Option<Duration>,
+    page_limits: PageLimits,
+    store: Option<Arc<dyn ResourceStore>>,
+    registry: Registry,
+    clock: Clock,
+}
+
+impl Default for DualResponseServerBuilder {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            uri_scheme: DEFAULT_URI_SCHEME.to_owned(),
+            default_expiration: DEFAULT_EXPIRATION,
+            default_sample_size: DEFAULT_SAMPLE_SIZE,
+            cleanup_interval: Some(DEFAULT_CLEANUP_INTERVAL),
+            page_limits: PageLimits {
+                default_limit: DEFAULT_PAGE_LIMIT,
+                max_limit: MAX_PAGE_LIMIT,
+            },
+            store: None,
+            registry: Registry::default(),
+            clock: Clock::system(),
+        }
+    }
+}
+
+impl DualResponseServerBuilder {
+    /// Base URL where the REST API is mounted, e.g. `https://api.example.com/resources` (required).
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = Some(base_url.into());
+        self
+    }
+
+    /// The store (default: a fresh [`MemoryStore`]).
+    pub fn store(mut self, store: impl ResourceStore) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// The store, already shared.
+    pub fn shared_store(mut self, store: Arc<dyn ResourceStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Registers the executor for `kind`, replacing any earlier one.
+    pub fn executor(mut self, kind: impl Into<String>, executor: impl QueryExecutor) -> Self {
+        self.registry.insert(kind.into(), Arc::new(executor));
+        self
+    }
+
+    /// Registers an executor that is already shared.
+    pub fn shared_executor(mut self, kind: impl Into<String>, executor: Arc<dyn QueryExecutor>) -> Self {
+        self.registry.insert(kind.into(), executor);
+        self
+    }
+
+    /// Default lifetime of a resource (15 minutes).
+    pub fn default_expiration(mut self, expiration: Duration) -> Self {
+        self.default_expiration = expiration;
+        self
+    }
+
+    /// Default number of sample rows (15).
+    pub fn default_sample_size(mut self, size: u64) -> Self {
+        self.default_sample_size = size;
+        self
+    }
+
+    /// Interval between expiry sweeps (60 s).
+    pub fn cleanup_interval(mut self, interval: Duration) -> Self {
+        self.cleanup_interval = Some(interval);
+        self
+    }
+
+    /// Runs no sweeper (expired resources are still never served; stores with native expiry, such as
+    /// Redis, need none). Lets `build` run outside a Tokio runtime.
+    pub fn without_sweeper(mut self) -> Self {
+        self.cleanup_interval = None;
+        self
+    }
+
+    /// URI scheme of resource links (`resource`).
+    pub fn uri_scheme(mut self, scheme: impl Into<String>) -> Self {
+        self.uri_scheme = scheme.into();
+        self
+    }
+
+    /// Page limit when a request gives none (100).
+    pub fn default_page_limit(mut self, limit: u64) -> Self {
+        self.page_limits.default_limit = limit;
+        self
+    }
+
+    /// Largest page limit a request may ask for (10,000).
+    pub fn max_page_limit(mut self, limit: u64) -> Self {
+        self.page_limits.max_limit = limit;
+        self
+    }
+
+    /// The clock (default: the system clock). Tests pass [`Clock::tokio`] and pause tokio's time.
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Validates the configuration and starts the server (and its sweeper).
+    ///
+    /// # Errors
+    /// [`BuildError`] for a missing or malformed `base_url`, an out-of-range option, or a missing Tokio
+    /// runtime while the sweeper is enabled.
+    pub fn build(self) -> Result<DualResponseServer, BuildError> {
+        let base_url = self.base_url.ok_or(BuildError::MissingBaseUrl)?;
+        validate_base_url(&base_url)?;
+        validate_scheme(&self.uri_scheme)?;
+        check(
+            self.default_sample_size > 0,
+            "default_sample_size",
+            "must be at least 1",
+        )?;
+        check(
+            self.default_sample_size <= MAX_SAMPLE_SIZE,
+            "default_sample_size",
+            "must be at most 1000",
+        )?;
+        check(
+            !self.default_expiration.is_zero(),
+            "default_expiration",
+            "must be positive",
+        )?;
+        check(
+            self.page_limits.max_limit > 0,
+            "max_page_limit",
+            "must be at least 1",
+        )?;
+        check(
+            (1..=self.page_limits.max_limit).contains(&self.page_limits.default_limit),
+            "default_page_limit",
+            "must be between 1 and max_page_limit",
+        )?;
+        if let Some(interval) = self.cleanup_interval {
+            check(!interval.is_zero(), "cleanup_interval", "must be positive")?;
+        }
+        let config = ServerConfig {
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            uri_scheme: self.uri_scheme,
+            default_expiration: self.default_expiration,
+            default_sample_size: self.default_sample_size,
+            cleanup_interval: self.cleanup_interval,
+            page_limits: self.page_limits,
+        };
+        let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
+        DualResponseServer::start(config, store, self.registry, self.clock)
+    }
+}
+
+fn check(ok: bool, option: &'static str, reason: &str) -> Result<(), BuildError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(BuildError::InvalidOption {
+            option,
+            reason: reason.to_owned(),
+        })
+    }
+}
+
+fn validate_base_url(url: &str) -> Result<(), BuildError> {
+    let invalid = || BuildError::InvalidBaseUrl(url.to_owned());
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or_else(invalid)?;
+    let host = rest.split('/').next().unwrap_or_default();
+    let bad_char =
+        |c: char| c.is_whitespace() || c.is_control() || matches!(c, '?' | '#' | '\\' | '"' | '<' | '>');
+    if host.is_empty() || host.starts_with(':') || host.contains('@') || url.chars().any(bad_char) {
+        return Err(invalid());
+    }
+    Ok(())
+}
+
+fn validate_scheme(scheme: &str) -> Result<(), BuildError> {
+    let ok = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    check(
+        ok,
+        "uri_scheme",
+        "must be letters, digits, '+', '-' or '.', starting with a letter",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_url_validation() {
+        for good in [
+            "http://localhost:8080/resources",
+            "https://api.example.com/resources/",
+            "http://[::1]:1/r",
+        ] {
+            assert_eq!(validate_base_url(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            "localhost/resources",
+            "ftp://x/r",
+            "http://",
+            "http:///r",
+            "http://x/r?a=1",
+            "http://x/r#f",
+            "http://a b/r",
+            "http://user@x/r",
+        ] {
+            assert!(validate_base_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn scheme_validation() {
+        assert!(validate_scheme("resource").is_ok());
+        assert!(validate_scheme("x-dual.v1").is_ok());
+        for bad in ["", "1abc", "a b", "a/b", "a:"] {
+            assert!(validate_scheme(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Server errors.
+
+use dual_core::RequestError;
+use dual_store::StoreError;
+
+/// The stable code of a [`ServerError`] (DESIGN §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The executor's `fetch` failed.
+    QueryExecutionFailed,
+    /// The executor's `count` failed.
+    CountExecutionFailed,
+    /// The store failed or is unreachable.
+    StorageError,
+    /// No such resource (or it was deleted or purged).
+    ResourceNotFound,
+    /// The resource is past its expiry.
+    ResourceExpired,
+    /// No executor is registered for the query's kind.
+    UnknownQueryKind,
+    /// The request is malformed (page request, sort field, creation options).
+    InvalidRequest,
+}
+
+impl ErrorCode {
+    /// `QUERY_EXECUTION_FAILED`, `RESOURCE_NOT_FOUND`, ….
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::QueryExecutionFailed => "QUERY_EXECUTION_FAILED",
+            Self::CountExecutionFailed => "COUNT_EXECUTION_FAILED",
+            Self::StorageError => "STORAGE_ERROR",
+            Self::ResourceNotFound => "RESOURCE_NOT_FOUND",
+            Self::ResourceExpired => "RESOURCE_EXPIRED",
+            Self::UnknownQueryKind => "UNKNOWN_QUERY_KIND",
+            Self::InvalidRequest => "INVALID_REQUEST",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Everything a [`DualResponseServer`](crate::DualResponseServer) operation can fail with.
+///
+/// Executor failures keep the executor's message (the model reads it to correct its query, so put it
+/// in the tool's error text); REST callers only ever see a generic message.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// The executor's `fetch` (or `stream`) failed; the message is the executor's.
+    #[error("query execution failed: {0}")]
+    QueryExecutionFailed(String),
+    /// The executor's `count` failed; the message is the executor's.
+    #[error("count execution failed: {0}")]
+    CountExecutionFailed(String),
+    /// The store failed.
+    #[error(transparent)]
+    Storage(#[from] StoreError),
+    /// No such resource.
+    #[error("resource not found")]
+    ResourceNotFound,
+    /// The resource expired.
+    #[error("resource expired")]
+    ResourceExpired,
+    /// No executor is registered for this kind.
+    #[error("unknown query kind `{0}`")]
+    UnknownQueryKind(String),
+    /// A page request or option is invalid; the message names the field.
+    #[error(transparent)]
+    InvalidRequest(#[from] RequestError),
+}
+
+impl ServerError {
+    /// The stable code.
+    #[must_use]
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::QueryExecutionFailed(_) => ErrorCode::QueryExecutionFailed,
+            Self::CountExecutionFailed(_) => ErrorCode::CountExecutionFailed,
+            Self::Storage(_) => ErrorCode::StorageError,
+            Self::ResourceNotFound => ErrorCode::ResourceNotFound,
+            Self::ResourceExpired => ErrorCode::ResourceExpired,
+            Self::UnknownQueryKind(_) => ErrorCode::UnknownQueryKind,
+            Self::InvalidRequest(_) => ErrorCode::InvalidRequest,
+        }
+    }
+
+    /// Whether retrying the same call later may succeed (store outages).
+    #[must_use]
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Self::Storage(e) if e.is_retryable())
+    }
+}
+
+/// Why [`DualResponseServerBuilder::build`](crate::DualResponseServerBuilder::build) refused a configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// `base_url` was not set.
+    #[error("base_url is required (e.g. \"https://api.example.com/resources\")")]
+    MissingBaseUrl,
+    /// `base_url` is not an absolute http(s) URL.
+    #[error(
+        "base_url {0:?} must be an absolute http:// or https:// URL with a host and no query or fragment"
+    )]
+    InvalidBaseUrl(String),
+    /// An option is out of range.
+    #[error("invalid option `{option}`: {reason}")]
+    InvalidOption {
+        /// The option's name.
+        option: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The sweeper needs a Tokio runtime and `build` was called outside one.
+    #[error(
+        "build() must run inside a Tokio runtime to start the expiry sweeper (or call without_sweeper())"
+    )]
+    NoRuntime,
+}

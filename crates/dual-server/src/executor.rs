@@ -1,0 +1,128 @@
+//! The query executor trait: how a registered kind counts, fetches and streams rows.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use dual_core::{Column, Row, Sort};
+use futures_core::Stream;
+use serde_json::Value;
+
+/// A stream of row batches, as [`QueryExecutor::stream`] yields them.
+pub type RowStream = Pin<Box<dyn Stream<Item = Result<Vec<Row>, ExecutorError>> + Send>>;
+
+/// Rows per `fetch` call of the default [`QueryExecutor::stream`].
+pub const DEFAULT_STREAM_BATCH: u64 = 1_000;
+
+/// An executor failed. The message is meant for the model (e.g. a SQL error it can fix); it is
+/// never shown to REST callers.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ExecutorError {
+    message: String,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl ExecutorError {
+    /// An error with `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// Wraps `error`, keeping its display text as the message.
+    pub fn from_error(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self {
+            message: error.to_string(),
+            source: Some(Box::new(error)),
+        }
+    }
+
+    /// The message.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// Runs the queries of one registered kind.
+///
+/// A resource stores its query as data (`QuerySpec { kind, params }`); every server instance registers
+/// an executor per kind at start-up, and re-executes the spec for every page and export, so results
+/// are fresh. Implement `count` and `fetch`; override `stream` when the backend can produce the whole
+/// result in one pass (a cursor), which `/data` exports then use.
+///
+/// ```
+/// use std::sync::Arc;
+/// use dual_core::{Row, Sort};
+/// use dual_server::{ExecutorError, QueryExecutor};
+/// use serde_json::Value;
+///
+/// /// Squares of 0..n.
+/// struct Squares;
+///
+/// #[async_trait::async_trait]
+/// impl QueryExecutor for Squares {
+///     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
+///         params["n"].as_u64().ok_or_else(|| ExecutorError::new("`n` must be a non-negative integer"))
+///     }
+///     async fn fetch(&self, params: &Value, offset: u64, limit: u64, _sort: Option<&Sort>)
+///         -> Result<Vec<Row>, ExecutorError> {
+///         let n = self.count(params).await?;
+///         Ok((offset..n.min(offset.saturating_add(limit)))
+///             .map(|i| serde_json::json!({"i": i, "square": i * i}).as_object().cloned().unwrap_or_default())
+///             .collect())
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait QueryExecutor: Send + Sync + 'static {
+    /// The number of rows the query matches.
+    async fn count(&self, params: &Value) -> Result<u64, ExecutorError>;
+
+    /// Up to `limit` rows starting at `offset`, sorted by `sort` when given.
+    async fn fetch(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError>;
+
+    /// The columns of the result, when the executor knows them without looking at rows. `None` (the
+    /// default) lets the server infer them from the sample.
+    fn columns(&self, _params: &Value) -> Option<Vec<Column>> {
+        None
+    }
+
+    /// The whole result as batches, in order. The default pages through [`QueryExecutor::fetch`]
+    /// [`DEFAULT_STREAM_BATCH`] rows at a time until a short page; override it with a single-pass
+    /// cursor when the backend has one.
+    fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
+        paged_stream(self, params, sort, DEFAULT_STREAM_BATCH)
+    }
+}
+
+/// A [`RowStream`] that pages through `executor.fetch` `batch` rows at a time until a short page.
+pub fn paged_stream<E>(executor: Arc<E>, params: Value, sort: Option<Sort>, batch: u64) -> RowStream
+where
+    E: QueryExecutor + ?Sized,
+{
+    let batch = batch.max(1);
+    let state = Some((executor, params, sort, 0u64));
+    Box::pin(futures_util::stream::unfold(state, move |state| async move {
+        let (executor, params, sort, offset) = state?;
+        match executor.fetch(&params, offset, batch, sort.as_ref()).await {
+            Ok(rows) if rows.is_empty() => None,
+            Ok(rows) => {
+                let full = rows.len() as u64 >= batch;
+                let next = full.then(|| (executor, params, sort, offset + rows.len() as u64));
+                Some((Ok(rows), next))
+            }
+            Err(error) => Some((Err(error), None)),
+        }
+    }))
+}

@@ -1,0 +1,311 @@
+//! `DualResponseServer`: creates dual responses and serves their resources.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use dual_core::{
+    DualResponse, PageRequest, PageResponse, ResourceId, ResourceMetadata, ResourceRecord, Sort,
+    infer_columns, validate_sort,
+};
+use dual_store::{Clock, Lookup, ResourceStore};
+use tracing::Instrument;
+
+use crate::config::{MAX_SAMPLE_SIZE, ServerConfig};
+use crate::registry::Registry;
+use crate::sweeper::Sweeper;
+use crate::{BuildError, CreateResponse, DualResponseServerBuilder, QueryExecutor, RowStream, ServerError};
+
+/// Name of a resource created without one.
+pub const DEFAULT_RESOURCE_NAME: &str = "Query Results";
+
+/// Creates dual responses and serves their resources: the heart of the server side.
+///
+/// A cheap `Clone` handle: share one between your MCP tool handlers and the REST handler.
+#[derive(Clone)]
+pub struct DualResponseServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: ServerConfig,
+    store: Arc<dyn ResourceStore>,
+    registry: Registry,
+    clock: Clock,
+    /// Taken by `shutdown`; a std mutex because it is only held to `take()` the handle.
+    sweeper: Mutex<Option<Sweeper>>,
+    shut_down: AtomicBool,
+}
+
+impl fmt::Debug for DualResponseServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DualResponseServer")
+            .field("config", &self.inner.config)
+            .field("store", &self.inner.store)
+            .field("registry", &self.inner.registry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DualResponseServer {
+    /// A builder; only `base_url` is required.
+    pub fn builder() -> DualResponseServerBuilder {
+        DualResponseServerBuilder::default()
+    }
+
+    pub(crate) fn start(
+        config: ServerConfig,
+        store: Arc<dyn ResourceStore>,
+        registry: Registry,
+        clock: Clock,
+    ) -> Result<Self, BuildError> {
+        let sweeper = match config.cleanup_interval {
+            Some(interval) => {
+                tokio::runtime::Handle::try_current().map_err(|_| BuildError::NoRuntime)?;
+                Some(Sweeper::spawn(Arc::clone(&store), clock, interval))
+            }
+            None => None,
+        };
+        Ok(Self {
+            inner: Arc::new(Inner {
+                config,
+                store,
+                registry,
+                clock,
+                sweeper: Mutex::new(sweeper),
+                shut_down: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// The configuration in force.
+    #[must_use]
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// The store.
+    #[must_use]
+    pub fn store(&self) -> &Arc<dyn ResourceStore> {
+        &self.inner.store
+    }
+
+    /// The server's clock.
+    #[must_use]
+    pub fn clock(&self) -> Clock {
+        self.inner.clock
+    }
+
+    /// The registered executor kinds, sorted.
+    #[must_use]
+    pub fn kinds(&self) -> Vec<String> {
+        let mut kinds: Vec<String> = self.inner.registry.kinds().map(str::to_owned).collect();
+        kinds.sort_unstable();
+        kinds
+    }
+
+    /// Runs the query (`count` and the sample fetch concurrently), stores the resource and returns the
+    /// dual response.
+    ///
+    /// # Errors
+    /// `UNKNOWN_QUERY_KIND`, `INVALID_REQUEST` (sample size or expiration out of range),
+    /// `COUNT_EXECUTION_FAILED` / `QUERY_EXECUTION_FAILED` carrying the executor's message, or
+    /// `STORAGE_ERROR`.
+    pub async fn create_response(&self, request: CreateResponse) -> Result<DualResponse, ServerError> {
+        let span = tracing::info_span!("dual_create", kind = %request.query.kind, id = tracing::field::Empty);
+        async move {
+            let inner = &self.inner;
+            let executor = inner.registry.get(&request.query.kind)?;
+            let sample_size = request.sample_size.unwrap_or(inner.config.default_sample_size);
+            if !(1..=MAX_SAMPLE_SIZE).contains(&sample_size) {
+                return Err(invalid("sample_size", "an integer between 1 and 1000"));
+            }
+            let expiration = request.expiration.unwrap_or(inner.config.default_expiration);
+            let expiration = time::Duration::try_from(expiration)
+                .ok()
+                .filter(|d| d.is_positive())
+                .ok_or_else(|| invalid("expiration", "a positive duration"))?;
+            let params = &request.query.params;
+            let (count, sample) = tokio::join!(
+                executor.count(params),
+                executor.fetch(params, 0, sample_size, None)
+            );
+            let total_count = count.map_err(|e| ServerError::CountExecutionFailed(e.message().to_owned()))?;
+            let mut sample = sample.map_err(|e| ServerError::QueryExecutionFailed(e.message().to_owned()))?;
+            sample.truncate(usize::try_from(sample_size).unwrap_or(usize::MAX));
+            let columns = request
+                .columns
+                .or_else(|| executor.columns(params))
+                .unwrap_or_else(|| infer_columns(&sample));
+            let now = inner.clock.now();
+            let record = ResourceRecord {
+                id: ResourceId::new(),
+                name: request.name.unwrap_or_else(|| DEFAULT_RESOURCE_NAME.to_owned()),
+                query: request.query,
+                columns,
+                total_count,
+                sample,
+                created_at: now,
+                expires_at: now.checked_add(expiration),
+                access_count: 0,
+                last_accessed_at: None,
+                owner: request.owner,
+                metadata: request.metadata,
+            };
+            tracing::Span::current().record("id", tracing::field::display(record.id));
+            inner.store.save(&record).await?;
+            tracing::debug!(total_count, "resource created");
+            Ok(DualResponse::from_record(
+                &record,
+                &inner.config.uri_scheme,
+                &inner.config.base_url,
+            ))
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// The live record of `id`, without counting an access.
+    ///
+    /// # Errors
+    /// `RESOURCE_NOT_FOUND`, `RESOURCE_EXPIRED` or `STORAGE_ERROR`.
+    pub async fn get_resource(&self, id: ResourceId) -> Result<ResourceRecord, ServerError> {
+        found(self.inner.store.get(id, self.inner.clock.now()).await?)
+    }
+
+    /// The resource's metadata, counting an access.
+    ///
+    /// # Errors
+    /// As [`DualResponseServer::get_resource`].
+    pub async fn metadata(&self, id: ResourceId) -> Result<ResourceMetadata, ServerError> {
+        let record = self.record_access(id).await?;
+        Ok(ResourceMetadata::from(&record))
+    }
+
+    /// One page of the resource's result: validates the request against the server's limits and the
+    /// resource's columns, counts an access, and re-executes the query for `limit + 1` rows so that
+    /// `has_next` is exact.
+    ///
+    /// # Errors
+    /// `INVALID_REQUEST` naming the field, `RESOURCE_NOT_FOUND`, `RESOURCE_EXPIRED`,
+    /// `QUERY_EXECUTION_FAILED`, `UNKNOWN_QUERY_KIND` (an instance missing a registration) or
+    /// `STORAGE_ERROR`.
+    pub async fn fetch_page(
+        &self,
+        id: ResourceId,
+        request: &PageRequest,
+    ) -> Result<PageResponse, ServerError> {
+        let span = tracing::info_span!("dual_fetch_page", %id);
+        async move {
+            let record = self.record_access(id).await?;
+            let page = request.validate(self.inner.config.page_limits, &record.columns)?;
+            let executor = self.inner.registry.get(&record.query.kind)?;
+            let rows = executor
+                .fetch(
+                    &record.query.params,
+                    page.offset,
+                    page.fetch_limit(),
+                    page.sort.as_ref(),
+                )
+                .await
+                .map_err(|e| ServerError::QueryExecutionFailed(e.message().to_owned()))?;
+            Ok(PageResponse::from_rows(rows, &page, record.total_count))
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// The resource's whole result as a stream of row batches (for exports), counting an access.
+    /// The stream yields rows as the executor produces them; nothing is collected first.
+    ///
+    /// # Errors
+    /// `INVALID_REQUEST` for a sort field that is not a column, and the errors of
+    /// [`DualResponseServer::get_resource`]. Errors while streaming arrive as stream items.
+    pub async fn stream_rows(
+        &self,
+        id: ResourceId,
+        sort: Option<Sort>,
+    ) -> Result<(ResourceRecord, RowStream), ServerError> {
+        let record = self.record_access(id).await?;
+        let sort = sort.map(|s| validate_sort(&s, &record.columns)).transpose()?;
+        let executor: Arc<dyn QueryExecutor> = Arc::clone(self.inner.registry.get(&record.query.kind)?);
+        let stream = executor.stream(record.query.params.clone(), sort);
+        Ok((record, stream))
+    }
+
+    /// Removes the resource's expiry, returning the pinned record.
+    ///
+    /// # Errors
+    /// As [`DualResponseServer::get_resource`].
+    pub async fn pin_resource(&self, id: ResourceId) -> Result<ResourceRecord, ServerError> {
+        found(self.inner.store.pin(id, self.inner.clock.now()).await?)
+    }
+
+    /// Deletes the resource.
+    ///
+    /// # Errors
+    /// `RESOURCE_NOT_FOUND` when there was nothing to delete, or `STORAGE_ERROR`.
+    pub async fn delete_resource(&self, id: ResourceId) -> Result<(), ServerError> {
+        if self.inner.store.delete(id).await? {
+            Ok(())
+        } else {
+            Err(ServerError::ResourceNotFound)
+        }
+    }
+
+    /// Purges expired resources now (the sweeper does this every cleanup interval), returning how many.
+    ///
+    /// # Errors
+    /// `STORAGE_ERROR`.
+    pub async fn purge_expired(&self) -> Result<u64, ServerError> {
+        Ok(self.inner.store.purge_expired(self.inner.clock.now()).await?)
+    }
+
+    /// Stops the sweeper and closes the store. Idempotent; other clones see the store closed.
+    ///
+    /// # Errors
+    /// `STORAGE_ERROR` when closing the store failed.
+    pub async fn shutdown(&self) -> Result<(), ServerError> {
+        if self.inner.shut_down.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let sweeper = self
+            .inner
+            .sweeper
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(sweeper) = sweeper {
+            sweeper.stop().await;
+        }
+        self.inner.store.close().await?;
+        tracing::info!("dual-response server shut down");
+        Ok(())
+    }
+
+    /// Whether the sweeper is running (false after [`DualResponseServer::shutdown`]).
+    #[must_use]
+    pub fn is_sweeping(&self) -> bool {
+        self.inner
+            .sweeper
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some()
+    }
+
+    async fn record_access(&self, id: ResourceId) -> Result<ResourceRecord, ServerError> {
+        found(self.inner.store.record_access(id, self.inner.clock.now()).await?)
+    }
+}
+
+fn found(lookup: Lookup) -> Result<ResourceRecord, ServerError> {
+    match lookup {
+        Lookup::Found(record) => Ok(record),
+        Lookup::Expired => Err(ServerError::ResourceExpired),
+        Lookup::Missing => Err(ServerError::ResourceNotFound),
+    }
+}
+
+fn invalid(field: &'static str, expected: &'static str) -> ServerError {
+    ServerError::InvalidRequest(dual_core::RequestError::WrongType { field, expected })
+}
