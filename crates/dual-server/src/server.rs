@@ -156,7 +156,7 @@ impl DualResponseServer {
             inner.store.save(&record).await?;
             tracing::debug!(total_count, "resource created");
             Ok(DualResponse::from_record(
-                &record,
+                record,
                 &inner.config.uri_scheme,
                 &inner.config.base_url,
             ))

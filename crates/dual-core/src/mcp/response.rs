@@ -47,17 +47,18 @@ pub struct DualResponse {
 }
 
 impl DualResponse {
-    /// The response for a stored `record`, with URIs built from `scheme` and `base_url`.
+    /// The response for a stored `record`, with URIs built from `scheme` and `base_url`. Takes the
+    /// record by value so the sample moves instead of being copied.
     #[must_use]
-    pub fn from_record(record: &ResourceRecord, scheme: &str, base_url: &str) -> Self {
+    pub fn from_record(record: ResourceRecord, scheme: &str, base_url: &str) -> Self {
         Self {
             id: record.id,
             uri: resource_uri(scheme, record.id),
             url: resource_url(base_url, record.id),
-            name: record.name.clone(),
-            sample: record.sample.clone(),
+            name: record.name,
+            sample: record.sample,
             total_count: record.total_count,
-            columns: record.columns.clone(),
+            columns: record.columns,
             executed_at: record.created_at,
             expires_at: record.expires_at,
         }
