@@ -10,6 +10,10 @@ use crate::StoreError;
 
 /// The outcome of looking a resource up at a given instant.
 #[derive(Debug, Clone, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "returned once per store call and matched immediately; boxing would add an allocation per read"
+)]
 pub enum Lookup {
     /// The record exists and has not expired.
     Found(ResourceRecord),

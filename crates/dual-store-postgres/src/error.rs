@@ -1,0 +1,128 @@
+//! Errors of setting a store up, and how PostgreSQL and pool errors become [`StoreError`]s.
+
+use deadpool_postgres::PoolError;
+use dual_store::StoreError;
+use tokio_postgres::error::SqlState;
+
+/// [`PostgresStoreBuilder::connect`](crate::PostgresStoreBuilder::connect) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The configuration cannot work (a malformed URL, an unusable table or schema name, a zero pool
+    /// size or timeout).
+    #[error("invalid postgres store configuration: {0}")]
+    Config(String),
+    /// PostgreSQL could not be reached, or the migration failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<ConnectError> for StoreError {
+    fn from(error: ConnectError) -> Self {
+        match error {
+            ConnectError::Config(message) => Self::Backend(message),
+            ConnectError::Store(error) => error,
+        }
+    }
+}
+
+/// Whether the connection that produced `error` should be thrown away rather than reused.
+pub(crate) fn breaks_connection(error: &tokio_postgres::Error) -> bool {
+    error.is_closed() || (error.as_db_error().is_none() && is_unavailable(error))
+}
+
+/// Connection trouble, server shutdowns and cancelled statements are `Unavailable`; everything else
+/// PostgreSQL says is `Backend`. Messages carry the SQLSTATE and the server's message, never SQL
+/// text, parameters or the error's detail (which may quote row values).
+pub(crate) fn map_pg_error(op: &str, error: &tokio_postgres::Error) -> StoreError {
+    if let Some(db) = error.as_db_error() {
+        let code = db.code();
+        let message = format!("postgres {op}: {} ({})", db.message(), code.code());
+        if is_unavailable_state(code) {
+            tracing::warn!(op, code = code.code(), "postgres store unavailable");
+            StoreError::Unavailable(message)
+        } else {
+            tracing::error!(
+                op,
+                code = code.code(),
+                message = db.message(),
+                "postgres store call failed"
+            );
+            StoreError::Backend(message)
+        }
+    } else {
+        let error = with_sources(error);
+        if is_unavailable_text(&error) {
+            tracing::warn!(op, %error, "postgres store unavailable");
+            StoreError::Unavailable(format!("postgres {op}: {error}"))
+        } else {
+            tracing::error!(op, %error, "postgres store call failed");
+            StoreError::Backend(format!("postgres {op}: {error}"))
+        }
+    }
+}
+
+pub(crate) fn map_pool_error(op: &str, error: PoolError) -> StoreError {
+    match error {
+        PoolError::Backend(error) => map_pg_error(op, &error),
+        PoolError::Timeout(kind) => {
+            tracing::warn!(op, ?kind, "postgres store pool timed out");
+            StoreError::Unavailable(format!(
+                "postgres {op}: no connection within the timeout ({kind:?})"
+            ))
+        }
+        PoolError::Closed => StoreError::Closed,
+        other => {
+            tracing::error!(op, error = %other, "postgres store pool failed");
+            StoreError::Backend(format!("postgres {op}: {other}"))
+        }
+    }
+}
+
+/// Errors without a server answer: the socket, the connection, the connect timeout.
+fn is_unavailable(error: &tokio_postgres::Error) -> bool {
+    error.is_closed() || is_unavailable_text(&with_sources(error))
+}
+
+/// `error` and the chain of its sources, e.g. `error connecting to server: Connection refused`.
+fn with_sources(error: &tokio_postgres::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(inner) = source {
+        let inner_text = inner.to_string();
+        if !text.ends_with(&inner_text) {
+            text.push_str(": ");
+            text.push_str(&inner_text);
+        }
+        source = inner.source();
+    }
+    text
+}
+
+/// tokio-postgres keeps its error kinds private; these are its texts for connect and IO trouble
+/// (an IO error under any of them is connection trouble too).
+fn is_unavailable_text(text: &str) -> bool {
+    [
+        "error connecting",
+        "error communicating",
+        "timeout waiting",
+        "connection closed",
+        "error performing TLS",
+    ]
+    .iter()
+    .any(|needle| text.starts_with(needle))
+}
+
+fn is_unavailable_state(code: &SqlState) -> bool {
+    // Class 08: connection exception; 57P0x: the server is shutting down or starting;
+    // 53300: too many connections; 57014: statement cancelled (statement_timeout).
+    code.code().starts_with("08")
+        || [
+            SqlState::ADMIN_SHUTDOWN,
+            SqlState::CRASH_SHUTDOWN,
+            SqlState::CANNOT_CONNECT_NOW,
+            SqlState::TOO_MANY_CONNECTIONS,
+            SqlState::QUERY_CANCELED,
+        ]
+        .contains(code)
+}

@@ -1,0 +1,92 @@
+//! A PostgreSQL-backed [`ResourceStore`](dual_store::ResourceStore) for dual-response deployments of
+//! several server instances.
+//!
+//! Depend on this crate when several server processes must serve the same resources and pinned
+//! resources must outlive restarts of all of them. `dual-store-redis` is the lighter choice when
+//! Redis is already at hand; `dual_store::MemoryStore` serves single-process deployments.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! use dual_store::ResourceStore;
+//! use dual_store_postgres::PostgresStore;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), dual_store_postgres::ConnectError> {
+//! let store = PostgresStore::builder("postgres://app@127.0.0.1:5432/app")
+//!     .schema("dual")
+//!     .pool_size(8)
+//!     .operation_timeout(Duration::from_secs(2))
+//!     .connect()
+//!     .await?;
+//! let purged = store.purge_expired(time::OffsetDateTime::now_utc()).await?;
+//! # let _ = purged;
+//! # Ok(()) }
+//! ```
+//!
+//! # The table
+//!
+//! One table (default `dual_resources`, optionally in a schema of its own), created at start-up by an
+//! idempotent migration (existence checks under an advisory lock, so instances starting together do not
+//! race, and a role that may not create tables starts fine once a DBA has created them):
+//!
+//! ```sql
+//! CREATE TABLE dual_resources (
+//!     id text PRIMARY KEY,              -- the ULID
+//!     name text NOT NULL,
+//!     query json NOT NULL,              -- json, not jsonb: object keys keep their order
+//!     columns json NOT NULL,
+//!     total_count bigint NOT NULL,
+//!     sample json NOT NULL,
+//!     created_at timestamptz NOT NULL,
+//!     expires_at timestamptz,           -- NULL once pinned
+//!     access_count bigint NOT NULL DEFAULT 0,
+//!     last_accessed_at timestamptz,
+//!     owner text,
+//!     metadata json NOT NULL
+//! );
+//! CREATE INDEX dual_resources_expires_at_idx ON dual_resources (expires_at) WHERE expires_at IS NOT NULL;
+//! ```
+//!
+//! Accesses are counted by one `UPDATE … SET access_count = access_count + 1 … WHERE id = $1 AND
+//! (expires_at IS NULL OR expires_at > $2) RETURNING …`, which also reports in the same round trip
+//! whether a non-matching id is expired or missing. Purges delete in batches (`purge_batch`, default
+//! 1,000) with `FOR UPDATE SKIP LOCKED`, so several instances can sweep at once and each record is
+//! counted once; the partial index makes a purge cost what has expired.
+//!
+//! Timestamps are kept to the microsecond, PostgreSQL's resolution: the store truncates every
+//! timestamp it writes and every `now` it compares to whole microseconds, so expiry is decided exactly
+//! at that resolution.
+//!
+//! # Failures
+//!
+//! Connections come from a `deadpool-postgres` pool. Waiting for or opening a connection is bounded by
+//! the connect timeout, every statement by the operation timeout (on the client, and as the server's
+//! `statement_timeout`). Unreachable servers, broken connections and timeouts become
+//! [`StoreError::Unavailable`](dual_store::StoreError::Unavailable); a connection that broke or timed
+//! out is discarded, so the same store works again by itself once the database is back. TLS is not
+//! supported yet (connect over a trusted network or a local socket). Logs never contain record
+//! contents, SQL parameters or the password.
+//!
+//! # Environment
+//!
+//! The store reads no environment variables; pass the URL yourself. This crate's tests read:
+//!
+//! | variable | default | used for |
+//! |---|---|---|
+//! | `DUAL_TEST_POSTGRES_URL` | `postgres://postgres@127.0.0.1:5432/test` | the database the conformance suite and the outage test run against |
+//!
+//! Tests create a fresh schema `dual_test_{random}` (one table per store inside it), drop it when done,
+//! and fail, rather than skip, when PostgreSQL is unreachable.
+
+mod builder;
+mod error;
+mod ident;
+mod redact;
+mod row;
+mod sql;
+mod store;
+
+pub use builder::PostgresStoreBuilder;
+pub use error::ConnectError;
+pub use store::PostgresStore;

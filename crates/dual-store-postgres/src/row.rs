@@ -1,0 +1,113 @@
+//! Records to statement parameters and rows back to records.
+
+use dual_core::{Column, QuerySpec, ResourceRecord, Row as SampleRow};
+use dual_store::StoreError;
+use serde_json::Value;
+use time::OffsetDateTime;
+use tokio_postgres::Row;
+use tokio_postgres::types::{FromSql, Json, ToSql};
+
+/// `at` truncated to whole microseconds, PostgreSQL's resolution. Every timestamp the store writes or
+/// compares goes through this, so the store decides expiry exactly at the resolution it keeps.
+pub(crate) fn micros(at: OffsetDateTime) -> OffsetDateTime {
+    at.replace_nanosecond(at.nanosecond() / 1_000 * 1_000)
+        .unwrap_or(at)
+}
+
+/// The parameters of the save statement, converted once so `params` can lend them out.
+pub(crate) struct SaveParams<'a> {
+    id: String,
+    name: &'a str,
+    query: Json<&'a QuerySpec>,
+    columns: Json<&'a [Column]>,
+    total_count: i64,
+    sample: Json<&'a [SampleRow]>,
+    created_at: OffsetDateTime,
+    expires_at: Option<OffsetDateTime>,
+    access_count: i64,
+    last_accessed_at: Option<OffsetDateTime>,
+    owner: Option<&'a str>,
+    metadata: Json<&'a Value>,
+}
+
+impl<'a> SaveParams<'a> {
+    pub(crate) fn new(record: &'a ResourceRecord) -> Result<Self, StoreError> {
+        let bigint = |what: &str, value: u64| {
+            i64::try_from(value)
+                .map_err(|_| StoreError::Backend(format!("{what} {value} does not fit a bigint column")))
+        };
+        Ok(Self {
+            id: record.id.to_string(),
+            name: &record.name,
+            query: Json(&record.query),
+            columns: Json(&record.columns),
+            total_count: bigint("total_count", record.total_count)?,
+            sample: Json(&record.sample),
+            created_at: micros(record.created_at),
+            expires_at: record.expires_at.map(micros),
+            access_count: bigint("access_count", record.access_count)?,
+            last_accessed_at: record.last_accessed_at.map(micros),
+            owner: record.owner.as_deref(),
+            metadata: Json(&record.metadata),
+        })
+    }
+
+    /// In the column order of the save statement.
+    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 12] {
+        [
+            &self.id,
+            &self.name,
+            &self.query,
+            &self.columns,
+            &self.total_count,
+            &self.sample,
+            &self.created_at,
+            &self.expires_at,
+            &self.access_count,
+            &self.last_accessed_at,
+            &self.owner,
+            &self.metadata,
+        ]
+    }
+}
+
+fn column<'r, T: FromSql<'r>>(row: &'r Row, name: &str) -> Result<T, StoreError> {
+    row.try_get(name)
+        .map_err(|e| StoreError::Corrupt(format!("column {name}: {e}")))
+}
+
+/// The record in a row of the table's columns.
+pub(crate) fn decode(row: &Row) -> Result<ResourceRecord, StoreError> {
+    let id: String = column(row, "id")?;
+    let count = |name: &str| -> Result<u64, StoreError> {
+        let value: i64 = column(row, name)?;
+        u64::try_from(value).map_err(|_| StoreError::Corrupt(format!("column {name}: negative")))
+    };
+    Ok(ResourceRecord {
+        id: id
+            .parse()
+            .map_err(|_| StoreError::Corrupt("column id: not a ULID".into()))?,
+        name: column(row, "name")?,
+        query: column::<Json<QuerySpec>>(row, "query")?.0,
+        columns: column::<Json<Vec<Column>>>(row, "columns")?.0,
+        total_count: count("total_count")?,
+        sample: column::<Json<Vec<SampleRow>>>(row, "sample")?.0,
+        created_at: column(row, "created_at")?,
+        expires_at: column(row, "expires_at")?,
+        access_count: count("access_count")?,
+        last_accessed_at: column(row, "last_accessed_at")?,
+        owner: column(row, "owner")?,
+        metadata: column::<Json<Value>>(row, "metadata")?.0,
+    })
+}
+
+/// The record of an update-if-live row (see `Sql::record_access`): `Some` when the update matched,
+/// `None` with whether the id exists otherwise.
+pub(crate) fn decode_update(row: &Row) -> Result<Result<ResourceRecord, bool>, StoreError> {
+    let id: Option<String> = column(row, "id")?;
+    if id.is_some() {
+        decode(row).map(Ok)
+    } else {
+        column(row, "present").map(Err)
+    }
+}

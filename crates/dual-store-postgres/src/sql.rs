@@ -1,0 +1,127 @@
+//! The SQL of one store, written once for its table.
+
+use crate::ident::Ident;
+
+/// Every column of the table, in the order [`Sql::save`] binds them.
+const COLUMNS: &str = "id, name, query, columns, total_count, sample, created_at, expires_at, \
+                       access_count, last_accessed_at, owner, metadata";
+
+/// The statements of a store over one table.
+#[derive(Debug)]
+pub(crate) struct Sql {
+    /// The table, schema-qualified when a schema was given, quoted.
+    pub(crate) table: String,
+    /// Creates the schema, table and index when missing; safe to run concurrently and repeatedly.
+    pub(crate) migrate: String,
+    pub(crate) save: String,
+    pub(crate) get: String,
+    pub(crate) record_access: String,
+    pub(crate) pin: String,
+    pub(crate) delete: String,
+    pub(crate) find_expired: String,
+    pub(crate) purge_batch: String,
+}
+
+impl Sql {
+    pub(crate) fn new(schema: Option<&Ident>, table: &Ident) -> Self {
+        let qualified = match schema {
+            Some(schema) => format!("{schema}.{table}"),
+            None => table.to_string(),
+        };
+        let index = Ident::index_of(table);
+        let qualified_index = match schema {
+            Some(schema) => format!("{schema}.{index}"),
+            None => index.to_string(),
+        };
+        let create_schema = schema.map_or_else(String::new, |schema| {
+            format!(
+                "IF NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = '{}') THEN \
+                     CREATE SCHEMA {schema}; \
+                 END IF;",
+                schema.as_str()
+            )
+        });
+        let lock_key = lock_key(&qualified);
+        // A `DO` block checks existence before creating, so a role that may use but not create the
+        // objects (a DBA created them) still starts; the advisory lock serialises instances starting
+        // together. One simple query runs as one transaction, so the lock lasts until the end.
+        let migrate = format!(
+            "SELECT pg_advisory_xact_lock({lock_key});
+DO $migrate$
+BEGIN
+    {create_schema}
+    IF to_regclass('{qualified}') IS NULL THEN
+        CREATE TABLE {qualified} (
+            id text PRIMARY KEY,
+            name text NOT NULL,
+            query json NOT NULL,
+            columns json NOT NULL,
+            total_count bigint NOT NULL,
+            sample json NOT NULL,
+            created_at timestamptz NOT NULL,
+            expires_at timestamptz,
+            access_count bigint NOT NULL DEFAULT 0,
+            last_accessed_at timestamptz,
+            owner text,
+            metadata json NOT NULL
+        );
+    END IF;
+    IF to_regclass('{qualified_index}') IS NULL THEN
+        CREATE INDEX {index} ON {qualified} (expires_at) WHERE expires_at IS NOT NULL;
+    END IF;
+END
+$migrate$;"
+        );
+        // Answers one row: the updated record (all NULL when nothing matched) and whether the id
+        // exists at all, which tells `Expired` from `Missing` in the same round trip.
+        let update_live = |set: &str| {
+            format!(
+                "WITH hit AS (
+    UPDATE {qualified} SET {set}
+    WHERE id = $1 AND (expires_at IS NULL OR expires_at > $2)
+    RETURNING {COLUMNS}
+)
+SELECT hit.*, EXISTS (SELECT 1 FROM {qualified} WHERE id = $1) AS present
+FROM (VALUES (1)) AS one (x) LEFT JOIN hit ON TRUE"
+            )
+        };
+        Self {
+            migrate,
+            save: format!(
+                "INSERT INTO {qualified} ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, query = EXCLUDED.query,
+    columns = EXCLUDED.columns, total_count = EXCLUDED.total_count, sample = EXCLUDED.sample,
+    created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
+    access_count = EXCLUDED.access_count, last_accessed_at = EXCLUDED.last_accessed_at,
+    owner = EXCLUDED.owner, metadata = EXCLUDED.metadata"
+            ),
+            get: format!("SELECT {COLUMNS} FROM {qualified} WHERE id = $1"),
+            record_access: update_live("access_count = access_count + 1, last_accessed_at = $2"),
+            pin: update_live("expires_at = NULL"),
+            delete: format!("DELETE FROM {qualified} WHERE id = $1"),
+            find_expired: format!(
+                "SELECT id FROM {qualified} WHERE expires_at <= $1 ORDER BY expires_at, id LIMIT $2"
+            ),
+            // SKIP LOCKED lets several instances purge at once without waiting on each other; each
+            // row is deleted, and counted, by exactly one of them.
+            purge_batch: format!(
+                "DELETE FROM {qualified} WHERE id IN (
+    SELECT id FROM {qualified} WHERE expires_at <= $1
+    ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
+)"
+            ),
+            table: qualified,
+        }
+    }
+}
+
+/// A stable advisory-lock key for `table` (FNV-1a), so instances migrating the same table take the
+/// same lock and instances of different tables do not wait on each other.
+fn lock_key(table: &str) -> i64 {
+    let hash = format!("dual-response:{table}")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    i64::from_ne_bytes(hash.to_ne_bytes())
+}

@@ -1,0 +1,257 @@
+//! [`PostgresStore`] and its [`ResourceStore`] implementation.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deadpool_postgres::{Object, Pool};
+use dual_core::{ResourceId, ResourceRecord};
+use dual_store::{Lookup, ResourceStore, StoreError};
+use time::OffsetDateTime;
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+
+use crate::error::{breaks_connection, map_pg_error, map_pool_error};
+use crate::row::{self, SaveParams, micros};
+use crate::sql::Sql;
+use crate::{ConnectError, PostgresStoreBuilder};
+
+/// A [`ResourceStore`] in one PostgreSQL table, shared by every server instance that points at the
+/// same database and table. A cheap `Clone` handle around a connection pool; see the
+/// [crate docs](crate) for the table.
+#[derive(Clone)]
+pub struct PostgresStore {
+    shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) pool: Pool,
+    pub(crate) sql: Sql,
+    pub(crate) timeout: Duration,
+    pub(crate) purge_batch: i64,
+    /// The connection string with its password redacted, for `Debug`.
+    pub(crate) url: String,
+    pub(crate) closed: AtomicBool,
+}
+
+type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
+
+impl PostgresStore {
+    /// Options for a store at `url` (`postgres://user[:password]@host[:port]/database`, or the
+    /// key-value form `host=… user=… dbname=…`).
+    pub fn builder(url: impl Into<String>) -> PostgresStoreBuilder {
+        PostgresStoreBuilder::new(url)
+    }
+
+    /// Connects to `url` with the default options and creates the table if it is missing.
+    ///
+    /// # Errors
+    ///
+    /// As [`PostgresStoreBuilder::connect`].
+    pub async fn connect(url: impl Into<String>) -> Result<Self, ConnectError> {
+        Self::builder(url).connect().await
+    }
+
+    pub(crate) async fn start(shared: Shared) -> Result<Self, StoreError> {
+        let store = Self {
+            shared: Arc::new(shared),
+        };
+        let client = store.client("migrate").await?;
+        let outcome = tokio::time::timeout(
+            store.shared.timeout,
+            client.batch_execute(&store.shared.sql.migrate),
+        )
+        .await;
+        store.finish("migrate", client, outcome)?;
+        tracing::debug!(url = %store.shared.url, table = %store.shared.sql.table, "postgres store ready");
+        Ok(store)
+    }
+
+    /// The table this store keeps records in, quoted and schema-qualified when a schema was given.
+    #[must_use]
+    pub fn table(&self) -> &str {
+        &self.shared.sql.table
+    }
+
+    /// A pooled connection, or why there is none within the connect timeout.
+    async fn client(&self, op: &'static str) -> Result<Object, StoreError> {
+        if self.shared.closed.load(Ordering::Acquire) {
+            return Err(StoreError::Closed);
+        }
+        self.shared.pool.get().await.map_err(|e| map_pool_error(op, e))
+    }
+
+    /// Turns the outcome of a bounded call into the store's answer. A connection that timed out or
+    /// broke is taken out of the pool and closed: a silent socket would otherwise fail the next call
+    /// too, and the pool replaces it with a fresh one on demand.
+    fn finish<T>(
+        &self,
+        op: &'static str,
+        client: Object,
+        outcome: Result<Result<T, tokio_postgres::Error>, tokio::time::error::Elapsed>,
+    ) -> Result<T, StoreError> {
+        match outcome {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => {
+                if breaks_connection(&error) {
+                    drop(Object::take(client));
+                }
+                Err(map_pg_error(op, &error))
+            }
+            Err(_) => {
+                drop(Object::take(client));
+                let timeout = self.shared.timeout;
+                tracing::warn!(op, ?timeout, "postgres store call timed out");
+                Err(StoreError::Unavailable(format!(
+                    "postgres {op} timed out after {timeout:?}"
+                )))
+            }
+        }
+    }
+
+    /// Runs a prepared query within the operation timeout.
+    async fn rows(&self, op: &'static str, sql: &str, params: Params<'_>) -> Result<Vec<Row>, StoreError> {
+        let client = self.client(op).await?;
+        let outcome = tokio::time::timeout(self.shared.timeout, async {
+            let statement = client.prepare_cached(sql).await?;
+            client.query(&statement, params).await
+        })
+        .await;
+        self.finish(op, client, outcome)
+    }
+
+    /// Runs a prepared statement within the operation timeout, answering the rows it touched.
+    async fn execute(&self, op: &'static str, sql: &str, params: Params<'_>) -> Result<u64, StoreError> {
+        let client = self.client(op).await?;
+        let outcome = tokio::time::timeout(self.shared.timeout, async {
+            let statement = client.prepare_cached(sql).await?;
+            client.execute(&statement, params).await
+        })
+        .await;
+        self.finish(op, client, outcome)
+    }
+
+    /// Runs an update-if-live statement and tells found, expired and missing apart.
+    async fn update_live(
+        &self,
+        op: &'static str,
+        sql: &str,
+        id: ResourceId,
+        now: OffsetDateTime,
+    ) -> Result<Lookup, StoreError> {
+        let rows = self.rows(op, sql, &[&id.to_string(), &micros(now)]).await?;
+        let row = rows
+            .first()
+            .ok_or_else(|| StoreError::Backend(format!("postgres {op}: no row returned")))?;
+        Ok(match row::decode_update(row)? {
+            Ok(record) => Lookup::Found(record),
+            Err(true) => Lookup::Expired,
+            Err(false) => Lookup::Missing,
+        })
+    }
+}
+
+#[async_trait]
+impl ResourceStore for PostgresStore {
+    #[tracing::instrument(name = "postgres_store.save", level = "debug", skip_all, fields(id = %record.id))]
+    async fn save(&self, record: &ResourceRecord) -> Result<(), StoreError> {
+        let params = SaveParams::new(record)?;
+        self.execute("save", &self.shared.sql.save, &params.params())
+            .await
+            .map(drop)
+    }
+
+    #[tracing::instrument(name = "postgres_store.get", level = "debug", skip_all, fields(%id))]
+    async fn get(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        let rows = self.rows("get", &self.shared.sql.get, &[&id.to_string()]).await?;
+        let Some(row) = rows.first() else {
+            return Ok(Lookup::Missing);
+        };
+        let record = row::decode(row)?;
+        if record.is_expired_at(micros(now)) {
+            Ok(Lookup::Expired)
+        } else {
+            Ok(Lookup::Found(record))
+        }
+    }
+
+    #[tracing::instrument(name = "postgres_store.record_access", level = "debug", skip_all, fields(%id))]
+    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        self.update_live("record_access", &self.shared.sql.record_access, id, now)
+            .await
+    }
+
+    #[tracing::instrument(name = "postgres_store.pin", level = "debug", skip_all, fields(%id))]
+    async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        self.update_live("pin", &self.shared.sql.pin, id, now).await
+    }
+
+    #[tracing::instrument(name = "postgres_store.delete", level = "debug", skip_all, fields(%id))]
+    async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
+        let deleted = self
+            .execute("delete", &self.shared.sql.delete, &[&id.to_string()])
+            .await?;
+        Ok(deleted > 0)
+    }
+
+    #[tracing::instrument(name = "postgres_store.find_expired", level = "debug", skip(self))]
+    async fn find_expired(&self, now: OffsetDateTime, limit: usize) -> Result<Vec<ResourceId>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self
+            .rows(
+                "find_expired",
+                &self.shared.sql.find_expired,
+                &[&micros(now), &limit],
+            )
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let id: String = row
+                    .try_get(0)
+                    .map_err(|e| StoreError::Corrupt(format!("column id: {e}")))?;
+                id.parse()
+                    .map_err(|_| StoreError::Corrupt("column id: not a ULID".into()))
+            })
+            .collect()
+    }
+
+    #[tracing::instrument(name = "postgres_store.purge_expired", level = "debug", skip(self))]
+    async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        let now = micros(now);
+        let batch = self.shared.purge_batch;
+        let mut purged = 0;
+        loop {
+            let deleted = self
+                .execute("purge_expired", &self.shared.sql.purge_batch, &[&now, &batch])
+                .await?;
+            purged += deleted;
+            if deleted < batch.unsigned_abs() {
+                break;
+            }
+        }
+        if purged > 0 {
+            tracing::debug!(purged, "postgres store purged expired resources");
+        }
+        Ok(purged)
+    }
+
+    async fn close(&self) -> Result<(), StoreError> {
+        self.shared.closed.store(true, Ordering::Release);
+        self.shared.pool.close();
+        Ok(())
+    }
+}
+
+impl fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("url", &self.shared.url)
+            .field("table", &self.shared.sql.table)
+            .finish_non_exhaustive()
+    }
+}

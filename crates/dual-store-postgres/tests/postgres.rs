@@ -1,0 +1,238 @@
+//! What the PostgreSQL store does beyond the conformance suite: its migration and table, sharing a
+//! table between instances, microsecond resolution, batched purges, and its errors.
+
+mod support;
+
+use std::time::{Duration as StdDuration, Instant};
+
+use dual_store::{Lookup, ResourceStore, StoreError};
+use dual_store_postgres::{ConnectError, PostgresStore};
+use support::{Namespace, now_micros, record};
+use time::{Duration, OffsetDateTime};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_migration_is_idempotent_and_safe_to_race() -> TestResult {
+    let namespace = Namespace::new();
+    let table = namespace.table();
+    let builder = namespace.builder().table(table.clone());
+    let starts: Vec<_> = (0..4).map(|_| tokio::spawn(builder.clone().connect())).collect();
+    let mut stores = Vec::new();
+    for start in starts {
+        stores.push(start.await??);
+    }
+    let now = now_micros();
+    let saved = record(now, None);
+    stores[0].save(&saved).await?;
+    // Starting again over an existing table keeps its records.
+    let again = builder.connect().await?;
+    assert!(matches!(again.get(saved.id, now).await?, Lookup::Found(_)));
+
+    let raw = namespace.raw().await;
+    let index = raw
+        .query_opt(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 \
+             AND indexname LIKE '%expires_at%'",
+            &[&namespace.schema(), &table],
+        )
+        .await?;
+    let Some(index) = index.and_then(|row| row.get::<_, Option<String>>(0)) else {
+        panic!("no index on expires_at");
+    };
+    assert!(
+        index.contains("(expires_at)") && index.contains("WHERE"),
+        "{index}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn instances_share_one_table() -> TestResult {
+    let namespace = Namespace::new();
+    let table = namespace.table();
+    let first = namespace.builder().table(table.clone()).connect().await?;
+    let second = namespace.builder().table(table).connect().await?;
+    let now = now_micros();
+    let saved = record(now, Some(now + Duration::minutes(15)));
+    first.save(&saved).await?;
+    let Lookup::Found(_) = second.record_access(saved.id, now).await? else {
+        panic!("a record saved by one instance is served by another");
+    };
+    let Lookup::Found(seen) = first.record_access(saved.id, now).await? else {
+        panic!("still there");
+    };
+    assert_eq!(seen.access_count, 2, "both instances' accesses count");
+    let Lookup::Found(pinned) = second.pin(saved.id, now).await? else {
+        panic!("pin through the other instance");
+    };
+    assert_eq!(pinned.expires_at, None);
+    assert!(first.delete(saved.id).await?);
+    assert_eq!(second.get(saved.id, now).await?, Lookup::Missing);
+    Ok(())
+}
+
+#[tokio::test]
+async fn json_keeps_its_text_and_timestamps_keep_microseconds() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    let now = OffsetDateTime::now_utc().replace_nanosecond(123_456_789)?;
+    let saved = record(now, Some(now + Duration::minutes(10)));
+    store.save(&saved).await?;
+
+    let raw = namespace.raw().await;
+    let sql = format!("SELECT query::text FROM {} WHERE id = $1", store.table());
+    let text: String = raw.query_one(&sql, &[&saved.id.to_string()]).await?.get(0);
+    assert_eq!(
+        text, r#"{"kind":"test","params":{"b":1,"a":[true,null]}}"#,
+        "stored as json text"
+    );
+
+    let Lookup::Found(got) = store.get(saved.id, now).await? else {
+        panic!("saved record");
+    };
+    assert_eq!(
+        got.created_at.nanosecond(),
+        123_456_000,
+        "truncated to the microsecond"
+    );
+    // Expiry is decided at the same resolution: within the expiring microsecond it is expired.
+    let expires = now + Duration::minutes(10);
+    assert!(matches!(
+        store.get(saved.id, expires - Duration::nanoseconds(790)).await?,
+        Lookup::Found(_)
+    ));
+    assert_eq!(
+        store.get(saved.id, expires - Duration::nanoseconds(789)).await?,
+        Lookup::Expired
+    );
+    assert_eq!(
+        store
+            .record_access(saved.id, expires - Duration::nanoseconds(789))
+            .await?,
+        Lookup::Expired,
+        "record_access decides like get"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn purges_in_batches() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.builder().purge_batch(3).connect().await?;
+    let now = now_micros();
+    for i in 0..10 {
+        store.save(&record(now, Some(now + Duration::seconds(i)))).await?;
+    }
+    let live = record(now, Some(now + Duration::hours(1)));
+    store.save(&live).await?;
+    assert_eq!(
+        store
+            .find_expired(now + Duration::minutes(1), usize::MAX)
+            .await?
+            .len(),
+        10
+    );
+    assert_eq!(store.purge_expired(now + Duration::minutes(1)).await?, 10);
+    assert!(matches!(store.get(live.id, now).await?, Lookup::Found(_)));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_corrupt_row_is_reported_not_served() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    let now = now_micros();
+    let saved = record(now, None);
+    store.save(&saved).await?;
+    let raw = namespace.raw().await;
+    let sql = format!("UPDATE {} SET access_count = -1 WHERE id = $1", store.table());
+    raw.execute(&sql, &[&saved.id.to_string()]).await?;
+    assert!(matches!(
+        store.get(saved.id, now).await,
+        Err(StoreError::Corrupt(_))
+    ));
+    Ok(())
+}
+
+#[tokio::test]
+async fn counts_beyond_bigint_are_refused() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    let mut huge = record(now_micros(), None);
+    huge.total_count = u64::MAX;
+    assert!(matches!(store.save(&huge).await, Err(StoreError::Backend(_))));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_closed_store_refuses_calls() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    store.close().await?;
+    let now = now_micros();
+    assert!(matches!(
+        store.get(record(now, None).id, now).await,
+        Err(StoreError::Closed)
+    ));
+    assert!(matches!(
+        store.save(&record(now, None)).await,
+        Err(StoreError::Closed)
+    ));
+    Ok(())
+}
+
+#[tokio::test]
+async fn bad_configuration_is_rejected_before_connecting() {
+    let url = "postgres://user:hunter2@127.0.0.1:5432/test";
+    for builder in [
+        PostgresStore::builder(url).table("Bad-Name"),
+        PostgresStore::builder(url).table("x; DROP TABLE y"),
+        PostgresStore::builder(url).schema("1st"),
+        PostgresStore::builder(url).pool_size(0),
+        PostgresStore::builder(url).operation_timeout(StdDuration::ZERO),
+        PostgresStore::builder("postgres://user:hunter2@127.0.0.1:notaport/test"),
+    ] {
+        match builder.connect().await {
+            Err(ConnectError::Config(message)) => assert!(!message.contains("hunter2"), "{message}"),
+            other => panic!("expected a configuration error, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_server_fails_fast_as_unavailable() -> TestResult {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let started = Instant::now();
+    let result = PostgresStore::builder(format!("postgres://postgres:hunter2@127.0.0.1:{port}/test"))
+        .connect_timeout(StdDuration::from_millis(300))
+        .connect()
+        .await;
+    match result {
+        Err(ConnectError::Store(StoreError::Unavailable(message))) => {
+            assert!(!message.contains("hunter2"), "{message}");
+        }
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+    assert!(
+        started.elapsed() < StdDuration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn debug_output_hides_the_password() -> TestResult {
+    let builder = PostgresStore::builder("postgres://user:hunter2@127.0.0.1:5432/test");
+    let text = format!("{builder:?}");
+    assert!(
+        !text.contains("hunter2") && text.contains("user:***@127.0.0.1"),
+        "{text}"
+    );
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    assert!(format!("{store:?}").contains(namespace.schema()));
+    Ok(())
+}

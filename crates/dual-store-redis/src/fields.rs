@@ -1,0 +1,107 @@
+//! How a record is laid out in its Redis hash, and back.
+
+use dual_core::ResourceRecord;
+use dual_store::StoreError;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+/// The record as JSON, as saved (its `access_count`, `last_accessed_at` and, once pinned,
+/// `expires_at` are superseded by the fields below).
+pub(crate) const RECORD: &str = "rec";
+/// The access counter, an integer `HINCRBY` bumps.
+pub(crate) const COUNT: &str = "n";
+/// The last access, RFC 3339; absent until the first access.
+pub(crate) const LAST_ACCESS: &str = "la";
+/// Whole microseconds of `expires_at` since the Unix epoch; absent once pinned.
+pub(crate) const EXPIRES_MICROS: &str = "eu";
+/// Nanoseconds of `expires_at` past [`EXPIRES_MICROS`] (0..=999); absent once pinned.
+pub(crate) const EXPIRES_NANOS: &str = "en";
+
+/// A point in time as Lua compares it exactly: whole microseconds since the Unix epoch (exact in a
+/// Lua number, a double, until the year 2255) and the nanoseconds past them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SplitTime {
+    pub(crate) micros: i64,
+    pub(crate) nanos: i64,
+}
+
+impl SplitTime {
+    pub(crate) fn new(at: OffsetDateTime) -> Self {
+        let total = at.unix_timestamp_nanos();
+        Self {
+            // `OffsetDateTime` spans ±9999 years, well inside i64 microseconds.
+            micros: i64::try_from(total.div_euclid(1_000)).unwrap_or(i64::MAX),
+            nanos: i64::try_from(total.rem_euclid(1_000)).unwrap_or(0),
+        }
+    }
+}
+
+/// The hash fields a save writes (after deleting the key, so no stale field survives).
+pub(crate) fn encode(record: &ResourceRecord) -> Result<Vec<(&'static str, String)>, StoreError> {
+    let json = serde_json::to_string(record)
+        .map_err(|e| StoreError::Backend(format!("cannot encode record: {e}")))?;
+    let count = record.access_count.min(i64::MAX as u64);
+    let mut fields = vec![(RECORD, json), (COUNT, count.to_string())];
+    if let Some(at) = record.last_accessed_at {
+        fields.push((LAST_ACCESS, format_time(at)?));
+    }
+    if let Some(at) = record.expires_at {
+        let split = SplitTime::new(at);
+        fields.push((EXPIRES_MICROS, split.micros.to_string()));
+        fields.push((EXPIRES_NANOS, split.nanos.to_string()));
+    }
+    Ok(fields)
+}
+
+pub(crate) fn format_time(at: OffsetDateTime) -> Result<String, StoreError> {
+    at.format(&Rfc3339)
+        .map_err(|e| StoreError::Backend(format!("cannot format timestamp: {e}")))
+}
+
+/// A record as read back from its hash.
+#[derive(Debug)]
+pub(crate) struct Stored {
+    pub(crate) json: String,
+    pub(crate) count: Option<u64>,
+    /// The last access, RFC 3339; `None` or empty when never accessed.
+    pub(crate) last_access: Option<String>,
+    pub(crate) pinned: bool,
+}
+
+impl Stored {
+    pub(crate) fn decode(self) -> Result<ResourceRecord, StoreError> {
+        let mut record: ResourceRecord =
+            serde_json::from_str(&self.json).map_err(|e| StoreError::Corrupt(format!("record JSON: {e}")))?;
+        if let Some(count) = self.count {
+            record.access_count = count;
+        }
+        record.last_accessed_at = match self.last_access.as_deref() {
+            None | Some("") => record.last_accessed_at,
+            Some(text) => Some(
+                OffsetDateTime::parse(text, &Rfc3339)
+                    .map_err(|e| StoreError::Corrupt(format!("last access time: {e}")))?,
+            ),
+        };
+        if self.pinned {
+            record.expires_at = None;
+        }
+        Ok(record)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use time::macros::datetime;
+
+    use super::SplitTime;
+
+    #[test]
+    fn splits_exactly_on_both_sides_of_the_epoch() {
+        let at = datetime!(2026-01-15 10:30:00.123_456_789 UTC);
+        let split = SplitTime::new(at);
+        assert_eq!(split.micros, 1_768_473_000_123_456);
+        assert_eq!(split.nanos, 789);
+        let before = SplitTime::new(datetime!(1969-12-31 23:59:59.999_999_999 UTC));
+        assert_eq!((before.micros, before.nanos), (-1, 999));
+    }
+}

@@ -1,0 +1,77 @@
+//! A Redis-backed [`ResourceStore`](dual_store::ResourceStore) for dual-response deployments of
+//! several server instances.
+//!
+//! Depend on this crate when more than one server process must serve the same resources: a resource
+//! created through one instance's MCP endpoint can then be fetched, pinned and deleted through any
+//! other. Single-process deployments are better served by `dual_store::MemoryStore`; deployments that
+//! must keep pinned resources in durable storage may prefer `dual-store-postgres`.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! use dual_store::ResourceStore;
+//! use dual_store_redis::RedisStore;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), dual_store_redis::ConnectError> {
+//! let store = RedisStore::builder("redis://127.0.0.1:6379")
+//!     .key_prefix("myapp:dual:")
+//!     .operation_timeout(Duration::from_secs(2))
+//!     .connect()
+//!     .await?;
+//! let purged = store.purge_expired(time::OffsetDateTime::now_utc()).await?;
+//! # let _ = purged;
+//! # Ok(()) }
+//! ```
+//!
+//! # How records are kept
+//!
+//! Each record is one hash, `{prefix}r:{id}`, holding the record as JSON plus the fields that change
+//! after creation: the access counter (bumped with `HINCRBY`, so concurrent reads never lose a count),
+//! the last access time, and the expiry split into whole microseconds and the nanoseconds past them so
+//! Lua compares it exactly. Every operation is one round trip: a `MULTI` pipeline or a Lua script that
+//! checks expiry and updates in one step.
+//!
+//! Redis's own TTL drives expiry: a save sets `PEXPIRE` to the time left until `expires_at` plus a
+//! grace window (one hour by default, [`RedisStoreBuilder::grace`]) and a pin `PERSIST`s the key. During
+//! the grace window the store still answers [`Lookup::Expired`](dual_store::Lookup::Expired), so the
+//! REST API can tell "expired" from "not found"; after it Redis drops the key by itself and the store
+//! answers `Missing`. The record's own `expires_at` decides expiry, never the TTL. A sorted set
+//! `{prefix}expiry` (score: `expires_at` in microseconds) indexes unpinned records, so
+//! `find_expired` and `purge_expired` cost what has expired, not what is stored; the sweeper mostly
+//! trims index entries whose keys Redis already dropped.
+//!
+//! Timestamps round-trip exactly (nanoseconds). Redis Cluster is not supported: scripts touch the
+//! record key and the index in one call, which needs them in one slot (a prefix with a hash tag,
+//! such as `{dual}:`, would put them there).
+//!
+//! # Failures
+//!
+//! Every call is bounded by the operation timeout. Connection problems and timeouts become
+//! [`StoreError::Unavailable`](dual_store::StoreError::Unavailable); the store reconnects by itself
+//! (through `redis`'s `ConnectionManager`, and by replacing a connection that stopped answering), so the
+//! same store value works again once Redis is back. Logs never contain record contents or the
+//! password of the URL.
+//!
+//! # Environment
+//!
+//! The store reads no environment variables; pass the URL yourself. This crate's tests read:
+//!
+//! | variable | default | used for |
+//! |---|---|---|
+//! | `DUAL_TEST_REDIS_URL` | `redis://127.0.0.1:6379` | the Redis server the conformance suite and the outage test run against |
+//!
+//! Tests write only keys under a fresh random prefix (`dual-test:{random}:`) and delete them when done;
+//! they fail, rather than skip, when Redis is unreachable.
+
+mod builder;
+mod connection;
+mod error;
+mod fields;
+mod redact;
+mod scripts;
+mod store;
+
+pub use builder::RedisStoreBuilder;
+pub use error::ConnectError;
+pub use store::RedisStore;

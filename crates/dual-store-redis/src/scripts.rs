@@ -1,0 +1,125 @@
+//! The Lua scripts that make a check and an update one atomic round trip.
+//!
+//! Times arrive as two arguments, whole microseconds since the Unix epoch and the nanoseconds past
+//! them (see [`SplitTime`](crate::fields::SplitTime)), so the expiry test is exact: a record whose
+//! `expires_at` is at or before `now` is expired. Scripts that read or write a record answer
+//! `{status, json, count, last_access, pinned}` with status 0 = missing, 1 = expired, 2 = found.
+
+use std::sync::LazyLock;
+
+use redis::Script;
+
+/// Shared prologue: `expired(eu, en)` against `now` in `ARGV[1]` (micros) and `ARGV[2]` (nanos).
+macro_rules! lua {
+    ($body:literal) => {
+        concat!(
+            "local now_u = tonumber(ARGV[1])\n",
+            "local now_n = tonumber(ARGV[2])\n",
+            "local function expired(eu, en)\n",
+            "  local u = tonumber(eu)\n",
+            "  return u < now_u or (u == now_u and tonumber(en) <= now_n)\n",
+            "end\n",
+            $body
+        )
+    };
+}
+
+/// `KEYS[1]` record. Counts an access of a live record: `HINCRBY` the counter, set the last access to
+/// `ARGV[3]` (RFC 3339).
+pub(crate) static RECORD_ACCESS: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(lua!(
+        r"
+local v = redis.call('HMGET', KEYS[1], 'rec', 'eu', 'en')
+if not v[1] then return {0, '', 0, '', 0} end
+if v[2] and expired(v[2], v[3]) then return {1, '', 0, '', 0} end
+local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
+redis.call('HSET', KEYS[1], 'la', ARGV[3])
+local pinned = 0
+if not v[2] then pinned = 1 end
+return {2, v[1], n, ARGV[3], pinned}
+"
+    ))
+});
+
+/// `KEYS[1]` record, `KEYS[2]` expiry index; `ARGV[3]` the id. Pins a live record: drops its expiry
+/// fields, its TTL and its index entry.
+pub(crate) static PIN: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(lua!(
+        r"
+local v = redis.call('HMGET', KEYS[1], 'rec', 'eu', 'en', 'n', 'la')
+if not v[1] then return {0, '', 0, '', 0} end
+if v[2] and expired(v[2], v[3]) then return {1, '', 0, '', 0} end
+if v[2] then
+  redis.call('HDEL', KEYS[1], 'eu', 'en')
+  redis.call('PERSIST', KEYS[1])
+  redis.call('ZREM', KEYS[2], ARGV[3])
+end
+return {2, v[1], tonumber(v[4]) or 0, v[5] or '', 1}
+"
+    ))
+});
+
+/// `KEYS[1]` expiry index; `ARGV[3]` the record key prefix, `ARGV[4]` the limit. Ids of expired
+/// records, earliest first. Index entries whose record is gone (Redis dropped it after the grace
+/// window) are removed on the way.
+pub(crate) static FIND_EXPIRED: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(lua!(
+        r"
+local limit = tonumber(ARGV[4])
+local out = {}
+local offset = 0
+while #out < limit do
+  local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', offset, limit)
+  if #ids == 0 then break end
+  local dropped = 0
+  for _, id in ipairs(ids) do
+    local f = redis.call('HMGET', ARGV[3] .. id, 'eu', 'en')
+    if not f[1] then
+      redis.call('ZREM', KEYS[1], id)
+      dropped = dropped + 1
+    elseif expired(f[1], f[2]) and #out < limit then
+      out[#out + 1] = id
+    end
+  end
+  if #ids < limit then break end
+  offset = offset + #ids - dropped
+end
+return out
+"
+    ))
+});
+
+/// `KEYS[1]` expiry index; `ARGV[3]` the record key prefix, `ARGV[4]` the batch size. Deletes one
+/// batch of expired records and answers `{deleted, scanned}`; the caller repeats while
+/// `scanned == batch`. Records expiring within the same microsecond as `now` are checked to the
+/// nanosecond in the last batch.
+pub(crate) static PURGE_BATCH: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(lua!(
+        r"
+local batch = tonumber(ARGV[4])
+local deleted = 0
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], 'LIMIT', 0, batch)
+for _, id in ipairs(ids) do
+  local key = ARGV[3] .. id
+  if redis.call('HEXISTS', key, 'eu') == 1 then
+    deleted = deleted + redis.call('DEL', key)
+  end
+  redis.call('ZREM', KEYS[1], id)
+end
+if #ids < batch then
+  local ties = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1])
+  for _, id in ipairs(ties) do
+    local key = ARGV[3] .. id
+    local f = redis.call('HMGET', key, 'eu', 'en')
+    if not f[1] then
+      redis.call('ZREM', KEYS[1], id)
+    elseif expired(f[1], f[2]) then
+      deleted = deleted + redis.call('DEL', key)
+      redis.call('ZREM', KEYS[1], id)
+    end
+  end
+end
+return {deleted, #ids}
+"
+    ))
+});

@@ -1,0 +1,326 @@
+//! [`RedisStore`] and its [`ResourceStore`] implementation.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use dual_core::{ResourceId, ResourceRecord};
+use dual_store::{Clock, Lookup, ResourceStore, StoreError};
+use time::OffsetDateTime;
+
+use crate::connection::Connection;
+use crate::fields::{self, SplitTime, Stored};
+use crate::{ConnectError, RedisStoreBuilder, scripts};
+
+/// A [`ResourceStore`] in Redis, shared by every server instance that points at the same server and
+/// key prefix. A cheap `Clone` handle; see the [crate docs](crate) for the data layout.
+#[derive(Clone)]
+pub struct RedisStore {
+    shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) connection: Connection,
+    pub(crate) keys: Keys,
+    /// The URL with its password redacted, for `Debug`.
+    pub(crate) url: String,
+    pub(crate) grace: Duration,
+    pub(crate) purge_batch: usize,
+    pub(crate) clock: Clock,
+}
+
+/// The key names under one prefix.
+pub(crate) struct Keys {
+    prefix: String,
+    /// `{prefix}r:`, which the ids of records follow.
+    records: String,
+    /// `{prefix}expiry`, the sorted set of unpinned records by expiry.
+    expiry: String,
+}
+
+impl Keys {
+    pub(crate) fn new(prefix: String) -> Self {
+        Self {
+            records: format!("{prefix}r:"),
+            expiry: format!("{prefix}expiry"),
+            prefix,
+        }
+    }
+
+    fn record(&self, id: ResourceId) -> String {
+        format!("{}{id}", self.records)
+    }
+}
+
+/// A record or a status as the scripts answer it: `{status, json, count, last_access, pinned}`.
+type ScriptReply = (i64, String, u64, String, i64);
+
+impl RedisStore {
+    /// Options for a store at `url` (`redis://[user:password@]host[:port][/db]`).
+    pub fn builder(url: impl Into<String>) -> RedisStoreBuilder {
+        RedisStoreBuilder::new(url)
+    }
+
+    /// Connects to `url` with the default options.
+    ///
+    /// # Errors
+    ///
+    /// As [`RedisStoreBuilder::connect`].
+    pub async fn connect(url: impl Into<String>) -> Result<Self, ConnectError> {
+        Self::builder(url).connect().await
+    }
+
+    pub(crate) fn from_shared(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+
+    /// The prefix of every key this store writes.
+    #[must_use]
+    pub fn key_prefix(&self) -> &str {
+        &self.shared.keys.prefix
+    }
+
+    /// The key TTL for a record expiring at `at`: the time left plus the grace window, in ms.
+    fn ttl_millis(&self, at: OffsetDateTime) -> i64 {
+        let left = (at - self.shared.clock.now()).whole_milliseconds().max(0);
+        let grace = i128::try_from(self.shared.grace.as_millis()).unwrap_or(i128::MAX);
+        i64::try_from(left.saturating_add(grace))
+            .unwrap_or(i64::MAX)
+            .max(1)
+    }
+
+    /// Runs a record script (`KEYS`: record, index; `ARGV`: now, `extra`) and decodes its reply.
+    async fn run_script(
+        &self,
+        op: &'static str,
+        script: &'static redis::Script,
+        id: ResourceId,
+        now: OffsetDateTime,
+        extra: String,
+    ) -> Result<Lookup, StoreError> {
+        let key = self.shared.keys.record(id);
+        let expiry = self.shared.keys.expiry.clone();
+        let split = SplitTime::new(now);
+        let reply: ScriptReply = self
+            .shared
+            .connection
+            .run(op, |mut con| async move {
+                script
+                    .key(key)
+                    .key(expiry)
+                    .arg(split.micros)
+                    .arg(split.nanos)
+                    .arg(extra)
+                    .invoke_async(&mut con)
+                    .await
+            })
+            .await?;
+        let (status, json, count, last_access, pinned) = reply;
+        match status {
+            0 => Ok(Lookup::Missing),
+            1 => Ok(Lookup::Expired),
+            2 => Stored {
+                json,
+                count: Some(count),
+                last_access: Some(last_access),
+                pinned: pinned == 1,
+            }
+            .decode()
+            .map(Lookup::Found),
+            other => Err(StoreError::Backend(format!(
+                "redis {op}: unexpected script status {other}"
+            ))),
+        }
+    }
+}
+
+#[async_trait]
+impl ResourceStore for RedisStore {
+    #[tracing::instrument(name = "redis_store.save", level = "debug", skip_all, fields(id = %record.id))]
+    async fn save(&self, record: &ResourceRecord) -> Result<(), StoreError> {
+        let key = self.shared.keys.record(record.id);
+        let mut pipe = redis::pipe();
+        pipe.atomic().cmd("DEL").arg(&key).ignore();
+        pipe.cmd("HSET").arg(&key);
+        for (field, value) in fields::encode(record)? {
+            pipe.arg(field).arg(value);
+        }
+        pipe.ignore();
+        match record.expires_at {
+            Some(at) => {
+                pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_millis(at)).ignore();
+                pipe.cmd("ZADD")
+                    .arg(&self.shared.keys.expiry)
+                    .arg(SplitTime::new(at).micros)
+                    .arg(record.id.to_string())
+                    .ignore();
+            }
+            None => {
+                pipe.cmd("ZREM")
+                    .arg(&self.shared.keys.expiry)
+                    .arg(record.id.to_string())
+                    .ignore();
+            }
+        }
+        self.shared
+            .connection
+            .run(
+                "save",
+                |mut con| async move { pipe.query_async::<()>(&mut con).await },
+            )
+            .await
+    }
+
+    #[tracing::instrument(name = "redis_store.get", level = "debug", skip_all, fields(%id))]
+    async fn get(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        let key = self.shared.keys.record(id);
+        let (json, count, last_access, expires): (
+            Option<String>,
+            Option<u64>,
+            Option<String>,
+            Option<String>,
+        ) = self
+            .shared
+            .connection
+            .run("get", |mut con| async move {
+                redis::cmd("HMGET")
+                    .arg(key)
+                    .arg(fields::RECORD)
+                    .arg(fields::COUNT)
+                    .arg(fields::LAST_ACCESS)
+                    .arg(fields::EXPIRES_MICROS)
+                    .query_async(&mut con)
+                    .await
+            })
+            .await?;
+        let Some(json) = json else {
+            return Ok(Lookup::Missing);
+        };
+        let record = Stored {
+            json,
+            count,
+            last_access,
+            pinned: expires.is_none(),
+        }
+        .decode()?;
+        if record.is_expired_at(now) {
+            Ok(Lookup::Expired)
+        } else {
+            Ok(Lookup::Found(record))
+        }
+    }
+
+    #[tracing::instrument(name = "redis_store.record_access", level = "debug", skip_all, fields(%id))]
+    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        let now_text = fields::format_time(now)?;
+        self.run_script("record_access", &scripts::RECORD_ACCESS, id, now, now_text)
+            .await
+    }
+
+    #[tracing::instrument(name = "redis_store.pin", level = "debug", skip_all, fields(%id))]
+    async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        self.run_script("pin", &scripts::PIN, id, now, id.to_string())
+            .await
+    }
+
+    #[tracing::instrument(name = "redis_store.delete", level = "debug", skip_all, fields(%id))]
+    async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .cmd("DEL")
+            .arg(self.shared.keys.record(id))
+            .cmd("ZREM")
+            .arg(&self.shared.keys.expiry)
+            .arg(id.to_string())
+            .ignore();
+        let (deleted,): (i64,) = self
+            .shared
+            .connection
+            .run(
+                "delete",
+                |mut con| async move { pipe.query_async(&mut con).await },
+            )
+            .await?;
+        Ok(deleted > 0)
+    }
+
+    #[tracing::instrument(name = "redis_store.find_expired", level = "debug", skip(self))]
+    async fn find_expired(&self, now: OffsetDateTime, limit: usize) -> Result<Vec<ResourceId>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        // Lua numbers and Redis's LIMIT take at most this; no deployment holds more records.
+        let limit = limit.min(i32::MAX as usize);
+        let split = SplitTime::new(now);
+        let expiry = self.shared.keys.expiry.clone();
+        let records = self.shared.keys.records.clone();
+        let ids: Vec<String> = self
+            .shared
+            .connection
+            .run("find_expired", |mut con| async move {
+                scripts::FIND_EXPIRED
+                    .key(expiry)
+                    .arg(split.micros)
+                    .arg(split.nanos)
+                    .arg(records)
+                    .arg(limit)
+                    .invoke_async(&mut con)
+                    .await
+            })
+            .await?;
+        ids.iter()
+            .map(|id| {
+                id.parse()
+                    .map_err(|_| StoreError::Corrupt("malformed id in the expiry index".into()))
+            })
+            .collect()
+    }
+
+    #[tracing::instrument(name = "redis_store.purge_expired", level = "debug", skip(self))]
+    async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        let split = SplitTime::new(now);
+        let batch = self.shared.purge_batch;
+        let mut purged = 0u64;
+        loop {
+            let expiry = self.shared.keys.expiry.clone();
+            let records = self.shared.keys.records.clone();
+            let (deleted, scanned): (u64, usize) = self
+                .shared
+                .connection
+                .run("purge_expired", |mut con| async move {
+                    scripts::PURGE_BATCH
+                        .key(expiry)
+                        .arg(split.micros)
+                        .arg(split.nanos)
+                        .arg(records)
+                        .arg(batch)
+                        .invoke_async(&mut con)
+                        .await
+                })
+                .await?;
+            purged += deleted;
+            if scanned < batch {
+                break;
+            }
+        }
+        if purged > 0 {
+            tracing::debug!(purged, "redis store purged expired resources");
+        }
+        Ok(purged)
+    }
+
+    async fn close(&self) -> Result<(), StoreError> {
+        self.shared.connection.close();
+        Ok(())
+    }
+}
+
+impl fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("url", &self.shared.url)
+            .field("prefix", &self.shared.keys.prefix)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,252 @@
+//! What the Redis store does beyond the conformance suite: its data layout, native TTLs, the expiry
+//! index, key-prefix isolation, sub-microsecond expiry, and its errors.
+
+mod support;
+
+use std::time::{Duration as StdDuration, Instant};
+
+use dual_store::{Lookup, ResourceStore, StoreError};
+use dual_store_redis::{ConnectError, RedisStore};
+use redis::AsyncCommands;
+use support::{Namespace, record};
+use time::{Duration, OffsetDateTime};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+#[tokio::test]
+async fn save_sets_a_ttl_of_time_left_plus_grace_and_pin_persists() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace
+        .builder()
+        .grace(StdDuration::from_secs(600))
+        .connect()
+        .await?;
+    let mut raw = namespace.raw().await;
+    let now = OffsetDateTime::now_utc();
+    let saved = record(now, Some(now + Duration::minutes(15)));
+    store.save(&saved).await?;
+
+    let key = format!("{}r:{}", store.key_prefix(), saved.id);
+    let ttl: i64 = raw.pttl(&key).await?;
+    let want = (15 * 60 + 600) * 1_000;
+    assert!(
+        (want - 5_000..=want).contains(&ttl),
+        "PTTL {ttl} ms, want about {want} ms"
+    );
+    let index = format!("{}expiry", store.key_prefix());
+    let score: Option<i64> = raw.zscore(&index, saved.id.to_string()).await?;
+    assert_eq!(
+        score,
+        Some((saved.expires_at.map_or(0, |t| t.unix_timestamp_nanos()) / 1_000) as i64)
+    );
+
+    let Lookup::Found(pinned) = store.pin(saved.id, now).await? else {
+        panic!("pin of a live record");
+    };
+    assert_eq!(pinned.expires_at, None);
+    assert_eq!(raw.pttl::<_, i64>(&key).await?, -1, "a pinned record has no TTL");
+    let score: Option<i64> = raw.zscore(&index, saved.id.to_string()).await?;
+    assert_eq!(score, None, "a pinned record leaves the expiry index");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_already_expired_record_is_kept_for_the_grace_window() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace
+        .builder()
+        .grace(StdDuration::from_secs(60))
+        .connect()
+        .await?;
+    let mut raw = namespace.raw().await;
+    let now = OffsetDateTime::now_utc();
+    let saved = record(now - Duration::hours(3), Some(now - Duration::hours(2)));
+    store.save(&saved).await?;
+    let ttl: i64 = raw.pttl(format!("{}r:{}", store.key_prefix(), saved.id)).await?;
+    assert!(
+        (55_000..=60_000).contains(&ttl),
+        "PTTL {ttl} ms: the grace window alone"
+    );
+    assert_eq!(store.get(saved.id, now).await?, Lookup::Expired);
+    Ok(())
+}
+
+#[tokio::test]
+async fn records_redis_dropped_are_missing_and_leave_the_index() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    let mut raw = namespace.raw().await;
+    let now = OffsetDateTime::now_utc();
+    let dropped = record(now, Some(now + Duration::minutes(1)));
+    let kept = record(now, Some(now + Duration::minutes(2)));
+    store.save(&dropped).await?;
+    store.save(&kept).await?;
+    // What Redis does by itself once the grace window has passed.
+    let _: usize = raw.del(format!("{}r:{}", store.key_prefix(), dropped.id)).await?;
+
+    let later = now + Duration::minutes(5);
+    assert_eq!(store.get(dropped.id, later).await?, Lookup::Missing);
+    assert_eq!(store.find_expired(later, 10).await?, vec![kept.id]);
+    let index = format!("{}expiry", store.key_prefix());
+    let left: usize = raw.zcard(&index).await?;
+    assert_eq!(left, 1, "find_expired removed the dangling index entry");
+    assert_eq!(
+        store.purge_expired(later).await?,
+        1,
+        "only the record still stored counts"
+    );
+    let left: usize = raw.zcard(&index).await?;
+    assert_eq!(left, 0);
+    Ok(())
+}
+
+#[tokio::test]
+async fn expiry_is_exact_to_the_nanosecond() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    let now = OffsetDateTime::now_utc();
+    let at = now.replace_nanosecond(123_456_789)? + Duration::minutes(10);
+    let saved = record(now, Some(at));
+    store.save(&saved).await?;
+    let just_before = at - Duration::nanoseconds(1);
+    let Lookup::Found(got) = store.get(saved.id, just_before).await? else {
+        panic!("1 ns before expires_at the record is live");
+    };
+    assert_eq!(got, saved, "timestamps round-trip to the nanosecond");
+    assert!(matches!(
+        store.record_access(saved.id, just_before).await?,
+        Lookup::Found(_)
+    ));
+    assert_eq!(store.record_access(saved.id, at).await?, Lookup::Expired);
+    assert!(store.find_expired(just_before, usize::MAX).await?.is_empty());
+    assert_eq!(
+        store.purge_expired(just_before).await?,
+        0,
+        "same microsecond, 1 ns early"
+    );
+    assert_eq!(store.find_expired(at, usize::MAX).await?, vec![saved.id]);
+    assert_eq!(store.purge_expired(at).await?, 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn purges_in_batches() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.builder().purge_batch(3).connect().await?;
+    let now = OffsetDateTime::now_utc();
+    for i in 0..10 {
+        store.save(&record(now, Some(now + Duration::seconds(i)))).await?;
+    }
+    let live = record(now, Some(now + Duration::hours(1)));
+    store.save(&live).await?;
+    assert_eq!(store.purge_expired(now + Duration::minutes(1)).await?, 10);
+    assert!(matches!(store.get(live.id, now).await?, Lookup::Found(_)));
+    Ok(())
+}
+
+#[tokio::test]
+async fn prefixes_isolate_stores() -> TestResult {
+    let namespace = Namespace::new();
+    let first = namespace.store().await;
+    let second = namespace.store().await;
+    let now = OffsetDateTime::now_utc();
+    let saved = record(now, Some(now + Duration::minutes(1)));
+    first.save(&saved).await?;
+    assert_eq!(second.get(saved.id, now).await?, Lookup::Missing);
+    assert_eq!(second.purge_expired(now + Duration::hours(1)).await?, 0);
+    assert!(!second.delete(saved.id).await?);
+    assert_eq!(
+        first.get(saved.id, now + Duration::hours(1)).await?,
+        Lookup::Expired
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_corrupt_record_is_reported_not_served() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    let mut raw = namespace.raw().await;
+    let now = OffsetDateTime::now_utc();
+    let saved = record(now, None);
+    store.save(&saved).await?;
+    let key = format!("{}r:{}", store.key_prefix(), saved.id);
+    let _: usize = raw.hset(&key, "rec", "{not json").await?;
+    assert!(matches!(
+        store.get(saved.id, now).await,
+        Err(StoreError::Corrupt(_))
+    ));
+    assert!(matches!(
+        store.record_access(saved.id, now).await,
+        Err(StoreError::Corrupt(_))
+    ));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_closed_store_refuses_calls() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    store.close().await?;
+    let now = OffsetDateTime::now_utc();
+    assert!(matches!(
+        store.get(record(now, None).id, now).await,
+        Err(StoreError::Closed)
+    ));
+    assert!(matches!(
+        store.save(&record(now, None)).await,
+        Err(StoreError::Closed)
+    ));
+    Ok(())
+}
+
+#[tokio::test]
+async fn bad_configuration_is_rejected_before_connecting() {
+    for builder in [
+        RedisStore::builder("redis://127.0.0.1:6379").key_prefix(""),
+        RedisStore::builder("redis://127.0.0.1:6379").operation_timeout(StdDuration::ZERO),
+        RedisStore::builder("redis://127.0.0.1:6379").purge_batch(0),
+        RedisStore::builder("http://:hunter2@127.0.0.1:6379"),
+    ] {
+        match builder.connect().await {
+            Err(ConnectError::Config(message)) => assert!(!message.contains("hunter2"), "{message}"),
+            other => panic!("expected a configuration error, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_server_fails_fast_as_unavailable() -> TestResult {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let started = Instant::now();
+    let result = RedisStore::builder(format!("redis://127.0.0.1:{port}"))
+        .operation_timeout(StdDuration::from_millis(500))
+        .connect_timeout(StdDuration::from_millis(200))
+        .connect()
+        .await;
+    assert!(
+        matches!(result, Err(ConnectError::Store(StoreError::Unavailable(_)))),
+        "{result:?}"
+    );
+    assert!(
+        started.elapsed() < StdDuration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn debug_output_hides_the_password() -> TestResult {
+    let builder = RedisStore::builder("redis://user:hunter2@127.0.0.1:6379/0");
+    let text = format!("{builder:?}");
+    assert!(
+        !text.contains("hunter2") && text.contains("user:***@127.0.0.1"),
+        "{text}"
+    );
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    assert!(format!("{store:?}").contains(store.key_prefix()));
+    Ok(())
+}

@@ -1,0 +1,126 @@
+//! Shared by this crate's tests: the Redis URL, a per-run key namespace that cleans up after itself,
+//! record fixtures and the outage proxy.
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different part of the support module"
+)]
+
+pub(crate) mod proxy;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use dual_core::{Column, ColumnType, QuerySpec, ResourceId, ResourceRecord};
+use dual_store_redis::{RedisStore, RedisStoreBuilder};
+use time::OffsetDateTime;
+
+/// The Redis server the tests use: `DUAL_TEST_REDIS_URL`, by default `redis://127.0.0.1:6379`.
+pub(crate) fn redis_url() -> String {
+    std::env::var("DUAL_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+}
+
+/// A key namespace unique to one test: `dual-test:{random}:`. Each store made from it gets its own
+/// prefix below it; every key below it is deleted when the namespace is dropped (also when the test
+/// panics), and nothing else is ever touched.
+#[derive(Debug)]
+pub(crate) struct Namespace {
+    url: String,
+    base: String,
+    next: AtomicUsize,
+}
+
+impl Namespace {
+    pub(crate) fn new() -> Self {
+        Self {
+            url: redis_url(),
+            base: format!("dual-test:{:016x}:", fastrand::u64(..)),
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// A fresh, unused key prefix below the namespace.
+    pub(crate) fn prefix(&self) -> String {
+        format!("{}{}:", self.base, self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// A builder for a store with a fresh prefix; the test picks its other options.
+    pub(crate) fn builder(&self) -> RedisStoreBuilder {
+        RedisStore::builder(self.url.clone()).key_prefix(self.prefix())
+    }
+
+    /// A connected store with a fresh prefix. Panics (failing the test) when Redis is unreachable.
+    pub(crate) async fn store(&self) -> RedisStore {
+        match self.builder().connect().await {
+            Ok(store) => store,
+            Err(e) => panic!(
+                "cannot connect to Redis at {} (start it, or set DUAL_TEST_REDIS_URL): {e}",
+                self.url
+            ),
+        }
+    }
+
+    /// A plain connection for inspecting what the store wrote.
+    pub(crate) async fn raw(&self) -> redis::aio::MultiplexedConnection {
+        let client = match redis::Client::open(self.url.as_str()) {
+            Ok(client) => client,
+            Err(e) => panic!("bad DUAL_TEST_REDIS_URL: {e}"),
+        };
+        match client.get_multiplexed_async_connection().await {
+            Ok(con) => con,
+            Err(e) => panic!("cannot connect to Redis at DUAL_TEST_REDIS_URL: {e}"),
+        }
+    }
+
+    fn clean_up(&self) -> redis::RedisResult<usize> {
+        let client = redis::Client::open(self.url.as_str())?;
+        let mut con = client.get_connection_with_timeout(Duration::from_secs(5))?;
+        let pattern = format!("{}*", self.base);
+        let mut cursor = 0u64;
+        let mut deleted = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1_000)
+                .query(&mut con)?;
+            if !keys.is_empty() {
+                deleted += redis::cmd("DEL").arg(&keys).query::<usize>(&mut con)?;
+            }
+            if next == 0 {
+                return Ok(deleted);
+            }
+            cursor = next;
+        }
+    }
+}
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        if let Err(e) = self.clean_up() {
+            eprintln!("could not delete the test keys under {}: {e}", self.base);
+        }
+    }
+}
+
+/// A small record created at `now` that expires at `expires_at` (`None`: pinned).
+pub(crate) fn record(now: OffsetDateTime, expires_at: Option<OffsetDateTime>) -> ResourceRecord {
+    ResourceRecord {
+        id: ResourceId::new(),
+        name: "test".to_owned(),
+        query: QuerySpec::new("test", serde_json::json!({"b": 1, "a": [true, null]})),
+        columns: vec![Column::new("n", ColumnType::Integer)],
+        total_count: 1,
+        sample: vec![serde_json::Map::from_iter([(
+            "n".to_owned(),
+            serde_json::json!(1),
+        )])],
+        created_at: now,
+        expires_at,
+        access_count: 0,
+        last_accessed_at: None,
+        owner: None,
+        metadata: serde_json::Value::Null,
+    }
+}
