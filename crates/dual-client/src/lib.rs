@@ -1,1 +1,120 @@
-//! placeholder
+//! The host-application side of the MCP *Dual Response* pattern: recognise a dual response in a tool
+//! result, and fetch its full result over the REST API — page by page, all at once, or as a stream.
+//!
+//! An MCP tool that implements the pattern returns a sample of rows, the total count and a resource link
+//! to the model. The application around the model — a chat UI, a report, a CSV export — wants every
+//! row. Depend on this crate there: it needs only `dual-core` and an HTTP client (hyper, rustls), never
+//! the server crates.
+//!
+//! # Parsing
+//!
+//! [`DualResponseClient::parse`] accepts a whole tool result, `structuredContent` alone, a `content`
+//! array whose text block carries the JSON, a lone `resource_link` (resolved with the configured base
+//! URL), agent-SDK wrappers (a JSON string inside an `output` field, possibly inside a text block), and
+//! the reference implementation's shape, which has no columns and no expiry.
+//! [`parse_strict`](DualResponseClient::parse_strict) says what is wrong with a value it rejects.
+//!
+//! ```
+//! use dual_client::DualResponseClient;
+//! use serde_json::json;
+//!
+//! let client = DualResponseClient::new();
+//! let tool_output = json!({
+//!     "results": [{"name": "Rutgers", "enrollment": 50000}],
+//!     "resource": {"uri": "resource://01J0000000000000000000000A",
+//!                  "url": "https://api.example.com/resources/01J0000000000000000000000A",
+//!                  "name": "Query Results", "mimeType": "application/json"},
+//!     "metadata": {"total_count": 847, "sample_count": 1, "executed_at": "2026-01-15T10:30:00.000Z"}
+//! });
+//! // Agent SDKs often hand over the output as a JSON string inside `output`.
+//! let wrapped = json!({"type": "function_call_output", "output": tool_output.to_string()});
+//!
+//! let parsed = client.parse(&wrapped).expect("a dual response");
+//! assert_eq!(parsed.total_count(), Some(847));
+//! assert_eq!(parsed.sample().len(), 1);
+//! assert_eq!(parsed.resource_url(), "https://api.example.com/resources/01J0000000000000000000000A");
+//! assert_eq!(parsed.columns()[1].name, "enrollment"); // no declared columns: inferred from the sample
+//! assert!(!parsed.is_expired());
+//!
+//! let error = client.parse_strict(&json!({"resource": {"url": "x"}, "metadata": {}})).unwrap_err();
+//! assert_eq!(error.code().as_str(), "PARSE_ERROR");
+//! assert!(error.message().contains("total_count"));
+//! ```
+//!
+//! # Fetching
+//!
+//! A [`ParsedDualResponse`] fetches with the client that parsed it: [`fetch`](ParsedDualResponse::fetch)
+//! one page, [`fetch_all`](ParsedDualResponse::fetch_all) every row (from the streamed `/data` export
+//! when the server has it, else pages in parallel), [`fetch_stream`](ParsedDualResponse::fetch_stream)
+//! batches with bounded memory, [`metadata`](ParsedDualResponse::metadata),
+//! [`pin`](ParsedDualResponse::pin) and [`delete`](ParsedDualResponse::delete).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use dual_client::{DualResponseClient, FetchAllOptions, FetchOptions};
+//! use dual_client::{Sort, SortOrder};
+//! use http::{HeaderValue, header::AUTHORIZATION};
+//!
+//! # async fn run(tool_result: serde_json::Value) -> Result<(), Box<dyn std::error::Error>> {
+//! let client = DualResponseClient::builder()
+//!     .base_url("https://api.example.com/resources")
+//!     .header(AUTHORIZATION, HeaderValue::from_static("Bearer token"))
+//!     .timeout(Duration::from_secs(10))
+//!     .build()?;
+//! let Some(parsed) = client.parse(&tool_result) else { return Ok(()) };
+//!
+//! let page = parsed
+//!     .fetch(FetchOptions::new().limit(100).sort(Sort::new("enrollment", SortOrder::Desc)))
+//!     .await?;
+//! println!("{} of {} rows, more: {}", page.returned_count, page.total_count, page.has_next);
+//!
+//! let rows = parsed
+//!     .fetch_all(FetchAllOptions::new().on_progress(|done, total| eprintln!("{done}/{total}")))
+//!     .await?;
+//! println!("fetched {} rows", rows.len());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Errors and retries
+//!
+//! Every failure is a [`ClientError`] with a [`code`](ClientError::code): `PARSE_ERROR` (a value is not
+//! a well-formed dual response, or its URL is unusable), `FETCH_ERROR` (connection failed, an error
+//! status, or a truncated, non-JSON or wrongly shaped response body), `TIMEOUT`, `RESOURCE_NOT_FOUND`
+//! (404 `not_found`) and `RESOURCE_EXPIRED` (404 `expired`), plus the HTTP [`status`](ClientError::status).
+//! Connect errors, 429 and 503 are retried with exponential backoff and jitter, honouring `Retry-After`;
+//! other statuses and timeouts are not.
+//!
+//! # Security
+//!
+//! The URL in a tool result is data produced by a tool. Configure a
+//! [`base_url`](DualResponseClientBuilder::base_url) when the default headers carry credentials: every
+//! request then goes to the base URL, whatever the tool result names.
+//!
+//! Operations log `tracing` spans (`dual_client.fetch`, `dual_client.fetch_all`, …) with the resource URL
+//! and paging parameters; never row data or header values.
+
+mod builder;
+mod client;
+mod error;
+mod export;
+mod fetch_all;
+mod ndjson;
+mod parse;
+mod parsed;
+mod retry;
+mod stream;
+#[cfg(feature = "test-suite")]
+pub mod suite;
+mod transport;
+mod url;
+
+pub use builder::{DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT, DualResponseClientBuilder};
+pub use client::DualResponseClient;
+pub use error::{BuildError, ClientError, ErrorCode};
+pub use fetch_all::{DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, FetchAllOptions};
+pub use parsed::{FetchOptions, FetchResult, ParsedDualResponse};
+pub use stream::{FetchStreamOptions, RowBatches};
+
+/// The wire types this crate's API uses, re-exported so users need not depend on `dual-core` directly.
+pub use dual_core::{Column, ColumnType, PageResponse, PinResponse, ResourceMetadata, Row, Sort, SortOrder};

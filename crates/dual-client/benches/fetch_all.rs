@@ -1,0 +1,202 @@
+//! Client-side cost of fetching a whole result, against the floor of parsing the same bytes in-process.
+//!
+//! The server here is the cheapest possible one: it streams pre-serialised NDJSON (or pre-serialised
+//! pages) from memory over loopback, so the figures are the client's own cost. The end-to-end figure
+//! against a real `dual-http` server lives in `docs/PERFORMANCE.md`.
+//!
+//! `cargo bench -p dual-client --bench fetch_all` (`DUAL_BENCH_ROWS` sets the row count, default 100,000).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use dual_client::{DualResponseClient, FetchAllOptions, FetchStreamOptions, ParsedDualResponse, Row};
+use futures_util::StreamExt;
+use http::{Method, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use hyper::body::Frame;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::runtime::Runtime;
+
+const ID: &str = "01JHF3K4Q5R6S7T8V9W0XYZABC";
+const PAGE: usize = 500;
+
+/// Eight columns of mixed types, like a typical report row.
+fn row(i: u64) -> Row {
+    json!({
+        "id": i,
+        "name": format!("Institution {i}"),
+        "state": (["NJ", "NY", "PA", "CT"][(i % 4) as usize]),
+        "city": format!("City {}", i % 977),
+        "enrollment": (i * 7919) % 1_000_003,
+        "tuition": i as f64 * 1.5 + 0.25,
+        "public": i.is_multiple_of(3),
+        "founded": format!("{}-01-01", 1800 + i % 200),
+    })
+    .as_object()
+    .cloned()
+    .unwrap_or_default()
+}
+
+struct Data {
+    ndjson: Bytes,
+    pages: Vec<Bytes>,
+}
+
+fn data(rows: &[Row]) -> Data {
+    let mut ndjson = Vec::new();
+    for row in rows {
+        serde_json::to_writer(&mut ndjson, row).unwrap_or_default();
+        ndjson.push(b'\n');
+    }
+    let total = rows.len() as u64;
+    let pages = rows
+        .chunks(PAGE)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let offset = (i * PAGE) as u64;
+            let next = offset + chunk.len() as u64;
+            let page = json!({
+                "data": chunk, "total_count": total, "returned_count": chunk.len(), "offset": offset,
+                "limit": PAGE, "has_next": next < total, "has_previous": offset > 0,
+                "next_offset": (next < total).then_some(next),
+            });
+            Bytes::from(serde_json::to_vec(&page).unwrap_or_default())
+        })
+        .collect();
+    Data {
+        ndjson: Bytes::from(ndjson),
+        pages,
+    }
+}
+
+async fn serve(data: Arc<Data>, export: bool) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}/resources", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let data = Arc::clone(&data);
+            tokio::spawn(async move {
+                let service = service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    let data = Arc::clone(&data);
+                    async move {
+                        let is_export = req.uri().path().ends_with("/data");
+                        let body: BoxBody<Bytes, Infallible> = if is_export && export {
+                            // 64 KiB frames, zero-copy slices of the pre-serialised export.
+                            let frames: Vec<Result<Frame<Bytes>, Infallible>> = (0..data.ndjson.len())
+                                .step_by(64 * 1024)
+                                .map(|at| {
+                                    let end = (at + 64 * 1024).min(data.ndjson.len());
+                                    Ok(Frame::data(data.ndjson.slice(at..end)))
+                                })
+                                .collect();
+                            BodyExt::boxed(StreamBody::new(futures_util::stream::iter(frames)))
+                        } else if req.method() == Method::POST {
+                            let body = req
+                                .into_body()
+                                .collect()
+                                .await
+                                .map(|b| b.to_bytes())
+                                .unwrap_or_default();
+                            let request: serde_json::Value =
+                                serde_json::from_slice(&body).unwrap_or_default();
+                            let offset = request["offset"].as_u64().unwrap_or(0) as usize;
+                            Full::new(data.pages.get(offset / PAGE).cloned().unwrap_or_default()).boxed()
+                        } else {
+                            let mut response = Response::new(Full::new(Bytes::new()).boxed());
+                            *response.status_mut() = StatusCode::NOT_FOUND;
+                            return Ok::<_, Infallible>(response);
+                        };
+                        let mut response = Response::new(body);
+                        let content_type = if is_export {
+                            "application/x-ndjson"
+                        } else {
+                            "application/json"
+                        };
+                        response.headers_mut().insert(
+                            header::CONTENT_TYPE,
+                            header::HeaderValue::from_static(content_type),
+                        );
+                        Ok(response)
+                    }
+                });
+                drop(
+                    http1::Builder::new()
+                        .serve_connection(TokioIo::new(socket), service)
+                        .await,
+                );
+            });
+        }
+    });
+    base
+}
+
+fn parsed(base: &str, total: usize) -> ParsedDualResponse {
+    let result = json!({
+        "results": [],
+        "resource": {"uri": format!("resource://{ID}"), "url": format!("{base}/{ID}"), "name": "Bench",
+                     "mimeType": "application/json"},
+        "metadata": {"total_count": total, "sample_count": 0, "executed_at": "2026-01-15T10:30:00Z"}
+    });
+    DualResponseClient::new().parse_strict(&result).expect("parses")
+}
+
+fn bench(c: &mut Criterion) {
+    let n: u64 = std::env::var("DUAL_BENCH_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let rows: Vec<Row> = (0..n).map(row).collect();
+    let data = Arc::new(data(&rows));
+    drop(rows);
+    let runtime = Runtime::new().expect("runtime");
+    let with_export = parsed(&runtime.block_on(serve(Arc::clone(&data), true)), n as usize);
+    let without_export = parsed(&runtime.block_on(serve(Arc::clone(&data), false)), n as usize);
+
+    let mut group = c.benchmark_group("fetch_all");
+    group.sample_size(10).throughput(Throughput::Elements(n));
+    group.bench_function("floor: parse the NDJSON in-process", |b| {
+        b.iter(|| {
+            data.ndjson
+                .split(|b| *b == b'\n')
+                .filter(|line| !line.is_empty())
+                .map(|line| serde_json::from_slice::<Row>(line).unwrap_or_default())
+                .collect::<Vec<_>>()
+        });
+    });
+    group.bench_function("export (NDJSON over loopback)", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(with_export.fetch_all(FetchAllOptions::new()))
+                .map(|r| r.len())
+        });
+    });
+    group.bench_function("pages of 500, 4 at once", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(without_export.fetch_all(FetchAllOptions::new()))
+                .map(|r| r.len())
+        });
+    });
+    group.bench_function("fetch_stream, batches of 500", |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                let mut stream = with_export.fetch_stream(FetchStreamOptions::new(500));
+                let mut count = 0;
+                while let Some(batch) = stream.next().await {
+                    count += batch.map(|b| b.len()).unwrap_or_default();
+                }
+                count
+            })
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

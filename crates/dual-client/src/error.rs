@@ -1,0 +1,269 @@
+//! The client's error type and its codes.
+
+use std::error::Error as StdError;
+use std::fmt;
+
+use dual_core::ErrorBody;
+use http::StatusCode;
+
+type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+
+/// The class of a [`ClientError`], as named by the Dual Response specification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// `PARSE_ERROR`: a value handed to [`parse_strict`](crate::DualResponseClient::parse_strict) is not a
+    /// (well-formed) dual response, or a URL or URI cannot be used.
+    Parse,
+    /// `FETCH_ERROR`: the request failed: connection refused or reset, an HTTP error status, or a
+    /// truncated, non-JSON or wrongly shaped response body.
+    Fetch,
+    /// `TIMEOUT`: the request did not complete within the client's timeout.
+    Timeout,
+    /// `RESOURCE_NOT_FOUND`: the server answered 404 `not_found` (unknown, deleted or foreign resource).
+    ResourceNotFound,
+    /// `RESOURCE_EXPIRED`: the server answered 404 `expired` (or 410): the resource is past its expiry.
+    ResourceExpired,
+}
+
+impl ErrorCode {
+    /// The code as the specification spells it, e.g. `"RESOURCE_NOT_FOUND"`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Parse => "PARSE_ERROR",
+            Self::Fetch => "FETCH_ERROR",
+            Self::Timeout => "TIMEOUT",
+            Self::ResourceNotFound => "RESOURCE_NOT_FOUND",
+            Self::ResourceExpired => "RESOURCE_EXPIRED",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Everything that can go wrong parsing a tool result or talking to a Dual Response server.
+///
+/// An opaque error in the style of `hyper-util`'s: ask it what happened with [`code`](Self::code),
+/// [`status`](Self::status) and the `is_*` predicates. Its `Display` never contains row data or header
+/// values.
+pub struct ClientError {
+    inner: Box<Inner>,
+}
+
+struct Inner {
+    code: ErrorCode,
+    message: String,
+    status: Option<StatusCode>,
+    server: Option<ErrorBody>,
+    connect: bool,
+    source: Option<BoxError>,
+}
+
+impl ClientError {
+    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            inner: Box::new(Inner {
+                code,
+                message: message.into(),
+                status: None,
+                server: None,
+                connect: false,
+                source: None,
+            }),
+        }
+    }
+
+    pub(crate) fn parse(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Parse, message)
+    }
+
+    pub(crate) fn fetch(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Fetch, message)
+    }
+
+    pub(crate) fn timeout(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Timeout, message)
+    }
+
+    /// An error for a response with a non-success `status` and, when it parsed, the server's error body.
+    pub(crate) fn from_status(status: StatusCode, body: Option<ErrorBody>) -> Self {
+        let server_code = body.as_ref().map(|b| b.error);
+        let code = match (status, server_code) {
+            (StatusCode::NOT_FOUND, Some(dual_core::ErrorCode::Expired)) | (StatusCode::GONE, _) => {
+                ErrorCode::ResourceExpired
+            }
+            (StatusCode::NOT_FOUND, _) => ErrorCode::ResourceNotFound,
+            _ => ErrorCode::Fetch,
+        };
+        let message = match &body {
+            Some(body) => format!(
+                "server answered {status}: {} ({})",
+                body.message,
+                body.error.as_str()
+            ),
+            None => format!("server answered {status}"),
+        };
+        let mut error = Self::new(code, message).with_status(status);
+        error.inner.server = body;
+        error
+    }
+
+    pub(crate) fn with_status(mut self, status: StatusCode) -> Self {
+        self.inner.status = Some(status);
+        self
+    }
+
+    pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        self.inner.source = Some(source.into());
+        self
+    }
+
+    pub(crate) fn connect(mut self) -> Self {
+        self.inner.connect = true;
+        self
+    }
+
+    /// The class of the error.
+    #[must_use]
+    pub fn code(&self) -> ErrorCode {
+        self.inner.code
+    }
+
+    /// The HTTP status of the response that caused the error, when there was a response.
+    #[must_use]
+    pub fn status(&self) -> Option<StatusCode> {
+        self.inner.status
+    }
+
+    /// The server's JSON error body (`{"error", "message", "retryable"}`), when it sent one.
+    #[must_use]
+    pub fn server_error(&self) -> Option<&ErrorBody> {
+        self.inner.server.as_ref()
+    }
+
+    /// A human-readable description (the same text `Display` shows after the code).
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.inner.message
+    }
+
+    /// Whether the request timed out ([`ErrorCode::Timeout`]).
+    #[must_use]
+    pub fn is_timeout(&self) -> bool {
+        self.inner.code == ErrorCode::Timeout
+    }
+
+    /// Whether the resource does not exist (any more) ([`ErrorCode::ResourceNotFound`]).
+    #[must_use]
+    pub fn is_not_found(&self) -> bool {
+        self.inner.code == ErrorCode::ResourceNotFound
+    }
+
+    /// Whether the resource has expired ([`ErrorCode::ResourceExpired`]).
+    #[must_use]
+    pub fn is_expired(&self) -> bool {
+        self.inner.code == ErrorCode::ResourceExpired
+    }
+
+    /// Whether a value could not be parsed as a dual response ([`ErrorCode::Parse`]).
+    #[must_use]
+    pub fn is_parse(&self) -> bool {
+        self.inner.code == ErrorCode::Parse
+    }
+
+    /// Whether the connection to the server could not be established.
+    #[must_use]
+    pub fn is_connect(&self) -> bool {
+        self.inner.connect
+    }
+
+    /// Whether the same request may succeed later: connect errors, 429 and 503 (after the client's
+    /// own retries were used up), or any error the server marked `retryable`.
+    #[must_use]
+    pub fn is_retryable(&self) -> bool {
+        self.inner.connect
+            || matches!(
+                self.inner.status,
+                Some(StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE)
+            )
+            || self.inner.server.as_ref().is_some_and(|b| b.retryable)
+    }
+}
+
+impl fmt::Debug for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ClientError");
+        d.field("code", &self.inner.code)
+            .field("message", &self.inner.message);
+        if let Some(status) = self.inner.status {
+            d.field("status", &status);
+        }
+        if self.inner.connect {
+            d.field("connect", &true);
+        }
+        if let Some(source) = &self.inner.source {
+            d.field("source", source);
+        }
+        d.finish()
+    }
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.inner.code, self.inner.message)
+    }
+}
+
+impl StdError for ClientError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.inner
+            .source
+            .as_deref()
+            .map(|e| e as &(dyn StdError + 'static))
+    }
+}
+
+/// Why [`DualResponseClientBuilder::build`](crate::DualResponseClientBuilder::build) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The base URL is not an absolute `http://` or `https://` URL.
+    #[error("invalid base URL: {0}")]
+    InvalidBaseUrl(String),
+    /// An extra root certificate is not a valid DER-encoded X.509 certificate.
+    #[error("invalid root certificate: {0}")]
+    InvalidCertificate(String),
+    /// The TLS configuration could not be built.
+    #[error("TLS configuration failed: {0}")]
+    Tls(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_mapping() {
+        let expired = ErrorBody::new(dual_core::ErrorCode::Expired, "gone");
+        let e = ClientError::from_status(StatusCode::NOT_FOUND, Some(expired));
+        assert!(e.is_expired());
+        assert_eq!(e.code().as_str(), "RESOURCE_EXPIRED");
+        let e = ClientError::from_status(StatusCode::NOT_FOUND, None);
+        assert!(e.is_not_found());
+        assert_eq!(e.status(), Some(StatusCode::NOT_FOUND));
+        let e = ClientError::from_status(StatusCode::GONE, None);
+        assert!(e.is_expired());
+        let e = ClientError::from_status(StatusCode::BAD_REQUEST, None);
+        assert_eq!(e.code(), ErrorCode::Fetch);
+        assert!(!e.is_retryable());
+        let storage = ErrorBody::new(dual_core::ErrorCode::StorageError, "down");
+        let e = ClientError::from_status(StatusCode::SERVICE_UNAVAILABLE, Some(storage));
+        assert!(e.is_retryable());
+        assert!(e.to_string().starts_with("FETCH_ERROR: server answered 503"));
+    }
+}

@@ -1,0 +1,180 @@
+//! `fetch_stream`: the result as a stream of row batches, one batch in memory at a time.
+
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use dual_core::{Row, Sort};
+use futures_core::Stream;
+use tracing::Instrument;
+
+use crate::client::DualResponseClient;
+use crate::error::ClientError;
+use crate::export::{self, Export};
+use crate::fetch_all::{DEFAULT_BATCH_SIZE, next_offset, page_limit};
+use crate::parsed::{FetchOptions, ParsedDualResponse, fetch_page};
+
+/// How [`ParsedDualResponse::fetch_stream`] fetches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchStreamOptions {
+    /// Rows per batch (default 500; at least 1). When paging, also the page size, at most 10,000.
+    pub batch_size: usize,
+    /// Sorts the result by a column (the server re-executes the query with it).
+    pub sort: Option<Sort>,
+}
+
+impl Default for FetchStreamOptions {
+    fn default() -> Self {
+        Self {
+            batch_size: DEFAULT_BATCH_SIZE,
+            sort: None,
+        }
+    }
+}
+
+impl FetchStreamOptions {
+    /// Batches of `batch_size` rows, unsorted.
+    #[must_use]
+    pub fn new(batch_size: usize) -> Self {
+        Self {
+            batch_size,
+            sort: None,
+        }
+    }
+
+    /// Sets the sort.
+    #[must_use]
+    pub fn sort(mut self, sort: Sort) -> Self {
+        self.sort = Some(sort);
+        self
+    }
+}
+
+/// The stream [`ParsedDualResponse::fetch_stream`] returns: batches of at most `batch_size` rows, in
+/// order, ending after the last row or after the first error.
+///
+/// Nothing is fetched until it is polled, and nothing is read ahead of the consumer: memory holds one
+/// batch and one chunk of undecoded body. It owns what it needs, so it can outlive the
+/// [`ParsedDualResponse`] and move to another task.
+#[must_use = "streams do nothing unless polled"]
+pub struct RowBatches {
+    inner: Pin<Box<dyn Stream<Item = Result<Vec<Row>, ClientError>> + Send>>,
+}
+
+impl fmt::Debug for RowBatches {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RowBatches").finish_non_exhaustive()
+    }
+}
+
+impl Stream for RowBatches {
+    type Item = Result<Vec<Row>, ClientError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+}
+
+struct Target {
+    client: DualResponseClient,
+    url: Arc<str>,
+    batch_size: usize,
+    sort: Option<Sort>,
+    span: tracing::Span,
+}
+
+enum State {
+    Start(Target),
+    Export(Target, Export),
+    Pages(Target, u64),
+    Done,
+}
+
+impl ParsedDualResponse {
+    /// Streams the result in batches of `options.batch_size` rows, with memory bounded by one batch.
+    ///
+    /// Reads the streamed export (`GET {url}/data`, NDJSON) when the server has one, else pages of
+    /// `batch_size` rows one after the other. The stream ends after the first error it yields.
+    ///
+    /// ```no_run
+    /// use dual_client::{DualResponseClient, FetchStreamOptions};
+    /// use futures_util::TryStreamExt;
+    ///
+    /// # async fn run(tool_result: serde_json::Value) -> Result<(), dual_client::ClientError> {
+    /// let parsed = DualResponseClient::new().parse_strict(&tool_result)?;
+    /// let mut batches = parsed.fetch_stream(FetchStreamOptions::new(1000));
+    /// while let Some(batch) = batches.try_next().await? {
+    ///     println!("{} rows", batch.len());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fetch_stream(&self, options: FetchStreamOptions) -> RowBatches {
+        let span = tracing::debug_span!("dual_client.fetch_stream", url = %self.url,
+            batch_size = options.batch_size, sort = options.sort.as_ref().map(tracing::field::display));
+        let target = Target {
+            client: self.client.clone(),
+            url: Arc::clone(&self.url),
+            batch_size: options.batch_size.max(1),
+            sort: options.sort,
+            span,
+        };
+        let stream = futures_util::stream::unfold(State::Start(target), |state| async move {
+            let span = match &state {
+                State::Start(t) | State::Export(t, _) | State::Pages(t, _) => t.span.clone(),
+                State::Done => return None,
+            };
+            step(state).instrument(span).await
+        });
+        RowBatches {
+            inner: Box::pin(stream),
+        }
+    }
+}
+
+async fn step(mut state: State) -> Option<(Result<Vec<Row>, ClientError>, State)> {
+    loop {
+        state = match state {
+            State::Done => return None,
+            State::Start(target) => {
+                match export::open(&target.client, &target.url, target.sort.as_ref()).await {
+                    Err(error) => return Some((Err(error), State::Done)),
+                    Ok(Some(export)) => State::Export(target, export),
+                    Ok(None) => State::Pages(target, 0),
+                }
+            }
+            State::Export(target, mut export) => {
+                return match export.next_batch(target.batch_size).await {
+                    Err(error) => Some((Err(error), State::Done)),
+                    Ok(None) => None,
+                    Ok(Some(rows)) => Some((Ok(rows), State::Export(target, export))),
+                };
+            }
+            State::Pages(target, offset) => {
+                let options = FetchOptions {
+                    offset,
+                    limit: Some(page_limit(target.batch_size)),
+                    sort: target.sort.clone(),
+                };
+                let page = match fetch_page(&target.client, &target.url, options).await {
+                    Ok(page) => page,
+                    Err(error) => return Some((Err(error), State::Done)),
+                };
+                let next = match next_offset(&page, offset) {
+                    Ok(next) => next,
+                    Err(error) => return Some((Err(error), State::Done)),
+                };
+                let state = match next {
+                    Some(next) => State::Pages(target, next),
+                    None => State::Done,
+                };
+                if page.data.is_empty() {
+                    state
+                } else {
+                    return Some((Ok(page.data), state));
+                }
+            }
+        };
+    }
+}

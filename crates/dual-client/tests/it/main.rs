@@ -1,0 +1,8 @@
+//! Integration tests of dual-client: fixture parsing, every operation against an in-test server that
+//! speaks the REST contract, misbehaving servers, and HTTPS. One test binary keeps linking cheap.
+
+mod https;
+mod misbehaving;
+mod operations;
+mod parse;
+mod support;

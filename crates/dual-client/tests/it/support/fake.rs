@@ -1,0 +1,364 @@
+//! A small in-test server that speaks the REST contract (DESIGN §5) over real loopback sockets.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use dual_client::suite::Fixture;
+use dual_core::{
+    Column, DualResponse, ErrorBody, ErrorCode, PageLimits, PageRequest, PageResponse, PinResponse,
+    ResourceId, ResourceMetadata, ResourceStatus, Row, Sort, SortOrder, infer_columns, parse_sort_param,
+    validate_sort,
+};
+use futures_util::stream;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use time::{Duration, OffsetDateTime};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+type Body = BoxBody<Bytes, Infallible>;
+
+/// How the fake behaves.
+#[derive(Debug, Clone)]
+pub(crate) struct FakeConfig {
+    /// Serve `GET /{id}/data`; without it the server answers 404 there, like the reference server.
+    pub(crate) export: bool,
+    /// Bytes per body frame of the export (small values split rows across frames).
+    pub(crate) chunk_bytes: usize,
+    /// The page limit maximum.
+    pub(crate) max_limit: u64,
+    /// The sample size of created resources.
+    pub(crate) sample_size: usize,
+}
+
+impl Default for FakeConfig {
+    fn default() -> Self {
+        Self {
+            export: true,
+            chunk_bytes: 7,
+            max_limit: 10_000,
+            sample_size: 5,
+        }
+    }
+}
+
+struct Resource {
+    name: String,
+    rows: Vec<Row>,
+    columns: Vec<Column>,
+    created_at: OffsetDateTime,
+    expires_at: Option<OffsetDateTime>,
+    access_count: u64,
+    last_accessed_at: Option<OffsetDateTime>,
+}
+
+#[derive(Default)]
+struct State {
+    resources: HashMap<String, Resource>,
+    log: Vec<String>,
+}
+
+/// A running fake server; dropped, it stops accepting.
+pub(crate) struct FakeServer {
+    /// `http://127.0.0.1:{port}/resources`.
+    pub(crate) base_url: String,
+    config: FakeConfig,
+    state: Arc<Mutex<State>>,
+    connections: Arc<AtomicUsize>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    // A panicking test thread may poison it; the data is still fine for the other requests.
+    state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `n` rows of 4 columns; `id` is distinct and ascending, `score` distinct and shuffled.
+pub(crate) fn rows(n: usize) -> Vec<Row> {
+    (0..n)
+        .filter_map(|i| {
+            json!({
+                "id": i,
+                "name": format!("Institution \"{i}\"\nwith ünïcödé"),
+                "score": (i * 7919) % 10_007,
+                "public": i.is_multiple_of(2),
+            })
+            .as_object()
+            .cloned()
+        })
+        .collect()
+}
+
+impl FakeServer {
+    pub(crate) async fn start(config: FakeConfig) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let addr = listener.local_addr().expect("local addr");
+        let state = Arc::new(Mutex::new(State::default()));
+        let shared = Arc::clone(&state);
+        let cfg = config.clone();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let accepted = Arc::clone(&connections);
+        let task = tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                accepted.fetch_add(1, AtomicOrdering::SeqCst);
+                let state = Arc::clone(&shared);
+                let cfg = cfg.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |req| {
+                        let state = Arc::clone(&state);
+                        let cfg = cfg.clone();
+                        async move { Ok::<_, Infallible>(handle(req, &state, &cfg).await) }
+                    });
+                    drop(
+                        http1::Builder::new()
+                            .serve_connection(TokioIo::new(socket), service)
+                            .await,
+                    );
+                });
+            }
+        });
+        Self {
+            base_url: format!("http://{addr}/resources"),
+            config,
+            state,
+            connections,
+            task,
+        }
+    }
+
+    /// Creates a resource holding `rows` and returns its MCP tool result (built by dual-core).
+    pub(crate) fn create(&self, name: &str, rows: Vec<Row>) -> (ResourceId, Value) {
+        let id = ResourceId::new();
+        let now = OffsetDateTime::now_utc();
+        let columns = infer_columns(&rows);
+        let response = DualResponse {
+            id,
+            uri: format!("resource://{id}"),
+            url: format!("{}/{id}", self.base_url),
+            name: name.to_owned(),
+            sample: rows.iter().take(self.config.sample_size).cloned().collect(),
+            total_count: rows.len() as u64,
+            columns: columns.clone(),
+            executed_at: now,
+            expires_at: Some(now + Duration::minutes(15)),
+        };
+        lock(&self.state).resources.insert(
+            id.to_string(),
+            Resource {
+                name: name.to_owned(),
+                rows,
+                columns,
+                created_at: now,
+                expires_at: response.expires_at,
+                access_count: 0,
+                last_accessed_at: None,
+            },
+        );
+        let tool_result = serde_json::to_value(response.tool_result()).expect("tool result serialises");
+        (id, tool_result)
+    }
+
+    /// A suite fixture: a new resource of `n` rows.
+    pub(crate) fn fixture(&self, n: usize) -> Fixture {
+        let rows = rows(n);
+        let (_, tool_result) = self.create("Fixture", rows.clone());
+        Fixture {
+            tool_result,
+            rows,
+            sort_field: "score".to_owned(),
+        }
+    }
+
+    /// Moves a resource's expiry into the past.
+    pub(crate) fn expire(&self, id: ResourceId) {
+        if let Some(resource) = lock(&self.state).resources.get_mut(&id.to_string()) {
+            resource.expires_at = Some(OffsetDateTime::now_utc() - Duration::seconds(1));
+        }
+    }
+
+    /// Connections accepted so far.
+    pub(crate) fn connections(&self) -> usize {
+        self.connections.load(AtomicOrdering::SeqCst)
+    }
+
+    /// Every request so far, as `METHOD /path?query`.
+    pub(crate) fn log(&self) -> Vec<String> {
+        lock(&self.state).log.clone()
+    }
+}
+
+async fn handle(req: Request<Incoming>, state: &Mutex<State>, config: &FakeConfig) -> Response<Body> {
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let query = req.uri().query().map(str::to_owned);
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    lock(state).log.push(match &query {
+        Some(q) => format!("{method} {path}?{q}"),
+        None => format!("{method} {path}"),
+    });
+    let body = match req.into_body().collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(_) => return error(ErrorCode::InvalidRequest, "unreadable body"),
+    };
+    let Some(rest) = path.strip_prefix("/resources/") else {
+        return error(ErrorCode::NotFound, dual_core::NOT_FOUND_MESSAGE);
+    };
+    let (id, export) = match rest.strip_suffix("/data") {
+        Some(id) => (id, true),
+        None => (rest, false),
+    };
+    if export && !config.export {
+        return error(ErrorCode::NotFound, dual_core::NOT_FOUND_MESSAGE);
+    }
+    let mut guard = lock(state);
+    let now = OffsetDateTime::now_utc();
+    let Some(resource) = guard.resources.get_mut(id) else {
+        return error(ErrorCode::NotFound, dual_core::NOT_FOUND_MESSAGE);
+    };
+    if resource.expires_at.is_some_and(|at| at <= now) {
+        return error(ErrorCode::Expired, "Resource expired");
+    }
+    resource.access_count += 1;
+    resource.last_accessed_at = Some(now);
+    match (method, export) {
+        (Method::GET, true) => {
+            let sort = match query.as_deref().and_then(|q| q.strip_prefix("sort=")) {
+                Some(text) => {
+                    let text = text.replace("%20", " ");
+                    match parse_sort_param(&text).and_then(|s| validate_sort(&s, &resource.columns)) {
+                        Ok(sort) => Some(sort),
+                        Err(e) => return error(ErrorCode::InvalidRequest, e.to_string()),
+                    }
+                }
+                None => None,
+            };
+            let rows = sorted(&resource.rows, sort.as_ref());
+            drop(guard);
+            if accept.contains("application/x-ndjson") {
+                ndjson(&rows, config.chunk_bytes)
+            } else {
+                json_response(StatusCode::OK, &rows)
+            }
+        }
+        (Method::GET, false) => {
+            let metadata = ResourceMetadata {
+                id: id.parse().unwrap_or_default(),
+                name: resource.name.clone(),
+                status: ResourceStatus::Ready,
+                total_count: resource.rows.len() as u64,
+                columns: resource.columns.clone(),
+                created_at: resource.created_at,
+                expires_at: resource.expires_at,
+                access_count: resource.access_count,
+                last_accessed_at: resource.last_accessed_at,
+                metadata: Value::Null,
+            };
+            json_response(StatusCode::OK, &metadata)
+        }
+        (Method::POST, false) => {
+            let limits = PageLimits {
+                default_limit: 100,
+                max_limit: config.max_limit,
+            };
+            let page = match PageRequest::from_json(&body).and_then(|r| r.validate(limits, &resource.columns))
+            {
+                Ok(page) => page,
+                Err(e) => return error(ErrorCode::InvalidRequest, e.to_string()),
+            };
+            let rows = sorted(&resource.rows, page.sort.as_ref());
+            let start = usize::try_from(page.offset).unwrap_or(usize::MAX).min(rows.len());
+            let end = start
+                .saturating_add(usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX))
+                .min(rows.len());
+            let response =
+                PageResponse::from_rows(rows[start..end].to_vec(), &page, resource.rows.len() as u64);
+            json_response(StatusCode::OK, &response)
+        }
+        (Method::PUT, false) => {
+            resource.expires_at = None;
+            json_response(StatusCode::OK, &PinResponse::pinned())
+        }
+        (Method::DELETE, false) => {
+            guard.resources.remove(id);
+            let mut response = Response::new(Full::new(Bytes::new()).boxed());
+            *response.status_mut() = StatusCode::NO_CONTENT;
+            response
+        }
+        _ => error(ErrorCode::MethodNotAllowed, "method not allowed"),
+    }
+}
+
+fn sorted(rows: &[Row], sort: Option<&Sort>) -> Vec<Row> {
+    let mut rows = rows.to_vec();
+    if let Some(sort) = sort {
+        rows.sort_by(|a, b| {
+            let ordering = match (a.get(&sort.field), b.get(&sort.field)) {
+                (Some(Value::Number(x)), Some(Value::Number(y))) => {
+                    x.as_f64().partial_cmp(&y.as_f64()).unwrap_or(Ordering::Equal)
+                }
+                (x, y) => x.map(Value::to_string).cmp(&y.map(Value::to_string)),
+            };
+            if sort.order == SortOrder::Desc {
+                ordering.reverse()
+            } else {
+                ordering
+            }
+        });
+    }
+    rows
+}
+
+fn ndjson(rows: &[Row], chunk_bytes: usize) -> Response<Body> {
+    let mut bytes = Vec::new();
+    for row in rows {
+        bytes.extend(serde_json::to_vec(row).unwrap_or_default());
+        bytes.push(b'\n');
+    }
+    let chunks: Vec<Result<Frame<Bytes>, Infallible>> = bytes
+        .chunks(chunk_bytes.max(1))
+        .map(|c| Ok(Frame::data(Bytes::copy_from_slice(c))))
+        .collect();
+    let mut response = Response::new(BodyExt::boxed(StreamBody::new(stream::iter(chunks))));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/x-ndjson"),
+    );
+    response
+}
+
+fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response<Body> {
+    let mut response =
+        Response::new(Full::new(Bytes::from(serde_json::to_vec(value).unwrap_or_default())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn error(code: ErrorCode, message: impl Into<String>) -> Response<Body> {
+    let status = StatusCode::from_u16(code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    json_response(status, &ErrorBody::new(code, message))
+}
