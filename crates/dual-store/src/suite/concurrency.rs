@@ -1,0 +1,185 @@
+//! Cases run from many tokio tasks at once. They take an `Arc` because the tasks are spawned.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use dual_core::ResourceRecord;
+use time::Duration;
+
+use super::support::{OrPanic, base_now, found, record};
+use crate::{Lookup, ResourceStore};
+
+/// How many tasks the concurrent cases spawn.
+pub const TASKS: usize = 64;
+/// How many accesses each task of [`concurrent_record_access`] records.
+pub const ACCESSES_PER_TASK: usize = 25;
+/// How many records each task of [`concurrent_saves`] saves.
+pub const SAVES_PER_TASK: usize = 16;
+
+/// [`TASKS`] tasks × [`ACCESSES_PER_TASK`] `record_access` calls on one resource lose no count: the final
+/// `access_count` is exact and the counts the calls returned are exactly `1..=total`, each once.
+pub async fn concurrent_record_access(store: Arc<dyn ResourceStore>) {
+    let now = base_now();
+    let saved = record("hot", now, Some(now + Duration::minutes(15)));
+    store.save(&saved).await.or_panic("save");
+    let when = now + Duration::seconds(1);
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let mut seen = Vec::with_capacity(ACCESSES_PER_TASK);
+                for _ in 0..ACCESSES_PER_TASK {
+                    let lookup = store
+                        .record_access(saved.id, when)
+                        .await
+                        .or_panic("record_access");
+                    seen.push(found(lookup, "concurrent record_access").access_count);
+                }
+                seen
+            })
+        })
+        .collect();
+    let mut counts = Vec::with_capacity(TASKS * ACCESSES_PER_TASK);
+    for task in tasks {
+        let seen = task
+            .await
+            .unwrap_or_else(|e| panic!("record_access task failed: {e}"));
+        assert!(
+            seen.windows(2).all(|w| w[0] < w[1]),
+            "one task's counts must increase: {seen:?}"
+        );
+        counts.extend(seen);
+    }
+    let total = (TASKS * ACCESSES_PER_TASK) as u64;
+    counts.sort_unstable();
+    assert!(
+        counts.iter().copied().eq(1..=total),
+        "the counts returned by {total} concurrent record_access calls must be 1..={total}, each once"
+    );
+    let after = found(store.get(saved.id, when).await.or_panic("get"), "hot record");
+    assert_eq!(
+        after.access_count, total,
+        "final access_count after concurrent record_access"
+    );
+    assert_eq!(
+        after.last_accessed_at,
+        Some(when),
+        "last_accessed_at after concurrent record_access"
+    );
+}
+
+/// [`TASKS`] tasks each saving [`SAVES_PER_TASK`] distinct records: every record is readable afterwards,
+/// unchanged, and the expiry index holds every one of them.
+pub async fn concurrent_saves(store: Arc<dyn ResourceStore>) {
+    let now = base_now();
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|t| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let mut saved = Vec::with_capacity(SAVES_PER_TASK);
+                for i in 0..SAVES_PER_TASK {
+                    let expires_at =
+                        now + Duration::minutes(5) + Duration::microseconds((t * 100 + i) as i64);
+                    let r = record(&format!("task {t} record {i}"), now, Some(expires_at));
+                    store.save(&r).await.or_panic("concurrent save");
+                    saved.push(r);
+                }
+                saved
+            })
+        })
+        .collect();
+    let mut all: Vec<ResourceRecord> = Vec::with_capacity(TASKS * SAVES_PER_TASK);
+    for task in tasks {
+        all.extend(task.await.unwrap_or_else(|e| panic!("save task failed: {e}")));
+    }
+    for r in &all {
+        let got = found(
+            store.get(r.id, now).await.or_panic("get"),
+            "a concurrently saved record",
+        );
+        assert_eq!(&got, r, "a concurrently saved record reads back unchanged");
+    }
+    let later = now + Duration::minutes(10);
+    let expired = store
+        .find_expired(later, all.len() * 2)
+        .await
+        .or_panic("find_expired");
+    let want: HashSet<_> = all.iter().map(|r| r.id).collect();
+    assert_eq!(
+        expired.len(),
+        all.len(),
+        "every concurrently saved record is in the expiry index"
+    );
+    assert_eq!(
+        expired.into_iter().collect::<HashSet<_>>(),
+        want,
+        "the expiry index after concurrent saves"
+    );
+}
+
+/// Several purges racing each other delete every expired record once: their counts add up to exactly
+/// the number expired. Accesses to a live record racing the purges all count.
+pub async fn concurrent_purges(store: Arc<dyn ResourceStore>) {
+    const EXPIRED: usize = 600;
+    const PURGERS: usize = 4;
+    const READERS: usize = 8;
+    const READS: usize = 25;
+    let now = base_now();
+    let mut expired = Vec::with_capacity(EXPIRED);
+    for i in 0..EXPIRED {
+        let r = record(
+            "expired",
+            now,
+            Some(now + Duration::minutes(1) + Duration::microseconds(i as i64)),
+        );
+        store.save(&r).await.or_panic("save");
+        expired.push(r.id);
+    }
+    let live = record("live", now, Some(now + Duration::minutes(30)));
+    store.save(&live).await.or_panic("save");
+    let at = now + Duration::minutes(10);
+    let purgers: Vec<_> = (0..PURGERS)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move { store.purge_expired(at).await.or_panic("concurrent purge_expired") })
+        })
+        .collect();
+    let readers: Vec<_> = (0..READERS)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                for _ in 0..READS {
+                    let lookup = store.record_access(live.id, at).await.or_panic("record_access");
+                    found(lookup, "record_access of a live record during purges");
+                }
+            })
+        })
+        .collect();
+    let mut purged = 0;
+    for task in purgers {
+        purged += task.await.unwrap_or_else(|e| panic!("purge task failed: {e}"));
+    }
+    for task in readers {
+        task.await.unwrap_or_else(|e| panic!("reader task failed: {e}"));
+    }
+    assert_eq!(
+        purged, EXPIRED as u64,
+        "concurrent purges must count each purged record exactly once"
+    );
+    for id in expired {
+        assert_eq!(
+            store.get(id, now).await.or_panic("get"),
+            Lookup::Missing,
+            "purged record"
+        );
+    }
+    let after = found(
+        store.get(live.id, at).await.or_panic("get"),
+        "live record after purges",
+    );
+    assert_eq!(
+        after.access_count,
+        (READERS * READS) as u64,
+        "accesses counted during purges"
+    );
+}

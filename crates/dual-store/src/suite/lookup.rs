@@ -1,0 +1,169 @@
+//! Cases: `get` and `record_access`, unknown ids and the expiry boundary.
+
+use dual_core::ResourceId;
+use time::Duration;
+
+use super::support::{OrPanic, base_now, found, record, with_micros};
+use crate::{Lookup, ResourceStore};
+
+/// An id never saved is `Missing` for every lookup, in an empty store and beside other records, and
+/// deleting it reports `false`.
+pub async fn unknown_id_is_missing(store: &dyn ResourceStore) {
+    let now = base_now();
+    let unknown = ResourceId::new();
+    assert_eq!(
+        store.get(unknown, now).await.or_panic("get"),
+        Lookup::Missing,
+        "get, empty store"
+    );
+    let other = record("other", now, Some(now + Duration::minutes(5)));
+    store.save(&other).await.or_panic("save");
+    assert_eq!(
+        store.get(unknown, now).await.or_panic("get"),
+        Lookup::Missing,
+        "get"
+    );
+    let access = store.record_access(unknown, now).await.or_panic("record_access");
+    assert_eq!(access, Lookup::Missing, "record_access");
+    assert_eq!(
+        store.pin(unknown, now).await.or_panic("pin"),
+        Lookup::Missing,
+        "pin"
+    );
+    assert!(
+        !store.delete(unknown).await.or_panic("delete"),
+        "delete of an unknown id"
+    );
+    let other_now = found(store.get(other.id, now).await.or_panic("get"), "the other record");
+    assert_eq!(
+        other_now, other,
+        "lookups of an unknown id must not touch other records"
+    );
+}
+
+/// A record is served strictly before `expires_at` and never at or after it (the suite passes whole
+/// microseconds as `now`).
+pub async fn expiry_boundary(store: &dyn ResourceStore) {
+    let now = base_now();
+    let at = with_micros(now + Duration::minutes(10), 500_000);
+    let saved = record("boundary", now, Some(at));
+    store.save(&saved).await.or_panic("save");
+    let before = at - Duration::microseconds(1);
+    for (when, want_found) in [
+        (now, true),
+        (before, true),
+        (at, false),
+        (at + Duration::microseconds(1), false),
+        (at + Duration::days(3650), false),
+    ] {
+        let lookup = store.get(saved.id, when).await.or_panic("get");
+        let offset = when - at;
+        if want_found {
+            assert_eq!(
+                found(lookup, "get before expires_at"),
+                saved,
+                "get {offset} from expires_at"
+            );
+        } else {
+            assert_eq!(
+                lookup,
+                Lookup::Expired,
+                "get {offset} from expires_at (expires_at <= now is expired)"
+            );
+        }
+    }
+    let access = found(
+        store
+            .record_access(saved.id, before)
+            .await
+            .or_panic("record_access"),
+        "access",
+    );
+    assert_eq!(
+        access.access_count, 1,
+        "record_access 1 µs before expires_at counts"
+    );
+    let access = store.record_access(saved.id, at).await.or_panic("record_access");
+    assert_eq!(access, Lookup::Expired, "record_access at expires_at");
+    assert_eq!(
+        store.pin(saved.id, at).await.or_panic("pin"),
+        Lookup::Expired,
+        "pin at expires_at"
+    );
+}
+
+/// An expired record is never `Found` by `get`, `record_access` or `pin`, and those calls leave it
+/// untouched: no access counted, not pinned.
+pub async fn expired_is_never_found(store: &dyn ResourceStore) {
+    let now = base_now();
+    let saved = record("expires", now, Some(now + Duration::minutes(1)));
+    store.save(&saved).await.or_panic("save");
+    let later = now + Duration::minutes(2);
+    for _ in 0..3 {
+        assert_eq!(
+            store.get(saved.id, later).await.or_panic("get"),
+            Lookup::Expired,
+            "get"
+        );
+        let access = store
+            .record_access(saved.id, later)
+            .await
+            .or_panic("record_access");
+        assert_eq!(access, Lookup::Expired, "record_access of an expired record");
+        assert_eq!(
+            store.pin(saved.id, later).await.or_panic("pin"),
+            Lookup::Expired,
+            "pin"
+        );
+    }
+    let untouched = found(
+        store.get(saved.id, now).await.or_panic("get"),
+        "expired record, read early",
+    );
+    assert_eq!(
+        untouched, saved,
+        "calls on an expired record must not count accesses or pin it"
+    );
+    assert_eq!(
+        store.get(saved.id, later).await.or_panic("get"),
+        Lookup::Expired,
+        "still expired"
+    );
+}
+
+/// `record_access` adds one to `access_count` starting from the saved value, sets `last_accessed_at` to
+/// `now`, changes nothing else, and returns what `get` then returns. `get` counts nothing.
+pub async fn record_access_counts(store: &dyn ResourceStore) {
+    let now = base_now();
+    let mut saved = record("counted", now, Some(now + Duration::minutes(15)));
+    saved.access_count = 5;
+    saved.last_accessed_at = Some(with_micros(now - Duration::hours(1), 250));
+    store.save(&saved).await.or_panic("save");
+    let mut want = saved.clone();
+    for step in 1..=3_i64 {
+        let when = with_micros(now + Duration::seconds(step), 777);
+        let got = found(
+            store
+                .record_access(saved.id, when)
+                .await
+                .or_panic("record_access"),
+            "access",
+        );
+        want.access_count += 1;
+        want.last_accessed_at = Some(when);
+        assert_eq!(got, want, "record_access #{step} returns the updated record");
+        let read = found(
+            store.get(saved.id, when).await.or_panic("get"),
+            "get after access",
+        );
+        assert_eq!(
+            read, want,
+            "get after record_access #{step} (and get itself counts nothing)"
+        );
+    }
+    let missing = store
+        .record_access(ResourceId::new(), now)
+        .await
+        .or_panic("record_access");
+    assert_eq!(missing, Lookup::Missing, "record_access of an unknown id");
+}

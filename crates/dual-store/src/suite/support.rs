@@ -1,0 +1,144 @@
+//! Fixtures and helpers shared by the suite's cases.
+
+use dual_core::{Column, ColumnType, QuerySpec, ResourceId, ResourceRecord, Row};
+use serde_json::{Value, json};
+use time::{Duration, OffsetDateTime};
+
+use crate::{Lookup, StoreError};
+
+/// The instant a case treats as "now": the real clock, truncated to whole microseconds.
+///
+/// Every record the suite saves expires minutes after this instant, so a backend that also sets a native
+/// TTL (Redis `PEXPIREAT`, say) never drops one while a case runs; later instants are only passed as
+/// `now` arguments.
+pub(super) fn base_now() -> OffsetDateTime {
+    let now = OffsetDateTime::now_utc();
+    now - Duration::nanoseconds(i64::from(now.nanosecond() % 1_000))
+}
+
+/// `at` with its sub-second part replaced by `micros` microseconds.
+pub(super) fn with_micros(at: OffsetDateTime, micros: u32) -> OffsetDateTime {
+    at - Duration::nanoseconds(i64::from(at.nanosecond())) + Duration::microseconds(i64::from(micros))
+}
+
+/// A small record named `name` that expires at `expires_at` (`None`: pinned).
+pub(super) fn record(name: &str, now: OffsetDateTime, expires_at: Option<OffsetDateTime>) -> ResourceRecord {
+    ResourceRecord {
+        id: ResourceId::new(),
+        name: name.to_owned(),
+        query: QuerySpec::new("suite", json!({"name": name})),
+        columns: vec![Column::new("n", ColumnType::Integer)],
+        total_count: 1,
+        sample: vec![row(json!({"n": 1}))],
+        created_at: now,
+        expires_at,
+        access_count: 0,
+        last_accessed_at: None,
+        owner: None,
+        metadata: Value::Null,
+    }
+}
+
+/// A record exercising every field: unicode, nested JSON in a deliberate key order, every JSON type,
+/// integers beyond `f64` precision, a column of every [`ColumnType`], microsecond timestamps.
+pub(super) fn rich_record(now: OffsetDateTime) -> ResourceRecord {
+    let columns = vec![
+        Column::new("id", ColumnType::Integer),
+        Column::new("名前 (name)", ColumnType::String),
+        Column::new("gpa", ColumnType::Number),
+        Column::new("public", ColumnType::Boolean),
+        Column::new("founded", ColumnType::Date),
+        Column::new("updated_at", ColumnType::Datetime),
+        Column::new("extra", ColumnType::Json),
+    ];
+    debug_assert_eq!(columns.len(), ColumnType::ALL.len());
+    let sample = vec![
+        row(json!({
+            "id": 9_007_199_254_740_993_u64, "名前 (name)": "Rutgers — Nové Město 🎓 \"q\" \\ 'x'\n\t",
+            "gpa": 3.761_904_761_904_762_f64, "public": true, "founded": "1766-11-10",
+            "updated_at": "2026-01-15T10:30:00.123456Z",
+            "extra": {"z": [1, 2.5, "three", null, true, {"deep": [[], {}]}], "a": {"b": {"c": "d"}}},
+        })),
+        row(json!({
+            "id": u64::MAX, "名前 (name)": "مرحبا بالعالم e\u{301} 👩‍🔬", "gpa": -2.5e-8_f64, "public": false,
+            "founded": "2000-02-29", "updated_at": "1999-12-31T23:59:59.999999+05:30",
+            "extra": [i64::MIN, i64::MAX, 6.022_140_76e23_f64, 1.0_f64, 0.1_f64, -0.0_f64],
+        })),
+        row(json!({
+            "id": null, "名前 (name)": "", "gpa": null, "public": null, "founded": null,
+            "updated_at": null, "extra": null,
+        })),
+    ];
+    ResourceRecord {
+        id: ResourceId::new(),
+        name: "Résultats « NJ » — 東京の大学 🎓 'quoted' \"double\" \\ ; DROP TABLE resources;--\r\n"
+            .to_owned(),
+        query: QuerySpec::new(
+            "institutions.search/v2",
+            json!({
+                "zeta": 1, "state": "NJ", "alpha": {"nested": [1, "two", null, true, {"deep": [[]]}]},
+                "big": u64::MAX, "neg": i64::MIN, "ratio": 0.1_f64, "empty_obj": {}, "empty_arr": [],
+                "ключ": "значение",
+            }),
+        ),
+        columns,
+        total_count: 9_007_199_254_740_993,
+        sample,
+        created_at: with_micros(now - Duration::minutes(1), 123_456),
+        expires_at: Some(with_micros(now + Duration::minutes(15), 654_321)),
+        access_count: 41,
+        last_accessed_at: Some(with_micros(now - Duration::seconds(5), 1)),
+        owner: Some("tenant-ä/π 🔑 \"owner\"".to_owned()),
+        metadata: json!({
+            "source": "suite", "nested": {"list": [1, 2.5, "x", null, false], "obj": {"k": "v"}},
+            "emoji": "🎓", "count": 0, "null": null,
+        }),
+    }
+}
+
+/// A record with every optional or empty field empty.
+pub(super) fn minimal_record(now: OffsetDateTime) -> ResourceRecord {
+    ResourceRecord {
+        id: ResourceId::new(),
+        name: String::new(),
+        query: QuerySpec::new("k", Value::Null),
+        columns: Vec::new(),
+        total_count: 0,
+        sample: Vec::new(),
+        created_at: with_micros(now, 999_999),
+        expires_at: None,
+        access_count: 0,
+        last_accessed_at: None,
+        owner: None,
+        metadata: Value::Null,
+    }
+}
+
+fn row(value: Value) -> Row {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("suite fixture rows are objects, got {other}"),
+    }
+}
+
+/// Turns a store error into a panic that says which operation failed.
+pub(super) trait OrPanic<T> {
+    /// The value, or a panic naming `op` and the error.
+    fn or_panic(self, op: &str) -> T;
+}
+
+impl<T> OrPanic<T> for Result<T, StoreError> {
+    #[track_caller]
+    fn or_panic(self, op: &str) -> T {
+        self.unwrap_or_else(|err| panic!("{op} returned an error: {err}"))
+    }
+}
+
+/// The record of a [`Lookup::Found`], or a panic saying what was expected.
+#[track_caller]
+pub(super) fn found(lookup: Lookup, what: &str) -> ResourceRecord {
+    match lookup {
+        Lookup::Found(record) => record,
+        other => panic!("{what}: expected Lookup::Found, got {other:?}"),
+    }
+}

@@ -1,0 +1,183 @@
+//! The conformance suite fails stores that break the contract, naming the case: each store here is a
+//! `MemoryStore` with one deliberate bug.
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use dual_core::{ResourceId, ResourceRecord};
+use dual_store::{Lookup, MemoryStore, ResourceStore, StoreError, suite};
+use time::OffsetDateTime;
+
+/// The bug a [`Buggy`] store has.
+#[derive(Debug, Clone, Copy)]
+enum Bug {
+    /// Serves a record at exactly `expires_at`.
+    ServesAtExpiry,
+    /// Counts accesses by reading and writing back, losing concurrent updates.
+    LosesAccesses,
+    /// Lists expired records latest first.
+    FindsLatestFirst,
+    /// Purges pinned records too.
+    PurgesPinned,
+    /// Truncates timestamps to milliseconds, as a store keeping milliseconds would.
+    KeepsMilliseconds,
+    /// Returns sample rows with their keys sorted, as PostgreSQL `jsonb` would.
+    SortsJsonKeys,
+}
+
+#[derive(Clone)]
+struct Buggy {
+    inner: MemoryStore,
+    bug: Bug,
+    /// Every id ever saved, for the purge that forgets pinned records.
+    saved: Arc<Mutex<Vec<ResourceId>>>,
+}
+
+impl Buggy {
+    fn new(bug: Bug) -> Self {
+        Self {
+            inner: MemoryStore::new(),
+            bug,
+            saved: Arc::default(),
+        }
+    }
+
+    fn saved_ids(&self) -> Vec<ResourceId> {
+        self.saved.lock().map(|ids| ids.clone()).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for Buggy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Buggy({:?})", self.bug)
+    }
+}
+
+fn millis(at: OffsetDateTime) -> OffsetDateTime {
+    at - time::Duration::nanoseconds(i64::from(at.nanosecond() % 1_000_000))
+}
+
+#[async_trait]
+impl ResourceStore for Buggy {
+    async fn save(&self, record: &ResourceRecord) -> Result<(), StoreError> {
+        if let Ok(mut ids) = self.saved.lock() {
+            ids.push(record.id);
+        }
+        let mut record = record.clone();
+        match self.bug {
+            Bug::KeepsMilliseconds => {
+                record.created_at = millis(record.created_at);
+                record.expires_at = record.expires_at.map(millis);
+                record.last_accessed_at = record.last_accessed_at.map(millis);
+            }
+            Bug::SortsJsonKeys => {
+                for row in &mut record.sample {
+                    row.sort_keys();
+                }
+            }
+            _ => {}
+        }
+        self.inner.save(&record).await
+    }
+
+    async fn get(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        match self.bug {
+            Bug::ServesAtExpiry => self.inner.get(id, now - time::Duration::nanoseconds(1)).await,
+            _ => self.inner.get(id, now).await,
+        }
+    }
+
+    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        if !matches!(self.bug, Bug::LosesAccesses) {
+            return self.inner.record_access(id, now).await;
+        }
+        let Lookup::Found(mut record) = self.inner.get(id, now).await? else {
+            return self.inner.get(id, now).await;
+        };
+        tokio::task::yield_now().await;
+        record.access_count += 1;
+        record.last_accessed_at = Some(now);
+        self.inner.save(&record).await?;
+        Ok(Lookup::Found(record))
+    }
+
+    async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        self.inner.pin(id, now).await
+    }
+
+    async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
+        self.inner.delete(id).await
+    }
+
+    async fn find_expired(&self, now: OffsetDateTime, limit: usize) -> Result<Vec<ResourceId>, StoreError> {
+        if !matches!(self.bug, Bug::FindsLatestFirst) {
+            return self.inner.find_expired(now, limit).await;
+        }
+        let mut all = self.inner.find_expired(now, usize::MAX).await?;
+        all.reverse();
+        all.truncate(limit);
+        Ok(all)
+    }
+
+    async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        let purged = self.inner.purge_expired(now).await?;
+        if !matches!(self.bug, Bug::PurgesPinned) {
+            return Ok(purged);
+        }
+        // A store that treats "no expiry" as "expired long ago".
+        let mut extra = 0;
+        for id in self.saved_ids() {
+            if let Lookup::Found(record) = self.inner.get(id, now).await?
+                && record.is_pinned()
+            {
+                extra += u64::from(self.inner.delete(id).await?);
+            }
+        }
+        Ok(purged + extra)
+    }
+
+    async fn close(&self) -> Result<(), StoreError> {
+        self.inner.close().await
+    }
+}
+
+async fn run_with(bug: Bug) {
+    suite::run(move || async move { Buggy::new(bug) }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[should_panic(expected = "case `expiry_boundary` failed")]
+async fn serving_at_expires_at_fails_expiry_boundary() {
+    run_with(Bug::ServesAtExpiry).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[should_panic(expected = "case `concurrent_record_access` failed")]
+async fn lost_access_counts_fail_concurrent_record_access() {
+    run_with(Bug::LosesAccesses).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[should_panic(expected = "case `find_expired_order_and_limit` failed")]
+async fn latest_first_fails_find_expired() {
+    run_with(Bug::FindsLatestFirst).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[should_panic(expected = "case `round_trip_every_field` failed")]
+async fn millisecond_timestamps_fail_round_trip() {
+    run_with(Bug::KeepsMilliseconds).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[should_panic(expected = "JSON object keys must keep their order")]
+async fn sorted_json_keys_fail_round_trip() {
+    run_with(Bug::SortsJsonKeys).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[should_panic(expected = "4 expired + 1 at the boundary")]
+async fn purging_pinned_records_fails_purge_expired_exact() {
+    suite::purge_expired_exact(&Buggy::new(Bug::PurgesPinned)).await;
+}
