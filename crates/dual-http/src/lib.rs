@@ -1,1 +1,115 @@
-//! placeholder
+//! The REST API of the MCP *Dual Response* pattern as a framework-agnostic HTTP handler.
+//!
+//! An MCP tool gives the model a sample and a resource link; the host application then fetches the
+//! complete result out of band from this API, mounted under any prefix (say `/resources`):
+//!
+//! | request | answer |
+//! |---|---|
+//! | `GET /{id}` | 200 metadata |
+//! | `POST /{id}` `{"offset","limit","sort"}` (all optional) | 200 one page |
+//! | `PUT /{id}` | 200 `{"status":"pinned","expires_at":null}` |
+//! | `DELETE /{id}` | 204 |
+//! | `GET /{id}/data[?sort=field:desc]` | 200 every row, streamed: JSON array, NDJSON (`Accept: application/x-ndjson`) or CSV (`Accept: text/csv`) |
+//! | `OPTIONS` | CORS preflight, when configured |
+//!
+//! Errors are JSON `{"error", "message", "retryable"}` with the statuses of DESIGN §5, and never carry
+//! internals. `docs/openapi.yaml` in the repository describes the API in OpenAPI 3.1.
+//!
+//! [`DualHttp`] is written against the `http` and `http-body` crates only: generic over the request
+//! body, infallible, and opening no sockets. It is a hyper `Service` (raw hyper, hyper-util's servers)
+//! and, with feature `tower`, a `tower::Service` (axum's `nest_service`, tower stacks). Other stacks
+//! call [`DualHttp::handle`], or the three steps it is made of — [`parse_request`], [`execute`] and
+//! [`render`] — so every adapter behaves the same. Depend on this crate when you serve resources
+//! created by a `dual_server::DualResponseServer`.
+//!
+//! ```
+//! use bytes::Bytes;
+//! use dual_core::{Row, Sort};
+//! use dual_http::DualHttp;
+//! use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+//! use http_body_util::{BodyExt, Full};
+//! use hyper::service::Service;
+//! use serde_json::{Value, json};
+//!
+//! /// `n` numbered rows.
+//! struct Numbers;
+//!
+//! #[async_trait::async_trait]
+//! impl QueryExecutor for Numbers {
+//!     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
+//!         params["n"].as_u64().ok_or_else(|| ExecutorError::new("`n` must be an integer"))
+//!     }
+//!     async fn fetch(&self, params: &Value, offset: u64, limit: u64, _: Option<&Sort>)
+//!         -> Result<Vec<Row>, ExecutorError> {
+//!         let n = self.count(params).await?;
+//!         Ok((offset..n.min(offset.saturating_add(limit)))
+//!             .map(|i| json!({"id": i}).as_object().cloned().unwrap_or_default())
+//!             .collect())
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = DualResponseServer::builder()
+//!     .base_url("https://api.example.com/resources")
+//!     .executor("numbers", Numbers)
+//!     .build()?;
+//! let created = server.create_response(CreateResponse::new("numbers", json!({"n": 250}))).await?;
+//!
+//! let handler = DualHttp::builder(server).prefix("/resources").build();
+//!
+//! // POST /resources/{id}: the second page of 100 rows.
+//! let request = http::Request::post(format!("/resources/{}", created.id))
+//!     .header("content-type", "application/json")
+//!     .body(Full::new(Bytes::from_static(br#"{"offset": 100, "limit": 100}"#)))?;
+//! let response = handler.call(request).await?;
+//! assert_eq!(response.status(), 200);
+//! let page: Value = serde_json::from_slice(&response.into_body().collect().await?.to_bytes())?;
+//! assert_eq!((page["returned_count"].as_u64(), page["next_offset"].as_u64()), (Some(100), Some(200)));
+//!
+//! // Errors are rendered, never returned: an unknown field is a 400 naming it.
+//! let request = http::Request::post(format!("/resources/{}", created.id))
+//!     .header("content-type", "application/json")
+//!     .body(Full::new(Bytes::from_static(br#"{"page": 2}"#)))?;
+//! let response = handler.call(request).await?;
+//! assert_eq!(response.status(), 400);
+//! let error: Value = serde_json::from_slice(&response.into_body().collect().await?.to_bytes())?;
+//! assert_eq!(error["error"], "invalid_request");
+//! assert!(error["message"].as_str().unwrap_or_default().contains("`page`"));
+//! # Ok(()) }
+//! ```
+
+mod auth;
+mod body;
+mod config;
+mod cors;
+mod encode;
+mod execute;
+mod export;
+mod future;
+mod handler;
+mod media;
+mod parse;
+mod query;
+mod rejection;
+mod render;
+mod route;
+#[cfg(feature = "test-suite")]
+pub mod suite;
+#[cfg(feature = "tower")]
+mod tower;
+
+pub use auth::{Anonymous, Authorize, OwnerFn};
+pub use body::{BodyError, ResponseBody};
+pub use config::{DEFAULT_BODY_LIMIT, DualHttpBuilder, HttpConfig};
+pub use cors::Cors;
+pub use execute::{ApiResponse, Export, execute};
+pub use future::ResponseFuture;
+pub use handler::DualHttp;
+pub use media::ExportFormat;
+pub use parse::{ApiRequest, parse_request};
+pub use rejection::Rejection;
+pub use render::{render, render_rejection};
+
+/// The boxed error request bodies may fail with (`B::Error: Into<BoxError>`).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

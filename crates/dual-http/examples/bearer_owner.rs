@@ -1,0 +1,109 @@
+//! Owner binding: `Authorization: Bearer <token>` maps to a tenant, and a resource created for one
+//! tenant is `404 not_found` to every other caller.
+//!
+//! ```text
+//! cargo run -p dual-http --example bearer_owner
+//! ```
+//!
+//! The example drives the handler through `Service::call` and prints what each caller sees. In a
+//! real deployment, verify the token (a JWT, a session lookup) in a middleware in front of the
+//! handler and let the hook read the verified principal from the request's extensions.
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use dual_core::{Row, Sort};
+use dual_http::{Authorize, DualHttp};
+use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use http::request::Parts;
+use http_body_util::{BodyExt, Empty};
+use hyper::service::Service;
+use serde_json::{Value, json};
+
+/// Maps bearer tokens to tenants (a stand-in for real token verification).
+#[derive(Debug)]
+struct BearerTenants {
+    tokens: HashMap<&'static str, &'static str>,
+}
+
+impl Authorize for BearerTenants {
+    fn owner(&self, parts: &Parts) -> Option<String> {
+        let value = parts.headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+        let token = value.strip_prefix("Bearer ")?;
+        self.tokens.get(token).map(|tenant| (*tenant).to_owned())
+    }
+}
+
+/// Three rows of invoices per tenant.
+struct Invoices;
+
+#[async_trait::async_trait]
+impl QueryExecutor for Invoices {
+    async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
+        Ok(3)
+    }
+
+    async fn fetch(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        _: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        let tenant = params["tenant"].as_str().unwrap_or_default();
+        Ok((offset..3u64.min(offset.saturating_add(limit)))
+            .map(|i| {
+                json!({"invoice": i, "tenant": tenant})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect())
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = DualResponseServer::builder()
+        .base_url("https://api.example.com/resources")
+        .executor("invoices", Invoices)
+        .build()?;
+    // The MCP tool knows who asked (from its own session) and binds the resource to that tenant.
+    let acme = server
+        .create_response(CreateResponse::new("invoices", json!({"tenant": "acme"})).owner("acme"))
+        .await?;
+
+    let hook = BearerTenants {
+        tokens: HashMap::from([("token-acme", "acme"), ("token-globex", "globex")]),
+    };
+    let handler = DualHttp::builder(server)
+        .prefix("/resources")
+        .authorize(hook)
+        .build();
+
+    for authorization in [
+        Some("Bearer token-acme"),
+        Some("Bearer token-globex"),
+        Some("Bearer forged"),
+        None,
+    ] {
+        let mut request = http::Request::get(format!("/resources/{}", acme.id));
+        if let Some(value) = authorization {
+            request = request.header(http::header::AUTHORIZATION, value);
+        }
+        let response = handler.call(request.body(Empty::<Bytes>::new())?).await?;
+        let status = response.status();
+        let body = response.into_body().collect().await?.to_bytes();
+        let body: Value = serde_json::from_slice(&body)?;
+        let shown = if status.is_success() {
+            json!({"name": body["name"], "total_count": body["total_count"]})
+        } else {
+            body
+        };
+        println!(
+            "{:<28} → {status} {shown}",
+            authorization.unwrap_or("(no Authorization)")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,145 @@
+//! The handler's options and their builder.
+
+use std::fmt;
+use std::sync::Arc;
+
+use dual_server::DualResponseServer;
+
+use crate::{Anonymous, Authorize, Cors, DualHttp};
+
+/// Default limit of a request body: 64 KiB.
+pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
+
+/// The options a [`DualHttp`] handler runs with; [`parse_request`](crate::parse_request),
+/// [`execute`](crate::execute) and [`render`](crate::render) take them.
+#[derive(Clone)]
+pub struct HttpConfig {
+    pub(crate) prefix: String,
+    pub(crate) body_limit: usize,
+    pub(crate) cors: Option<Cors>,
+    pub(crate) authorize: Arc<dyn Authorize>,
+}
+
+impl HttpConfig {
+    /// The path prefix the handler strips (`""` when it serves `/{id}` directly).
+    #[must_use]
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The largest request body accepted, in bytes.
+    #[must_use]
+    pub fn body_limit(&self) -> usize {
+        self.body_limit
+    }
+
+    /// The CORS configuration, if any.
+    #[must_use]
+    pub fn cors(&self) -> Option<&Cors> {
+        self.cors.as_ref()
+    }
+
+    /// The authorization hook.
+    #[must_use]
+    pub fn authorize(&self) -> &dyn Authorize {
+        &*self.authorize
+    }
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            prefix: String::new(),
+            body_limit: DEFAULT_BODY_LIMIT,
+            cors: None,
+            authorize: Arc::new(Anonymous),
+        }
+    }
+}
+
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("prefix", &self.prefix)
+            .field("body_limit", &self.body_limit)
+            .field("cors", &self.cors)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`DualHttp`] handler.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use dual_http::{Cors, DualHttp};
+/// let server = dual_server::DualResponseServer::builder()
+///     .base_url("https://api.example.com/resources")
+///     .build()?;
+/// let handler = DualHttp::builder(server)
+///     .prefix("/resources")
+///     .body_limit(16 * 1024)
+///     .cors(Cors::any())
+///     .build();
+/// assert_eq!(handler.config().prefix(), "/resources");
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+#[must_use]
+pub struct DualHttpBuilder {
+    server: DualResponseServer,
+    config: HttpConfig,
+}
+
+impl DualHttpBuilder {
+    pub(crate) fn new(server: DualResponseServer) -> Self {
+        Self {
+            server,
+            config: HttpConfig::default(),
+        }
+    }
+
+    /// The path prefix the handler is mounted under, e.g. `/resources`; it serves `{prefix}/{id}` and
+    /// `{prefix}/{id}/data` and answers 404 for paths outside it. Leave it empty (the default) when
+    /// the stack strips the prefix before calling the handler, as axum's `nest_service` does.
+    /// A missing leading slash is added and trailing slashes are dropped.
+    pub fn prefix(mut self, prefix: impl AsRef<str>) -> Self {
+        let trimmed = prefix.as_ref().trim_end_matches('/');
+        self.config.prefix = match trimmed {
+            "" => String::new(),
+            p if p.starts_with('/') => p.to_owned(),
+            p => format!("/{p}"),
+        };
+        self
+    }
+
+    /// The largest request body accepted (default [`DEFAULT_BODY_LIMIT`], 64 KiB); larger bodies get
+    /// 413 `payload_too_large` without being buffered.
+    pub fn body_limit(mut self, limit: usize) -> Self {
+        self.config.body_limit = limit;
+        self
+    }
+
+    /// Enables CORS (off by default).
+    pub fn cors(mut self, cors: Cors) -> Self {
+        self.config.cors = Some(cors);
+        self
+    }
+
+    /// The authorization hook (default [`Anonymous`]: only resources without an owner are visible).
+    pub fn authorize(mut self, hook: impl Authorize) -> Self {
+        self.config.authorize = Arc::new(hook);
+        self
+    }
+
+    /// An authorization hook that is already shared.
+    pub fn shared_authorize(mut self, hook: Arc<dyn Authorize>) -> Self {
+        self.config.authorize = hook;
+        self
+    }
+
+    /// The handler.
+    pub fn build(self) -> DualHttp {
+        DualHttp::from_parts(self.server, self.config)
+    }
+}

@@ -1,0 +1,174 @@
+//! Row encoders of the three export formats: a JSON array, NDJSON and RFC 4180 CSV.
+
+use dual_core::{Column, Row};
+use serde_json::Value;
+
+use crate::ExportFormat;
+
+/// Writes an export's bytes: [`Encoder::open`] once, [`Encoder::row`] per row, [`Encoder::close`] once.
+#[derive(Debug)]
+pub(crate) struct Encoder {
+    format: ExportFormat,
+    /// The CSV header and the order of CSV fields; unused by the JSON formats.
+    columns: Vec<Column>,
+    rows: u64,
+}
+
+impl Encoder {
+    pub(crate) fn new(format: ExportFormat, columns: Vec<Column>) -> Self {
+        Self {
+            format,
+            columns,
+            rows: 0,
+        }
+    }
+
+    /// Rows encoded so far.
+    pub(crate) fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    pub(crate) fn open(&self, out: &mut Vec<u8>) {
+        match self.format {
+            ExportFormat::Json => out.push(b'['),
+            ExportFormat::Ndjson => {}
+            ExportFormat::Csv => {
+                if !self.columns.is_empty() {
+                    for (i, column) in self.columns.iter().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        csv_text(&column.name, out);
+                    }
+                    out.extend_from_slice(b"\r\n");
+                }
+            }
+        }
+    }
+
+    /// Appends one row. Fails only if a row cannot be serialised, which a JSON map cannot.
+    pub(crate) fn row(&mut self, row: &Row, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        match self.format {
+            ExportFormat::Json => {
+                if self.rows > 0 {
+                    out.push(b',');
+                }
+                serde_json::to_writer(&mut *out, row)?;
+            }
+            ExportFormat::Ndjson => {
+                serde_json::to_writer(&mut *out, row)?;
+                out.push(b'\n');
+            }
+            ExportFormat::Csv => {
+                if !self.columns.is_empty() {
+                    for (i, column) in self.columns.iter().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        csv_value(row.get(&column.name), out)?;
+                    }
+                    out.extend_from_slice(b"\r\n");
+                }
+            }
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    pub(crate) fn close(&self, out: &mut Vec<u8>) {
+        if self.format == ExportFormat::Json {
+            out.push(b']');
+        }
+    }
+}
+
+/// A CSV field for a JSON value: null or absent as an empty field, strings as themselves, numbers and
+/// booleans as their JSON text, arrays and objects as their JSON text (quoted as needed).
+fn csv_value(value: Option<&Value>, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    match value {
+        None | Some(Value::Null) => {}
+        Some(Value::String(text)) => csv_text(text, out),
+        Some(value @ (Value::Bool(_) | Value::Number(_))) => serde_json::to_writer(&mut *out, value)?,
+        Some(value) => csv_text(&serde_json::to_string(value)?, out),
+    }
+    Ok(())
+}
+
+/// An RFC 4180 field: quoted when it holds a comma, a quote, CR or LF (quotes doubled), and when it
+/// is empty, so an empty string stays distinct from a null.
+fn csv_text(text: &str, out: &mut Vec<u8>) {
+    if text.is_empty() {
+        out.extend_from_slice(b"\"\"");
+    } else if text.contains([',', '"', '\r', '\n']) {
+        out.push(b'"');
+        for piece in text.split_inclusive('"') {
+            out.extend_from_slice(piece.as_bytes());
+            if piece.ends_with('"') {
+                out.push(b'"');
+            }
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(text.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dual_core::ColumnType;
+    use serde_json::json;
+
+    fn encode(format: ExportFormat, rows: &[Value]) -> String {
+        let columns = vec![
+            Column::new("id", ColumnType::Integer),
+            Column::new("name", ColumnType::String),
+            Column::new("tags", ColumnType::Json),
+        ];
+        let mut encoder = Encoder::new(format, columns);
+        let mut out = Vec::new();
+        encoder.open(&mut out);
+        for row in rows {
+            let row = row.as_object().cloned().unwrap_or_default();
+            assert!(encoder.row(&row, &mut out).is_ok());
+        }
+        encoder.close(&mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    #[test]
+    fn json_array_and_ndjson() {
+        let rows = [json!({"id": 1, "name": "a"}), json!({"id": 2, "name": "b"})];
+        assert_eq!(encode(ExportFormat::Json, &[]), "[]");
+        assert_eq!(
+            encode(ExportFormat::Json, &rows),
+            r#"[{"id":1,"name":"a"},{"id":2,"name":"b"}]"#
+        );
+        assert_eq!(
+            encode(ExportFormat::Ndjson, &rows),
+            "{\"id\":1,\"name\":\"a\"}\n{\"id\":2,\"name\":\"b\"}\n"
+        );
+        assert_eq!(encode(ExportFormat::Ndjson, &[]), "");
+    }
+
+    #[test]
+    fn csv_quotes_per_rfc_4180() {
+        let rows = [
+            json!({"id": 1, "name": "plain", "tags": ["a", "b"]}),
+            json!({"id": 2, "name": "say \"hi\", twice", "tags": null}),
+            json!({"id": 3, "name": "line\r\nbreak", "tags": {"k": "v,w"}}),
+            json!({"id": 4, "name": ""}),
+            json!({"id": 5.5, "name": true, "extra": 1}),
+        ];
+        assert_eq!(
+            encode(ExportFormat::Csv, &rows),
+            "id,name,tags\r\n\
+             1,plain,\"[\"\"a\"\",\"\"b\"\"]\"\r\n\
+             2,\"say \"\"hi\"\", twice\",\r\n\
+             3,\"line\r\nbreak\",\"{\"\"k\"\":\"\"v,w\"\"}\"\r\n\
+             4,\"\",\r\n\
+             5.5,true,\r\n"
+        );
+        assert_eq!(encode(ExportFormat::Csv, &[]), "id,name,tags\r\n");
+    }
+}

@@ -1,0 +1,182 @@
+//! The streamed export body: rows are encoded as the executor yields them, never collected first.
+
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use dual_core::{ResourceId, Row};
+use dual_server::RowStream;
+use http_body::Frame;
+
+use crate::BodyError;
+use crate::encode::Encoder;
+
+/// A frame is sent once this many bytes are buffered (or the executor has nothing ready). Large
+/// batches are cut into frames of about this size, small ones are coalesced, so memory stays at one
+/// executor batch plus one frame whatever the row count.
+const FRAME_TARGET: usize = 32 * 1024;
+
+pub(crate) struct ExportBody {
+    id: ResourceId,
+    encoder: Encoder,
+    /// `None` once the executor has ended (or failed).
+    stream: Option<RowStream>,
+    /// Rows of the current batch not yet encoded.
+    pending: std::vec::IntoIter<Row>,
+    state: State,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Nothing sent yet: the opening (`[`, the CSV header) comes first.
+    Start,
+    Rows,
+    /// The closing bytes were sent, or the export was aborted.
+    Done,
+}
+
+impl std::fmt::Debug for ExportBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExportBody")
+            .field("id", &self.id)
+            .field("encoder", &self.encoder)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExportBody {
+    /// An export of `first` followed by the rest of `stream` (`None` when the executor has ended).
+    pub(crate) fn new(id: ResourceId, encoder: Encoder, first: Vec<Row>, stream: Option<RowStream>) -> Self {
+        Self {
+            id,
+            encoder,
+            stream,
+            pending: first.into_iter(),
+            state: State::Start,
+        }
+    }
+
+    pub(crate) fn is_end_stream(&self) -> bool {
+        self.state == State::Done
+    }
+
+    pub(crate) fn poll_frame(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        let mut out = Vec::new();
+        match self.state {
+            State::Done => return Poll::Ready(None),
+            State::Start => {
+                self.encoder.open(&mut out);
+                self.state = State::Rows;
+            }
+            State::Rows => {}
+        }
+        loop {
+            while out.len() < FRAME_TARGET {
+                let Some(row) = self.pending.next() else { break };
+                if let Err(error) = self.encoder.row(&row, &mut out) {
+                    return Poll::Ready(Some(Err(self.abort(&error.to_string()))));
+                }
+            }
+            if out.len() >= FRAME_TARGET {
+                return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
+            }
+            let Some(stream) = self.stream.as_mut() else {
+                self.encoder.close(&mut out);
+                self.state = State::Done;
+                tracing::debug!(id = %self.id, rows = self.encoder.rows(), "export finished");
+                return Poll::Ready((!out.is_empty()).then(|| Ok(Frame::data(Bytes::from(out)))));
+            };
+            match stream.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(batch))) => self.pending = batch.into_iter(),
+                Poll::Ready(Some(Err(error))) => {
+                    return Poll::Ready(Some(Err(self.abort(error.message()))));
+                }
+                Poll::Ready(None) => self.stream = None,
+                Poll::Pending if out.is_empty() => return Poll::Pending,
+                Poll::Pending => return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out))))),
+            }
+        }
+    }
+
+    /// Ends the export with an error, logging why (the client only sees the transfer break).
+    fn abort(&mut self, detail: &str) -> BodyError {
+        self.state = State::Done;
+        self.stream = None;
+        self.pending = Vec::new().into_iter();
+        tracing::error!(
+            id = %self.id,
+            rows_sent = self.encoder.rows(),
+            detail,
+            "dual-http export aborted: the query failed while streaming"
+        );
+        BodyError::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ExportFormat;
+    use dual_server::ExecutorError;
+    use http_body_util::BodyExt;
+    use serde_json::json;
+
+    fn rows(range: std::ops::Range<u64>) -> Vec<Row> {
+        range
+            .map(|i| json!({"i": i}).as_object().cloned().unwrap_or_default())
+            .collect()
+    }
+
+    fn body(batches: Vec<Result<Vec<Row>, ExecutorError>>) -> crate::ResponseBody {
+        let stream: RowStream = Box::pin(futures_util::stream::iter(batches));
+        let encoder = Encoder::new(ExportFormat::Ndjson, vec![]);
+        crate::ResponseBody::export(ExportBody::new(
+            ResourceId::new(),
+            encoder,
+            rows(0..2),
+            Some(stream),
+        ))
+    }
+
+    #[tokio::test]
+    async fn streams_every_batch_then_ends() {
+        let collected = body(vec![Ok(rows(2..3)), Ok(vec![]), Ok(rows(3..5000))])
+            .collect()
+            .await
+            .map(|c| c.to_bytes())
+            .unwrap_or_default();
+        let text = String::from_utf8_lossy(&collected);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5000);
+        assert_eq!(lines[4999], r#"{"i":4999}"#);
+    }
+
+    #[tokio::test]
+    async fn frames_stay_near_the_target_size() {
+        let mut body = body(vec![Ok(rows(2..100_000))]);
+        let mut frames = 0;
+        while let Some(frame) = body.frame().await {
+            let data = frame.ok().and_then(|f| f.into_data().ok()).unwrap_or_default();
+            assert!(data.len() < FRAME_TARGET + 64, "frame of {} bytes", data.len());
+            frames += 1;
+        }
+        assert!(frames > 10);
+        assert!(http_body::Body::is_end_stream(&body));
+    }
+
+    #[tokio::test]
+    async fn a_failing_executor_aborts_the_body() {
+        let mut body = body(vec![Ok(rows(2..4)), Err(ExecutorError::new("SELECT boom"))]);
+        let mut saw_error = false;
+        while let Some(frame) = body.frame().await {
+            if frame.is_err() {
+                saw_error = true;
+            }
+        }
+        assert!(saw_error);
+        assert!(http_body::Body::is_end_stream(&body));
+    }
+}

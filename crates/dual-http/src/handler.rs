@@ -1,0 +1,89 @@
+//! `DualHttp`: the handler, and its hyper `Service`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use dual_server::DualResponseServer;
+use http::{Request, Response};
+use http_body::Body;
+
+use crate::{
+    ApiResponse, BoxError, DualHttpBuilder, HttpConfig, ResponseBody, ResponseFuture, execute, parse_request,
+    render,
+};
+
+/// The REST API of DESIGN §5 over a [`DualResponseServer`], as an infallible handler of
+/// `http::Request<B>` for any body type `B`.
+///
+/// A cheap `Clone` handle. Serve it with [`DualHttp::handle`], as a hyper `Service` (raw hyper,
+/// hyper-util's servers), or with feature `tower` as a `tower::Service` (axum's `nest_service`, tower
+/// stacks). Every path runs [`parse_request`], [`execute`] and [`render`], so adapters cannot disagree.
+#[derive(Clone, Debug)]
+pub struct DualHttp {
+    server: DualResponseServer,
+    config: Arc<HttpConfig>,
+}
+
+impl DualHttp {
+    /// A handler with the default options: no prefix, a 64 KiB body limit, no CORS, and the
+    /// [`Anonymous`](crate::Anonymous) authorization hook.
+    #[must_use]
+    pub fn new(server: DualResponseServer) -> Self {
+        Self::from_parts(server, HttpConfig::default())
+    }
+
+    /// A builder for a handler over `server`.
+    pub fn builder(server: DualResponseServer) -> DualHttpBuilder {
+        DualHttpBuilder::new(server)
+    }
+
+    pub(crate) fn from_parts(server: DualResponseServer, config: HttpConfig) -> Self {
+        Self {
+            server,
+            config: Arc::new(config),
+        }
+    }
+
+    /// The server the handler serves.
+    #[must_use]
+    pub fn server(&self) -> &DualResponseServer {
+        &self.server
+    }
+
+    /// The handler's options.
+    #[must_use]
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    /// Answers one request: [`parse_request`], [`execute`], [`render`]. Never fails and never panics on
+    /// client input; every error is rendered as DESIGN §5's JSON.
+    pub async fn handle<B>(&self, request: Request<B>) -> Response<ResponseBody>
+    where
+        B: Body,
+        B::Error: Into<BoxError>,
+    {
+        let (parts, body) = request.into_parts();
+        let response = match parse_request(&self.config, &parts, body).await {
+            Ok(request) => execute(&self.server, &self.config, &parts, request).await,
+            Err(rejection) => ApiResponse::Error(rejection),
+        };
+        render(&self.config, &parts, response)
+    }
+}
+
+impl<B> hyper::service::Service<Request<B>> for DualHttp
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn call(&self, request: Request<B>) -> ResponseFuture {
+        let this = self.clone();
+        ResponseFuture::new(async move { Ok(this.handle(request).await) })
+    }
+}

@@ -1,0 +1,237 @@
+//! Media types: is a request body JSON, and which export format does `Accept` ask for.
+
+use http::HeaderMap;
+use http::header::{ACCEPT, CONTENT_TYPE};
+
+/// The representation of a `GET /{id}/data` export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ExportFormat {
+    /// One JSON array of row objects (`application/json`), the default.
+    Json,
+    /// One row object per line (`application/x-ndjson`).
+    Ndjson,
+    /// RFC 4180 CSV with a header row (`text/csv`).
+    Csv,
+}
+
+impl ExportFormat {
+    /// The `Content-Type` the export is sent with.
+    #[must_use]
+    pub const fn content_type(self) -> &'static str {
+        match self {
+            Self::Json => "application/json",
+            Self::Ndjson => "application/x-ndjson",
+            Self::Csv => "text/csv; charset=utf-8; header=present",
+        }
+    }
+
+    /// Server preference among equally acceptable formats.
+    const PREFERENCE: [Self; 3] = [Self::Json, Self::Ndjson, Self::Csv];
+
+    /// How specifically the media range `ty/sub` names this format: 2 exactly, 1 by `ty/*`, 0 by
+    /// `*/*`, `None` not at all.
+    fn specificity(self, ty: &str, sub: &str) -> Option<u8> {
+        let (own_ty, subs): (&str, &[&str]) = match self {
+            Self::Json => ("application", &["json"]),
+            Self::Ndjson => ("application", &["x-ndjson", "ndjson", "jsonl"]),
+            Self::Csv => ("text", &["csv"]),
+        };
+        if ty == "*" && sub == "*" {
+            Some(0)
+        } else if ty.eq_ignore_ascii_case(own_ty) && sub == "*" {
+            Some(1)
+        } else if ty.eq_ignore_ascii_case(own_ty) && subs.iter().any(|s| sub.eq_ignore_ascii_case(s)) {
+            Some(2)
+        } else {
+            None
+        }
+    }
+
+    /// Picks the export format from the request's `Accept` headers: the acceptable format with the
+    /// highest quality, ties going to the one the client listed first, then to JSON, NDJSON, CSV.
+    /// No `Accept`, or nothing acceptable, means JSON (the API never answers 406).
+    #[must_use]
+    pub fn negotiate(headers: &HeaderMap) -> Self {
+        let ranges: Vec<MediaRange<'_>> = headers
+            .get_all(ACCEPT)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .filter_map(MediaRange::parse)
+            .collect();
+        let mut best: Option<(u16, std::cmp::Reverse<usize>, Self)> = None;
+        for format in Self::PREFERENCE {
+            // The most specific range naming the format decides its quality (RFC 9110 §12.5.1).
+            let matched = ranges
+                .iter()
+                .enumerate()
+                .filter_map(|(position, range)| {
+                    format
+                        .specificity(range.ty, range.sub)
+                        .map(|s| (s, position, range.quality))
+                })
+                .max_by_key(|(s, position, _)| (*s, std::cmp::Reverse(*position)));
+            let Some((_, position, quality)) = matched else {
+                continue;
+            };
+            let candidate = (quality, std::cmp::Reverse(position), format);
+            if quality > 0 && best.is_none_or(|b| (candidate.0, candidate.1) > (b.0, b.1)) {
+                best = Some(candidate);
+            }
+        }
+        best.map_or(Self::Json, |(_, _, format)| format)
+    }
+}
+
+struct MediaRange<'a> {
+    ty: &'a str,
+    sub: &'a str,
+    /// Quality in thousandths.
+    quality: u16,
+}
+
+impl<'a> MediaRange<'a> {
+    fn parse(text: &'a str) -> Option<Self> {
+        let mut parts = text.split(';');
+        let (ty, sub) = parts.next()?.trim().split_once('/')?;
+        let mut quality = 1000;
+        for param in parts {
+            if let Some((name, value)) = param.split_once('=')
+                && name.trim().eq_ignore_ascii_case("q")
+            {
+                quality = parse_quality(value.trim())?;
+            }
+        }
+        Some(Self {
+            ty: ty.trim(),
+            sub: sub.trim(),
+            quality,
+        })
+    }
+}
+
+/// `0`, `1`, `0.5`, `0.125`, `1.000` → thousandths; anything else is not a quality.
+fn parse_quality(text: &str) -> Option<u16> {
+    let (int, frac) = text.split_once('.').unwrap_or((text, ""));
+    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let int = match int {
+        "0" => 0,
+        "1" => 1000,
+        _ => return None,
+    };
+    let frac = format!("{frac:0<3}").parse::<u16>().ok()?;
+    let quality = int + frac;
+    (quality <= 1000).then_some(quality)
+}
+
+/// Whether the request declares a JSON body: `application/json` or `application/*+json`, with an
+/// optional `charset=utf-8`.
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+    let Some(text) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let mut parts = text.split(';');
+    let essence = parts.next().unwrap_or_default().trim();
+    let Some((ty, sub)) = essence.split_once('/') else {
+        return false;
+    };
+    let sub = sub.to_ascii_lowercase();
+    let json = sub == "json" || (sub.len() > 5 && sub.ends_with("+json"));
+    if !ty.eq_ignore_ascii_case("application") || !json {
+        return false;
+    }
+    parts.all(|param| match param.split_once('=') {
+        Some((name, value)) if name.trim().eq_ignore_ascii_case("charset") => {
+            let value = value.trim().trim_matches('"');
+            value.eq_ignore_ascii_case("utf-8") || value.eq_ignore_ascii_case("utf8")
+        }
+        _ => true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn headers(name: http::header::HeaderName, values: &[&'static str]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for v in values {
+            map.append(name.clone(), HeaderValue::from_static(v));
+        }
+        map
+    }
+
+    #[test]
+    fn negotiates_export_formats() {
+        use ExportFormat::{Csv, Json, Ndjson};
+        let cases: &[(&[&'static str], ExportFormat)] = &[
+            (&[], Json),
+            (&["*/*"], Json),
+            (&["application/json"], Json),
+            (&["application/x-ndjson"], Ndjson),
+            (&["application/ndjson"], Ndjson),
+            (&["text/csv"], Csv),
+            (&["TEXT/CSV; charset=utf-8"], Csv),
+            (&["text/*"], Csv),
+            (&["text/html"], Json),
+            (&["text/csv;q=0"], Json),
+            (&["text/csv, */*;q=0.1"], Csv),
+            (&["application/json;q=0.5, text/csv"], Csv),
+            (&["application/x-ndjson, application/json"], Ndjson),
+            (&["application/json, application/x-ndjson"], Json),
+            (&["text/csv;q=0.9", "application/x-ndjson;q=0.8"], Csv),
+            (&["application/*, text/csv;q=0.4"], Json),
+            (&["*/*;q=0.2, application/json;q=0"], Ndjson),
+            (&["text/csv;q=bogus"], Json),
+            (&["garbage"], Json),
+        ];
+        for (accept, expected) in cases {
+            assert_eq!(
+                ExportFormat::negotiate(&headers(ACCEPT, accept)),
+                *expected,
+                "{accept:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn recognises_json_bodies() {
+        for good in [
+            "application/json",
+            "Application/JSON",
+            "application/json; charset=utf-8",
+            "application/json;charset=\"UTF-8\"",
+            "application/merge-patch+json",
+            "application/vnd.api+json; v=1",
+        ] {
+            assert!(is_json(&headers(CONTENT_TYPE, &[good])), "{good}");
+        }
+        for bad in [
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "application/jsonx",
+            "application/+json",
+            "text/json",
+            "application/json; charset=latin1",
+            "json",
+        ] {
+            assert!(!is_json(&headers(CONTENT_TYPE, &[bad])), "{bad}");
+        }
+        assert!(!is_json(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn qualities() {
+        assert_eq!(parse_quality("1"), Some(1000));
+        assert_eq!(parse_quality("0.5"), Some(500));
+        assert_eq!(parse_quality("0.125"), Some(125));
+        assert_eq!(parse_quality("1.000"), Some(1000));
+        assert_eq!(parse_quality("1.5"), None);
+        assert_eq!(parse_quality("0.1234"), None);
+        assert_eq!(parse_quality("-1"), None);
+    }
+}

@@ -1,0 +1,227 @@
+//! Every way a request can fail, each knowing its status, its JSON body and its log event.
+
+use dual_core::{ErrorBody, ErrorCode, NOT_FOUND_MESSAGE, RequestError};
+use dual_server::ServerError;
+use http::StatusCode;
+
+/// Longest piece of client input (a query parameter name, say) echoed in an error message.
+const ECHO_LIMIT: usize = 64;
+
+/// A request the handler answers with an error, in the shape of DESIGN §5:
+/// `{"error": CODE, "message": TEXT, "retryable": BOOL}`.
+///
+/// [`parse_request`](crate::parse_request) and [`execute`](crate::execute) produce them;
+/// [`render`](crate::render) turns one into a response and logs it once (client errors at `debug`,
+/// query failures at `error`, store failures at `warn`). Messages never carry internals: the executor's
+/// or the store's text only reaches the log.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Rejection {
+    /// 400 `invalid_request`: the body or query is malformed; the message names the field.
+    InvalidRequest(String),
+    /// 404 `not_found`: unknown or malformed id, a path the API does not serve, or a resource the
+    /// caller may not see.
+    NotFound,
+    /// 404 `expired`: the resource is known but past its expiry.
+    Expired,
+    /// 405 `method_not_allowed`, with the route's `Allow` header.
+    MethodNotAllowed {
+        /// The value of the `Allow` header.
+        allow: &'static str,
+    },
+    /// 413 `payload_too_large`: the body is over the limit.
+    PayloadTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// 415 `unsupported_media_type`: a body that is not declared as JSON.
+    UnsupportedMediaType,
+    /// 500 `query_failed`: the executor failed (or is not registered on this instance).
+    QueryFailed {
+        /// What went wrong, for the log only.
+        detail: String,
+    },
+    /// 503 `storage_error` (retryable): the store is unreachable or failing.
+    Storage {
+        /// What went wrong, for the log only.
+        detail: String,
+    },
+}
+
+impl Rejection {
+    /// A 400 naming the offending field of a page request or `sort` parameter.
+    #[must_use]
+    pub fn invalid(error: &RequestError) -> Self {
+        Self::InvalidRequest(error.to_string())
+    }
+
+    /// The wire code.
+    #[must_use]
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            Self::InvalidRequest(_) => ErrorCode::InvalidRequest,
+            Self::NotFound => ErrorCode::NotFound,
+            Self::Expired => ErrorCode::Expired,
+            Self::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
+            Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
+            Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
+            Self::QueryFailed { .. } => ErrorCode::QueryFailed,
+            Self::Storage { .. } => ErrorCode::StorageError,
+        }
+    }
+
+    /// The HTTP status.
+    #[must_use]
+    pub fn status(&self) -> StatusCode {
+        StatusCode::from_u16(self.code().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    /// The message sent to the client.
+    #[must_use]
+    pub fn message(&self) -> String {
+        match self {
+            Self::InvalidRequest(message) => message.clone(),
+            Self::NotFound => NOT_FOUND_MESSAGE.to_owned(),
+            Self::Expired => "Resource expired".to_owned(),
+            Self::MethodNotAllowed { allow } => {
+                format!("method not allowed on this path; allowed: {allow}")
+            }
+            Self::PayloadTooLarge { limit } => {
+                format!("request body is larger than the limit of {limit} bytes")
+            }
+            Self::UnsupportedMediaType => {
+                "request body must be JSON (Content-Type: application/json)".to_owned()
+            }
+            Self::QueryFailed { .. } => "The query could not be executed".to_owned(),
+            Self::Storage { .. } => "The resource store is unavailable; retry later".to_owned(),
+        }
+    }
+
+    /// The JSON body.
+    #[must_use]
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody::new(self.code(), self.message())
+    }
+
+    /// Emits the rejection's one `tracing` event; [`render`](crate::render) calls it.
+    pub fn log(&self) {
+        let code = self.code().as_str();
+        match self {
+            Self::QueryFailed { detail } => {
+                tracing::error!(code, detail = %detail, "dual-http request failed: query execution failed");
+            }
+            Self::Storage { detail } => {
+                tracing::warn!(code, detail = %detail, "dual-http request failed: store unavailable");
+            }
+            _ => tracing::debug!(code, message = %self.message(), "dual-http request rejected"),
+        }
+    }
+
+    /// A 400 for a query parameter the route does not take.
+    pub(crate) fn unknown_parameter(name: &str, expected: &str) -> Self {
+        Self::InvalidRequest(format!(
+            "unknown query parameter `{}`; {expected}",
+            truncate(name)
+        ))
+    }
+}
+
+impl From<RequestError> for Rejection {
+    fn from(error: RequestError) -> Self {
+        Self::invalid(&error)
+    }
+}
+
+impl From<ServerError> for Rejection {
+    fn from(error: ServerError) -> Self {
+        match error {
+            ServerError::ResourceNotFound => Self::NotFound,
+            ServerError::ResourceExpired => Self::Expired,
+            ServerError::InvalidRequest(request) => Self::invalid(&request),
+            ServerError::Storage(store) => Self::Storage {
+                detail: store.to_string(),
+            },
+            ServerError::QueryExecutionFailed(detail) | ServerError::CountExecutionFailed(detail) => {
+                Self::QueryFailed { detail }
+            }
+            ServerError::UnknownQueryKind(kind) => Self::QueryFailed {
+                detail: format!("no executor is registered for kind `{kind}` on this instance"),
+            },
+            other => Self::QueryFailed {
+                detail: other.to_string(),
+            },
+        }
+    }
+}
+
+/// At most [`ECHO_LIMIT`] characters of `text`, with an ellipsis when cut.
+pub(crate) fn truncate(text: &str) -> String {
+    match text.char_indices().nth(ECHO_LIMIT) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_and_codes_follow_the_design_table() {
+        let cases = [
+            (Rejection::InvalidRequest("x".into()), 400, "invalid_request"),
+            (Rejection::NotFound, 404, "not_found"),
+            (Rejection::Expired, 404, "expired"),
+            (
+                Rejection::MethodNotAllowed { allow: "GET" },
+                405,
+                "method_not_allowed",
+            ),
+            (Rejection::PayloadTooLarge { limit: 1 }, 413, "payload_too_large"),
+            (Rejection::UnsupportedMediaType, 415, "unsupported_media_type"),
+            (
+                Rejection::QueryFailed {
+                    detail: "SELECT".into(),
+                },
+                500,
+                "query_failed",
+            ),
+            (
+                Rejection::Storage {
+                    detail: "redis://10.0.0.1".into(),
+                },
+                503,
+                "storage_error",
+            ),
+        ];
+        for (rejection, status, code) in cases {
+            assert_eq!(rejection.status().as_u16(), status);
+            let body = rejection.body();
+            assert_eq!(body.error.as_str(), code);
+            assert_eq!(body.retryable, status == 503);
+            assert!(!body.message.contains("SELECT") && !body.message.contains("redis"));
+        }
+    }
+
+    #[test]
+    fn server_errors_map_without_leaking() {
+        let rejection = Rejection::from(ServerError::QueryExecutionFailed("no such table: secret".into()));
+        assert_eq!(rejection.code(), ErrorCode::QueryFailed);
+        assert!(!rejection.message().contains("secret"));
+        assert_eq!(
+            Rejection::from(ServerError::UnknownQueryKind("k".into())).code(),
+            ErrorCode::QueryFailed
+        );
+        assert_eq!(
+            Rejection::from(ServerError::ResourceExpired).code(),
+            ErrorCode::Expired
+        );
+    }
+
+    #[test]
+    fn echoes_are_bounded() {
+        let long = "é".repeat(1000);
+        assert_eq!(truncate(&long).chars().count(), ECHO_LIMIT + 1);
+        assert_eq!(truncate("sort"), "sort");
+    }
+}

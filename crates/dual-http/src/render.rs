@@ -1,0 +1,142 @@
+//! Render: from an operation's outcome to the HTTP response, headers and all.
+
+use http::header::{self, HeaderMap, HeaderValue};
+use http::request::Parts;
+use http::{Method, Response, StatusCode};
+use serde::Serialize;
+
+use crate::{ApiResponse, Cors, HttpConfig, Rejection, ResponseBody};
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
+const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
+
+/// Renders `response` for the request whose head is `parts`.
+///
+/// Every response gets `Cache-Control: no-store` (resources are per-caller and change with every
+/// access) and `X-Content-Type-Options: nosniff`; JSON answers get `Content-Type: application/json`
+/// and `Content-Length`; exports `Vary: Accept`; 405 `Allow`; 503 `Retry-After: 1`; with CORS
+/// configured, `Vary: Origin` and the `Access-Control-*` headers for an allowed `Origin`. A `HEAD`
+/// request gets the headers of the `GET` and no body. A rejection is logged here, once.
+#[must_use]
+pub fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) -> Response<ResponseBody> {
+    let mut preflight_allow = None;
+    let mut out = match response {
+        ApiResponse::Metadata(metadata) => json(StatusCode::OK, &metadata),
+        ApiResponse::Page(page) => json(StatusCode::OK, &page),
+        ApiResponse::Pinned(pin) => json(StatusCode::OK, &pin),
+        ApiResponse::Deleted => status_only(StatusCode::NO_CONTENT),
+        ApiResponse::Export(export) => {
+            let mut out = Response::new(ResponseBody::export(export.body));
+            let headers = out.headers_mut();
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(export.format.content_type()),
+            );
+            headers.append(header::VARY, HeaderValue::from_static("accept"));
+            out
+        }
+        ApiResponse::Options { allow } => {
+            preflight_allow = Some(allow);
+            let mut out = status_only(StatusCode::NO_CONTENT);
+            out.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static(allow));
+            out
+        }
+        ApiResponse::Error(rejection) => render_rejection(&rejection),
+    };
+    let headers = out.headers_mut();
+    headers.insert(header::CACHE_CONTROL, NO_STORE);
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);
+    if let Some(cors) = &config.cors {
+        apply_cors(cors, parts, preflight_allow, headers);
+    }
+    if parts.method == Method::HEAD {
+        *out.body_mut() = ResponseBody::empty();
+    }
+    out
+}
+
+/// The response for a rejection (logging it): the JSON error body, plus `Allow` or `Retry-After`.
+/// [`render`] calls it and then adds the headers every response gets (`Cache-Control`, CORS) and
+/// drops the body of a `HEAD`; use this directly only where no request head is at hand.
+#[must_use]
+pub fn render_rejection(rejection: &Rejection) -> Response<ResponseBody> {
+    rejection.log();
+    let mut out = json(rejection.status(), &rejection.body());
+    match rejection {
+        Rejection::MethodNotAllowed { allow } => {
+            out.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static(allow));
+        }
+        Rejection::Storage { .. } => {
+            out.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        _ => {}
+    }
+    out
+}
+
+fn json(status: StatusCode, value: &impl Serialize) -> Response<ResponseBody> {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => {
+            let len = bytes.len();
+            let mut out = Response::new(ResponseBody::full(bytes));
+            *out.status_mut() = status;
+            let headers = out.headers_mut();
+            headers.insert(header::CONTENT_TYPE, JSON);
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+            out
+        }
+        // The wire types always serialise; should one ever not, answer a bare 500 rather than panic.
+        Err(err) => {
+            tracing::error!(error = %err, "dual-http could not serialise a response");
+            status_only(StatusCode::INTERNAL_SERVER_ERROR)
+        }
+    }
+}
+
+fn status_only(status: StatusCode) -> Response<ResponseBody> {
+    let mut out = Response::new(ResponseBody::empty());
+    *out.status_mut() = status;
+    out
+}
+
+fn apply_cors(cors: &Cors, parts: &Parts, preflight_allow: Option<&'static str>, headers: &mut HeaderMap) {
+    headers.append(header::VARY, HeaderValue::from_static("origin"));
+    let Some(allow_origin) = parts
+        .headers
+        .get(header::ORIGIN)
+        .and_then(|origin| cors.allow_origin_value(origin))
+    else {
+        return;
+    };
+    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, allow_origin);
+    if cors.credentials() {
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
+            HeaderValue::from_static("true"),
+        );
+    }
+    let is_preflight = parts.headers.contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+    match preflight_allow {
+        Some(allow) if is_preflight => {
+            headers.insert(
+                header::ACCESS_CONTROL_ALLOW_METHODS,
+                HeaderValue::from_static(allow),
+            );
+            if let Some(value) = cors.allow_headers_value() {
+                headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, value);
+            }
+            if let Some(value) = cors.max_age_value() {
+                headers.insert(header::ACCESS_CONTROL_MAX_AGE, value);
+            }
+        }
+        _ => {
+            if let Some(value) = cors.expose_headers_value() {
+                headers.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, value);
+            }
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! The error table of DESIGN §5, plus hostile input.
+
+use dual_core::ResourceId;
+use http::{Method, header};
+use serde_json::json;
+
+use super::Target;
+use super::fixtures::{EXECUTOR_SECRET, STORE_SECRET};
+use super::support::Ctx;
+use crate::DEFAULT_BODY_LIMIT;
+
+pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
+    invalid_bodies(ctx).await;
+    passed.push("400_invalid_request_names_the_field");
+    not_found(ctx).await;
+    passed.push("404_not_found");
+    expired(ctx).await;
+    passed.push("404_expired");
+    method_not_allowed(ctx).await;
+    passed.push("405_method_not_allowed");
+    too_large(ctx).await;
+    passed.push("413_payload_too_large");
+    not_json(ctx).await;
+    passed.push("415_unsupported_media_type");
+    query_failed(ctx).await;
+    passed.push("500_query_failed");
+    storage(ctx).await;
+    passed.push("503_storage_error");
+    hostile(ctx).await;
+    passed.push("hostile_input");
+}
+
+async fn invalid_bodies<T: Target>(ctx: &Ctx<T>) {
+    let check = "400_invalid_request_names_the_field";
+    let id = ctx.create(50).await;
+    let nested = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let cases: Vec<(String, &str)> = vec![
+        ("{".into(), "JSON"),
+        ("not json".into(), "JSON"),
+        ("[]".into(), "object"),
+        ("42".into(), "object"),
+        (r#"{"offset": -1}"#.into(), "offset"),
+        (r#"{"offset": 1.5}"#.into(), "offset"),
+        (r#"{"offset": "1"}"#.into(), "offset"),
+        (r#"{"offset": 1e400}"#.into(), "JSON"),
+        (r#"{"limit": 0}"#.into(), "limit"),
+        (r#"{"limit": 10001}"#.into(), "limit"),
+        (r#"{"limit": -5}"#.into(), "limit"),
+        (r#"{"limit": true}"#.into(), "limit"),
+        (r#"{"limit": 18446744073709551616}"#.into(), "limit"),
+        (r#"{"page": 2}"#.into(), "page"),
+        (r#"{"sort": "score"}"#.into(), "sort"),
+        (r#"{"sort": {"field": "nope"}}"#.into(), "sort.field"),
+        (r#"{"sort": {"field": ""}}"#.into(), "sort.field"),
+        (r#"{"sort": {"order": "desc"}}"#.into(), "sort.field"),
+        (
+            r#"{"sort": {"field": "score", "order": "sideways"}}"#.into(),
+            "sort.order",
+        ),
+        (r#"{"sort": {"field": "score", "order": 1}}"#.into(), "sort.order"),
+        (
+            r#"{"sort": {"field": "score", "direction": "asc"}}"#.into(),
+            "sort.direction",
+        ),
+        (nested, "JSON"),
+    ];
+    for (body, field) in cases {
+        let reply = ctx
+            .send(ctx.req(Method::POST, &format!("/{id}")).json(&body))
+            .await;
+        let message = reply.error(check, 400, "invalid_request");
+        let shown: String = body.chars().take(60).collect();
+        assert!(
+            message.contains(field),
+            "[{check}] {shown}: {message:?} should name {field}"
+        );
+    }
+    let reply = ctx
+        .send(
+            ctx.req(Method::POST, &format!("/{id}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(vec![b'{', 0xff, 0xfe, b'}']),
+        )
+        .await;
+    reply.error(check, 400, "invalid_request");
+    for (method, query) in [
+        (Method::GET, "?x=1"),
+        (Method::POST, "?limit=5"),
+        (Method::PUT, "?a"),
+    ] {
+        let reply = ctx.send(ctx.req(method, &format!("/{id}{query}"))).await;
+        let message = reply.error(check, 400, "invalid_request");
+        assert!(
+            message.contains("query parameter"),
+            "[{check}] {query}: {message}"
+        );
+    }
+    assert_eq!(
+        ctx.access_count(id).await,
+        0,
+        "[{check}] rejected requests do not count"
+    );
+}
+
+async fn not_found<T: Target>(ctx: &Ctx<T>) {
+    let check = "404_not_found";
+    let unknown = ResourceId::new();
+    let suffixes = [
+        format!("/{unknown}"),
+        format!("/{unknown}/data"),
+        "/not-a-ulid".to_owned(),
+        "/not-a-ulid/data".to_owned(),
+        "/01J0000000000000000000000!".to_owned(),
+        format!("/{}", "Z".repeat(4096)),
+        format!("/{unknown}/other"),
+        format!("/{unknown}/data/more"),
+        format!("/{unknown}/"),
+        "/".to_owned(),
+    ];
+    for suffix in &suffixes {
+        for method in [Method::GET, Method::POST, Method::PUT, Method::DELETE] {
+            let is_data_route = suffix.ends_with("/data");
+            if is_data_route && method != Method::GET {
+                continue; // 405 first: see the 405 check
+            }
+            let reply = ctx.send(ctx.req(method.clone(), suffix)).await;
+            let shown: String = suffix.chars().take(40).collect();
+            reply.error(&format!("{check} {method} {shown}"), 404, "not_found");
+        }
+    }
+}
+
+async fn expired<T: Target>(ctx: &Ctx<T>) {
+    let check = "404_expired";
+    let live = ctx.create(10).await;
+    let mut record = match ctx.server.get_resource(live).await {
+        Ok(record) => record,
+        Err(error) => panic!("[{check}] {error}"),
+    };
+    record.id = ResourceId::new();
+    let now = ctx.server.clock().now();
+    record.expires_at = Some(now - dual_core::time::Duration::minutes(1));
+    if let Err(error) = ctx.server.store().save(&record).await {
+        panic!("[{check}] could not store an expired record: {error}");
+    }
+    let id = record.id;
+    for (method, suffix) in [
+        (Method::GET, format!("/{id}")),
+        (Method::POST, format!("/{id}")),
+        (Method::PUT, format!("/{id}")),
+        (Method::GET, format!("/{id}/data")),
+    ] {
+        let reply = ctx.send(ctx.req(method.clone(), &suffix)).await;
+        reply.error(&format!("{check} {method}"), 404, "expired");
+    }
+}
+
+async fn method_not_allowed<T: Target>(ctx: &Ctx<T>) {
+    let check = "405_method_not_allowed";
+    let id = ctx.create(3).await;
+    let item = "GET, HEAD, POST, PUT, DELETE";
+    let data = "GET, HEAD";
+    for (method, suffix, allow) in [
+        (Method::PATCH, format!("/{id}"), item),
+        (Method::OPTIONS, format!("/{id}"), item),
+        (Method::TRACE, format!("/{id}"), item),
+        (Method::POST, format!("/{id}/data"), data),
+        (Method::PUT, format!("/{id}/data"), data),
+        (Method::DELETE, format!("/{id}/data"), data),
+        (Method::OPTIONS, format!("/{id}/data"), data),
+        (Method::PATCH, "/not-a-ulid".to_owned(), item),
+    ] {
+        let reply = ctx.send(ctx.req(method.clone(), &suffix)).await;
+        reply.error(&format!("{check} {method}"), 405, "method_not_allowed");
+        assert_eq!(reply.header(header::ALLOW), allow, "[{check}] {method} Allow");
+    }
+    let custom = match Method::from_bytes(b"BREW") {
+        Ok(method) => method,
+        Err(error) => panic!("[{check}] {error}"),
+    };
+    let reply = ctx.send(ctx.req(custom, &format!("/{id}"))).await;
+    reply.error(check, 405, "method_not_allowed");
+}
+
+async fn too_large<T: Target>(ctx: &Ctx<T>) {
+    let check = "413_payload_too_large";
+    let id = ctx.create(3).await;
+    // Exactly at the limit is fine.
+    let at_limit = padded(DEFAULT_BODY_LIMIT);
+    let reply = ctx
+        .send(ctx.req(Method::POST, &format!("/{id}")).json(&at_limit))
+        .await;
+    assert_eq!(
+        reply.ok_json(check)["returned_count"],
+        1,
+        "[{check}] body at the limit"
+    );
+    let over = padded(DEFAULT_BODY_LIMIT + 1);
+    // Without Content-Length: caught while reading.
+    let reply = ctx
+        .send(ctx.req(Method::POST, &format!("/{id}")).json(&over))
+        .await;
+    reply.error(check, 413, "payload_too_large");
+    // With a Content-Length over the limit: refused before reading, whatever the type.
+    for content_type in ["application/json", "text/plain"] {
+        let reply = ctx
+            .send(
+                ctx.req(Method::POST, &format!("/{id}"))
+                    .header(header::CONTENT_TYPE, content_type)
+                    .header(header::CONTENT_LENGTH, &over.len().to_string())
+                    .body(over.clone()),
+            )
+            .await;
+        reply.error(check, 413, "payload_too_large");
+    }
+    // Very large: still only the limit is ever buffered.
+    let huge = vec![b' '; 4 * 1024 * 1024];
+    let reply = ctx
+        .send(
+            ctx.req(Method::POST, &format!("/{id}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(huge),
+        )
+        .await;
+    reply.error(check, 413, "payload_too_large");
+}
+
+async fn not_json<T: Target>(ctx: &Ctx<T>) {
+    let check = "415_unsupported_media_type";
+    let id = ctx.create(3).await;
+    for content_type in [
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+        Some("application/json; charset=latin1"),
+        Some("text/json"),
+        None,
+    ] {
+        let mut req = ctx.req(Method::POST, &format!("/{id}")).body(r#"{"limit": 1}"#);
+        if let Some(content_type) = content_type {
+            req = req.header(header::CONTENT_TYPE, content_type);
+        }
+        let reply = ctx.send(req).await;
+        reply.error(
+            &format!("{check} {content_type:?}"),
+            415,
+            "unsupported_media_type",
+        );
+    }
+}
+
+async fn query_failed<T: Target>(ctx: &Ctx<T>) {
+    let check = "500_query_failed";
+    let id = ctx
+        .create_with(json!({"n": 500, "fail_fetch_over": 20}), None)
+        .await;
+    let reply = ctx.send(ctx.req(Method::POST, &format!("/{id}"))).await;
+    let message = reply.error(check, 500, "query_failed");
+    for secret in [EXECUTOR_SECRET, "SELECT", "internal_table"] {
+        assert!(
+            !message.contains(secret) && !String::from_utf8_lossy(&reply.body).contains(secret),
+            "[{check}] leaks {secret}"
+        );
+    }
+    // The same resource still serves pages the executor can answer.
+    let page = ctx
+        .send(ctx.req(Method::POST, &format!("/{id}")).json(r#"{"limit": 10}"#))
+        .await
+        .ok_json(check);
+    assert_eq!(page["returned_count"], 10, "[{check}] small page");
+}
+
+async fn storage<T: Target>(ctx: &Ctx<T>) {
+    let check = "503_storage_error";
+    let id = ctx.create(3).await;
+    ctx.store.set_broken(true);
+    let mut replies = Vec::new();
+    for (method, suffix) in [
+        (Method::GET, format!("/{id}")),
+        (Method::POST, format!("/{id}")),
+        (Method::PUT, format!("/{id}")),
+        (Method::DELETE, format!("/{id}")),
+        (Method::GET, format!("/{id}/data")),
+    ] {
+        replies.push((method.clone(), ctx.send(ctx.req(method, &suffix)).await));
+    }
+    ctx.store.set_broken(false);
+    for (method, reply) in replies {
+        let message = reply.error(&format!("{check} {method}"), 503, "storage_error");
+        assert_eq!(reply.header(header::RETRY_AFTER), "1", "[{check}] Retry-After");
+        for secret in [STORE_SECRET, "redis", "10.1.2.3"] {
+            assert!(!message.contains(secret), "[{check}] leaks {secret}");
+        }
+    }
+    let reply = ctx.send(ctx.req(Method::GET, &format!("/{id}"))).await;
+    reply.ok_json(check);
+}
+
+async fn hostile<T: Target>(ctx: &Ctx<T>) {
+    let check = "hostile_input";
+    let id = ctx.create(3).await;
+    for suffix in [
+        "/%00".to_owned(),
+        "/..%2F..%2Fetc%2Fpasswd".to_owned(),
+        "/../../etc/passwd".to_owned(),
+        format!("/{id}%00"),
+        format!("/{id}/data%2F"),
+        format!("/{}", "%C3%A9".repeat(100)),
+    ] {
+        let reply = ctx.send(ctx.req(Method::GET, &suffix)).await;
+        reply.error(&format!("{check} {suffix}"), 404, "not_found");
+    }
+    let reply = ctx
+        .send(
+            ctx.req(Method::GET, &format!("/{id}/data"))
+                .header(header::ACCEPT, "garbage;;q=;;/,,*/*;q=2, text/csv;q=x"),
+        )
+        .await;
+    assert_eq!(
+        reply.status.as_u16(),
+        200,
+        "[{check}] junk Accept falls back to JSON"
+    );
+    let reply = ctx
+        .send(
+            ctx.req(Method::POST, &format!("/{id}"))
+                .header(header::CONTENT_TYPE, ";;;/+json")
+                .body("{}"),
+        )
+        .await;
+    reply.error(check, 415, "unsupported_media_type");
+    let reply = ctx
+        .send(
+            ctx.req(Method::POST, &format!("/{id}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::CONTENT_LENGTH, "not-a-number")
+                .body(r#"{"limit": 1}"#),
+        )
+        .await;
+    assert_eq!(
+        reply.status.as_u16(),
+        200,
+        "[{check}] junk Content-Length: the body decides"
+    );
+}
+
+/// `{"limit": 1}` padded with spaces to `len` bytes.
+fn padded(len: usize) -> String {
+    let mut body = r#"{"limit": 1}"#.to_owned();
+    body.extend(std::iter::repeat_n(' ', len.saturating_sub(body.len())));
+    body
+}

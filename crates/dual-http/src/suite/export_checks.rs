@@ -1,0 +1,288 @@
+//! `GET /{id}/data`: the streamed export in its three formats, sorting, and failures.
+
+use http::{Method, header};
+use serde_json::{Value, json};
+
+use super::Target;
+use super::fixtures::{EXECUTOR_SECRET, row, sorted_rows};
+use super::support::{Ctx, Reply};
+
+/// Rows of the export checks: more than two executor batches.
+const ROWS: u64 = 2_500;
+
+pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
+    let id = ctx.create(ROWS).await;
+    json_array(ctx, id).await;
+    passed.push("export_json_array");
+    ndjson(ctx, id).await;
+    passed.push("export_ndjson");
+    csv(ctx, id).await;
+    passed.push("export_csv");
+    sorted(ctx, id).await;
+    passed.push("export_sort");
+    bad_queries(ctx, id).await;
+    passed.push("export_invalid_query");
+    empty(ctx).await;
+    passed.push("export_empty_result");
+    failures(ctx).await;
+    passed.push("export_query_failures");
+}
+
+fn expect_export(reply: &Reply, check: &str, content_type: &str) {
+    assert_eq!(
+        reply.status.as_u16(),
+        200,
+        "[{check}] status: {}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    assert!(
+        reply.body_error.is_none(),
+        "[{check}] body aborted: {:?}",
+        reply.body_error
+    );
+    assert_eq!(
+        reply.header(header::CONTENT_TYPE),
+        content_type,
+        "[{check}] content type"
+    );
+    assert_eq!(
+        reply.header(header::CACHE_CONTROL),
+        "no-store",
+        "[{check}] cache-control"
+    );
+    assert!(
+        reply
+            .header_all(header::VARY)
+            .to_ascii_lowercase()
+            .contains("accept"),
+        "[{check}] Vary: Accept"
+    );
+}
+
+async fn json_array<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
+    let check = "export_json_array";
+    let before = ctx.access_count(id).await;
+    for accept in [None, Some("application/json"), Some("*/*"), Some("text/html")] {
+        let mut req = ctx.req(Method::GET, &format!("/{id}/data"));
+        if let Some(accept) = accept {
+            req = req.header(header::ACCEPT, accept);
+        }
+        let reply = ctx.send(req).await;
+        expect_export(&reply, check, "application/json");
+        let rows = reply.json();
+        let rows = rows.as_array().map_or(&[][..], Vec::as_slice);
+        assert_eq!(rows.len() as u64, ROWS, "[{check}] {accept:?} row count");
+        for (i, got) in rows.iter().enumerate() {
+            assert_eq!(got, &Value::Object(row(i as u64)), "[{check}] row {i}");
+        }
+    }
+    assert_eq!(
+        ctx.access_count(id).await,
+        before + 4,
+        "[{check}] each export counts"
+    );
+}
+
+async fn ndjson<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
+    let check = "export_ndjson";
+    let reply = ctx
+        .send(
+            ctx.req(Method::GET, &format!("/{id}/data"))
+                .header(header::ACCEPT, "application/x-ndjson"),
+        )
+        .await;
+    expect_export(&reply, check, "application/x-ndjson");
+    let text = String::from_utf8_lossy(&reply.body);
+    assert!(text.ends_with('\n'), "[{check}] every line ends with a newline");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len() as u64, ROWS, "[{check}] line count");
+    for (i, line) in lines.iter().enumerate() {
+        let got: Value = serde_json::from_str(line).unwrap_or(Value::Null);
+        assert_eq!(got, Value::Object(row(i as u64)), "[{check}] line {i}");
+    }
+}
+
+async fn csv<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
+    let check = "export_csv";
+    let reply = ctx
+        .send(
+            ctx.req(Method::GET, &format!("/{id}/data"))
+                .header(header::ACCEPT, "text/csv"),
+        )
+        .await;
+    expect_export(&reply, check, "text/csv; charset=utf-8; header=present");
+    let text = String::from_utf8_lossy(&reply.body);
+    let records = parse_csv(&text);
+    assert_eq!(records.len() as u64, ROWS + 1, "[{check}] header + rows");
+    let header: Vec<&str> = records[0].iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(
+        header,
+        ["id", "name", "score", "active", "tags", "note"],
+        "[{check}] header row"
+    );
+    for (i, record) in records[1..].iter().enumerate() {
+        let expected = row(i as u64);
+        let fields: Vec<(String, bool)> = header
+            .iter()
+            .map(|name| match &expected[*name] {
+                Value::Null => (String::new(), false),
+                Value::String(text) => (
+                    text.clone(),
+                    text.is_empty() || text.contains([',', '"', '\r', '\n']),
+                ),
+                Value::Array(_) => (expected[*name].to_string(), true),
+                other => (other.to_string(), false),
+            })
+            .collect();
+        assert_eq!(record, &fields, "[{check}] row {i}");
+    }
+}
+
+async fn sorted<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
+    let check = "export_sort";
+    for (query, field, order) in [
+        ("sort=id:desc", "id", dual_core::SortOrder::Desc),
+        ("sort=score", "score", dual_core::SortOrder::Asc),
+        ("sort=score%3Adesc", "score", dual_core::SortOrder::Desc),
+    ] {
+        let reply = ctx
+            .send(
+                ctx.req(Method::GET, &format!("/{id}/data?{query}"))
+                    .header(header::ACCEPT, "application/x-ndjson"),
+            )
+            .await;
+        expect_export(&reply, check, "application/x-ndjson");
+        let expected = sorted_rows(ROWS, Some(&dual_core::Sort::new(field, order)));
+        let text = String::from_utf8_lossy(&reply.body);
+        let got: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
+            .collect();
+        assert_eq!(got.len(), expected.len(), "[{check}] {query}");
+        assert!(
+            got.iter().zip(&expected).all(|(g, e)| g["id"] == e["id"]),
+            "[{check}] {query}: order differs"
+        );
+    }
+}
+
+async fn bad_queries<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
+    let check = "export_invalid_query";
+    let before = ctx.access_count(id).await;
+    for (query, field) in [
+        ("sort=nope:desc", "sort.field"),
+        ("sort=id:sideways", "sort.order"),
+        ("sort=", "sort.field"),
+        ("limit=5", "`limit`"),
+        ("sort=id&sort=score", "`sort`"),
+        ("sort=%ZZ", "query string"),
+    ] {
+        let reply = ctx
+            .send(ctx.req(Method::GET, &format!("/{id}/data?{query}")))
+            .await;
+        let message = reply.error(check, 400, "invalid_request");
+        assert!(
+            message.contains(field),
+            "[{check}] {query}: {message:?} names {field}"
+        );
+    }
+    assert_eq!(
+        ctx.access_count(id).await,
+        before,
+        "[{check}] rejected exports do not count"
+    );
+}
+
+async fn empty<T: Target>(ctx: &Ctx<T>) {
+    let check = "export_empty_result";
+    let id = ctx.create(0).await;
+    let reply = ctx.send(ctx.req(Method::GET, &format!("/{id}/data"))).await;
+    expect_export(&reply, check, "application/json");
+    assert_eq!(reply.json(), json!([]), "[{check}] empty array");
+    let reply = ctx
+        .send(
+            ctx.req(Method::GET, &format!("/{id}/data"))
+                .header(header::ACCEPT, "application/x-ndjson"),
+        )
+        .await;
+    expect_export(&reply, check, "application/x-ndjson");
+    assert!(reply.body.is_empty(), "[{check}] empty NDJSON");
+}
+
+async fn failures<T: Target>(ctx: &Ctx<T>) {
+    let check = "export_query_failures";
+    // Fails before the first row: a proper 500.
+    let id = ctx
+        .create_with(json!({"n": 100, "fail_stream_at": 0}), None)
+        .await;
+    let reply = ctx.send(ctx.req(Method::GET, &format!("/{id}/data"))).await;
+    let message = reply.error(check, 500, "query_failed");
+    assert!(
+        !message.contains(EXECUTOR_SECRET) && !message.contains("SELECT"),
+        "[{check}] leak: {message}"
+    );
+    // Fails after 1,500 rows: the body is aborted, for every format, never a clean end.
+    let id = ctx
+        .create_with(json!({"n": 3000, "fail_stream_at": 1500}), None)
+        .await;
+    for accept in ["application/json", "application/x-ndjson", "text/csv"] {
+        let reply = ctx
+            .send(
+                ctx.req(Method::GET, &format!("/{id}/data"))
+                    .header(header::ACCEPT, accept),
+            )
+            .await;
+        assert_eq!(
+            reply.status.as_u16(),
+            200,
+            "[{check}] {accept}: headers were sent"
+        );
+        let error = reply.body_error.as_deref().unwrap_or_default();
+        assert!(
+            !error.is_empty(),
+            "[{check}] {accept}: the body must end in an error"
+        );
+        assert!(!error.contains("SELECT"), "[{check}] {accept}: leak in {error}");
+    }
+}
+
+/// An RFC 4180 parser: records of `(field, was_quoted)`.
+fn parse_csv(text: &str) -> Vec<Vec<(String, bool)>> {
+    let mut records = Vec::new();
+    let mut record = Vec::new();
+    let mut chars = text.chars().peekable();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut in_quotes = false;
+    while let Some(c) = chars.next() {
+        if in_quotes {
+            match c {
+                '"' if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                '"' => in_quotes = false,
+                c => field.push(c),
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_quotes = true;
+                quoted = true;
+            }
+            ',' => record.push((std::mem::take(&mut field), std::mem::replace(&mut quoted, false))),
+            '\r' if chars.peek() == Some(&'\n') => {
+                chars.next();
+                record.push((std::mem::take(&mut field), std::mem::replace(&mut quoted, false)));
+                records.push(std::mem::take(&mut record));
+            }
+            c => field.push(c),
+        }
+    }
+    if !field.is_empty() || !record.is_empty() {
+        record.push((field, quoted));
+        records.push(record);
+    }
+    records
+}

@@ -1,0 +1,204 @@
+//! The suite's fixtures: an in-memory executor with failure switches, a store that can be broken,
+//! and an authorization hook mapping `Authorization: Bearer <owner>` to the owner.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use dual_core::time::OffsetDateTime;
+use dual_core::{ResourceId, ResourceRecord, Row, Sort, SortOrder};
+use dual_server::dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
+use dual_server::{ExecutorError, QueryExecutor, RowStream};
+use http::request::Parts;
+use serde_json::{Value, json};
+
+use crate::Authorize;
+
+/// What the executor says when it fails: text that must never reach a client.
+pub(crate) const EXECUTOR_SECRET: &str = "SELECT secret_column FROM internal_table -- syntax error";
+/// What the broken store says: an address that must never reach a client.
+pub(crate) const STORE_SECRET: &str = "redis://10.1.2.3:6379 connection refused";
+
+/// Row `i` of every suite resource: an integer, a string needing CSV quoting, a boolean, nested JSON
+/// and a sometimes-null string.
+pub(crate) fn row(i: u64) -> Row {
+    let note = match i % 4 {
+        0 => Value::Null,
+        1 => json!("plain"),
+        2 => json!("comma, \"quote\"\r\nand newline"),
+        _ => json!(""),
+    };
+    let value = json!({
+        "id": i,
+        "name": format!("Row {i}"),
+        "score": (i * 7919) % 1000,
+        "active": i.is_multiple_of(2),
+        "tags": ["t", i % 3],
+        "note": note,
+    });
+    value.as_object().cloned().unwrap_or_default()
+}
+
+/// The rows `0..n` sorted as `sort` asks (by the value's JSON order for numbers, text otherwise; ties
+/// by id, so the order is total).
+pub(crate) fn sorted_rows(n: u64, sort: Option<&Sort>) -> Vec<Row> {
+    let mut rows: Vec<Row> = (0..n).map(row).collect();
+    if let Some(sort) = sort {
+        rows.sort_by(|a, b| {
+            let key = |r: &Row| r.get(&sort.field).cloned().unwrap_or(Value::Null);
+            let ord = match (key(a), key(b)) {
+                (Value::Number(x), Value::Number(y)) => x
+                    .as_f64()
+                    .unwrap_or_default()
+                    .total_cmp(&y.as_f64().unwrap_or_default()),
+                (x, y) => x.to_string().cmp(&y.to_string()),
+            };
+            let ord = ord.then_with(|| a["id"].as_u64().cmp(&b["id"].as_u64()));
+            if sort.order == SortOrder::Desc {
+                ord.reverse()
+            } else {
+                ord
+            }
+        });
+    }
+    rows
+}
+
+/// Kind `rows`: params `{"n": rows, "fail_fetch_over": k, "fail_stream_at": k, "batch": b}`. `fetch`
+/// fails when asked for rows beyond `fail_fetch_over`; the export stream yields `batch`-row batches
+/// (default 1000) and fails once it reaches `fail_stream_at`.
+#[derive(Debug, Default)]
+pub(crate) struct SuiteExecutor;
+
+fn param(params: &Value, name: &str) -> Option<u64> {
+    params.get(name).and_then(Value::as_u64)
+}
+
+#[async_trait]
+impl QueryExecutor for SuiteExecutor {
+    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
+        param(params, "n").ok_or_else(|| ExecutorError::new("`n` is required"))
+    }
+
+    async fn fetch(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        let n = self.count(params).await?;
+        if param(params, "fail_fetch_over").is_some_and(|k| offset.saturating_add(limit) > k) {
+            return Err(ExecutorError::new(EXECUTOR_SECRET));
+        }
+        let skip = usize::try_from(offset).unwrap_or(usize::MAX);
+        let take = usize::try_from(limit).unwrap_or(usize::MAX);
+        Ok(sorted_rows(n, sort).into_iter().skip(skip).take(take).collect())
+    }
+
+    fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
+        let n = param(&params, "n").unwrap_or(0);
+        let batch = param(&params, "batch").unwrap_or(1000).max(1);
+        let fail_at = param(&params, "fail_stream_at");
+        let rows = sorted_rows(n, sort.as_ref());
+        let mut batches: Vec<Result<Vec<Row>, ExecutorError>> = Vec::new();
+        let mut start = 0u64;
+        loop {
+            if fail_at.is_some_and(|k| start >= k) {
+                batches.push(Err(ExecutorError::new(EXECUTOR_SECRET)));
+                break;
+            }
+            if start >= n {
+                break;
+            }
+            let end = n
+                .min(start.saturating_add(batch))
+                .min(fail_at.unwrap_or(u64::MAX));
+            let range =
+                usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(usize::MAX);
+            batches.push(Ok(rows.get(range).unwrap_or_default().to_vec()));
+            start = end;
+        }
+        Box::pin(futures_util::stream::iter(batches))
+    }
+}
+
+/// A [`MemoryStore`] that fails every call while broken.
+#[derive(Debug, Default)]
+pub(crate) struct SuiteStore {
+    inner: MemoryStore,
+    broken: AtomicBool,
+}
+
+impl SuiteStore {
+    pub(crate) fn set_broken(&self, broken: bool) {
+        self.broken.store(broken, Ordering::SeqCst);
+    }
+
+    fn check(&self) -> Result<(), StoreError> {
+        if self.broken.load(Ordering::SeqCst) {
+            Err(StoreError::Unavailable(STORE_SECRET.to_owned()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[async_trait]
+impl ResourceStore for SuiteStore {
+    async fn save(&self, record: &ResourceRecord) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.save(record).await
+    }
+
+    async fn get(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        self.check()?;
+        self.inner.get(id, now).await
+    }
+
+    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        self.check()?;
+        self.inner.record_access(id, now).await
+    }
+
+    async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        self.check()?;
+        self.inner.pin(id, now).await
+    }
+
+    async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
+        self.check()?;
+        self.inner.delete(id).await
+    }
+
+    async fn find_expired(&self, now: OffsetDateTime, limit: usize) -> Result<Vec<ResourceId>, StoreError> {
+        self.check()?;
+        self.inner.find_expired(now, limit).await
+    }
+
+    async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        self.check()?;
+        self.inner.purge_expired(now).await
+    }
+
+    async fn close(&self) -> Result<(), StoreError> {
+        self.inner.close().await
+    }
+}
+
+/// `Authorization: Bearer <owner>` → owner (the suite's stand-in for real authentication).
+pub(crate) struct BearerIsOwner;
+
+impl fmt::Debug for BearerIsOwner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BearerIsOwner")
+    }
+}
+
+impl Authorize for BearerIsOwner {
+    fn owner(&self, parts: &Parts) -> Option<String> {
+        let value = parts.headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+        value.strip_prefix("Bearer ").map(str::to_owned)
+    }
+}

@@ -1,0 +1,310 @@
+//! `GET /{id}` and `POST /{id}`: metadata and pages, `HEAD`, concurrency.
+
+use http::{Method, header};
+use serde_json::{Value, json};
+
+use super::Target;
+use super::fixtures::row;
+use super::support::Ctx;
+
+pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
+    metadata(ctx).await;
+    passed.push("get_metadata");
+    page_defaults(ctx).await;
+    passed.push("post_page_empty_body_defaults");
+    page_arithmetic(ctx).await;
+    passed.push("post_page_arithmetic_exact_has_next");
+    page_content_types(ctx).await;
+    passed.push("post_page_json_content_types");
+    page_sort(ctx).await;
+    passed.push("post_page_sort");
+    head(ctx).await;
+    passed.push("head_on_get_routes");
+    concurrent_pages(ctx).await;
+    passed.push("concurrent_posts");
+}
+
+async fn metadata<T: Target>(ctx: &Ctx<T>) {
+    let check = "get_metadata";
+    let id = ctx.create(847).await;
+    let first = ctx
+        .send(ctx.req(Method::GET, &format!("/{id}")))
+        .await
+        .ok_json(check);
+    let mut keys: Vec<&str> = first
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "access_count",
+            "columns",
+            "created_at",
+            "expires_at",
+            "id",
+            "last_accessed_at",
+            "metadata",
+            "name",
+            "status",
+            "total_count"
+        ],
+        "[{check}] fields"
+    );
+    assert_eq!(first["id"], id.to_string(), "[{check}] id");
+    assert_eq!(first["status"], "ready", "[{check}] status");
+    assert_eq!(first["total_count"], 847, "[{check}] total_count");
+    assert_eq!(first["name"], "Suite rows", "[{check}] name");
+    assert_eq!(
+        first["columns"][0],
+        json!({"name": "id", "type": "integer"}),
+        "[{check}] columns"
+    );
+    assert!(first["expires_at"].is_string(), "[{check}] expires_at");
+    assert_eq!(first["access_count"], 1, "[{check}] the read counts");
+    let second = ctx
+        .send(ctx.req(Method::GET, &format!("/{id}")))
+        .await
+        .ok_json(check);
+    assert_eq!(second["access_count"], 2, "[{check}] every read counts");
+    assert!(
+        second["last_accessed_at"].is_string(),
+        "[{check}] last_accessed_at"
+    );
+}
+
+async fn page_defaults<T: Target>(ctx: &Ctx<T>) {
+    let check = "post_page_empty_body_defaults";
+    let id = ctx.create(250).await;
+    // No Content-Type and no body: the default request.
+    let page = ctx
+        .send(ctx.req(Method::POST, &format!("/{id}")))
+        .await
+        .ok_json(check);
+    assert_eq!(
+        (
+            &page["total_count"],
+            &page["returned_count"],
+            &page["offset"],
+            &page["limit"],
+            &page["has_next"],
+            &page["has_previous"],
+            &page["next_offset"]
+        ),
+        (
+            &json!(250),
+            &json!(100),
+            &json!(0),
+            &json!(100),
+            &json!(true),
+            &json!(false),
+            &json!(100)
+        ),
+        "[{check}] {page}"
+    );
+    let data = page["data"].as_array().cloned().unwrap_or_default();
+    assert_eq!(data.len(), 100, "[{check}] data");
+    assert_eq!(
+        data[7],
+        Value::Object(row(7)),
+        "[{check}] rows are the executor's"
+    );
+    // An explicit empty JSON object, and JSON nulls, are defaults too.
+    for body in ["{}", "  \n", r#"{"offset": null, "limit": null, "sort": null}"#] {
+        let again = ctx
+            .send(ctx.req(Method::POST, &format!("/{id}")).json(body))
+            .await
+            .ok_json(check);
+        assert_eq!(again["returned_count"], 100, "[{check}] body {body:?}");
+    }
+    assert_eq!(ctx.access_count(id).await, 4, "[{check}] each page counts");
+}
+
+async fn page_arithmetic<T: Target>(ctx: &Ctx<T>) {
+    let check = "post_page_arithmetic_exact_has_next";
+    let id = ctx.create(250).await;
+    let cases = [
+        // (offset, limit) → (returned, has_next, has_previous, next_offset)
+        ((0, 50), (50, true, false, json!(50))),
+        ((150, 50), (50, true, true, json!(200))),
+        ((200, 50), (50, false, true, Value::Null)),
+        ((240, 50), (10, false, true, Value::Null)),
+        ((250, 10), (0, false, true, Value::Null)),
+        ((9999, 1), (0, false, true, Value::Null)),
+        ((0, 250), (250, false, false, Value::Null)),
+        ((0, 249), (249, true, false, json!(249))),
+    ];
+    for ((offset, limit), (returned, has_next, has_previous, next_offset)) in cases {
+        let body = format!(r#"{{"offset": {offset}, "limit": {limit}}}"#);
+        let page = ctx
+            .send(ctx.req(Method::POST, &format!("/{id}")).json(&body))
+            .await
+            .ok_json(check);
+        let got = (
+            page["returned_count"].as_u64(),
+            page["has_next"].as_bool(),
+            page["has_previous"].as_bool(),
+            page["next_offset"].clone(),
+        );
+        assert_eq!(
+            got,
+            (Some(returned), Some(has_next), Some(has_previous), next_offset),
+            "[{check}] offset {offset} limit {limit}"
+        );
+        assert_eq!(
+            page["data"].as_array().map(Vec::len),
+            Some(usize::try_from(returned).unwrap_or_default()),
+            "[{check}] data length"
+        );
+        assert_eq!(
+            (page["offset"].as_u64(), page["limit"].as_u64()),
+            (Some(offset), Some(limit))
+        );
+        assert_eq!(
+            page["total_count"], 250,
+            "[{check}] total_count is the count at creation"
+        );
+        if returned > 0 {
+            assert_eq!(page["data"][0]["id"], offset, "[{check}] first row");
+        }
+    }
+    // Integral floats are integers.
+    let page = ctx
+        .send(
+            ctx.req(Method::POST, &format!("/{id}"))
+                .json(r#"{"offset": 10.0, "limit": 5.0}"#),
+        )
+        .await
+        .ok_json(check);
+    assert_eq!(page["data"][0]["id"], 10, "[{check}] 10.0");
+}
+
+async fn page_content_types<T: Target>(ctx: &Ctx<T>) {
+    let check = "post_page_json_content_types";
+    let id = ctx.create(20).await;
+    for content_type in [
+        "application/json",
+        "application/json; charset=utf-8",
+        "Application/JSON;charset=\"UTF-8\"",
+        "application/vnd.dual+json",
+    ] {
+        let page = ctx
+            .send(
+                ctx.req(Method::POST, &format!("/{id}"))
+                    .header(header::CONTENT_TYPE, content_type)
+                    .body(r#"{"limit": 3}"#),
+            )
+            .await
+            .ok_json(check);
+        assert_eq!(page["returned_count"], 3, "[{check}] {content_type}");
+    }
+    // An empty body needs no JSON Content-Type.
+    let page = ctx
+        .send(
+            ctx.req(Method::POST, &format!("/{id}"))
+                .header(header::CONTENT_TYPE, "text/plain"),
+        )
+        .await
+        .ok_json(check);
+    assert_eq!(page["returned_count"], 20, "[{check}] empty text/plain body");
+}
+
+async fn page_sort<T: Target>(ctx: &Ctx<T>) {
+    let check = "post_page_sort";
+    let id = ctx.create(300).await;
+    let page = ctx
+        .send(
+            ctx.req(Method::POST, &format!("/{id}"))
+                .json(r#"{"offset": 0, "limit": 100, "sort": {"field": "score", "order": "desc"}}"#),
+        )
+        .await
+        .ok_json(check);
+    let scores: Vec<u64> = page["data"]
+        .as_array()
+        .map(|rows| rows.iter().filter_map(|r| r["score"].as_u64()).collect())
+        .unwrap_or_default();
+    assert_eq!(scores.len(), 100, "[{check}] rows");
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "[{check}] descending");
+    let page = ctx
+        .send(
+            ctx.req(Method::POST, &format!("/{id}"))
+                .json(r#"{"limit": 2, "sort": {"field": "id", "order": "desc"}}"#),
+        )
+        .await
+        .ok_json(check);
+    assert_eq!(
+        (page["data"][0]["id"].as_u64(), page["data"][1]["id"].as_u64()),
+        (Some(299), Some(298))
+    );
+    // `order` defaults to ascending.
+    let page = ctx
+        .send(
+            ctx.req(Method::POST, &format!("/{id}"))
+                .json(r#"{"offset": 5, "limit": 1, "sort": {"field": "id"}}"#),
+        )
+        .await
+        .ok_json(check);
+    assert_eq!(page["data"][0]["id"], 5, "[{check}] ascending by default");
+}
+
+async fn head<T: Target>(ctx: &Ctx<T>) {
+    let check = "head_on_get_routes";
+    let id = ctx.create(30).await;
+    let get = ctx.send(ctx.req(Method::GET, &format!("/{id}"))).await;
+    let head = ctx.send(ctx.req(Method::HEAD, &format!("/{id}"))).await;
+    assert_eq!(head.status.as_u16(), 200, "[{check}] HEAD /{{id}}");
+    assert!(head.body.is_empty(), "[{check}] HEAD has no body");
+    assert_eq!(
+        head.header(header::CONTENT_TYPE),
+        get.header(header::CONTENT_TYPE),
+        "[{check}]"
+    );
+    // The metadata changes with every access (count, timestamp), so the lengths agree only roughly.
+    let head_len: usize = head.header(header::CONTENT_LENGTH).parse().unwrap_or_default();
+    assert!(
+        head_len.abs_diff(get.body.len()) <= 16,
+        "[{check}] HEAD's Content-Length {head_len} is about the GET body's {}",
+        get.body.len()
+    );
+    let head = ctx
+        .send(
+            ctx.req(Method::HEAD, &format!("/{id}/data"))
+                .header(header::ACCEPT, "text/csv"),
+        )
+        .await;
+    assert_eq!(head.status.as_u16(), 200, "[{check}] HEAD /{{id}}/data");
+    assert!(
+        head.body.is_empty() && head.body_error.is_none(),
+        "[{check}] no body"
+    );
+    assert!(
+        head.header(header::CONTENT_TYPE).starts_with("text/csv"),
+        "[{check}] csv"
+    );
+    let missing = ctx
+        .send(ctx.req(Method::HEAD, &format!("/{}", dual_core::ResourceId::new())))
+        .await;
+    assert_eq!(missing.status.as_u16(), 404, "[{check}] HEAD of an unknown id");
+    assert!(missing.body.is_empty(), "[{check}] HEAD 404 has no body");
+}
+
+async fn concurrent_pages<T: Target>(ctx: &Ctx<T>) {
+    let check = "concurrent_posts";
+    let id = ctx.create(1000).await;
+    let requests = (0..50u64).map(|i| {
+        let body = format!(r#"{{"offset": {}, "limit": 10}}"#, i * 10);
+        async move {
+            (
+                i,
+                ctx.send(ctx.req(Method::POST, &format!("/{id}")).json(&body))
+                    .await,
+            )
+        }
+    });
+    for (i, reply) in futures_util::future::join_all(requests).await {
+        let page = reply.ok_json(check);
+        assert_eq!(page["data"][0]["id"], i * 10, "[{check}] page {i}");
+    }
+    assert_eq!(ctx.access_count(id).await, 50, "[{check}] no access is lost");
+}

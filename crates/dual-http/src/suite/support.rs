@@ -1,0 +1,259 @@
+//! The suite's context: its server, its targets, requests and replies.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use dual_core::{NOT_FOUND_MESSAGE, ResourceId};
+use dual_server::{CreateResponse, DualResponseServer, QueryExecutor};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use serde_json::Value;
+
+use super::Target;
+use super::fixtures::{BearerIsOwner, SuiteExecutor, SuiteStore};
+use crate::{Cors, DualHttp, DualHttpBuilder};
+
+/// An origin the suite's CORS configuration allows.
+pub(crate) const ALLOWED_ORIGIN: &str = "https://app.example.com";
+
+pub(crate) struct Ctx<T> {
+    pub(crate) mount: String,
+    pub(crate) server: DualResponseServer,
+    pub(crate) store: Arc<SuiteStore>,
+    plain: T,
+    cors: T,
+}
+
+impl<T: Target> Ctx<T> {
+    pub(crate) fn new<F: Fn(DualHttpBuilder) -> T>(mount: &str, make: &F) -> Self {
+        let store = Arc::new(SuiteStore::default());
+        let server = DualResponseServer::builder()
+            .base_url("http://127.0.0.1/resources")
+            .shared_store(Arc::clone(&store) as Arc<dyn dual_server::dual_store::ResourceStore>)
+            .shared_executor("rows", Arc::new(SuiteExecutor) as Arc<dyn QueryExecutor>)
+            .without_sweeper()
+            .build()
+            .unwrap_or_else(|e| panic!("the suite's server configuration is valid: {e}"));
+        let builder = || DualHttp::builder(server.clone()).authorize(BearerIsOwner);
+        let cors = Cors::allow_origins([ALLOWED_ORIGIN])
+            .expose_headers([header::RETRY_AFTER])
+            .max_age(Duration::from_secs(600));
+        Self {
+            mount: mount.trim_end_matches('/').to_owned(),
+            plain: make(builder()),
+            cors: make(builder().cors(cors)),
+            server,
+            store,
+        }
+    }
+
+    /// Creates a resource of `n` rows with extra executor params.
+    pub(crate) async fn create_with(&self, params: Value, owner: Option<&str>) -> ResourceId {
+        let mut request = CreateResponse::new("rows", params).name("Suite rows");
+        if let Some(owner) = owner {
+            request = request.owner(owner);
+        }
+        match self.server.create_response(request).await {
+            Ok(response) => response.id,
+            Err(error) => panic!("the suite could not create a resource: {error}"),
+        }
+    }
+
+    pub(crate) async fn create(&self, n: u64) -> ResourceId {
+        self.create_with(serde_json::json!({ "n": n }), None).await
+    }
+
+    /// The stored access count, read without counting.
+    pub(crate) async fn access_count(&self, id: ResourceId) -> u64 {
+        match self.server.get_resource(id).await {
+            Ok(record) => record.access_count,
+            Err(error) => panic!("resource {id} should exist: {error}"),
+        }
+    }
+
+    pub(crate) fn path(&self, suffix: &str) -> String {
+        format!("{}{suffix}", self.mount)
+    }
+
+    pub(crate) fn req(&self, method: Method, suffix: &str) -> Req {
+        Req {
+            method,
+            uri: self.path(suffix),
+            headers: HeaderMap::new(),
+            body: Bytes::new(),
+        }
+    }
+
+    pub(crate) async fn send(&self, req: Req) -> Reply {
+        Reply::read(&self.plain, req).await
+    }
+
+    pub(crate) async fn send_cors(&self, req: Req) -> Reply {
+        Reply::read(&self.cors, req).await
+    }
+}
+
+/// A request under construction.
+pub(crate) struct Req {
+    method: Method,
+    uri: String,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Req {
+    pub(crate) fn header(mut self, name: HeaderName, value: &str) -> Self {
+        match HeaderValue::from_str(value) {
+            Ok(value) => {
+                self.headers.append(name, value);
+            }
+            Err(_) => panic!("suite header value {value:?} is valid"),
+        }
+        self
+    }
+
+    pub(crate) fn body(mut self, body: impl Into<Bytes>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    /// A JSON body with `Content-Type: application/json`.
+    pub(crate) fn json(self, body: &str) -> Self {
+        self.header(header::CONTENT_TYPE, "application/json")
+            .body(body.to_owned())
+    }
+
+    fn build(self) -> Request<Full<Bytes>> {
+        let mut request = Request::new(Full::new(self.body));
+        *request.method_mut() = self.method;
+        *request.uri_mut() = match self.uri.parse() {
+            Ok(uri) => uri,
+            Err(_) => panic!("suite URI {:?} is valid", self.uri),
+        };
+        *request.headers_mut() = self.headers;
+        request
+    }
+}
+
+/// A response, its body read. An aborted body is kept as `body_error`.
+#[derive(Debug)]
+pub struct Reply {
+    /// The status.
+    pub status: StatusCode,
+    /// The headers.
+    pub headers: HeaderMap,
+    /// The body bytes (empty when the body failed).
+    pub body: Bytes,
+    /// The body's error, when the transfer was aborted.
+    pub body_error: Option<String>,
+}
+
+impl Reply {
+    async fn read<T: Target>(target: &T, req: Req) -> Self {
+        let response = target.send(req.build()).await;
+        let (parts, body) = response.into_parts();
+        let (body, body_error) = match body.collect().await {
+            Ok(collected) => (collected.to_bytes(), None),
+            Err(error) => (Bytes::new(), Some(error.to_string())),
+        };
+        Self {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+            body_error,
+        }
+    }
+
+    /// A header as text (`""` when absent).
+    #[must_use]
+    pub fn header(&self, name: HeaderName) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+    }
+
+    /// Every value of a header, joined by `", "`.
+    #[must_use]
+    pub fn header_all(&self, name: HeaderName) -> String {
+        self.headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The body as JSON.
+    ///
+    /// # Panics
+    /// When it is not JSON.
+    #[must_use]
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {:?}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    /// Asserts a 200 JSON answer (for `check`) and returns the body.
+    pub(crate) fn ok_json(&self, check: &str) -> Value {
+        assert_eq!(
+            self.status,
+            StatusCode::OK,
+            "[{check}] expected 200, got {}: {}",
+            self.status,
+            String::from_utf8_lossy(&self.body)
+        );
+        assert_eq!(
+            self.header(header::CONTENT_TYPE),
+            "application/json",
+            "[{check}] content type"
+        );
+        assert_eq!(
+            self.header(header::CACHE_CONTROL),
+            "no-store",
+            "[{check}] cache-control"
+        );
+        self.json()
+    }
+
+    /// Asserts an error answer of DESIGN §5's shape with `status` and `code`; returns the message.
+    pub(crate) fn error(&self, check: &str, status: u16, code: &str) -> String {
+        assert_eq!(
+            self.status.as_u16(),
+            status,
+            "[{check}] expected {status} {code}, got {}: {}",
+            self.status,
+            String::from_utf8_lossy(&self.body)
+        );
+        assert_eq!(
+            self.header(header::CONTENT_TYPE),
+            "application/json",
+            "[{check}] errors are JSON"
+        );
+        let body = self.json();
+        let object = body.as_object().map(|o| {
+            let mut keys: Vec<&str> = o.keys().map(String::as_str).collect();
+            keys.sort_unstable();
+            keys
+        });
+        assert_eq!(
+            object,
+            Some(vec!["error", "message", "retryable"]),
+            "[{check}] error body {body}"
+        );
+        assert_eq!(body["error"], code, "[{check}] code");
+        assert_eq!(body["retryable"], status == 503, "[{check}] retryable");
+        let message = body["message"].as_str().unwrap_or_default().to_owned();
+        assert!(!message.is_empty(), "[{check}] message is empty");
+        if code == "not_found" {
+            assert_eq!(message, NOT_FOUND_MESSAGE, "[{check}] not_found message");
+        }
+        message
+    }
+}

@@ -1,0 +1,373 @@
+//! `docs/openapi.yaml` describes exactly this API: every response of every endpoint, produced for real,
+//! has a documented status, media type and required headers, and its body validates against the
+//! documented schema; every documented response is produced.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use dual_http::{Cors, DualHttp};
+use http::{HeaderMap, Method, Request, header};
+use http_body_util::{BodyExt, Full};
+use hyper::service::Service;
+use serde_json::{Value, json};
+
+const SPEC: &str = include_str!("../../../docs/openapi.yaml");
+
+struct Spec {
+    doc: Value,
+}
+
+impl Spec {
+    fn load() -> Self {
+        let doc: Value = serde_norway::from_str(SPEC).expect("docs/openapi.yaml is YAML");
+        Self { doc }
+    }
+
+    /// Follows a local `$ref` (`#/components/...`), once.
+    fn resolve<'a>(&'a self, value: &'a Value) -> &'a Value {
+        match value.get("$ref").and_then(Value::as_str) {
+            Some(reference) => {
+                let pointer = reference.strip_prefix('#').expect("local reference");
+                self.doc
+                    .pointer(pointer)
+                    .unwrap_or_else(|| panic!("dangling {reference}"))
+            }
+            None => value,
+        }
+    }
+
+    /// Every documented `(path, method, status)`.
+    fn documented(&self) -> BTreeSet<(String, String, u16)> {
+        let mut out = BTreeSet::new();
+        for (path, item) in self.doc["paths"].as_object().expect("paths") {
+            for (method, operation) in item.as_object().expect("path item") {
+                let Some(responses) = operation.get("responses").and_then(Value::as_object) else {
+                    continue;
+                };
+                for status in responses.keys() {
+                    out.insert((
+                        path.clone(),
+                        method.clone(),
+                        status.parse().expect("numeric status"),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    fn response(&self, path: &str, method: &str, status: u16) -> &Value {
+        let operation = &self.doc["paths"][path][method];
+        assert!(operation.is_object(), "{method} {path} is not documented");
+        let response = &operation["responses"][status.to_string()];
+        assert!(
+            response.is_object(),
+            "{method} {path} → {status} is not documented"
+        );
+        self.resolve(response)
+    }
+
+    /// A validator for `schema`, with the document's components in scope for its `$ref`s.
+    fn validator(&self, schema: &Value) -> jsonschema::Validator {
+        let mut root = schema.clone();
+        root["components"] = self.doc["components"].clone();
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .should_validate_formats(true)
+            .build(&root)
+            .unwrap_or_else(|e| panic!("schema {schema} does not compile: {e}"))
+    }
+
+    fn validate(&self, schema: &Value, instance: &Value, what: &str) {
+        let validator = self.validator(schema);
+        let errors: Vec<String> = validator.iter_errors(instance).map(|e| e.to_string()).collect();
+        let shown: String = instance.to_string().chars().take(400).collect();
+        assert!(errors.is_empty(), "{what}: {errors:?}\ninstance: {shown}");
+    }
+}
+
+struct Fixture {
+    plain: DualHttp,
+    cors: DualHttp,
+    store: Arc<common::FlakyStore>,
+    server: dual_server::DualResponseServer,
+}
+
+struct Case {
+    /// The path template of the spec.
+    template: &'static str,
+    method: Method,
+    uri: String,
+    headers: Vec<(header::HeaderName, &'static str)>,
+    body: &'static str,
+    cors: bool,
+    broken_store: bool,
+}
+
+fn case(template: &'static str, method: Method, uri: String) -> Case {
+    Case {
+        template,
+        method,
+        uri,
+        headers: Vec::new(),
+        body: "",
+        cors: false,
+        broken_store: false,
+    }
+}
+
+impl Case {
+    fn header(mut self, name: header::HeaderName, value: &'static str) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    fn body(mut self, body: &'static str) -> Self {
+        self.body = body;
+        self
+    }
+
+    fn json(self, body: &'static str) -> Self {
+        self.header(header::CONTENT_TYPE, "application/json").body(body)
+    }
+
+    fn cors(mut self) -> Self {
+        self.cors = true;
+        self
+    }
+
+    fn broken_store(mut self) -> Self {
+        self.broken_store = true;
+        self
+    }
+}
+
+/// Sends the case and checks the response against the spec; returns the `(path, method, status)`.
+async fn check(spec: &Spec, fixture: &Fixture, case: Case) -> (String, String, u16) {
+    let mut request = Request::new(Full::new(Bytes::from_static(case.body.as_bytes())));
+    *request.method_mut() = case.method.clone();
+    *request.uri_mut() = case.uri.parse().expect("uri");
+    for (name, value) in &case.headers {
+        request
+            .headers_mut()
+            .append(name.clone(), value.parse().expect("header value"));
+    }
+    fixture.store.set_broken(case.broken_store);
+    let handler = if case.cors { &fixture.cors } else { &fixture.plain };
+    let response = handler.call(request).await.expect("infallible");
+    fixture.store.set_broken(false);
+    let (parts, body) = response.into_parts();
+    let body = body.collect().await.expect("complete body").to_bytes();
+    let method = case.method.as_str().to_ascii_lowercase();
+    let status = parts.status.as_u16();
+    let what = format!("{} {} → {status}", case.method, case.uri);
+    let documented = spec.response(case.template, &method, status);
+
+    for (name, header_spec) in documented
+        .get("headers")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let header_spec = spec.resolve(header_spec);
+        let value = parts.headers.get(name.as_str()).and_then(|v| v.to_str().ok());
+        if header_spec["required"] == true {
+            let value = value.unwrap_or_else(|| panic!("{what}: required header {name} missing"));
+            spec.validate(
+                &header_spec["schema"],
+                &json!(value),
+                &format!("{what} header {name}"),
+            );
+        }
+    }
+    check_body(spec, documented, &parts.headers, &body, &what);
+    (case.template.to_owned(), method, status)
+}
+
+fn check_body(spec: &Spec, documented: &Value, headers: &HeaderMap, body: &Bytes, what: &str) {
+    if body.is_empty() {
+        return;
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_else(|| panic!("{what}: a body without Content-Type"));
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    let media = &documented["content"][essence];
+    assert!(
+        media.is_object(),
+        "{what}: media type {essence} is not documented"
+    );
+    let text = std::str::from_utf8(body).expect("UTF-8 body");
+    match essence {
+        "application/json" => {
+            let value: Value = serde_json::from_str(text).expect("JSON body");
+            spec.validate(&media["schema"], &value, what);
+        }
+        "application/x-ndjson" => {
+            let validator = spec.validator(&media["x-item-schema"]);
+            for line in text.lines() {
+                let value: Value = serde_json::from_str(line).expect("JSON line");
+                assert!(validator.is_valid(&value), "{what}: line {line}");
+            }
+        }
+        "text/csv" => {
+            assert!(
+                text.lines().next().is_some_and(|h| h.starts_with("id,")),
+                "{what}: header row"
+            );
+            assert!(content_type.contains("header=present"), "{what}");
+        }
+        other => panic!("{what}: unexpected media type {other}"),
+    }
+}
+
+#[tokio::test]
+async fn every_response_matches_the_spec_and_every_documented_response_occurs() {
+    let spec = Spec::load();
+    assert_eq!(spec.doc["openapi"].as_str().map(|v| &v[..4]), Some("3.1."));
+    let store = Arc::new(common::FlakyStore::default());
+    let server = common::server_with(Arc::clone(&store));
+    let fixture = Fixture {
+        plain: DualHttp::new(server.clone()),
+        cors: DualHttp::builder(server.clone()).cors(Cors::any()).build(),
+        store,
+        server: server.clone(),
+    };
+    let id = common::create(&server, json!({"n": 250, "fail_fetch_over": 1000})).await;
+    let failing = common::create(
+        &server,
+        json!({"n": 50, "fail_stream_at": 0, "fail_fetch_over": 20}),
+    )
+    .await;
+    let expired = common::expired_copy(&server, id).await;
+    let unknown = dual_core::ResourceId::new();
+    let item = |id: dual_core::ResourceId| format!("/{id}");
+    let data = |id: dual_core::ResourceId| format!("/{id}/data");
+    let big: &'static str = Box::leak(format!("{{{}}}", " ".repeat(70_000)).into_boxed_str());
+
+    let cases = vec![
+        case("/{id}", Method::GET, item(id)),
+        case("/{id}", Method::GET, format!("{}?x=1", item(id))),
+        case("/{id}", Method::GET, item(unknown)),
+        case("/{id}", Method::GET, item(expired)),
+        case("/{id}", Method::GET, "/not-an-id".to_owned()),
+        case("/{id}", Method::GET, item(id)).broken_store(),
+        case("/{id}", Method::HEAD, item(id)),
+        case("/{id}", Method::HEAD, format!("{}?x=1", item(id))),
+        case("/{id}", Method::HEAD, item(unknown)),
+        case("/{id}", Method::HEAD, item(id)).broken_store(),
+        case("/{id}", Method::POST, item(id)),
+        case("/{id}", Method::POST, item(id))
+            .json(r#"{"offset": 200, "limit": 100, "sort": {"field": "id", "order": "desc"}}"#),
+        case("/{id}", Method::POST, item(id)).json(r#"{"limit": 0}"#),
+        case("/{id}", Method::POST, item(unknown)),
+        case("/{id}", Method::POST, item(id)).json(big),
+        case("/{id}", Method::POST, item(id))
+            .header(header::CONTENT_TYPE, "text/plain")
+            .body("{}"),
+        case("/{id}", Method::POST, item(failing)),
+        case("/{id}", Method::POST, item(id)).broken_store(),
+        case("/{id}", Method::PUT, item(id)),
+        case("/{id}", Method::PUT, format!("{}?x", item(id))),
+        case("/{id}", Method::PUT, item(unknown)),
+        case("/{id}", Method::PUT, item(id)).broken_store(),
+        case("/{id}", Method::DELETE, format!("{}?x", item(id))),
+        case("/{id}", Method::DELETE, item(unknown)),
+        case("/{id}", Method::DELETE, item(id)).broken_store(),
+        case("/{id}", Method::OPTIONS, item(id))
+            .header(header::ORIGIN, "https://app.example.com")
+            .header(header::ACCESS_CONTROL_REQUEST_METHOD, "POST")
+            .cors(),
+        case("/{id}", Method::OPTIONS, item(id)),
+        case("/{id}/data", Method::GET, data(id)),
+        case("/{id}/data", Method::GET, data(id)).header(header::ACCEPT, "application/x-ndjson"),
+        case("/{id}/data", Method::GET, format!("{}?sort=id:desc", data(id)))
+            .header(header::ACCEPT, "text/csv"),
+        case("/{id}/data", Method::GET, format!("{}?sort=id:up", data(id))),
+        case("/{id}/data", Method::GET, data(unknown)),
+        case("/{id}/data", Method::GET, data(failing)),
+        case("/{id}/data", Method::GET, data(id)).broken_store(),
+        case("/{id}/data", Method::HEAD, data(id)),
+        case("/{id}/data", Method::HEAD, format!("{}?sort=", data(id))),
+        case("/{id}/data", Method::HEAD, data(unknown)),
+        case("/{id}/data", Method::HEAD, data(failing)),
+        case("/{id}/data", Method::HEAD, data(id)).broken_store(),
+        case("/{id}/data", Method::OPTIONS, data(id))
+            .header(header::ORIGIN, "https://app.example.com")
+            .header(header::ACCESS_CONTROL_REQUEST_METHOD, "GET")
+            .cors(),
+        case("/{id}/data", Method::OPTIONS, data(id)),
+        // Last: deleting the resource the cases above read.
+        case("/{id}", Method::DELETE, item(id)),
+    ];
+    let mut produced = BTreeSet::new();
+    for case in cases {
+        produced.insert(check(&spec, &fixture, case).await);
+    }
+    let documented = spec.documented();
+    let missing: Vec<_> = documented.difference(&produced).collect();
+    assert!(missing.is_empty(), "documented but never produced: {missing:?}");
+    assert!(produced.is_subset(&documented));
+    drop(fixture.server);
+}
+
+#[test]
+fn error_codes_and_page_request_schema_agree_with_the_implementation() {
+    let spec = Spec::load();
+    let codes: BTreeSet<&str> = spec.doc["components"]["schemas"]["ErrorCode"]["enum"]
+        .as_array()
+        .expect("enum")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    use dual_core::ErrorCode as C;
+    let implemented: BTreeSet<&str> = [
+        C::InvalidRequest,
+        C::NotFound,
+        C::Expired,
+        C::MethodNotAllowed,
+        C::PayloadTooLarge,
+        C::UnsupportedMediaType,
+        C::QueryFailed,
+        C::StorageError,
+    ]
+    .iter()
+    .map(|c| c.as_str())
+    .collect();
+    assert_eq!(codes, implemented);
+
+    // The schema accepts what the server accepts and rejects what it rejects (with default limits).
+    let schema = json!({"$ref": "#/components/schemas/PageRequest"});
+    let validator = spec.validator(&schema);
+    let limits = dual_core::PageLimits::default();
+    let columns = [dual_core::Column::new(
+        "enrollment",
+        dual_core::ColumnType::Integer,
+    )];
+    for body in [
+        json!({}),
+        json!({"offset": 0, "limit": 100, "sort": {"field": "enrollment", "order": "desc"}}),
+        json!({"offset": null, "limit": null, "sort": null}),
+        json!({"limit": 10000}),
+        json!({"sort": {"field": "enrollment"}}),
+        json!({"limit": 0}),
+        json!({"limit": 10001}),
+        json!({"offset": -1}),
+        json!({"offset": 1.5}),
+        json!({"offset": "1"}),
+        json!({"page": 1}),
+        json!({"sort": {"field": "enrollment", "order": "up"}}),
+        json!({"sort": {"field": ""}}),
+        json!({"sort": {"field": "enrollment", "x": 1}}),
+        json!([]),
+    ] {
+        let server_accepts = dual_core::PageRequest::from_value(&body)
+            .and_then(|r| r.validate(limits, &columns))
+            .is_ok();
+        assert_eq!(validator.is_valid(&body), server_accepts, "{body}");
+    }
+}
