@@ -1,5 +1,7 @@
 //! The stored resource record.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -21,8 +23,9 @@ pub struct ResourceRecord {
     pub columns: Vec<Column>,
     /// The row count at creation.
     pub total_count: u64,
-    /// The sample rows shown to the model.
-    pub sample: Vec<Row>,
+    /// The sample rows shown to the model. Shared, so that copying a record (every store read does)
+    /// does not copy its rows.
+    pub sample: Arc<[Row]>,
     /// When the resource was created (the query's execution time).
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,

@@ -99,7 +99,7 @@ mod tests {
             query: QuerySpec::new("k", serde_json::Value::Null),
             columns: vec![],
             total_count: 0,
-            sample: vec![],
+            sample: Vec::new().into(),
             created_at: now,
             expires_at: None,
             access_count: 0,

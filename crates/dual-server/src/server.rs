@@ -144,7 +144,7 @@ impl DualResponseServer {
                 query: request.query,
                 columns,
                 total_count,
-                sample,
+                sample: sample.into(),
                 created_at: now,
                 expires_at: now.checked_add(expiration),
                 access_count: 0,

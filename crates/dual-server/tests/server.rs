@@ -64,7 +64,7 @@ async fn create_response_builds_the_dual_response_and_stores_the_query() {
     assert_eq!(record.name, "Institution Search Results");
     assert_eq!(record.metadata, json!({"q": 1}));
     assert_eq!(record.access_count, 0, "get_resource does not count");
-    assert_eq!(record.sample, response.sample);
+    assert_eq!(record.sample[..], response.sample[..]);
 }
 
 #[tokio::test]

@@ -157,7 +157,7 @@ fn resource(
             Column::new("gpa", ColumnType::Number),
         ],
         total_count: 847,
-        sample,
+        sample: sample.into(),
         created_at: now,
         expires_at,
         access_count: 0,

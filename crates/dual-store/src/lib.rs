@@ -19,7 +19,7 @@
 //!     query: QuerySpec::new("institutions", serde_json::json!({"state": "NJ"})),
 //!     columns: vec![],
 //!     total_count: 0,
-//!     sample: vec![],
+//!     sample: Vec::new().into(),
 //!     created_at: now,
 //!     expires_at: Some(now + time::Duration::minutes(15)),
 //!     access_count: 0,

@@ -12,7 +12,7 @@ fn record(now: OffsetDateTime, expires_at: Option<OffsetDateTime>) -> ResourceRe
         query: QuerySpec::new("k", serde_json::Value::Null),
         columns: Vec::new(),
         total_count: 0,
-        sample: Vec::new(),
+        sample: Vec::new().into(),
         created_at: now,
         expires_at,
         access_count: 0,

@@ -72,9 +72,11 @@ impl ResourceStore for Buggy {
                 record.last_accessed_at = record.last_accessed_at.map(millis);
             }
             Bug::SortsJsonKeys => {
-                for row in &mut record.sample {
+                let mut sample = record.sample.to_vec();
+                for row in &mut sample {
                     row.sort_keys();
                 }
+                record.sample = sample.into();
             }
             _ => {}
         }

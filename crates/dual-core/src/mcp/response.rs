@@ -47,8 +47,7 @@ pub struct DualResponse {
 }
 
 impl DualResponse {
-    /// The response for a stored `record`, with URIs built from `scheme` and `base_url`. Takes the
-    /// record by value so the sample moves instead of being copied.
+    /// The response for a stored `record`, with URIs built from `scheme` and `base_url`.
     #[must_use]
     pub fn from_record(record: ResourceRecord, scheme: &str, base_url: &str) -> Self {
         Self {
@@ -56,7 +55,7 @@ impl DualResponse {
             uri: resource_uri(scheme, record.id),
             url: resource_url(base_url, record.id),
             name: record.name,
-            sample: record.sample,
+            sample: record.sample.to_vec(),
             total_count: record.total_count,
             columns: record.columns,
             executed_at: record.created_at,

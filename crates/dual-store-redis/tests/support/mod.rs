@@ -115,7 +115,8 @@ pub(crate) fn record(now: OffsetDateTime, expires_at: Option<OffsetDateTime>) ->
         sample: vec![serde_json::Map::from_iter([(
             "n".to_owned(),
             serde_json::json!(1),
-        )])],
+        )])]
+        .into(),
         created_at: now,
         expires_at,
         access_count: 0,
