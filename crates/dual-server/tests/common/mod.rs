@@ -16,7 +16,7 @@ pub struct Institutions {
 }
 
 pub fn row(i: u64) -> Row {
-    json!({"id": i, "name": format!("College {i}"), "enrollment": (i * 7919) % 1000, "public": i % 2 == 0})
+    json!({"id": i, "name": format!("College {i}"), "enrollment": (i * 7919) % 1000, "public": i.is_multiple_of(2)})
         .as_object()
         .cloned()
         .unwrap_or_default()
