@@ -1,0 +1,75 @@
+//! Client side: recognise a dual response in an rmcp `CallToolResult`.
+
+use dual_client::{DualResponseClient, ParsedDualResponse};
+use rmcp::model::CallToolResult;
+
+/// Parses an rmcp tool result into a [`ParsedDualResponse`] that fetches with `client`.
+///
+/// Returns `None` for an error result (`isError: true`) and for a result that is not a dual response.
+/// Everything dual-client recognises works: `structuredContent`, a text block carrying the JSON (for
+/// servers that send only `content`), or a lone `resource_link`.
+#[must_use]
+pub fn parse_call_tool_result(
+    result: &CallToolResult,
+    client: &DualResponseClient,
+) -> Option<ParsedDualResponse> {
+    if result.is_error == Some(true) {
+        return None;
+    }
+    let value = serde_json::to_value(result).ok()?;
+    client.parse(&value)
+}
+
+#[cfg(test)]
+mod tests {
+    use dual_core::{Column, ColumnType, DualResponse, ResourceId};
+    use rmcp::model::ContentBlock;
+    use serde_json::json;
+
+    use super::*;
+
+    fn response() -> DualResponse {
+        let id = ResourceId::new();
+        DualResponse {
+            id,
+            uri: format!("resource://{id}"),
+            url: format!("http://127.0.0.1:9/resources/{id}"),
+            name: "Query Results".into(),
+            sample: vec![json!({"id": 7}).as_object().cloned().unwrap_or_default()],
+            total_count: 847,
+            columns: vec![Column::new("id", ColumnType::Integer)],
+            executed_at: dual_core::time::OffsetDateTime::UNIX_EPOCH,
+            expires_at: None,
+        }
+    }
+
+    #[test]
+    fn parses_a_dual_response_tool_result() {
+        let response = response();
+        let client = DualResponseClient::new();
+        let parsed = parse_call_tool_result(&crate::to_call_tool_result(&response), &client).expect("parsed");
+        assert_eq!(parsed.total_count(), Some(847));
+        assert_eq!(parsed.resource_url(), response.url);
+        assert_eq!(parsed.resource_uri(), Some(response.uri.as_str()));
+        assert_eq!(parsed.sample().len(), 1);
+        assert_eq!(parsed.columns(), response.columns.as_slice());
+    }
+
+    #[test]
+    fn parses_content_only_results() {
+        // A server (or proxy) that drops structuredContent: the JSON text block still carries it.
+        let response = response();
+        let mut result = crate::to_call_tool_result(&response);
+        result.structured_content = None;
+        let parsed = parse_call_tool_result(&result, &DualResponseClient::new()).expect("parsed");
+        assert_eq!(parsed.total_count(), Some(847));
+    }
+
+    #[test]
+    fn rejects_errors_and_plain_results() {
+        let client = DualResponseClient::new();
+        assert!(parse_call_tool_result(&crate::error_result("syntax error"), &client).is_none());
+        let plain = CallToolResult::success(vec![ContentBlock::text("hello")]);
+        assert!(parse_call_tool_result(&plain, &client).is_none());
+    }
+}

@@ -1,0 +1,62 @@
+//! Glue between the MCP *Dual Response* pattern and the official Rust MCP SDK, [`rmcp`].
+//!
+//! `dual-core` renders a dual response as framework-free JSON; this crate maps it to rmcp's types so an
+//! rmcp server returns it from a tool and declares its output schema, serves `resources/read` for the
+//! `resource://{id}` links it hands out, and so an rmcp client recognises it in a `CallToolResult`.
+//!
+//! * [`to_call_tool_result`] — a [`DualResponse`](dual_core::DualResponse) as a `CallToolResult`: the
+//!   summary text, the `structuredContent` JSON as a text block (many clients show the model only
+//!   `content`), a `resource_link`, and `structuredContent` itself.
+//! * [`output_schema`] — dual-core's output schema as the `Arc<JsonObject>` a [`Tool`](rmcp::model::Tool)
+//!   declares.
+//! * [`error_result`] / [`server_error_result`] — an `isError: true` result whose text the model reads
+//!   to correct its call (a SQL error, say).
+//! * `server` feature (default): [`resource_templates`] for `resources/templates/list` and
+//!   [`read_resource`] for `resources/read`, which returns one JSON page — the same fields as the REST
+//!   page — addressed in the URI: `resource://{id}?offset=100&limit=100&sort=enrollment:desc`.
+//! * `client` feature: [`parse_call_tool_result`] turns a `CallToolResult` into dual-client's
+//!   `ParsedDualResponse`.
+//!
+//! ```
+//! use dual_core::{Column, ColumnType, DualResponse, ResourceId};
+//! use rmcp::model::Tool;
+//!
+//! let tool = Tool::new("query", "Run read-only SQL", rmcp::model::JsonObject::new())
+//!     .with_raw_output_schema(dual_rmcp::output_schema());
+//! assert_eq!(tool.output_schema.as_ref().map(|s| s["type"].clone()), Some("object".into()));
+//!
+//! let response = DualResponse {
+//!     id: ResourceId::new(),
+//!     uri: "resource://x".into(),
+//!     url: "http://127.0.0.1:8080/resources/x".into(),
+//!     name: "Query Results".into(),
+//!     sample: vec![],
+//!     total_count: 0,
+//!     columns: vec![Column::new("id", ColumnType::Integer)],
+//!     executed_at: dual_core::time::OffsetDateTime::UNIX_EPOCH,
+//!     expires_at: None,
+//! };
+//! let result = dual_rmcp::to_call_tool_result(&response);
+//! assert_eq!(result.is_error, Some(false));
+//! assert_eq!(result.content.len(), 3);
+//! assert!(result.structured_content.is_some());
+//! ```
+
+#[cfg(feature = "client")]
+mod client;
+#[cfg(feature = "server")]
+mod resources;
+mod schema;
+mod tool_result;
+
+#[cfg(feature = "client")]
+pub use client::parse_call_tool_result;
+#[cfg(feature = "server")]
+pub use resources::{RESOURCE_TEMPLATE_NAME, read_resource, resource_template, resource_templates};
+pub use schema::output_schema;
+#[cfg(feature = "server")]
+pub use tool_result::server_error_result;
+pub use tool_result::{error_result, to_call_tool_result};
+
+/// Re-exported so users name the same rmcp version.
+pub use rmcp;

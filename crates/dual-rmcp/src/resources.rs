@@ -1,0 +1,134 @@
+//! `resources/templates/list` and `resources/read` over a [`DualResponseServer`].
+//!
+//! MCP's `resources/read` has no cursor, so pages are addressed in the URI itself:
+//! `resource://{id}` is the first page (the server's default limit), and
+//! `resource://{id}?offset=100&limit=100&sort=enrollment:desc` any other one. The text of the single
+//! content item is the page as JSON, with the same fields as the REST `POST /{id}` page.
+
+use dual_core::mcp::JSON_MIME_TYPE;
+use dual_core::{PageRequest, RequestError, parse_resource_uri, parse_sort_param};
+use dual_server::{DualResponseServer, ServerError};
+use rmcp::model::{
+    ErrorData, ListResourceTemplatesResult, ReadResourceResult, ResourceContents, ResourceTemplate,
+};
+use serde_json::json;
+
+/// The name of the resource template [`resource_template`] describes.
+pub const RESOURCE_TEMPLATE_NAME: &str = "dual-response-result";
+
+/// The template of the resources `server` creates: `{scheme}://{id}` with the server's URI scheme.
+#[must_use]
+pub fn resource_template(server: &DualResponseServer) -> ResourceTemplate {
+    let scheme = &server.config().uri_scheme;
+    let mut template = ResourceTemplate::new(format!("{scheme}://{{id}}"), RESOURCE_TEMPLATE_NAME);
+    template.title = Some("Full result of a dual-response tool call".to_owned());
+    template.description = Some(format!(
+        "One page of a query result as JSON (data, total_count, returned_count, offset, limit, \
+         has_next, has_previous, next_offset). Address further pages in the URI: \
+         {scheme}://{{id}}?offset=100&limit=100&sort=column:desc."
+    ));
+    template.mime_type = Some(JSON_MIME_TYPE.to_owned());
+    template
+}
+
+/// The answer to `resources/templates/list`: the one [`resource_template`].
+#[must_use]
+pub fn resource_templates(server: &DualResponseServer) -> ListResourceTemplatesResult {
+    ListResourceTemplatesResult::with_all_items(vec![resource_template(server)])
+}
+
+/// Answers `resources/read` for a resource URI `server` created: one page of its result as JSON.
+///
+/// The page is chosen by the URI's query (`offset`, `limit`, `sort=field[:asc|desc]`; all optional).
+/// Reading counts as an access, like a REST page.
+///
+/// # Errors
+/// * `resource not found` (`-32002`) for a URI that is not `{scheme}://{ULID}` with the server's
+///   scheme, an unknown id, or an expired resource;
+/// * `invalid params` naming the field for a malformed or out-of-range page parameter or a sort
+///   field that is not a column;
+/// * `internal error` with a generic message when the query or the store fails (no internals leak).
+pub async fn read_resource(server: &DualResponseServer, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    let parsed = parse_resource_uri(uri)
+        .filter(|parsed| parsed.scheme == server.config().uri_scheme)
+        .ok_or_else(|| not_found(uri))?;
+    let request = page_request(parsed.query.unwrap_or_default()).map_err(|e| invalid(&e))?;
+    let page = server
+        .fetch_page(parsed.id, &request)
+        .await
+        .map_err(|error| match error {
+            ServerError::ResourceNotFound | ServerError::ResourceExpired => not_found(uri),
+            ServerError::InvalidRequest(e) => invalid(&e),
+            other => {
+                tracing::warn!(error = %other, code = other.code().as_str(), "resources/read failed");
+                ErrorData::internal_error(
+                    "the resource's query could not be executed; try again later",
+                    Some(json!({"error": other.code().as_str()})),
+                )
+            }
+        })?;
+    let text = serde_json::to_string(&page)
+        .map_err(|_| ErrorData::internal_error("the page could not be serialised", None))?;
+    Ok(ReadResourceResult::new(vec![
+        ResourceContents::text(text, uri).with_mime_type(JSON_MIME_TYPE),
+    ]))
+}
+
+fn not_found(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found("Resource not found or expired", Some(json!({"uri": uri})))
+}
+
+fn invalid(error: &RequestError) -> ErrorData {
+    let field = error.field();
+    ErrorData::invalid_params(error.to_string(), Some(json!({"field": field})))
+}
+
+/// Parses `offset=…&limit=…&sort=…` (percent-encoded or not) into a page request.
+fn page_request(query: &str) -> Result<PageRequest, RequestError> {
+    let mut request = PageRequest::default();
+    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let value = percent_decode(value);
+        match key {
+            "offset" => request.offset = Some(integer(&value, "offset")?),
+            "limit" => request.limit = Some(integer(&value, "limit")?),
+            "sort" => request.sort = Some(parse_sort_param(&value)?),
+            other => return Err(RequestError::UnknownField(percent_decode(other))),
+        }
+    }
+    Ok(request)
+}
+
+fn integer(value: &str, field: &'static str) -> Result<u64, RequestError> {
+    value.parse().map_err(|_| RequestError::WrongType {
+        field,
+        expected: "a non-negative integer",
+    })
+}
+
+/// Decodes `%XX` escapes and `+`; malformed escapes stay as they are.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(hi), Some(lo)) => {
+                    out.push(u8::try_from(hi * 16 + lo).unwrap_or(b'?'));
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b'+' => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests;

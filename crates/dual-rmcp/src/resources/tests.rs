@@ -1,0 +1,197 @@
+use std::time::Duration;
+
+use dual_core::{PageResponse, ResourceId, Row, Sort, SortOrder};
+use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use dual_store::Clock;
+use rmcp::model::{ErrorCode, ResourceContents};
+use serde_json::{Value, json};
+
+use super::*;
+
+/// `n` rows `{"id": i, "score": n - i}`.
+struct Numbers;
+
+#[async_trait::async_trait]
+impl QueryExecutor for Numbers {
+    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
+        params["n"]
+            .as_u64()
+            .ok_or_else(|| ExecutorError::new("`n` must be an integer"))
+    }
+
+    async fn fetch(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        let n = self.count(params).await?;
+        let mut ids: Vec<u64> = (0..n).collect();
+        if sort.is_some_and(|s| s.field == "id" && s.order == SortOrder::Desc) {
+            ids.reverse();
+        }
+        Ok(ids
+            .into_iter()
+            .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+            .take(usize::try_from(limit).unwrap_or(usize::MAX))
+            .filter_map(|i| json!({"id": i, "score": n - i}).as_object().cloned())
+            .collect())
+    }
+}
+
+fn server(scheme: &str) -> DualResponseServer {
+    DualResponseServer::builder()
+        .base_url("http://127.0.0.1:1/resources")
+        .uri_scheme(scheme)
+        .clock(Clock::tokio())
+        .without_sweeper()
+        .executor("numbers", Numbers)
+        .build()
+        .expect("valid configuration")
+}
+
+async fn create(server: &DualResponseServer, n: u64) -> dual_core::DualResponse {
+    server
+        .create_response(CreateResponse::new("numbers", json!({"n": n})).expiration(Duration::from_secs(60)))
+        .await
+        .expect("created")
+}
+
+fn page_of(result: &ReadResourceResult) -> (String, PageResponse) {
+    match result.contents.as_slice() {
+        [
+            ResourceContents::TextResourceContents {
+                uri, text, mime_type, ..
+            },
+        ] => {
+            assert_eq!(mime_type.as_deref(), Some("application/json"));
+            (uri.clone(), serde_json::from_str(text).expect("a JSON page"))
+        }
+        other => panic!("expected one text content, got {other:?}"),
+    }
+}
+
+#[test]
+fn template_uses_the_servers_scheme() {
+    let listed = resource_templates(&server("dualres"));
+    assert_eq!(listed.resource_templates.len(), 1);
+    let template = &listed.resource_templates[0];
+    assert_eq!(template.uri_template, "dualres://{id}");
+    assert_eq!(template.mime_type.as_deref(), Some("application/json"));
+    let value = serde_json::to_value(&listed).unwrap_or_default();
+    assert_eq!(value["resourceTemplates"][0]["uriTemplate"], "dualres://{id}");
+}
+
+#[tokio::test]
+async fn reads_the_first_page_with_the_rest_fields() {
+    let server = server("resource");
+    let response = create(&server, 250).await;
+    let result = read_resource(&server, &response.uri).await.expect("readable");
+    let (uri, page) = page_of(&result);
+    assert_eq!(uri, response.uri);
+    assert_eq!((page.offset, page.limit, page.returned_count), (0, 100, 100));
+    assert_eq!(
+        (page.total_count, page.has_next, page.has_previous),
+        (250, true, false)
+    );
+    assert_eq!(page.next_offset, Some(100));
+    let text = serde_json::to_value(&result).unwrap_or_default();
+    let fields: Value =
+        serde_json::from_str(text["contents"][0]["text"].as_str().unwrap_or_default()).unwrap_or_default();
+    for field in [
+        "data",
+        "total_count",
+        "returned_count",
+        "offset",
+        "limit",
+        "has_next",
+        "has_previous",
+        "next_offset",
+    ] {
+        assert!(fields.get(field).is_some(), "missing {field}");
+    }
+}
+
+#[tokio::test]
+async fn pages_and_sort_are_addressed_in_the_uri() {
+    let server = server("resource");
+    let response = create(&server, 250).await;
+    let last = read_resource(&server, &format!("{}?offset=200&limit=100", response.uri))
+        .await
+        .expect("readable");
+    let (_, page) = page_of(&last);
+    assert_eq!(
+        (page.offset, page.returned_count, page.has_next),
+        (200, 50, false)
+    );
+    assert_eq!(page.next_offset, None);
+    assert_eq!(page.data[0]["id"], 200);
+
+    let sorted = read_resource(&server, &format!("{}?limit=2&sort=id%3Adesc", response.uri))
+        .await
+        .expect("readable");
+    let (_, page) = page_of(&sorted);
+    assert_eq!(
+        page.data.iter().map(|r| r["id"].clone()).collect::<Vec<_>>(),
+        [json!(249), json!(248)]
+    );
+}
+
+#[tokio::test]
+async fn unknown_malformed_and_foreign_uris_are_not_found() {
+    let server = server("resource");
+    let response = create(&server, 3).await;
+    for uri in [
+        format!("resource://{}", ResourceId::new()),
+        "resource://not-a-ulid".to_owned(),
+        "resource:/x".to_owned(),
+        format!("other://{}", response.id),
+        String::new(),
+    ] {
+        let error = read_resource(&server, &uri).await.expect_err(&uri);
+        assert_eq!(error.code, ErrorCode::RESOURCE_NOT_FOUND, "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn expired_resources_are_not_found() {
+    tokio::time::pause();
+    let server = server("resource");
+    let response = create(&server, 3).await;
+    assert!(read_resource(&server, &response.uri).await.is_ok());
+    tokio::time::advance(Duration::from_secs(61)).await;
+    let error = read_resource(&server, &response.uri).await.expect_err("expired");
+    assert_eq!(error.code, ErrorCode::RESOURCE_NOT_FOUND);
+}
+
+#[tokio::test]
+async fn bad_page_parameters_are_invalid_params_naming_the_field() {
+    let server = server("resource");
+    let response = create(&server, 3).await;
+    for (query, field) in [
+        ("offset=-1", "offset"),
+        ("limit=0", "limit"),
+        ("limit=100000", "limit"),
+        ("sort=nope", "sort.field"),
+        ("sort=id:sideways", "sort.order"),
+        ("page=2", "page"),
+    ] {
+        let error = read_resource(&server, &format!("{}?{query}", response.uri))
+            .await
+            .expect_err(query);
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS, "{query}");
+        assert_eq!(
+            error.data.as_ref().map(|d| d["field"].clone()),
+            Some(json!(field)),
+            "{query}"
+        );
+    }
+}
+
+#[test]
+fn percent_decoding() {
+    assert_eq!(percent_decode("a%20b+c%3a"), "a b c:");
+    assert_eq!(percent_decode("100%"), "100%");
+    assert_eq!(percent_decode("%zz"), "%zz");
+}

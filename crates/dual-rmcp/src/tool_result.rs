@@ -1,0 +1,174 @@
+//! A dual response as an rmcp `CallToolResult`, and error results for the model.
+
+use dual_core::DualResponse;
+use dual_core::mcp::ContentBlock as CoreBlock;
+use rmcp::model::{CallToolResult, ContentBlock, Resource};
+
+/// The tool result of `response`, as DESIGN §4 lays it out: `content` holds the summary text, the
+/// `structuredContent` object serialised as compact JSON, and a `resource_link`; `structuredContent`
+/// holds the sample, the resource link and the metadata. `isError` is `false`.
+#[must_use]
+pub fn to_call_tool_result(response: &DualResponse) -> CallToolResult {
+    let core = response.tool_result();
+    let content = core.content.iter().filter_map(to_rmcp_block).collect();
+    // Serialising plain data with string keys cannot fail; `Null` is a safe fallback.
+    let structured = serde_json::to_value(&core.structured_content).unwrap_or_default();
+    let mut result = CallToolResult::success(content);
+    result.structured_content = Some(structured);
+    result
+}
+
+fn to_rmcp_block(block: &CoreBlock) -> Option<ContentBlock> {
+    Some(match block {
+        CoreBlock::Text { text } => ContentBlock::text(text.clone()),
+        CoreBlock::ResourceLink {
+            uri,
+            name,
+            mime_type,
+            description,
+        } => {
+            let mut link = Resource::new(uri.clone(), name.clone());
+            link.mime_type.clone_from(mime_type);
+            link.description.clone_from(description);
+            ContentBlock::resource_link(link)
+        }
+        // A block kind added to dual-core later: carry it over by its wire form.
+        other => serde_json::to_value(other)
+            .ok()
+            .and_then(|value| serde_json::from_value(value).ok())?,
+    })
+}
+
+/// An `isError: true` tool result carrying `message` as its only text block.
+///
+/// Use it when the tool ran and failed in a way the model can fix — a SQL syntax error, an unknown
+/// column — so that the model reads the message and retries; keep protocol errors (`ErrorData`) for
+/// requests that cannot be routed at all.
+#[must_use]
+pub fn error_result(message: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message.into())])
+}
+
+/// The `isError: true` tool result for a failed
+/// [`create_response`](dual_server::DualResponseServer::create_response).
+///
+/// Executor failures keep the executor's message (written for the model: it names the mistake); store
+/// failures become a generic "try again later" so no internals (addresses, credentials) leak.
+#[cfg(feature = "server")]
+#[must_use]
+pub fn server_error_result(error: &dual_server::ServerError) -> CallToolResult {
+    use dual_server::ServerError;
+    let message = match error {
+        ServerError::QueryExecutionFailed(message) | ServerError::CountExecutionFailed(message) => {
+            format!("Query failed: {message}")
+        }
+        ServerError::Storage(_) => {
+            "The result could not be stored (storage unavailable); try again later.".to_owned()
+        }
+        other => other.to_string(),
+    };
+    error_result(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use dual_core::{Column, ColumnType, ResourceId, Row};
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    pub(crate) fn sample_response() -> DualResponse {
+        let rows: Vec<Row> = (0..3)
+            .filter_map(|i| {
+                json!({"id": i, "name": format!("College {i}")})
+                    .as_object()
+                    .cloned()
+            })
+            .collect();
+        let id = ResourceId::new();
+        DualResponse {
+            id,
+            uri: format!("resource://{id}"),
+            url: format!("http://127.0.0.1:8080/resources/{id}"),
+            name: "Institution Search Results".into(),
+            sample: rows,
+            total_count: 847,
+            columns: vec![
+                Column::new("id", ColumnType::Integer),
+                Column::new("name", ColumnType::String),
+            ],
+            executed_at: dual_core::time::OffsetDateTime::UNIX_EPOCH,
+            expires_at: Some(
+                dual_core::time::OffsetDateTime::UNIX_EPOCH + dual_core::time::Duration::minutes(15),
+            ),
+        }
+    }
+
+    #[test]
+    fn wire_form_matches_dual_core() {
+        let response = sample_response();
+        let ours = serde_json::to_value(to_call_tool_result(&response)).unwrap_or_default();
+        let core = serde_json::to_value(response.tool_result()).unwrap_or_default();
+        assert_eq!(ours["content"], core["content"]);
+        assert_eq!(ours["structuredContent"], core["structuredContent"]);
+        assert_eq!(ours["isError"], false);
+        assert_eq!(ours["content"][2]["type"], "resource_link");
+        assert_eq!(ours["content"][2]["uri"], response.uri.as_str());
+        assert_eq!(ours["content"][2]["mimeType"], "application/json");
+        let embedded: Value =
+            serde_json::from_str(ours["content"][1]["text"].as_str().unwrap_or_default()).unwrap_or_default();
+        assert_eq!(embedded, ours["structuredContent"]);
+    }
+
+    #[test]
+    fn structured_content_validates_against_the_output_schema() {
+        let schema = Value::Object((*crate::output_schema()).clone());
+        let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+        let mut response = sample_response();
+        for expires_at in [response.expires_at, None] {
+            response.expires_at = expires_at;
+            let result = serde_json::to_value(to_call_tool_result(&response)).unwrap_or_default();
+            let errors: Vec<String> = validator
+                .iter_errors(&result["structuredContent"])
+                .map(|e| e.to_string())
+                .collect();
+            assert!(errors.is_empty(), "{errors:?}");
+        }
+        // …and the schema does reject what is not a dual response.
+        assert!(!validator.is_valid(&json!({"results": []})));
+    }
+
+    #[test]
+    fn round_trips_through_rmcp_deserialisation() {
+        let result = to_call_tool_result(&sample_response());
+        let text = serde_json::to_string(&result).unwrap_or_default();
+        let back: CallToolResult = serde_json::from_str(&text).expect("rmcp parses its own result");
+        assert_eq!(back.structured_content, result.structured_content);
+        assert_eq!(back.content, result.content);
+        assert!(back.content[2].as_resource_link().is_some());
+    }
+
+    #[test]
+    fn error_results_carry_the_message() {
+        let result = error_result("near \"SELEC\": syntax error");
+        let value = serde_json::to_value(&result).unwrap_or_default();
+        assert_eq!(value["isError"], true);
+        assert_eq!(value["content"][0]["text"], "near \"SELEC\": syntax error");
+        assert!(value.get("structuredContent").is_none());
+    }
+
+    #[cfg(feature = "server")]
+    #[test]
+    fn server_errors_keep_executor_messages_and_hide_store_internals() {
+        use dual_server::ServerError;
+        let failed = server_error_result(&ServerError::QueryExecutionFailed("no such column: foo".into()));
+        let text = failed.content[0]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
+        assert_eq!(failed.is_error, Some(true));
+        assert!(text.contains("no such column: foo"), "{text}");
+        let unknown = server_error_result(&ServerError::UnknownQueryKind("nope".into()));
+        assert_eq!(unknown.is_error, Some(true));
+    }
+}

@@ -1,0 +1,14 @@
+//! The Dual Response demo: an MCP server over an embedded IPEDS-like SQLite dataset, and a reporting
+//! client that fetches every row out of band.
+//!
+//! The binary `dual-demo` drives it (`dual-demo`, `dual-demo serve`, `dual-demo report`); this library
+//! holds its parts so that the end-to-end tests can drive them too.
+
+pub mod dataset;
+pub mod demo;
+pub mod mcp_client;
+pub mod mcp_server;
+pub mod render;
+pub mod report;
+pub mod serve;
+pub mod sqlite;

@@ -1,0 +1,104 @@
+//! `dual-demo report --mcp URL --sql SQL [--csv FILE]`: the reporting client.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use dual_client::{DualResponseClient, FetchAllOptions, FetchStreamOptions};
+use futures_util::StreamExt;
+use rmcp::model::CallToolRequestParams;
+use serde_json::json;
+
+use crate::mcp_client;
+use crate::mcp_server::QUERY_TOOL;
+use crate::render::{self, bytes, progress, table, thousands};
+
+/// What to report.
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    /// The MCP endpoint, e.g. `http://127.0.0.1:8080/mcp`.
+    pub mcp: String,
+    /// The SQL passed to the `query` tool.
+    pub sql: String,
+    /// Write every row to this CSV file instead of printing a table.
+    pub csv: Option<PathBuf>,
+    /// Rows of the table printed (when not writing CSV).
+    pub rows: usize,
+}
+
+/// Calls the tool, shows the sample, fetches every row and prints a table or writes CSV.
+///
+/// # Errors
+/// A connection failure, an `isError` tool result (with the tool's message), a fetch failure, or an
+/// IO error writing the CSV.
+pub async fn run(options: &ReportOptions) -> Result<(), Box<dyn std::error::Error>> {
+    let mcp = mcp_client::connect(&options.mcp).await?;
+    let arguments = json!({ "sql": options.sql });
+    let result = mcp
+        .call_tool(
+            CallToolRequestParams::new(QUERY_TOOL)
+                .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
+        )
+        .await;
+    let _ = mcp.cancel().await;
+    let result = result?;
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default();
+    if result.is_error == Some(true) {
+        return Err(format!("the tool reported an error: {text}").into());
+    }
+    let client = DualResponseClient::new();
+    let parsed = dual_rmcp::parse_call_tool_result(&result, &client)
+        .ok_or_else(|| format!("the tool result is not a dual response: {text}"))?;
+    let model_bytes = serde_json::to_vec(&result)?.len() as u64;
+    println!("{text}");
+    println!("Sample the model saw ({}):", bytes(model_bytes));
+    println!("{}", table(parsed.columns(), parsed.sample()));
+
+    let total = parsed.total_count().unwrap_or_default();
+    let bar = progress(total);
+    let started = Instant::now();
+    let fetched = if let Some(path) = &options.csv {
+        let names: Vec<String> = parsed.columns().iter().map(|c| c.name.clone()).collect();
+        let mut out = BufWriter::new(File::create(path)?);
+        render::write_csv_header(&mut out, &names)?;
+        let mut batches = parsed.fetch_stream(FetchStreamOptions::new(dual_client::DEFAULT_BATCH_SIZE));
+        let mut fetched = 0u64;
+        while let Some(batch) = batches.next().await {
+            let batch = batch?;
+            render::write_csv_rows(&mut out, &names, &batch)?;
+            fetched += batch.len() as u64;
+            bar.set_position(fetched);
+        }
+        out.flush()?;
+        bar.finish_and_clear();
+        println!("Wrote {} rows to {}", thousands(fetched), path.display());
+        fetched
+    } else {
+        let on_progress = bar.clone();
+        let rows = parsed
+            .fetch_all(FetchAllOptions::new().on_progress(move |done, _| on_progress.set_position(done)))
+            .await?;
+        bar.finish_and_clear();
+        let head = &rows[..rows.len().min(options.rows)];
+        println!("{}", table(parsed.columns(), head));
+        if rows.len() > head.len() {
+            println!(
+                "… {} more rows (write them all with --csv FILE)",
+                thousands((rows.len() - head.len()) as u64)
+            );
+        }
+        rows.len() as u64
+    };
+    println!(
+        "{} rows fetched out of band in {:.2} s.",
+        thousands(fetched),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

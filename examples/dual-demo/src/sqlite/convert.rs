@@ -1,0 +1,96 @@
+//! SQLite values and declared types as dual-core rows and columns.
+
+use dual_core::{Column, ColumnType, Row};
+use rusqlite::types::ValueRef;
+use serde_json::{Number, Value};
+
+/// The column type of a SQLite declared type, by SQLite's affinity rules (section 3.1 of "Datatypes
+/// In SQLite"): `INT` → integer; `CHAR`/`CLOB`/`TEXT` → string; `BLOB` → string (hex);
+/// `REAL`/`FLOA`/`DOUB` → number; `DATE` exactly → date; anything else (NUMERIC, DECIMAL) → number.
+pub(crate) fn column_type(decl: &str) -> ColumnType {
+    let upper = decl.to_ascii_uppercase();
+    if upper.contains("INT") || upper.starts_with("BOOL") {
+        ColumnType::Integer
+    } else if ["CHAR", "CLOB", "TEXT", "BLOB"].iter().any(|t| upper.contains(t)) {
+        ColumnType::String
+    } else if ["REAL", "FLOA", "DOUB"].iter().any(|t| upper.contains(t)) {
+        ColumnType::Number
+    } else if upper.trim() == "DATE" {
+        ColumnType::Date
+    } else if upper.contains("DATE") || upper.contains("TIME") {
+        ColumnType::String
+    } else {
+        ColumnType::Number
+    }
+}
+
+/// The columns of a prepared statement, when SQLite knows every declared type (result columns that
+/// are expressions have none; then `None`, and the server infers the columns from the sample).
+pub(crate) fn columns(stmt: &rusqlite::Statement<'_>) -> Option<Vec<Column>> {
+    stmt.columns()
+        .map(|c| Some(Column::new(c.name(), column_type(c.decl_type()?))))
+        .collect()
+}
+
+/// One SQLite value as JSON: integers and reals as numbers (non-finite reals as null), text as
+/// strings, blobs as lowercase hex strings.
+pub(crate) fn json_value(value: ValueRef<'_>) -> Value {
+    match value {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::Number(i.into()),
+        ValueRef::Real(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
+        ValueRef::Text(bytes) => Value::String(String::from_utf8_lossy(bytes).into_owned()),
+        ValueRef::Blob(bytes) => Value::String(bytes.iter().map(|b| format!("{b:02x}")).collect()),
+    }
+}
+
+/// Reads a result row into a [`Row`] keyed by `names`.
+pub(crate) fn row(row: &rusqlite::Row<'_>, names: &[String]) -> rusqlite::Result<Row> {
+    let mut out = Row::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        out.insert(name.clone(), json_value(row.get_ref(i)?));
+    }
+    Ok(out)
+}
+
+/// `"name"` with inner quotes doubled: a safe SQLite identifier whatever the name holds.
+pub(crate) fn quote_identifier(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affinity_rules() {
+        for (decl, want) in [
+            ("INTEGER", ColumnType::Integer),
+            ("BIGINT", ColumnType::Integer),
+            ("VARCHAR(20)", ColumnType::String),
+            ("TEXT", ColumnType::String),
+            ("REAL", ColumnType::Number),
+            ("DOUBLE PRECISION", ColumnType::Number),
+            ("NUMERIC", ColumnType::Number),
+            ("DATE", ColumnType::Date),
+            ("DATETIME", ColumnType::String),
+            ("BOOLEAN", ColumnType::Integer),
+        ] {
+            assert_eq!(column_type(decl), want, "{decl}");
+        }
+    }
+
+    #[test]
+    fn values() {
+        assert_eq!(json_value(ValueRef::Integer(7)), Value::from(7));
+        assert_eq!(json_value(ValueRef::Real(f64::NAN)), Value::Null);
+        assert_eq!(json_value(ValueRef::Text(b"hi")), Value::from("hi"));
+        assert_eq!(json_value(ValueRef::Blob(&[0, 255])), Value::from("00ff"));
+    }
+
+    #[test]
+    fn identifiers_are_quoted() {
+        assert_eq!(quote_identifier("enrollment"), "\"enrollment\"");
+        assert_eq!(quote_identifier("a\"b"), "\"a\"\"b\"");
+    }
+}

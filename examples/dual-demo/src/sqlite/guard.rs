@@ -1,0 +1,148 @@
+//! Accepting only one read-only SELECT/WITH statement.
+
+use rusqlite::Connection;
+
+/// Why a SQL text was refused, in words for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refused(pub(crate) String);
+
+/// Checks that `sql` is exactly one read-only `SELECT` (or `WITH … SELECT`) statement and returns its
+/// text without the trailing `;` and anything after it, ready to be wrapped as a subquery.
+///
+/// Three locks, any of which alone refuses a write: the first keyword must be `SELECT` or `WITH`;
+/// SQLite must compile it to exactly one statement that `sqlite3_stmt_readonly` calls read-only; and
+/// the connection it later runs on is opened read-only with `PRAGMA query_only`.
+pub(crate) fn check_select(conn: &Connection, sql: &str) -> Result<String, Refused> {
+    let keyword = first_keyword(sql).to_ascii_uppercase();
+    if keyword.is_empty() {
+        return Err(Refused("The SQL is empty: send one SELECT statement.".to_owned()));
+    }
+    if keyword != "SELECT" && keyword != "WITH" {
+        return Err(Refused(format!(
+            "Only read-only queries are allowed: the SQL must be one SELECT (or WITH … SELECT) \
+             statement, not {keyword}."
+        )));
+    }
+    let stmt = conn.prepare_cached(sql).map_err(|error| match error {
+        rusqlite::Error::MultipleStatement => {
+            Refused("Only one statement is allowed: remove everything after the first ';'.".to_owned())
+        }
+        other => Refused(sqlite_message(&other)),
+    })?;
+    if !stmt.readonly() {
+        return Err(Refused(
+            "Only read-only queries are allowed: this statement would modify the database.".to_owned(),
+        ));
+    }
+    if stmt.parameter_count() > 0 {
+        return Err(Refused(
+            "Query parameters (?, :name) are not supported: write the values into the SQL.".to_owned(),
+        ));
+    }
+    // The statement's own text: SQLite stops at the end of the first statement, so a trailing
+    // comment after the `;` is gone; the `;` itself is stripped below.
+    let text = stmt.expanded_sql().unwrap_or_else(|| sql.to_owned());
+    Ok(text.trim_end().trim_end_matches(';').trim_end().to_owned())
+}
+
+/// The first word of `sql` after whitespace and comments.
+fn first_keyword(sql: &str) -> &str {
+    let mut rest = sql;
+    loop {
+        rest = rest.trim_start();
+        if let Some(after) = rest.strip_prefix("--") {
+            rest = after.split_once('\n').map_or("", |(_, tail)| tail);
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, tail)| tail);
+        } else {
+            break;
+        }
+    }
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// SQLite's own message for `error` (what the model needs to correct its SQL).
+pub(crate) fn sqlite_message(error: &rusqlite::Error) -> String {
+    match error {
+        rusqlite::Error::SqliteFailure(code, message) => {
+            if code.code == rusqlite::ErrorCode::OperationInterrupted {
+                "interrupted".to_owned()
+            } else {
+                message.clone().unwrap_or_else(|| code.to_string())
+            }
+        }
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db() -> Connection {
+        let conn = Connection::open_in_memory().expect("in-memory db");
+        conn.execute_batch("CREATE TABLE t (id INTEGER, name TEXT); INSERT INTO t VALUES (1, 'a');")
+            .expect("schema");
+        conn
+    }
+
+    #[test]
+    fn accepts_selects_and_strips_the_tail() {
+        let conn = db();
+        for (sql, want) in [
+            ("SELECT * FROM t", "SELECT * FROM t"),
+            ("  select id from t ;  ", "select id from t"),
+            ("SELECT 1; -- trailing comment", "SELECT 1"),
+            (
+                "-- leading\nWITH x AS (SELECT 1) SELECT * FROM x;",
+                "-- leading\nWITH x AS (SELECT 1) SELECT * FROM x",
+            ),
+            ("SELECT 1 -- no newline", "SELECT 1 -- no newline"),
+        ] {
+            assert_eq!(check_select(&conn, sql).as_deref(), Ok(want), "{sql}");
+        }
+    }
+
+    #[test]
+    fn refuses_writes_and_several_statements() {
+        let conn = db();
+        for sql in [
+            "DELETE FROM t",
+            "DROP TABLE t",
+            "INSERT INTO t VALUES (2, 'b')",
+            "UPDATE t SET name = 'x'",
+            "WITH x AS (SELECT 1) DELETE FROM t",
+            "SELECT 1; DELETE FROM t",
+            "SELECT 1; SELECT 2",
+            "PRAGMA writable_schema = 1",
+            "ATTACH ':memory:' AS other",
+            "/* hi */ VACUUM",
+            "",
+            "   ;",
+            "SELECT * FROM t WHERE id = ?",
+        ] {
+            assert!(check_select(&conn, sql).is_err(), "{sql}");
+        }
+        let count: i64 = conn
+            .query_row("SELECT COUNT(*) FROM t", [], |row| row.get(0))
+            .unwrap_or_default();
+        assert_eq!(count, 1);
+    }
+
+    #[test]
+    fn carries_sqlites_message() {
+        let conn = db();
+        let Err(Refused(message)) = check_select(&conn, "SELECT nope FROM t") else {
+            panic!("expected a refusal");
+        };
+        assert_eq!(message, "no such column: nope");
+        let Err(Refused(message)) = check_select(&conn, "SELECT 1; DELETE FROM t") else {
+            panic!("expected a refusal");
+        };
+        assert!(message.contains("one statement"), "{message}");
+    }
+}

@@ -1,0 +1,293 @@
+//! A [`QueryExecutor`] over a SQLite file: kinds `sql` (read-only SQL from the model) and
+//! `institutions` (a typed search over the bundled dataset).
+//!
+//! Every query runs on a blocking thread with a pooled read-only connection, under a time limit; the
+//! user's SQL is wrapped, never concatenated into a bigger statement:
+//!
+//! * count: `SELECT COUNT(*) FROM (⟨sql⟩)`
+//! * page: `SELECT * FROM (⟨sql⟩) ORDER BY "field" DESC LIMIT ? OFFSET ?`
+//! * export: `SELECT * FROM (⟨sql⟩) ORDER BY …`, stepped once, in batches through a bounded channel.
+
+mod convert;
+mod guard;
+mod pool;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use dual_core::{Column, Row, Sort, SortOrder};
+use dual_server::{ExecutorError, QueryExecutor, RowStream};
+use rusqlite::types::Value as SqlValue;
+use serde_json::Value;
+
+use self::convert::quote_identifier;
+use self::guard::{Refused, check_select, sqlite_message};
+use self::pool::{Lease, Pool};
+
+/// The executor kind for read-only SQL: params `{"sql": "SELECT …"}`.
+pub const SQL_KIND: &str = "sql";
+/// The executor kind for the institution search: params `{"state"?: "NJ", "control"?: "public"}`.
+pub const INSTITUTIONS_KIND: &str = "institutions";
+/// Default time limit of one query (of one batch, for exports).
+pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(5);
+/// Default number of pooled connections.
+pub const DEFAULT_POOL_SIZE: usize = 4;
+/// Rows per batch of an export stream.
+pub const STREAM_BATCH: usize = 1_000;
+/// Batches buffered between the SQLite thread and the HTTP response.
+const STREAM_BUFFER: usize = 4;
+
+const INSTITUTIONS_SQL: &str = "SELECT id, name, city, state, control, level, enrollment, founded \
+     FROM institutions WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR control = ?2) ORDER BY id";
+
+/// A SQLite database served read-only: open it once, then register [`SqliteDb::executor`] for each
+/// kind. Clones share the connection pool.
+#[derive(Debug, Clone)]
+pub struct SqliteDb {
+    pool: Arc<Pool>,
+}
+
+impl SqliteDb {
+    /// Opens `path` read-only with a pool of `pool_size` connections and a per-query `time_limit`.
+    ///
+    /// # Errors
+    /// SQLite's error when the file cannot be opened as a database.
+    pub fn open(path: &Path, pool_size: usize, time_limit: Duration) -> Result<Self, rusqlite::Error> {
+        Ok(Self {
+            pool: Arc::new(Pool::open(path, pool_size, time_limit)?),
+        })
+    }
+
+    /// The executor for `kind` ([`SQL_KIND`] or [`INSTITUTIONS_KIND`]); `None` for any other kind.
+    #[must_use]
+    pub fn executor(&self, kind: &str) -> Option<SqliteExecutor> {
+        let kind = match kind {
+            SQL_KIND => Kind::Sql,
+            INSTITUTIONS_KIND => Kind::Institutions,
+            _ => return None,
+        };
+        Some(SqliteExecutor {
+            pool: Arc::clone(&self.pool),
+            kind,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Sql,
+    Institutions,
+}
+
+/// Runs one query kind over a [`SqliteDb`]; see the module docs.
+#[derive(Debug, Clone)]
+pub struct SqliteExecutor {
+    pool: Arc<Pool>,
+    kind: Kind,
+}
+
+/// A query ready to be wrapped: its SQL and the values bound to it.
+struct Query {
+    sql: String,
+    binds: Vec<SqlValue>,
+}
+
+impl SqliteExecutor {
+    /// Builds the query of `params` (validating user SQL on `conn`).
+    fn query(&self, conn: &rusqlite::Connection, params: &Value) -> Result<Query, String> {
+        match self.kind {
+            Kind::Sql => {
+                let sql = params
+                    .get("sql")
+                    .and_then(Value::as_str)
+                    .ok_or("the parameter `sql` (a string holding one SELECT statement) is required")?;
+                let sql = check_select(conn, sql).map_err(|Refused(message)| message)?;
+                Ok(Query {
+                    sql,
+                    binds: Vec::new(),
+                })
+            }
+            Kind::Institutions => institutions_query(params),
+        }
+    }
+
+    /// Runs `work` with a pooled connection on a blocking thread.
+    async fn run<T: Send + 'static>(
+        &self,
+        params: &Value,
+        work: impl FnOnce(&Lease, Query) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, ExecutorError> {
+        let this = self.clone();
+        let params = params.clone();
+        let limit = self.pool.time_limit();
+        tokio::task::spawn_blocking(move || {
+            let lease = this
+                .pool
+                .get()
+                .map_err(|e| ExecutorError::new(sqlite_message(&e)))?;
+            let query = this.query(lease.conn(), &params).map_err(ExecutorError::new)?;
+            lease.restart_clock();
+            work(&lease, query).map_err(|e| executor_error(&e, limit))
+        })
+        .await
+        .map_err(|_| ExecutorError::new("the query was cancelled"))?
+    }
+}
+
+#[async_trait]
+impl QueryExecutor for SqliteExecutor {
+    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
+        self.run(params, |lease, query| {
+            let sql = format!("SELECT COUNT(*) FROM (\n{}\n)", query.sql);
+            let mut stmt = lease.conn().prepare_cached(&sql)?;
+            let count: i64 = stmt.query_row(rusqlite::params_from_iter(&query.binds), |row| row.get(0))?;
+            Ok(u64::try_from(count).unwrap_or_default())
+        })
+        .await
+    }
+
+    async fn fetch(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        let order = order_by(sort);
+        self.run(params, move |lease, mut query| {
+            let sql = format!("SELECT * FROM (\n{}\n){order} LIMIT ? OFFSET ?", query.sql);
+            let mut stmt = lease.conn().prepare_cached(&sql)?;
+            let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
+            query
+                .binds
+                .push(SqlValue::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
+            query
+                .binds
+                .push(SqlValue::Integer(i64::try_from(offset).unwrap_or(i64::MAX)));
+            let mut rows = stmt.query(rusqlite::params_from_iter(&query.binds))?;
+            let mut out = Vec::new();
+            while let Some(row) = rows.next()? {
+                out.push(convert::row(row, &names)?);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    fn columns(&self, params: &Value) -> Option<Vec<Column>> {
+        // Called from async code: only use a connection that is idle right now (preparing is
+        // microseconds); when all are busy, the server infers the columns from the sample instead.
+        let lease = self.pool.try_get()?;
+        let query = self.query(lease.conn(), params).ok()?;
+        let stmt = lease.conn().prepare_cached(&query.sql).ok()?;
+        convert::columns(&stmt)
+    }
+
+    fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Vec<Row>, ExecutorError>>(STREAM_BUFFER);
+        let limit = self.pool.time_limit();
+        tokio::task::spawn_blocking(move || {
+            let result = (|| {
+                let lease = self
+                    .pool
+                    .get()
+                    .map_err(|e| ExecutorError::new(sqlite_message(&e)))?;
+                let query = self.query(lease.conn(), &params).map_err(ExecutorError::new)?;
+                lease.restart_clock();
+                stream_rows(&lease, &query, sort.as_ref(), &tx).map_err(|e| executor_error(&e, limit))
+            })();
+            if let Err(error) = result {
+                // The receiver may be gone already (client disconnected): nothing left to tell.
+                let _ = tx.blocking_send(Err(error));
+            }
+        });
+        Box::pin(futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)))
+    }
+}
+
+/// Steps one statement over the whole result, sending [`STREAM_BATCH`]-row batches; stops early when
+/// the receiver is dropped. The time limit applies to each batch.
+fn stream_rows(
+    lease: &Lease,
+    query: &Query,
+    sort: Option<&Sort>,
+    tx: &tokio::sync::mpsc::Sender<Result<Vec<Row>, ExecutorError>>,
+) -> rusqlite::Result<()> {
+    let sql = format!("SELECT * FROM (\n{}\n){}", query.sql, order_by(sort));
+    let mut stmt = lease.conn().prepare_cached(&sql)?;
+    let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
+    let mut rows = stmt.query(rusqlite::params_from_iter(&query.binds))?;
+    let mut batch = Vec::with_capacity(STREAM_BATCH);
+    while let Some(row) = rows.next()? {
+        batch.push(convert::row(row, &names)?);
+        if batch.len() == STREAM_BATCH {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(STREAM_BATCH));
+            if tx.blocking_send(Ok(full)).is_err() {
+                return Ok(());
+            }
+            lease.restart_clock();
+        }
+    }
+    if !batch.is_empty() {
+        let _ = tx.blocking_send(Ok(batch));
+    }
+    Ok(())
+}
+
+fn order_by(sort: Option<&Sort>) -> String {
+    sort.map(|sort| {
+        let order = match sort.order {
+            SortOrder::Asc => "ASC",
+            SortOrder::Desc => "DESC",
+        };
+        format!(" ORDER BY {} {order}", quote_identifier(&sort.field))
+    })
+    .unwrap_or_default()
+}
+
+fn executor_error(error: &rusqlite::Error, limit: Duration) -> ExecutorError {
+    let message = sqlite_message(error);
+    if message == "interrupted" {
+        ExecutorError::new(format!(
+            "the query exceeded the time limit of {} ms: add filters or aggregate",
+            limit.as_millis()
+        ))
+    } else {
+        ExecutorError::new(message)
+    }
+}
+
+/// The institution search: optional `state` (two letters) and `control` (`public` or `private`).
+fn institutions_query(params: &Value) -> Result<Query, String> {
+    let empty = serde_json::Map::new();
+    let params = match params {
+        Value::Object(map) => map,
+        Value::Null => &empty,
+        _ => return Err("the parameters must be an object: {\"state\"?, \"control\"?}".to_owned()),
+    };
+    let mut state = SqlValue::Null;
+    let mut control = SqlValue::Null;
+    for (key, value) in params {
+        match (key.as_str(), value) {
+            (_, Value::Null) => {}
+            ("state", Value::String(s)) if s.len() == 2 && s.chars().all(|c| c.is_ascii_alphabetic()) => {
+                state = SqlValue::Text(s.to_ascii_uppercase());
+            }
+            ("state", _) => return Err("`state` must be a two-letter US state code, e.g. \"NJ\"".to_owned()),
+            ("control", Value::String(c)) if c == "public" || c == "private" => {
+                control = SqlValue::Text(c.clone());
+            }
+            ("control", _) => return Err("`control` must be \"public\" or \"private\"".to_owned()),
+            (other, _) => return Err(format!("unknown parameter `{other}`: use `state` and `control`")),
+        }
+    }
+    Ok(Query {
+        sql: INSTITUTIONS_SQL.to_owned(),
+        binds: vec![state, control],
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,157 @@
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use futures_util::StreamExt;
+use serde_json::json;
+
+use super::*;
+use crate::dataset::{self, DatasetSize};
+
+fn small_db() -> (SqliteDb, PathBuf) {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "dual-demo-sqlite-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let path = dir.join("small.sqlite");
+    dataset::ensure(&path, DatasetSize::SMALL).expect("dataset");
+    let db = SqliteDb::open(&path, 2, DEFAULT_TIME_LIMIT).expect("opens");
+    (db, dir)
+}
+
+fn sql(text: &str) -> Value {
+    json!({ "sql": text })
+}
+
+fn executor(db: &SqliteDb, kind: &str) -> Arc<SqliteExecutor> {
+    Arc::new(db.executor(kind).expect("a known kind"))
+}
+
+#[tokio::test]
+async fn counts_pages_and_sorts_wrapped_sql() {
+    let (db, dir) = small_db();
+    let exec = executor(&db, SQL_KIND);
+    let params = sql("SELECT id, name, enrollment FROM institutions WHERE control = 'public';");
+    let total = exec.count(&params).await.expect("count");
+    assert!(total > 50, "{total}");
+    let page = exec.fetch(&params, 10, 5, None).await.expect("page");
+    assert_eq!(page.len(), 5);
+    assert_eq!(page[0].keys().collect::<Vec<_>>(), ["id", "name", "enrollment"]);
+    let sorted = exec
+        .fetch(&params, 0, 3, Some(&Sort::new("enrollment", SortOrder::Desc)))
+        .await
+        .expect("sorted");
+    let enrollments: Vec<i64> = sorted.iter().filter_map(|r| r["enrollment"].as_i64()).collect();
+    assert!(enrollments.windows(2).all(|w| w[0] >= w[1]), "{enrollments:?}");
+    let beyond = exec.fetch(&params, total, 10, None).await.expect("past the end");
+    assert!(beyond.is_empty());
+    let columns = exec.columns(&params).expect("declared types");
+    assert_eq!(
+        columns
+            .iter()
+            .map(|c| (c.name.as_str(), c.column_type))
+            .collect::<Vec<_>>(),
+        [
+            ("id", dual_core::ColumnType::Integer),
+            ("name", dual_core::ColumnType::String),
+            ("enrollment", dual_core::ColumnType::Integer)
+        ]
+    );
+    // An expression has no declared type: the server infers it from the sample instead.
+    assert!(
+        exec.columns(&sql("SELECT COUNT(*) AS n FROM institutions"))
+            .is_none()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn sql_errors_carry_sqlites_message_and_writes_are_refused() {
+    let (db, dir) = small_db();
+    let exec = executor(&db, SQL_KIND);
+    let error = exec
+        .count(&sql("SELECT nope FROM institutions"))
+        .await
+        .expect_err("bad column");
+    assert_eq!(error.message(), "no such column: nope");
+    let error = exec.fetch(&sql("SELEC 1"), 0, 1, None).await.expect_err("syntax");
+    assert!(error.message().contains("SELECT"), "{}", error.message());
+    for write in [
+        "DELETE FROM institutions",
+        "DROP TABLE institutions",
+        "INSERT INTO institutions (id) VALUES (1)",
+        "WITH x AS (SELECT 1) DELETE FROM institutions",
+        "SELECT 1; DELETE FROM institutions",
+    ] {
+        assert!(exec.count(&sql(write)).await.is_err(), "{write}");
+    }
+    assert_eq!(
+        exec.count(&sql("SELECT * FROM institutions")).await.ok(),
+        Some(u64::from(DatasetSize::SMALL.institutions))
+    );
+    let missing = exec.count(&json!({})).await.expect_err("no sql");
+    assert!(missing.message().contains("sql"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn institutions_filters_and_validates() {
+    let (db, dir) = small_db();
+    let exec = executor(&db, INSTITUTIONS_KIND);
+    let all = exec.count(&json!({})).await.expect("count");
+    assert_eq!(all, u64::from(DatasetSize::SMALL.institutions));
+    let params = json!({"state": "ca", "control": "public"});
+    let rows = exec.fetch(&params, 0, 1_000, None).await.expect("rows");
+    assert_eq!(rows.len() as u64, exec.count(&params).await.expect("count"));
+    assert!(
+        rows.iter()
+            .all(|r| r["state"] == "CA" && r["control"] == "public")
+    );
+    for bad in [
+        json!({"state": "California"}),
+        json!({"control": "secret"}),
+        json!({"city": "x"}),
+    ] {
+        assert!(exec.count(&bad).await.is_err(), "{bad}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn stream_returns_every_row_once_in_order() {
+    let (db, dir) = small_db();
+    let exec = executor(&db, SQL_KIND);
+    let params = sql("SELECT id, count FROM degrees_awarded");
+    let sort = Some(Sort::new("id", SortOrder::Desc));
+    let mut stream = Arc::clone(&exec).stream(params.clone(), sort);
+    let mut ids = Vec::new();
+    while let Some(batch) = stream.next().await {
+        let batch = batch.expect("batch");
+        assert!(batch.len() <= STREAM_BATCH);
+        ids.extend(batch.iter().filter_map(|r| r["id"].as_i64()));
+    }
+    let expected: Vec<i64> = (1..=i64::from(DatasetSize::SMALL.degrees)).rev().collect();
+    assert_eq!(ids, expected);
+    let mut failing = exec.stream(sql("SELECT nope"), None);
+    let first = failing.next().await.expect("an item");
+    assert!(first.is_err());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn the_time_limit_interrupts_runaway_queries() {
+    let (_, dir) = small_db();
+    let db = SqliteDb::open(&dir.join("small.sqlite"), 1, Duration::from_millis(50)).expect("opens");
+    let exec = executor(&db, SQL_KIND);
+    // A recursive CTE that would count to a billion.
+    let runaway = sql(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000000) \
+         SELECT MAX(i) AS m FROM n",
+    );
+    let error = exec.fetch(&runaway, 0, 1, None).await.expect_err("interrupted");
+    assert!(error.message().contains("time limit"), "{}", error.message());
+    // The connection is usable again afterwards.
+    assert!(exec.count(&sql("SELECT 1")).await.is_ok());
+    let _ = std::fs::remove_dir_all(dir);
+}
