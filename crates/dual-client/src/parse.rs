@@ -34,7 +34,7 @@ pub(crate) struct Found {
 impl Found {
     pub(crate) fn from_structured(structured: &StructuredContent) -> Self {
         Self {
-            sample: structured.results.clone(),
+            sample: structured.results.to_vec(),
             total_count: Some(structured.metadata.total_count),
             uri: Some(structured.resource.uri.clone()),
             url: Some(structured.resource.url.clone()),

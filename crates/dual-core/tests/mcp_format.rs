@@ -22,7 +22,7 @@ fn response(sample: Vec<Row>, total_count: u64, expires: bool) -> DualResponse {
         url: format!("https://api.example.com/resources/{id}"),
         name: "Institution Search Results".into(),
         columns: dual_core::infer_columns(&sample),
-        sample,
+        sample: sample.into(),
         total_count,
         executed_at,
         expires_at: expires.then(|| executed_at + time::Duration::minutes(15)),

@@ -35,7 +35,7 @@ mod tests {
             uri: format!("resource://{id}"),
             url: format!("http://127.0.0.1:9/resources/{id}"),
             name: "Query Results".into(),
-            sample: vec![json!({"id": 7}).as_object().cloned().unwrap_or_default()],
+            sample: vec![json!({"id": 7}).as_object().cloned().unwrap_or_default()].into(),
             total_count: 847,
             columns: vec![Column::new("id", ColumnType::Integer)],
             executed_at: dual_core::time::OffsetDateTime::UNIX_EPOCH,

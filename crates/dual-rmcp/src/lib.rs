@@ -30,7 +30,7 @@
 //!     uri: "resource://x".into(),
 //!     url: "http://127.0.0.1:8080/resources/x".into(),
 //!     name: "Query Results".into(),
-//!     sample: vec![],
+//!     sample: Vec::new().into(),
 //!     total_count: 0,
 //!     columns: vec![Column::new("id", ColumnType::Integer)],
 //!     executed_at: dual_core::time::OffsetDateTime::UNIX_EPOCH,

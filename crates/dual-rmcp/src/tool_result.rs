@@ -91,7 +91,7 @@ mod tests {
             uri: format!("resource://{id}"),
             url: format!("http://127.0.0.1:8080/resources/{id}"),
             name: "Institution Search Results".into(),
-            sample: rows,
+            sample: rows.into(),
             total_count: 847,
             columns: vec![
                 Column::new("id", ColumnType::Integer),

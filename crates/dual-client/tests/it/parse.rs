@@ -316,7 +316,7 @@ proptest! {
             url: format!("http://127.0.0.1:1/resources/{id}"),
             name: "Round \"trip\"".to_owned(),
             columns: dual_core::infer_columns(&sample),
-            sample,
+            sample: sample.into(),
             total_count: total,
             executed_at: datetime!(2026-01-15 10:30:00 UTC),
             expires_at: (!pinned).then_some(datetime!(2026-01-15 10:45:00 UTC)),
@@ -328,7 +328,7 @@ proptest! {
             let parsed = client.parse_strict(&value);
             prop_assert!(parsed.is_ok(), "{:?}", parsed.err());
             let parsed = parsed.unwrap_or_else(|_| unreachable!());
-            prop_assert_eq!(parsed.sample(), response.sample.as_slice());
+            prop_assert_eq!(parsed.sample(), &response.sample[..]);
             prop_assert_eq!(parsed.total_count(), Some(total));
             prop_assert_eq!(parsed.expires_at(), response.expires_at);
             prop_assert_eq!(parsed.columns(), response.columns.as_slice());

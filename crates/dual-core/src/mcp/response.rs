@@ -1,5 +1,7 @@
 //! A created dual response and its MCP renderings.
 
+use std::sync::Arc;
+
 use time::OffsetDateTime;
 
 use super::{ContentBlock, JSON_MIME_TYPE, ResourceLinkInfo, ResultMetadata, StructuredContent, ToolResult};
@@ -15,7 +17,7 @@ use crate::{Column, ResourceId, ResourceRecord, Row, resource_uri, resource_url}
 ///     uri: "resource://x".into(),
 ///     url: "https://api.example.com/resources/x".into(),
 ///     name: "Results".into(),
-///     sample: rows,
+///     sample: rows.into(),
 ///     total_count: 847,
 ///     columns: vec![Column::new("id", ColumnType::Integer)],
 ///     executed_at: time::OffsetDateTime::UNIX_EPOCH,
@@ -34,8 +36,8 @@ pub struct DualResponse {
     pub url: String,
     /// The resource name.
     pub name: String,
-    /// The sample rows.
-    pub sample: Vec<Row>,
+    /// The sample rows (shared with the stored record, never copied).
+    pub sample: Arc<[Row]>,
     /// Rows the query matched.
     pub total_count: u64,
     /// The columns.
@@ -55,7 +57,7 @@ impl DualResponse {
             uri: resource_uri(scheme, record.id),
             url: resource_url(base_url, record.id),
             name: record.name,
-            sample: record.sample.to_vec(),
+            sample: record.sample,
             total_count: record.total_count,
             columns: record.columns,
             executed_at: record.created_at,
@@ -85,7 +87,7 @@ impl DualResponse {
     #[must_use]
     pub fn structured_content(&self) -> StructuredContent {
         StructuredContent {
-            results: self.sample.clone(),
+            results: Arc::clone(&self.sample),
             resource: ResourceLinkInfo {
                 uri: self.uri.clone(),
                 url: self.url.clone(),

@@ -1,5 +1,7 @@
 //! `structuredContent` and the whole tool result.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -42,7 +44,7 @@ pub struct ResultMetadata {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StructuredContent {
     /// The sample rows.
-    pub results: Vec<Row>,
+    pub results: Arc<[Row]>,
     /// The link to the full result.
     pub resource: ResourceLinkInfo,
     /// Counts, columns and times.
