@@ -12,3 +12,4 @@ pub mod render;
 pub mod report;
 pub mod serve;
 pub mod sqlite;
+pub mod store;

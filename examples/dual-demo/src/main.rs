@@ -39,9 +39,17 @@ struct ServeArgs {
     /// SQLite file to serve (default: the embedded IPEDS-like dataset, generated on first use).
     #[arg(long, value_name = "FILE")]
     db: Option<PathBuf>,
-    /// Resource store: `memory`, or a store URL.
+    /// Resource store: `memory`, `redis://HOST:PORT[/DB]`, or `postgres://USER[:PASSWORD]@HOST:PORT/DB`
+    /// (shared by several instances).
     #[arg(long, value_name = "memory|URL", default_value = "memory")]
     store: String,
+    /// Redis key prefix (default `dual:`) or PostgreSQL schema (default: the search_path's first);
+    /// give each deployment its own.
+    #[arg(long, value_name = "PREFIX")]
+    store_prefix: Option<String>,
+    /// Time limit of one store operation, and of opening one store connection, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    store_timeout_ms: u64,
     /// Base URL of the REST API in resource links (default: http://ADDR/resources).
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
@@ -117,9 +125,14 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.expiration_secs == 0 {
         return Err("--expiration-secs must be at least 1".into());
     }
+    if args.store_timeout_ms == 0 {
+        return Err("--store-timeout-ms must be at least 1".into());
+    }
     let mut options = ServeOptions::new(args.addr);
     options.db = args.db;
     options.store = args.store;
+    options.store_prefix = args.store_prefix;
+    options.store_timeout = Duration::from_millis(args.store_timeout_ms);
     options.base_url = args.base_url;
     options.expiration = Duration::from_secs(args.expiration_secs);
     options.sample_size = args.sample_size;

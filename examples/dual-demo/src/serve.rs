@@ -10,7 +10,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use dual_http::DualHttp;
 use dual_server::DualResponseServer;
-use dual_store::{MemoryStore, ResourceStore};
 use http::{Request, Response, StatusCode, header};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
@@ -28,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::dataset::{self, DatasetSize};
 use crate::mcp_server::DemoMcp;
 use crate::sqlite::{self, INSTITUTIONS_KIND, SQL_KIND, SqliteDb};
+use crate::store::{self, StoreOptions, StoreSpecError};
 
 /// Where MCP is served.
 pub const MCP_PATH: &str = "/mcp";
@@ -46,8 +46,12 @@ pub struct ServeOptions {
     pub db: Option<PathBuf>,
     /// Size of the embedded dataset when `db` is `None` and it must be generated.
     pub dataset_size: DatasetSize,
-    /// Resource store: `memory`, or a store URL.
+    /// Resource store: `memory`, `redis://HOST:PORT[/DB]` or `postgres://USER@HOST:PORT/DB`.
     pub store: String,
+    /// Redis key prefix or PostgreSQL schema; `None` for the backend's default.
+    pub store_prefix: Option<String>,
+    /// Time limit of one store operation (and of opening one store connection).
+    pub store_timeout: Duration,
     /// Base URL of the REST API in resource links; default `http://{addr}/resources`.
     pub base_url: Option<String>,
     /// Lifetime of a resource.
@@ -67,6 +71,8 @@ impl ServeOptions {
             db: None,
             dataset_size: DatasetSize::DEFAULT,
             store: "memory".to_owned(),
+            store_prefix: None,
+            store_timeout: store::DEFAULT_STORE_TIMEOUT,
             base_url: None,
             expiration: dual_server::DEFAULT_EXPIRATION,
             sample_size: dual_server::DEFAULT_SAMPLE_SIZE,
@@ -89,9 +95,9 @@ pub enum ServeError {
         /// SQLite's error.
         source: rusqlite::Error,
     },
-    /// `--store` names a backend this build cannot use.
-    #[error("{0}")]
-    Store(String),
+    /// `--store` names no known backend, or the store cannot be reached.
+    #[error(transparent)]
+    Store(#[from] StoreSpecError),
     /// The server configuration was refused.
     #[error(transparent)]
     Build(#[from] dual_server::BuildError),
@@ -103,24 +109,6 @@ pub enum ServeError {
         /// The error.
         source: std::io::Error,
     },
-}
-
-/// The store `spec` names: `memory` (the default). Shared backends (`redis://…`, `postgres://…`) are
-/// added here as they become available.
-///
-/// # Errors
-/// A message naming the spec when no backend for it is compiled in.
-pub fn store_from_spec(spec: &str) -> Result<Arc<dyn ResourceStore>, ServeError> {
-    let scheme = spec.split_once("://").map_or(spec, |(scheme, _)| scheme);
-    match scheme {
-        "memory" => Ok(Arc::new(MemoryStore::new())),
-        "redis" | "rediss" | "postgres" | "postgresql" => Err(ServeError::Store(format!(
-            "store backend `{scheme}` not compiled/implemented yet in dual-demo; use --store memory"
-        ))),
-        _ => Err(ServeError::Store(format!(
-            "unknown store `{spec}`: use `memory` (redis:// and postgres:// URLs are planned)"
-        ))),
-    }
 }
 
 /// A running server: its address, the shared [`DualResponseServer`], and a handle to stop it.
@@ -158,12 +146,13 @@ impl Running {
     }
 }
 
-/// Opens the database (generating the embedded dataset on first use) and builds the
-/// [`DualResponseServer`] with the `sql` and `institutions` executors.
+/// Opens the database (generating the embedded dataset on first use), connects the store and builds
+/// the [`DualResponseServer`] with the `sql` and `institutions` executors. Redis expires resources by
+/// itself, so with it the server runs no sweeper; the memory and PostgreSQL stores keep theirs.
 ///
 /// # Errors
 /// [`ServeError`] for a dataset, database, store or configuration failure.
-pub fn build_server(
+pub async fn build_server(
     options: &ServeOptions,
     base_url: &str,
 ) -> Result<(DualResponseServer, PathBuf), ServeError> {
@@ -184,11 +173,26 @@ pub fn build_server(
                 source,
             }
         })?;
+    let opened = store::open(&StoreOptions {
+        spec: options.store.clone(),
+        prefix: options.store_prefix.clone(),
+        timeout: options.store_timeout,
+    })
+    .await?;
+    tracing::info!(
+        store = %opened.redacted,
+        prefix = options.store_prefix.as_deref().unwrap_or("(default)"),
+        native_expiry = opened.native_expiry,
+        "store connected"
+    );
     let mut builder = DualResponseServer::builder()
         .base_url(base_url)
-        .shared_store(store_from_spec(&options.store)?)
+        .shared_store(opened.store)
         .default_expiration(options.expiration)
         .default_sample_size(options.sample_size);
+    if opened.native_expiry {
+        builder = builder.without_sweeper();
+    }
     for kind in [SQL_KIND, INSTITUTIONS_KIND] {
         if let Some(executor) = db.executor(kind) {
             builder = builder.executor(kind, executor);
@@ -217,7 +221,7 @@ pub async fn start(options: &ServeOptions) -> Result<Running, ServeError> {
         .base_url
         .clone()
         .unwrap_or_else(|| format!("http://{addr}{REST_PREFIX}"));
-    let (server, db_path) = build_server(options, &base_url)?;
+    let (server, db_path) = build_server(options, &base_url).await?;
     let cancel = CancellationToken::new();
     let router = Router::new(server.clone(), addr, &base_url, cancel.clone());
     let (stop, stopped) = watch::channel(false);

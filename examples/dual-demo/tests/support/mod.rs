@@ -1,0 +1,436 @@
+//! Shared by the shared-store tests: the service URLs, a per-test Redis key prefix / PostgreSQL schema
+//! that cleans up after itself, `dual-demo serve` child processes that never outlive the test, and
+//! small MCP / REST helpers.
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different part of the support module"
+)]
+
+pub(crate) mod proxy;
+
+use std::collections::VecDeque;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dual_client::{DualResponseClient, ParsedDualResponse};
+use dual_demo::dataset::{self, DatasetSize};
+use dual_demo::mcp_client;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::time::timeout;
+
+/// Upper bound of any one test's work.
+pub(crate) const LIMIT: Duration = Duration::from_secs(150);
+/// How long a `dual-demo serve` process may take to print its address.
+const START_WITHIN: Duration = Duration::from_secs(30);
+/// Log lines of a child kept for failure messages.
+const LOG_LINES: usize = 200;
+
+/// The query every test runs: every institution of the small dataset.
+pub(crate) const SQL: &str = "SELECT id, name, state FROM institutions ORDER BY id";
+
+/// The Redis server: `DUAL_TEST_REDIS_URL`, by default `redis://127.0.0.1:6379`.
+pub(crate) fn redis_url() -> String {
+    std::env::var("DUAL_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+}
+
+/// The database: `DUAL_TEST_POSTGRES_URL`, by default `postgres://postgres@127.0.0.1:5432/test`.
+pub(crate) fn postgres_url() -> String {
+    std::env::var("DUAL_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+/// The shared backends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Backend {
+    Redis,
+    Postgres,
+}
+
+impl Backend {
+    pub(crate) fn url(self) -> String {
+        match self {
+            Self::Redis => redis_url(),
+            Self::Postgres => postgres_url(),
+        }
+    }
+
+    fn default_port(self) -> u16 {
+        match self {
+            Self::Redis => 6379,
+            Self::Postgres => 5432,
+        }
+    }
+
+    /// The service's socket address, from its URL.
+    pub(crate) fn upstream(self) -> SocketAddr {
+        let url = self.url();
+        let authority = authority(&url);
+        let host_port = authority.rsplit('@').next().unwrap_or(authority);
+        let host_port = if host_port.contains(':') {
+            host_port.to_owned()
+        } else {
+            format!("{host_port}:{}", self.default_port())
+        };
+        match host_port
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut addrs| addrs.next())
+        {
+            Some(addr) => addr,
+            None => panic!("the test URL of {self:?} ({url}) does not resolve"),
+        }
+    }
+
+    /// The service's URL with its host and port replaced by `proxy` (user, password, path kept).
+    pub(crate) fn url_through(self, proxy: SocketAddr) -> String {
+        let url = self.url();
+        let authority = authority(&url);
+        let user = authority.rfind('@').map_or("", |at| &authority[..=at]);
+        url.replacen(authority, &format!("{user}{proxy}"), 1)
+    }
+}
+
+fn authority(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    rest.split(['/', '?']).next().unwrap_or(rest)
+}
+
+/// A Redis key prefix or PostgreSQL schema unique to one test. Everything under it is deleted when
+/// it is dropped (also when the test panics), and nothing else is ever touched. Declare it before
+/// the instances so that they are killed first.
+#[derive(Debug)]
+pub(crate) struct Namespace {
+    backend: Backend,
+    prefix: String,
+}
+
+impl Namespace {
+    /// A fresh namespace; panics (failing the test) when the service is unreachable.
+    pub(crate) async fn new(backend: Backend) -> Self {
+        let tag = fastrand::u64(..);
+        let prefix = match backend {
+            Backend::Redis => format!("dual-demo-test:{tag:016x}:"),
+            Backend::Postgres => format!("dual_demo_test_{tag:016x}"),
+        };
+        let reachable = timeout(Duration::from_secs(10), ping(backend)).await;
+        match reachable {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => panic!(
+                "{backend:?} at {} is unreachable (start it, or set DUAL_TEST_REDIS_URL / \
+                 DUAL_TEST_POSTGRES_URL): {e}",
+                backend.url()
+            ),
+            Err(_) => panic!("{backend:?} at {} did not answer within 10 s", backend.url()),
+        }
+        Self { backend, prefix }
+    }
+
+    /// The value of `--store-prefix`.
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    fn clean_up(&self) -> Result<(), String> {
+        match self.backend {
+            Backend::Redis => {
+                let client = redis::Client::open(redis_url()).map_err(|e| e.to_string())?;
+                let mut con = client
+                    .get_connection_with_timeout(Duration::from_secs(5))
+                    .map_err(|e| e.to_string())?;
+                let pattern = format!("{}*", self.prefix);
+                let mut cursor = 0u64;
+                loop {
+                    let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(&pattern)
+                        .arg("COUNT")
+                        .arg(1_000)
+                        .query(&mut con)
+                        .map_err(|e| e.to_string())?;
+                    if !keys.is_empty() {
+                        redis::cmd("DEL")
+                            .arg(&keys)
+                            .query::<usize>(&mut con)
+                            .map_err(|e| e.to_string())?;
+                    }
+                    if next == 0 {
+                        return Ok(());
+                    }
+                    cursor = next;
+                }
+            }
+            Backend::Postgres => {
+                let sql = format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.prefix);
+                // Drop may run inside the test's runtime, which cannot be blocked on; a thread of
+                // its own with a small runtime can.
+                let thread = std::thread::spawn(move || -> Result<(), String> {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map_err(|e| e.to_string())?;
+                    runtime.block_on(async {
+                        let (client, connection) =
+                            tokio_postgres::connect(&postgres_url(), tokio_postgres::NoTls)
+                                .await
+                                .map_err(|e| e.to_string())?;
+                        tokio::spawn(connection);
+                        timeout(Duration::from_secs(20), client.batch_execute(&sql))
+                            .await
+                            .map_err(|_| "DROP SCHEMA timed out".to_owned())?
+                            .map_err(|e| e.to_string())
+                    })
+                });
+                thread
+                    .join()
+                    .map_err(|_| "the clean-up thread panicked".to_owned())?
+            }
+        }
+    }
+}
+
+async fn ping(backend: Backend) -> Result<(), String> {
+    match backend {
+        Backend::Redis => {
+            let client = redis::Client::open(redis_url()).map_err(|e| e.to_string())?;
+            let mut con = client
+                .get_multiplexed_async_connection()
+                .await
+                .map_err(|e| e.to_string())?;
+            redis::cmd("PING")
+                .query_async::<String>(&mut con)
+                .await
+                .map(drop)
+                .map_err(|e| e.to_string())
+        }
+        Backend::Postgres => {
+            let (client, connection) = tokio_postgres::connect(&postgres_url(), tokio_postgres::NoTls)
+                .await
+                .map_err(|e| e.to_string())?;
+            tokio::spawn(connection);
+            client
+                .simple_query("SELECT 1")
+                .await
+                .map(drop)
+                .map_err(|e| e.to_string())
+        }
+    }
+}
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        if let Err(e) = self.clean_up() {
+            eprintln!("could not clean up the test namespace {}: {e}", self.prefix);
+        }
+    }
+}
+
+/// A temporary directory holding the small dataset; removed on drop.
+#[derive(Debug)]
+pub(crate) struct TempDb {
+    dir: PathBuf,
+}
+
+impl TempDb {
+    pub(crate) fn new() -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "dual-demo-shared-{}-{:016x}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dataset::ensure(&dir.join("small.sqlite"), DatasetSize::SMALL).expect("dataset");
+        Self { dir }
+    }
+
+    pub(crate) fn path(&self) -> PathBuf {
+        self.dir.join("small.sqlite")
+    }
+}
+
+impl Drop for TempDb {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A `dual-demo serve` child process. It is killed when dropped (on every path, panics included).
+#[derive(Debug)]
+pub(crate) struct Instance {
+    child: Child,
+    addr: SocketAddr,
+    log: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Instance {
+    /// Starts `dual-demo serve --addr 127.0.0.1:0 --db DB --store STORE --store-prefix PREFIX EXTRA…`
+    /// and waits until it prints its address. Panics, with the child's output, when it exits instead
+    /// (for example because the store is unreachable).
+    pub(crate) async fn start(db: &Path, store: &str, prefix: &str, extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dual-demo"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+            .arg(db)
+            .args(["--store", store, "--store-prefix", prefix])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the dual-demo binary starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(VecDeque::new()));
+        let mut lines = BufReader::new(stderr).lines();
+        let found = timeout(START_WITHIN, async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                keep(&log, &line);
+                if let Some(addr) = serving_addr(&line) {
+                    return Some(addr);
+                }
+            }
+            None
+        })
+        .await;
+        let addr = match found {
+            Ok(Some(addr)) => addr,
+            Ok(None) => panic!("dual-demo serve exited before serving:\n{}", tail(&log)),
+            Err(_) => panic!(
+                "dual-demo serve did not start within {START_WITHIN:?}:\n{}",
+                tail(&log)
+            ),
+        };
+        // Keep draining stderr so that the child never blocks on a full pipe.
+        let drained = Arc::clone(&log);
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                keep(&drained, &line);
+            }
+        });
+        Self { child, addr, log }
+    }
+
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub(crate) fn mcp_url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    pub(crate) fn rest_url(&self) -> String {
+        format!("http://{}/resources", self.addr)
+    }
+
+    /// The last lines the child wrote to stderr.
+    pub(crate) fn log(&self) -> String {
+        tail(&self.log)
+    }
+
+    /// Whether the process is still running.
+    pub(crate) fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Kills the process (SIGKILL: no graceful shutdown) and waits until it is gone.
+    pub(crate) async fn kill(mut self) {
+        let _ = self.child.start_kill();
+        let _ = timeout(Duration::from_secs(10), self.child.wait()).await;
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        if std::thread::panicking() {
+            eprintln!("--- dual-demo serve on {} ---\n{}", self.addr, tail(&self.log));
+        }
+    }
+}
+
+fn keep(log: &Mutex<VecDeque<String>>, line: &str) {
+    let mut log = log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if log.len() == LOG_LINES {
+        log.pop_front();
+    }
+    log.push_back(line.to_owned());
+}
+
+fn tail(log: &Mutex<VecDeque<String>>) -> String {
+    let log = log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    log.iter().cloned().collect::<Vec<_>>().join("\n")
+}
+
+/// The address in `dual-demo: MCP http://ADDR/mcp, REST …`.
+fn serving_addr(line: &str) -> Option<SocketAddr> {
+    let rest = line.strip_prefix("dual-demo: MCP http://")?;
+    rest.split_once("/mcp")?.0.parse().ok()
+}
+
+/// A connected MCP client of `instance`.
+pub(crate) async fn mcp(instance: &Instance) -> RunningService<RoleClient, ()> {
+    match timeout(Duration::from_secs(20), mcp_client::connect(&instance.mcp_url())).await {
+        Ok(Ok(client)) => client,
+        Ok(Err(e)) => panic!("MCP client cannot connect to {}: {e}", instance.mcp_url()),
+        Err(_) => panic!("MCP initialization with {} timed out", instance.mcp_url()),
+    }
+}
+
+/// Calls the `query` tool with `sql`; panics on a JSON-RPC error or a hang.
+pub(crate) async fn query(mcp: &RunningService<RoleClient, ()>, sql: &str) -> CallToolResult {
+    let arguments = json!({ "sql": sql }).as_object().cloned().unwrap_or_default();
+    let call = mcp.call_tool(CallToolRequestParams::new("query").with_arguments(arguments));
+    match timeout(Duration::from_secs(20), call).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(e)) => panic!("tools/call failed: {e}"),
+        Err(_) => panic!("tools/call did not answer within 20 s"),
+    }
+}
+
+/// The text blocks of a tool result.
+pub(crate) fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A REST client of `instance`'s API (resource links resolve against it) without retries.
+pub(crate) fn rest_client(instance: &Instance) -> DualResponseClient {
+    DualResponseClient::builder()
+        .base_url(instance.rest_url())
+        .max_retries(0)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("a client")
+}
+
+/// Runs [`SQL`] through `instance`'s MCP endpoint and returns the dual response, resolved against
+/// `rest`'s base URL.
+pub(crate) async fn create_via_mcp(instance: &Instance, rest: &DualResponseClient) -> ParsedDualResponse {
+    let mcp = mcp(instance).await;
+    let result = query(&mcp, SQL).await;
+    assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+    let _ = mcp.cancel().await;
+    dual_rmcp::parse_call_tool_result(&result, rest).expect("a dual response")
+}
+
+/// The resource id of a parsed response (the last segment of its URL).
+pub(crate) fn id_of(parsed: &ParsedDualResponse) -> String {
+    parsed
+        .resource_url()
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
