@@ -8,9 +8,9 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration as StdDuration, Instant};
 
 use dual_core::ResourceRecord;
+use dual_store::suite::proxy::{Mode, Proxy};
 use dual_store::{Lookup, ResourceStore, StoreError};
 use dual_store_redis::RedisStore;
-use support::proxy::{Mode, Proxy};
 use support::{Namespace, record};
 use time::{Duration, OffsetDateTime};
 

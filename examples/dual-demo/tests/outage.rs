@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use dual_client::{ClientError, DualResponseClient, FetchOptions, ParsedDualResponse};
 use dual_core::ErrorCode;
-use support::proxy::{Mode, Proxy};
+use dual_store::suite::proxy::{Mode, Proxy};
 use support::{
     Backend, Instance, LIMIT, Namespace, SQL, TempDb, create_via_mcp, query, rest_client, text_of,
 };

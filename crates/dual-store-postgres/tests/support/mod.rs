@@ -1,11 +1,9 @@
 //! Shared by this crate's tests: the database URL, a per-test schema that drops itself, record
-//! fixtures and the outage proxy.
+//! fixtures.
 #![allow(
     dead_code,
     reason = "each test binary uses a different part of the support module"
 )]
-
-pub(crate) mod proxy;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

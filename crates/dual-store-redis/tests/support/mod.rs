@@ -1,11 +1,9 @@
 //! Shared by this crate's tests: the Redis URL, a per-run key namespace that cleans up after itself,
-//! record fixtures and the outage proxy.
+//! record fixtures.
 #![allow(
     dead_code,
     reason = "each test binary uses a different part of the support module"
 )]
-
-pub(crate) mod proxy;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

@@ -53,6 +53,7 @@
 mod concurrency;
 mod lookup;
 mod pin_delete;
+pub mod proxy;
 mod purge;
 mod round_trip;
 mod support;

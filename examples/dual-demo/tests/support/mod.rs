@@ -6,8 +6,6 @@
     reason = "each test binary uses a different part of the support module"
 )]
 
-pub(crate) mod proxy;
-
 use std::collections::VecDeque;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};

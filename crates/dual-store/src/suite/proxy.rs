@@ -1,5 +1,6 @@
-//! A TCP proxy on 127.0.0.1 that a test cuts and restores, so an outage of a shared service can be
-//! simulated without stopping the service. A copy of `crates/dual-store-redis/tests/support/proxy.rs`.
+//! A TCP proxy on 127.0.0.1 that a test cuts and restores, so an outage of a shared service (a store's
+//! Redis or PostgreSQL) can be simulated without stopping the service. Backends use it in their outage
+//! tests; applications can use it to test how they ride through a store outage.
 
 use std::io;
 use std::net::SocketAddr;
@@ -11,7 +12,7 @@ use tokio::task::JoinHandle;
 
 /// What the proxy does with connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
+pub enum Mode {
     /// Forwards every connection to the upstream service.
     Open,
     /// Closes every open connection and every new one at once, like a service that went away.
@@ -23,7 +24,7 @@ pub(crate) enum Mode {
 
 /// The proxy; dropping it stops it and closes every connection.
 #[derive(Debug)]
-pub(crate) struct Proxy {
+pub struct Proxy {
     addr: SocketAddr,
     state: watch::Sender<(Mode, u64)>,
     accept: JoinHandle<()>,
@@ -31,7 +32,7 @@ pub(crate) struct Proxy {
 
 impl Proxy {
     /// Listens on an ephemeral port of 127.0.0.1 and forwards to `upstream`.
-    pub(crate) async fn start(upstream: SocketAddr) -> io::Result<Self> {
+    pub async fn start(upstream: SocketAddr) -> io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let (state, _) = watch::channel((Mode::Open, 0));
@@ -40,13 +41,13 @@ impl Proxy {
     }
 
     /// The address to connect to instead of the service.
-    pub(crate) fn addr(&self) -> SocketAddr {
+    pub fn addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// Switches to `mode`. Every switch starts a new epoch: connections of an earlier epoch are
     /// never forwarded again.
-    pub(crate) fn set(&self, mode: Mode) {
+    pub fn set(&self, mode: Mode) {
         self.state.send_modify(|(current, epoch)| {
             *current = mode;
             *epoch += 1;
