@@ -8,10 +8,15 @@
 //! use dual_client::DualResponseClient;
 //! use dual_client::suite::{self, Fixture};
 //!
-//! # async fn create_result_on_your_server() -> Fixture { unimplemented!() }
 //! # async fn run() {
 //! let client = DualResponseClient::new();
-//! suite::run(&client, || create_result_on_your_server()).await;
+//! // Each call creates a fresh resource on the server under test (say, by calling its MCP tool) and
+//! // returns the tool result with every row the resource must serve.
+//! suite::run(&client, || async {
+//!     let tool_result: serde_json::Value = serde_json::from_str("{}").unwrap_or_default();
+//!     Fixture { tool_result, rows: Vec::new(), sort_field: "id".into() }
+//! })
+//! .await;
 //! # }
 //! ```
 
