@@ -52,6 +52,7 @@
 
 mod concurrency;
 mod lookup;
+pub mod outage;
 mod pin_delete;
 pub mod proxy;
 mod purge;
