@@ -6,6 +6,7 @@ use std::sync::Arc;
 use dual_server::DualResponseServer;
 use http::{Request, Response};
 use http_body::Body;
+use tracing::Instrument;
 
 use crate::{
     ApiResponse, BoxError, DualHttpBuilder, HttpConfig, ResponseBody, ResponseFuture, execute, parse_request,
@@ -64,11 +65,25 @@ impl DualHttp {
         B::Error: Into<BoxError>,
     {
         let (parts, body) = request.into_parts();
-        let response = match parse_request(&self.config, &parts, body).await {
-            Ok(request) => execute(&self.server, &self.config, &parts, request).await,
-            Err(rejection) => ApiResponse::Error(rejection),
-        };
-        render(&self.config, &parts, response)
+        // One span per request: method and path only (the path carries the resource id, never row data;
+        // headers, which may carry credentials, are not recorded).
+        let span = tracing::debug_span!(
+            "dual_http.request",
+            method = %parts.method,
+            path = %parts.uri.path(),
+            status = tracing::field::Empty,
+        );
+        let response = async {
+            let response = match parse_request(&self.config, &parts, body).await {
+                Ok(request) => execute(&self.server, &self.config, &parts, request).await,
+                Err(rejection) => ApiResponse::Error(rejection),
+            };
+            render(&self.config, &parts, response)
+        }
+        .instrument(span.clone())
+        .await;
+        span.record("status", response.status().as_u16());
+        response
     }
 }
 
