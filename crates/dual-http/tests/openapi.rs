@@ -229,7 +229,7 @@ fn check_body(spec: &Spec, documented: &Value, headers: &HeaderMap, body: &Bytes
 async fn every_response_matches_the_spec_and_every_documented_response_occurs() {
     let spec = Spec::load();
     assert_eq!(spec.doc["openapi"].as_str().map(|v| &v[..4]), Some("3.1."));
-    let store = Arc::new(common::FlakyStore::default());
+    let store = Arc::new(common::flaky_store());
     let server = common::server_with(Arc::clone(&store));
     let fixture = Fixture {
         plain: DualHttp::new(server.clone()),

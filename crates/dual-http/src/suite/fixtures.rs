@@ -1,14 +1,10 @@
-//! The suite's fixtures: an in-memory executor with failure switches, a store that can be broken,
-//! and an authorization hook mapping `Authorization: Bearer <owner>` to the owner.
+//! The suite's fixtures: an in-memory executor with failure switches and an authorization hook mapping `Authorization: Bearer <owner>` to the owner.
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
-use dual_core::time::OffsetDateTime;
-use dual_core::{ResourceId, ResourceRecord, Row, Sort, SortOrder};
-use dual_server::dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
+use dual_core::{Row, Sort, SortOrder};
 use dual_server::{ExecutorError, QueryExecutor, RowStream};
 use http::request::Parts;
 use serde_json::{Value, json};
@@ -121,69 +117,6 @@ impl QueryExecutor for SuiteExecutor {
             start = end;
         }
         Box::pin(futures_util::stream::iter(batches))
-    }
-}
-
-/// A [`MemoryStore`] that fails every call while broken.
-#[derive(Debug, Default)]
-pub(crate) struct SuiteStore {
-    inner: MemoryStore,
-    broken: AtomicBool,
-}
-
-impl SuiteStore {
-    pub(crate) fn set_broken(&self, broken: bool) {
-        self.broken.store(broken, Ordering::SeqCst);
-    }
-
-    fn check(&self) -> Result<(), StoreError> {
-        if self.broken.load(Ordering::SeqCst) {
-            Err(StoreError::Unavailable(STORE_SECRET.to_owned()))
-        } else {
-            Ok(())
-        }
-    }
-}
-
-#[async_trait]
-impl ResourceStore for SuiteStore {
-    async fn save(&self, record: &ResourceRecord) -> Result<(), StoreError> {
-        self.check()?;
-        self.inner.save(record).await
-    }
-
-    async fn get(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
-        self.check()?;
-        self.inner.get(id, now).await
-    }
-
-    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
-        self.check()?;
-        self.inner.record_access(id, now).await
-    }
-
-    async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
-        self.check()?;
-        self.inner.pin(id, now).await
-    }
-
-    async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
-        self.check()?;
-        self.inner.delete(id).await
-    }
-
-    async fn find_expired(&self, now: OffsetDateTime, limit: usize) -> Result<Vec<ResourceId>, StoreError> {
-        self.check()?;
-        self.inner.find_expired(now, limit).await
-    }
-
-    async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
-        self.check()?;
-        self.inner.purge_expired(now).await
-    }
-
-    async fn close(&self) -> Result<(), StoreError> {
-        self.inner.close().await
     }
 }
 

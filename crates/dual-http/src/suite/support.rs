@@ -12,7 +12,9 @@ use http_body_util::{BodyExt, Full};
 use serde_json::Value;
 
 use super::Target;
-use super::fixtures::{BearerIsOwner, SuiteExecutor, SuiteStore};
+use dual_store::suite::BreakableStore;
+
+use super::fixtures::{BearerIsOwner, STORE_SECRET, SuiteExecutor};
 use crate::{Cors, DualHttp, DualHttpBuilder};
 
 /// An origin the suite's CORS configuration allows.
@@ -21,14 +23,14 @@ pub(crate) const ALLOWED_ORIGIN: &str = "https://app.example.com";
 pub(crate) struct Ctx<T> {
     pub(crate) mount: String,
     pub(crate) server: DualResponseServer,
-    pub(crate) store: Arc<SuiteStore>,
+    pub(crate) store: Arc<BreakableStore>,
     plain: T,
     cors: T,
 }
 
 impl<T: Target> Ctx<T> {
     pub(crate) fn new<F: Fn(DualHttpBuilder) -> T>(mount: &str, make: &F) -> Self {
-        let store = Arc::new(SuiteStore::default());
+        let store = Arc::new(BreakableStore::new(STORE_SECRET));
         let server = DualResponseServer::builder()
             .base_url("http://127.0.0.1/resources")
             .shared_store(Arc::clone(&store) as Arc<dyn dual_server::dual_store::ResourceStore>)

@@ -4,12 +4,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
-use dual_core::time::OffsetDateTime;
-use dual_core::{ResourceId, ResourceRecord, Row, Sort, SortOrder};
+use dual_core::{ResourceId, Row, Sort, SortOrder};
 use dual_http::DualHttp;
-use dual_server::dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
 use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowStream};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{Value, json};
@@ -95,7 +91,7 @@ impl QueryExecutor for Numbers {
 }
 
 pub fn server() -> DualResponseServer {
-    server_with(Arc::new(FlakyStore::default()))
+    server_with(Arc::new(flaky_store()))
 }
 
 pub fn server_with(store: Arc<FlakyStore>) -> DualResponseServer {
@@ -108,62 +104,12 @@ pub fn server_with(store: Arc<FlakyStore>) -> DualResponseServer {
         .expect("valid configuration")
 }
 
-/// A [`MemoryStore`] that fails every call while broken.
-#[derive(Debug, Default)]
-pub struct FlakyStore {
-    inner: MemoryStore,
-    broken: AtomicBool,
-}
+/// A store that fails while broken, with an internal-looking message that must never reach a client.
+pub type FlakyStore = dual_store::suite::BreakableStore;
 
-impl FlakyStore {
-    pub fn set_broken(&self, broken: bool) {
-        self.broken.store(broken, Ordering::SeqCst);
-    }
-
-    fn check(&self) -> Result<(), StoreError> {
-        if self.broken.load(Ordering::SeqCst) {
-            Err(StoreError::Unavailable(
-                "postgres://10.0.0.7:5432 refused".to_owned(),
-            ))
-        } else {
-            Ok(())
-        }
-    }
-}
-
-#[async_trait::async_trait]
-impl ResourceStore for FlakyStore {
-    async fn save(&self, record: &ResourceRecord) -> Result<(), StoreError> {
-        self.check()?;
-        self.inner.save(record).await
-    }
-    async fn get(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
-        self.check()?;
-        self.inner.get(id, now).await
-    }
-    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
-        self.check()?;
-        self.inner.record_access(id, now).await
-    }
-    async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
-        self.check()?;
-        self.inner.pin(id, now).await
-    }
-    async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
-        self.check()?;
-        self.inner.delete(id).await
-    }
-    async fn find_expired(&self, now: OffsetDateTime, limit: usize) -> Result<Vec<ResourceId>, StoreError> {
-        self.check()?;
-        self.inner.find_expired(now, limit).await
-    }
-    async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
-        self.check()?;
-        self.inner.purge_expired(now).await
-    }
-    async fn close(&self) -> Result<(), StoreError> {
-        self.inner.close().await
-    }
+/// A working [`FlakyStore`].
+pub fn flaky_store() -> FlakyStore {
+    FlakyStore::new("postgres://10.0.0.7:5432 refused")
 }
 
 /// Stores a copy of `id`'s record under a new id, already expired; returns the new id.

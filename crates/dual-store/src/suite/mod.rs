@@ -50,6 +50,7 @@
 //! `now` argument. A backend that also sets a native TTL from `expires_at` therefore never drops a record
 //! while a case runs.
 
+mod breakable;
 mod concurrency;
 mod lookup;
 pub mod outage;
@@ -62,6 +63,7 @@ mod support;
 use std::future::Future;
 use std::sync::Arc;
 
+pub use breakable::BreakableStore;
 pub use concurrency::{
     ACCESSES_PER_TASK, SAVES_PER_TASK, TASKS, concurrent_purges, concurrent_record_access, concurrent_saves,
 };

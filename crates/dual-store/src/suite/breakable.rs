@@ -1,0 +1,84 @@
+//! A store that can be switched to fail, for testing how layers above a store handle its failures.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use dual_core::{ResourceId, ResourceRecord};
+use time::OffsetDateTime;
+
+use crate::{Lookup, MemoryStore, ResourceStore, StoreError};
+
+/// A [`MemoryStore`] that fails every call but `close` with [`StoreError::Unavailable`] carrying
+/// `message` while broken. Give it a message that must never reach a caller (an address, say) to
+/// check that errors are not leaked.
+#[derive(Debug, Default)]
+pub struct BreakableStore {
+    inner: MemoryStore,
+    broken: AtomicBool,
+    message: String,
+}
+
+impl BreakableStore {
+    /// A working store whose failures, once broken, carry `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Breaks or mends the store.
+    pub fn set_broken(&self, broken: bool) {
+        self.broken.store(broken, Ordering::SeqCst);
+    }
+
+    fn check(&self) -> Result<(), StoreError> {
+        if self.broken.load(Ordering::SeqCst) {
+            Err(StoreError::Unavailable(self.message.clone()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[async_trait]
+impl ResourceStore for BreakableStore {
+    async fn save(&self, record: &ResourceRecord) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.save(record).await
+    }
+
+    async fn get(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        self.check()?;
+        self.inner.get(id, now).await
+    }
+
+    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        self.check()?;
+        self.inner.record_access(id, now).await
+    }
+
+    async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        self.check()?;
+        self.inner.pin(id, now).await
+    }
+
+    async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
+        self.check()?;
+        self.inner.delete(id).await
+    }
+
+    async fn find_expired(&self, now: OffsetDateTime, limit: usize) -> Result<Vec<ResourceId>, StoreError> {
+        self.check()?;
+        self.inner.find_expired(now, limit).await
+    }
+
+    async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        self.check()?;
+        self.inner.purge_expired(now).await
+    }
+
+    async fn close(&self) -> Result<(), StoreError> {
+        self.inner.close().await
+    }
+}
