@@ -10,9 +10,9 @@ use tokio_postgres::NoTls;
 
 use crate::ConnectError;
 use crate::ident::Ident;
-use crate::redact::redact;
 use crate::sql::Sql;
 use crate::store::{PostgresStore, Shared};
+use dual_store::redact_secrets as redact;
 
 /// The default table name.
 pub(crate) const DEFAULT_TABLE: &str = "dual_resources";

@@ -82,7 +82,6 @@
 mod builder;
 mod error;
 mod ident;
-mod redact;
 mod row;
 mod sql;
 mod store;

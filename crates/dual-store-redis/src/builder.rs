@@ -9,8 +9,8 @@ use redis::aio::ConnectionManagerConfig;
 
 use crate::ConnectError;
 use crate::connection::Connection;
-use crate::redact::redact_url;
 use crate::store::{Keys, RedisStore, Shared};
+use dual_store::redact_secrets as redact_url;
 
 /// The default key prefix.
 pub(crate) const DEFAULT_PREFIX: &str = "dual:";

@@ -68,7 +68,6 @@ mod builder;
 mod connection;
 mod error;
 mod fields;
-mod redact;
 mod scripts;
 mod store;
 

@@ -36,6 +36,7 @@
 mod clock;
 mod error;
 mod memory;
+mod redact;
 mod store;
 #[cfg(feature = "test-suite")]
 pub mod suite;
@@ -43,4 +44,5 @@ pub mod suite;
 pub use clock::Clock;
 pub use error::StoreError;
 pub use memory::MemoryStore;
+pub use redact::redact_secrets;
 pub use store::{Lookup, ResourceStore};

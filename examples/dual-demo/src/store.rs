@@ -135,38 +135,8 @@ pub async fn open(options: &StoreOptions) -> Result<OpenedStore, StoreSpecError>
     }
 }
 
-/// `url` with the password of its user info replaced by `***` (`redis://:secret@h` becomes
-/// `redis://:***@h`), and a `password=` query parameter likewise. Anything else is unchanged.
-#[must_use]
-pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let (head, rest) = url.split_at(scheme_end + 3);
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let authority = match authority.rfind('@') {
-        Some(at) => match authority[..at].split_once(':') {
-            Some((user, _)) => format!("{user}:***{}", &authority[at..]),
-            None => authority.to_owned(),
-        },
-        None => authority.to_owned(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let pairs: Vec<String> = query
-                .split('&')
-                .map(|pair| match pair.split_once('=') {
-                    Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
-                    _ => pair.to_owned(),
-                })
-                .collect();
-            format!("{path}?{}", pairs.join("&"))
-        }
-        None => tail.to_owned(),
-    };
-    format!("{head}{authority}{tail}")
-}
+/// `url` with any password replaced by `***`, for logs and error messages.
+pub use dual_store::redact_secrets as redact_url;
 
 #[cfg(test)]
 mod tests {

@@ -1,9 +1,15 @@
-//! Connection strings without their secrets, for logs and `Debug`.
+//! Connection strings without their secrets, for logs and `Debug`; shared by every store backend.
 
-/// `conn` with any password replaced by `***`, for both forms PostgreSQL accepts:
-/// `postgres://user:secret@host/db` becomes `postgres://user:***@host/db`, and
-/// `host=h password=secret` becomes `host=h password=***`.
-pub(crate) fn redact(conn: &str) -> String {
+/// `conn` with any password replaced by `***`, for URLs and key-value connection strings:
+/// `redis://user:secret@host/0` becomes `redis://user:***@host/0`, `…?password=secret` becomes
+/// `…?password=***`, and `host=h password=secret` becomes `host=h password=***`. Text without a
+/// password is returned unchanged.
+///
+/// ```
+/// assert_eq!(dual_store::redact_secrets("redis://:pw@host:6379/0"), "redis://:***@host:6379/0");
+/// ```
+#[must_use]
+pub fn redact_secrets(conn: &str) -> String {
     let Some(scheme_end) = conn.find("://") else {
         return redact_key_value(conn);
     };
@@ -57,7 +63,7 @@ fn redact_key_value(conn: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::redact;
+    use super::redact_secrets as redact;
 
     #[test]
     fn hides_passwords_only() {
@@ -81,6 +87,12 @@ mod tests {
             ),
             ("host=h password = 'a b' dbname=d", "host=h password=*** dbname=d"),
             ("host=h dbname=d", "host=h dbname=d"),
+            ("redis://127.0.0.1:6379", "redis://127.0.0.1:6379"),
+            ("redis://:pw@host:6379/0", "redis://:***@host:6379/0"),
+            ("rediss://me:p%40ss@host/1?x=1", "rediss://me:***@host/1?x=1"),
+            ("redis://me@host", "redis://me@host"),
+            ("memory", "memory"),
+            ("not a url", "not a url"),
         ] {
             assert_eq!(redact(given), want, "{given}");
         }
