@@ -9,6 +9,16 @@ use ulid::Ulid;
 /// The identifier of a stored resource: a ULID, written as its 26-character Crockford base32 form.
 ///
 /// ULIDs sort by creation time, so ids double as a rough creation order in logs and stores.
+///
+/// # Canonical text
+///
+/// [`FromStr`] accepts exactly the 26-character Crockford base32 strings whose first character is
+/// `0`–`7` (26 × 5 bits is 130 bits; a first character of `8` or more would overflow the 128-bit
+/// value, and the `ulid` crate silently drops the overflow, so `8…` and `0…` would name the same id).
+/// Letters may be upper or lower case: `01j…` names exactly the same id as `01J…` (Crockford base32
+/// is case-insensitive), and [`Display`](fmt::Display) always writes upper case. Crockford's aliases
+/// (`I`, `L` for `1`, `O` for `0`) and `U` are not accepted. So two different accepted strings name
+/// the same id exactly when they differ only by case.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ResourceId(Ulid);
 
@@ -59,7 +69,8 @@ impl FromStr for ResourceId {
     type Err = InvalidResourceId;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.len() != ulid::ULID_LEN {
+        // The first character carries only the top 3 bits of the 128-bit value: `0`–`7`.
+        if s.len() != ulid::ULID_LEN || !matches!(s.as_bytes()[0], b'0'..=b'7') {
             return Err(InvalidResourceId);
         }
         Ulid::from_string(s).map(Self).map_err(|_| InvalidResourceId)
@@ -100,9 +111,30 @@ mod tests {
             "01J0000000000000000000000!",
             "01J00000000000000000000000X",
             "../etc/passwd",
+            "81J00000000000000000000000",
+            "G1J00000000000000000000000",
+            "R1J00000000000000000000000",
+            "01I00000000000000000000000",
+            "01L00000000000000000000000",
+            "01O00000000000000000000000",
+            "01U00000000000000000000000",
+            "01J0000000000000000000000\u{e9}",
         ] {
             assert_eq!(bad.parse::<ResourceId>(), Err(InvalidResourceId), "{bad}");
         }
+    }
+
+    #[test]
+    fn lowercase_names_the_same_id() {
+        let id = ResourceId::new();
+        assert_eq!(id.to_string().to_ascii_lowercase().parse::<ResourceId>(), Ok(id));
+    }
+
+    #[test]
+    fn the_largest_id_round_trips() {
+        let id = ResourceId::from_ulid(Ulid(u128::MAX));
+        assert_eq!(id.to_string(), "7ZZZZZZZZZZZZZZZZZZZZZZZZZ");
+        assert_eq!("7ZZZZZZZZZZZZZZZZZZZZZZZZZ".parse::<ResourceId>(), Ok(id));
     }
 
     #[test]
