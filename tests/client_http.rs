@@ -69,7 +69,10 @@ async fn expired_and_deleted_resources_map_to_client_codes() {
         .and_then(dual_response::core::parse_resource_uri)
         .map(|uri| uri.id)
         .expect("resource uri");
-    let mut record = server.get_resource(id).await.expect("live");
+    let mut record = server
+        .get_resource(id, &dual_response::server::Caller::anonymous())
+        .await
+        .expect("live");
     record.id = dual_response::core::ResourceId::new();
     record.expires_at = Some(server.clock().now() - time_second());
     server.store().save(&record).await.expect("saved");

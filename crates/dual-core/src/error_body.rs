@@ -23,6 +23,9 @@ pub enum ErrorCode {
     QueryFailed,
     /// 503: the store is unreachable or failing; retry later.
     StorageError,
+    /// 503: no capacity right now (no database connection could be had in time, a connection cap);
+    /// sent with `Retry-After`, retry later.
+    Overloaded,
     /// A code this version does not know (newer servers may add codes).
     #[serde(other)]
     Unknown,
@@ -41,6 +44,7 @@ impl ErrorCode {
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::QueryFailed => "query_failed",
             Self::StorageError => "storage_error",
+            Self::Overloaded => "overloaded",
             Self::Unknown => "unknown",
         }
     }
@@ -55,14 +59,14 @@ impl ErrorCode {
             Self::PayloadTooLarge => 413,
             Self::UnsupportedMediaType => 415,
             Self::QueryFailed | Self::Unknown => 500,
-            Self::StorageError => 503,
+            Self::StorageError | Self::Overloaded => 503,
         }
     }
 
     /// Whether a client may retry the same request later.
     #[must_use]
     pub const fn retryable(self) -> bool {
-        matches!(self, Self::StorageError)
+        matches!(self, Self::StorageError | Self::Overloaded)
     }
 }
 

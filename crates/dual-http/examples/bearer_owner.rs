@@ -27,10 +27,14 @@ struct BearerTenants {
 }
 
 impl Authorize for BearerTenants {
-    fn owner(&self, parts: &Parts) -> Option<String> {
-        let value = parts.headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
-        let token = value.strip_prefix("Bearer ")?;
-        self.tokens.get(token).map(|tenant| (*tenant).to_owned())
+    fn caller(&self, parts: &Parts) -> dual_server::Caller {
+        let tenant = parts
+            .headers
+            .get(http::header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "))
+            .and_then(|token| self.tokens.get(token));
+        dual_server::Caller::from_owner(tenant.map(|tenant| (*tenant).to_owned()))
     }
 }
 

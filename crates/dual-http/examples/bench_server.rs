@@ -148,7 +148,11 @@ async fn serve(seconds: u64) -> Result<(), BoxError> {
         .create_response(CreateResponse::new("table", Value::Null))
         .await?;
     let page = server
-        .fetch_page(created.id, &dual_core::PageRequest::default())
+        .fetch_page(
+            created.id,
+            &dual_server::Caller::anonymous(),
+            &dual_core::PageRequest::default(),
+        )
         .await?;
     let bare_body = Bytes::from(serde_json::to_vec(&page)?);
     let handler = DualHttp::builder(server).prefix("/resources").build();
@@ -350,10 +354,12 @@ async fn micro(iterations: u32) -> Result<(), BoxError> {
     time("executor fetch (101 rows)", started);
     let started = Instant::now();
     for _ in 0..iterations {
-        std::hint::black_box(server.get_resource(id).await?);
+        std::hint::black_box(server.get_resource(id, &dual_server::Caller::anonymous()).await?);
     }
     time("store get (record clone)", started);
-    let page = server.fetch_page(id, &request).await?;
+    let page = server
+        .fetch_page(id, &dual_server::Caller::anonymous(), &request)
+        .await?;
     let started = Instant::now();
     for _ in 0..iterations {
         std::hint::black_box(serde_json::to_vec(&page)?);
@@ -361,7 +367,11 @@ async fn micro(iterations: u32) -> Result<(), BoxError> {
     time("serialize page", started);
     let started = Instant::now();
     for _ in 0..iterations {
-        std::hint::black_box(server.fetch_page(id, &request).await?);
+        std::hint::black_box(
+            server
+                .fetch_page(id, &dual_server::Caller::anonymous(), &request)
+                .await?,
+        );
     }
     time("server.fetch_page", started);
     let started = Instant::now();

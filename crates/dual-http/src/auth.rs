@@ -1,48 +1,36 @@
-//! The authorization hook: who is calling, and may they see this resource.
+//! The authentication hook: who is calling. Whether they may see a resource is the server's decision.
 
 use std::fmt;
 
-use dual_core::ResourceRecord;
+use dual_server::Caller;
 use http::request::Parts;
 
-/// Decides whether a request may see a resource. Denied requests get the same 404 `not_found` as an
-/// unknown id, so a resource's existence never leaks.
-///
-/// Implement [`Authorize::owner`] to map a request to its principal (tenant, user); the default
-/// [`Authorize::allow`] then shows a resource created with an `owner` only to requests mapped to that
-/// owner, and resources without one to everyone. Override `allow` for finer rules (roles, scopes).
+/// Maps a request to its [`Caller`]. The server alone decides what a caller may see (a resource
+/// created with an owner is visible only to that owner, for every surface alike); a denied request gets
+/// the same 404 `not_found` as an unknown id, so a resource's existence never leaks.
 ///
 /// The hook is synchronous and sees only the request head: authenticate in a middleware in front of
-/// the handler (verifying a token may need IO) and put the principal into the request's extensions,
-/// where `owner` reads it back from `parts.extensions`.
+/// the handler (verifying a token may need IO) and put the [`Caller`] into the request's extensions,
+/// where [`CallerFromExtensions`] reads it back; or map the head directly, as below.
 ///
 /// ```
 /// use dual_http::Authorize;
+/// use dual_server::Caller;
 /// use http::request::Parts;
 ///
-/// /// `Authorization: Bearer <token>`, where the token is the tenant's name (a demo, not security).
+/// /// `X-Tenant: <name>` set by a trusted gateway in front of the service.
 /// #[derive(Debug)]
-/// struct BearerTenant;
+/// struct GatewayTenant;
 ///
-/// impl Authorize for BearerTenant {
-///     fn owner(&self, parts: &Parts) -> Option<String> {
-///         let value = parts.headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
-///         value.strip_prefix("Bearer ").map(str::to_owned)
+/// impl Authorize for GatewayTenant {
+///     fn caller(&self, parts: &Parts) -> Caller {
+///         Caller::from_owner(parts.headers.get("x-tenant").and_then(|v| v.to_str().ok()))
 ///     }
 /// }
 /// ```
 pub trait Authorize: Send + Sync + 'static {
-    /// The caller's principal, or `None` for an anonymous request.
-    fn owner(&self, parts: &Parts) -> Option<String>;
-
-    /// Whether the caller may see (and so read, pin or delete) `record`. Default: the record has no
-    /// owner, or its owner is [`Authorize::owner`].
-    fn allow(&self, parts: &Parts, record: &ResourceRecord) -> bool {
-        match &record.owner {
-            None => true,
-            Some(_) => record.visible_to(self.owner(parts).as_deref()),
-        }
-    }
+    /// The caller the request authenticates as ([`Caller::anonymous`] when it carries nothing).
+    fn caller(&self, parts: &Parts) -> Caller;
 }
 
 /// The default hook: every request is anonymous, so only resources created without an `owner` are
@@ -51,8 +39,19 @@ pub trait Authorize: Send + Sync + 'static {
 pub struct Anonymous;
 
 impl Authorize for Anonymous {
-    fn owner(&self, _parts: &Parts) -> Option<String> {
-        None
+    fn caller(&self, _parts: &Parts) -> Caller {
+        Caller::anonymous()
+    }
+}
+
+/// The [`Caller`] a middleware in front of the handler put into the request's extensions
+/// (`request.extensions_mut().insert(caller)`); anonymous when there is none.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CallerFromExtensions;
+
+impl Authorize for CallerFromExtensions {
+    fn caller(&self, parts: &Parts) -> Caller {
+        parts.extensions.get::<Caller>().cloned().unwrap_or_default()
     }
 }
 
@@ -65,7 +64,6 @@ impl Authorize for Anonymous {
 /// let hook = OwnerFn(|parts: &Parts| {
 ///     parts.headers.get("x-tenant").and_then(|v| v.to_str().ok()).map(str::to_owned)
 /// });
-/// # let _ = dual_http::DualHttp::builder;
 /// # let _ = hook;
 /// ```
 #[derive(Clone, Copy)]
@@ -81,33 +79,14 @@ impl<F> Authorize for OwnerFn<F>
 where
     F: Fn(&Parts) -> Option<String> + Send + Sync + 'static,
 {
-    fn owner(&self, parts: &Parts) -> Option<String> {
-        (self.0)(parts)
+    fn caller(&self, parts: &Parts) -> Caller {
+        Caller::from_owner((self.0)(parts))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dual_core::{QuerySpec, ResourceId};
-
-    fn record(owner: Option<&str>) -> ResourceRecord {
-        let now = dual_core::time::OffsetDateTime::UNIX_EPOCH;
-        ResourceRecord {
-            id: ResourceId::new(),
-            name: "r".into(),
-            query: QuerySpec::new("k", serde_json::Value::Null),
-            columns: vec![],
-            total_count: 0,
-            sample: Vec::new().into(),
-            created_at: now,
-            expires_at: None,
-            access_count: 0,
-            last_accessed_at: None,
-            owner: owner.map(str::to_owned),
-            metadata: serde_json::Value::Null,
-        }
-    }
 
     fn parts(tenant: Option<&str>) -> Parts {
         let mut builder = http::Request::builder();
@@ -121,18 +100,22 @@ mod tests {
     }
 
     #[test]
-    fn owners_see_only_their_resources() {
+    fn hooks_map_requests_to_callers() {
         let hook = OwnerFn(|p: &Parts| {
             p.headers
                 .get("x-tenant")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned)
         });
-        assert!(hook.allow(&parts(Some("a")), &record(Some("a"))));
-        assert!(!hook.allow(&parts(Some("b")), &record(Some("a"))));
-        assert!(!hook.allow(&parts(None), &record(Some("a"))));
-        assert!(hook.allow(&parts(None), &record(None)));
-        assert!(Anonymous.allow(&parts(Some("a")), &record(None)));
-        assert!(!Anonymous.allow(&parts(Some("a")), &record(Some("a"))));
+        assert_eq!(hook.caller(&parts(Some("a"))), Caller::owner("a"));
+        assert_eq!(hook.caller(&parts(None)), Caller::anonymous());
+        assert_eq!(Anonymous.caller(&parts(Some("a"))), Caller::anonymous());
+        let mut with_caller = parts(None);
+        with_caller.extensions.insert(Caller::owner("b"));
+        assert_eq!(CallerFromExtensions.caller(&with_caller), Caller::owner("b"));
+        assert_eq!(
+            CallerFromExtensions.caller(&parts(Some("a"))),
+            Caller::anonymous()
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! Execute: run a parsed operation against the server, authorising it first.
 
-use dual_core::{PageResponse, PinResponse, ResourceId, ResourceMetadata, validate_sort};
-use dual_server::DualResponseServer;
+use dual_core::{PageResponse, PinResponse, ResourceId, ResourceMetadata};
+use dual_server::{Caller, DualResponseServer, ServerError};
 use futures_util::StreamExt;
 use http::request::Parts;
 
@@ -54,11 +54,9 @@ impl From<Rejection> for ApiResponse {
     }
 }
 
-/// Runs `request` against `server`.
-///
-/// Looks the resource up without counting an access, asks `config`'s authorization hook (a denied
-/// request gets the 404 an unknown id gets), then performs the operation, which counts the access.
-/// Page requests and export sorts are validated before that, so an invalid request is not counted.
+/// Runs `request` against `server` as the caller `config`'s authentication hook maps the request
+/// to. The server authorizes every operation (a resource the caller may not see is the 404 an unknown
+/// id gets) and validates page requests and export sorts before counting an access.
 pub async fn execute(
     server: &DualResponseServer,
     config: &HttpConfig,
@@ -76,38 +74,25 @@ async fn run(
     parts: &Parts,
     request: ApiRequest,
 ) -> Result<ApiResponse, Rejection> {
-    let id = match &request {
-        ApiRequest::Options { allow } => return Ok(ApiResponse::Options { allow }),
-        ApiRequest::Metadata { id }
-        | ApiRequest::Page { id, .. }
-        | ApiRequest::Pin { id }
-        | ApiRequest::Delete { id }
-        | ApiRequest::Export { id, .. } => *id,
-    };
-    let record = server.get_resource(id).await?;
-    if !config.authorize.allow(parts, &record) {
-        tracing::debug!(%id, "dual-http authorization hook denied access");
-        return Err(Rejection::NotFound);
+    if let ApiRequest::Options { allow } = request {
+        return Ok(ApiResponse::Options { allow });
     }
+    let caller = config.authorize.caller(parts);
     Ok(match request {
-        ApiRequest::Metadata { .. } => ApiResponse::Metadata(server.metadata(id).await?),
-        ApiRequest::Page { request, .. } => {
-            request.validate(server.config().page_limits, &record.columns)?;
-            ApiResponse::Page(server.fetch_page(id, &request).await?)
+        ApiRequest::Metadata { id } => ApiResponse::Metadata(server.metadata(id, &caller).await?),
+        ApiRequest::Page { id, request } => {
+            ApiResponse::Page(server.fetch_page(id, &caller, &request).await?)
         }
-        ApiRequest::Pin { .. } => {
-            server.pin_resource(id).await?;
+        ApiRequest::Pin { id } => {
+            server.pin_resource(id, &caller).await?;
             ApiResponse::Pinned(PinResponse::pinned())
         }
-        ApiRequest::Delete { .. } => {
-            server.delete_resource(id).await?;
+        ApiRequest::Delete { id } => {
+            server.delete_resource(id, &caller).await?;
             ApiResponse::Deleted
         }
-        ApiRequest::Export { sort, format, .. } => {
-            if let Some(sort) = &sort {
-                validate_sort(sort, &record.columns)?;
-            }
-            ApiResponse::Export(start_export(server, id, sort, format).await?)
+        ApiRequest::Export { id, sort, format } => {
+            ApiResponse::Export(start_export(server, id, &caller, sort, format).await?)
         }
         ApiRequest::Options { allow } => ApiResponse::Options { allow },
     })
@@ -116,17 +101,14 @@ async fn run(
 async fn start_export(
     server: &DualResponseServer,
     id: ResourceId,
+    caller: &Caller,
     sort: Option<dual_core::Sort>,
     format: ExportFormat,
 ) -> Result<Export, Rejection> {
-    let (record, mut stream) = server.stream_rows(id, sort).await?;
+    let (record, mut stream) = server.stream_rows(id, caller, sort).await?;
     let (first, rest) = match stream.next().await {
         Some(Ok(batch)) => (batch, Some(stream)),
-        Some(Err(error)) => {
-            return Err(Rejection::QueryFailed {
-                detail: error.message().to_owned(),
-            });
-        }
+        Some(Err(error)) => return Err(Rejection::from(ServerError::query_failed(error))),
         None => (Vec::new(), None),
     };
     let encoder = Encoder::new(format, record.columns);

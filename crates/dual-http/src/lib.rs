@@ -99,7 +99,7 @@ pub mod suite;
 #[cfg(feature = "tower")]
 mod tower;
 
-pub use auth::{Anonymous, Authorize, OwnerFn};
+pub use auth::{Anonymous, Authorize, CallerFromExtensions, OwnerFn};
 pub use body::{BodyError, ResponseBody};
 pub use config::{DEFAULT_BODY_LIMIT, DualHttpBuilder, HttpConfig};
 pub use cors::Cors;

@@ -46,6 +46,14 @@ pub enum Rejection {
         /// What went wrong, for the log only.
         detail: String,
     },
+    /// 503 `overloaded` (retryable, with `Retry-After`): no capacity right now, e.g. no database
+    /// connection could be had within the executor's wait limit.
+    Overloaded {
+        /// Seconds to wait before retrying (at least 1), sent as `Retry-After`.
+        retry_after_secs: u64,
+        /// What went wrong, for the log only.
+        detail: String,
+    },
 }
 
 impl Rejection {
@@ -67,6 +75,7 @@ impl Rejection {
             Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
             Self::QueryFailed { .. } => ErrorCode::QueryFailed,
             Self::Storage { .. } => ErrorCode::StorageError,
+            Self::Overloaded { .. } => ErrorCode::Overloaded,
         }
     }
 
@@ -94,6 +103,9 @@ impl Rejection {
             }
             Self::QueryFailed { .. } => "The query could not be executed".to_owned(),
             Self::Storage { .. } => "The resource store is unavailable; retry later".to_owned(),
+            Self::Overloaded { retry_after_secs, .. } => format!(
+                "The server has no capacity for this request right now; retry in {retry_after_secs} s"
+            ),
         }
     }
 
@@ -112,6 +124,9 @@ impl Rejection {
             }
             Self::Storage { detail } => {
                 tracing::warn!(code, detail = %detail, "dual-http request failed: store unavailable");
+            }
+            Self::Overloaded { detail, .. } => {
+                tracing::warn!(code, detail = %detail, "dual-http request refused: no capacity");
             }
             _ => tracing::debug!(code, message = %self.message(), "dual-http request rejected"),
         }
@@ -141,9 +156,12 @@ impl From<ServerError> for Rejection {
             ServerError::Storage(store) => Self::Storage {
                 detail: store.to_string(),
             },
-            ServerError::QueryExecutionFailed(detail) | ServerError::CountExecutionFailed(detail) => {
-                Self::QueryFailed { detail }
-            }
+            ServerError::Overloaded(executor) => Self::Overloaded {
+                retry_after_secs: executor
+                    .retry_after()
+                    .map_or(1, |after| after.as_secs_f64().ceil().max(1.0) as u64),
+                detail: executor.to_string(),
+            },
             ServerError::UnknownQueryKind(kind) => Self::QueryFailed {
                 detail: format!("no executor is registered for kind `{kind}` on this instance"),
             },
@@ -193,6 +211,14 @@ mod tests {
                 503,
                 "storage_error",
             ),
+            (
+                Rejection::Overloaded {
+                    retry_after_secs: 2,
+                    detail: "sqlite pool".into(),
+                },
+                503,
+                "overloaded",
+            ),
         ];
         for (rejection, status, code) in cases {
             assert_eq!(rejection.status().as_u16(), status);
@@ -205,7 +231,9 @@ mod tests {
 
     #[test]
     fn server_errors_map_without_leaking() {
-        let rejection = Rejection::from(ServerError::QueryExecutionFailed("no such table: secret".into()));
+        let rejection = Rejection::from(ServerError::QueryExecutionFailed(
+            dual_server::ExecutorError::new("no such table: secret"),
+        ));
         assert_eq!(rejection.code(), ErrorCode::QueryFailed);
         assert!(!rejection.message().contains("secret"));
         assert_eq!(

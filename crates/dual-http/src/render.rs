@@ -15,7 +15,7 @@ const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
 ///
 /// Every response gets `Cache-Control: no-store` (resources are per-caller and change with every
 /// access) and `X-Content-Type-Options: nosniff`; JSON answers get `Content-Type: application/json`
-/// and `Content-Length`; exports `Vary: Accept`; 405 `Allow`; 503 `Retry-After: 1`; with CORS
+/// and `Content-Length`; exports `Vary: Accept`; 405 `Allow`; 503 `Retry-After` (1 s for `storage_error`, the executor's hint for `overloaded`); with CORS
 /// configured, `Vary: Origin` and the `Access-Control-*` headers for an allowed `Origin`. A `HEAD`
 /// request gets the headers of the `GET` and no body. A rejection is logged here, once.
 #[must_use]
@@ -72,6 +72,10 @@ pub fn render_rejection(rejection: &Rejection) -> Response<ResponseBody> {
         Rejection::Storage { .. } => {
             out.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        Rejection::Overloaded { retry_after_secs, .. } => {
+            out.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
         }
         _ => {}
     }

@@ -79,7 +79,10 @@ async fn fifty_concurrent_posts() {
         assert_eq!(page["data"][0], Value::Object(common::row(i * 100)));
         assert_eq!(page["next_offset"], i * 100 + 100);
     }
-    let record = server.get_resource(id).await.expect("still there");
+    let record = server
+        .get_resource(id, &dual_server::Caller::anonymous())
+        .await
+        .expect("still there");
     assert_eq!(record.access_count, 50);
     task.abort();
 }
@@ -170,7 +173,14 @@ async fn exports_100k_rows_in_every_format() {
         count += 1;
     }
     assert_eq!(count, N);
-    assert_eq!(server.get_resource(id).await.expect("there").access_count, 3);
+    assert_eq!(
+        server
+            .get_resource(id, &dual_server::Caller::anonymous())
+            .await
+            .expect("there")
+            .access_count,
+        3
+    );
     task.abort();
 }
 

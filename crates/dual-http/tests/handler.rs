@@ -202,3 +202,39 @@ async fn owner_fn_reads_a_principal_an_upstream_middleware_stored() {
         StatusCode::NOT_FOUND
     );
 }
+
+#[tokio::test]
+async fn an_executor_without_capacity_is_503_overloaded_with_retry_after() {
+    let server = common::server();
+    // The sample (15 rows) is fetched; every later page or export finds the executor busy.
+    let id = common::create(&server, json!({"n": 30, "busy_after_create": true})).await;
+    let handler = DualHttp::builder(server).prefix("/resources").build();
+    let page = handler
+        .handle(
+            Request::post(format!("/resources/{id}"))
+                .body(Empty::<Bytes>::new())
+                .expect("request"),
+        )
+        .await;
+    assert_eq!(page.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(page.headers()[header::RETRY_AFTER], "2", "1.5 s rounds up");
+    let body = body_json(page).await;
+    assert_eq!(
+        (body["error"].as_str(), body["retryable"].as_bool()),
+        (Some("overloaded"), Some(true))
+    );
+    assert!(
+        !body["message"].as_str().unwrap_or_default().contains("database"),
+        "no internals: {body}"
+    );
+    let export = handler
+        .handle(
+            Request::get(format!("/resources/{id}/data"))
+                .body(Empty::<Bytes>::new())
+                .expect("request"),
+        )
+        .await;
+    assert_eq!(export.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(export.headers()[header::RETRY_AFTER], "3");
+    assert_eq!(body_json(export).await["error"], "overloaded");
+}

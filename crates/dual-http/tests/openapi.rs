@@ -334,6 +334,7 @@ fn error_codes_and_page_request_schema_agree_with_the_implementation() {
         C::UnsupportedMediaType,
         C::QueryFailed,
         C::StorageError,
+        C::Overloaded,
     ]
     .iter()
     .map(|c| c.as_str())

@@ -52,7 +52,9 @@ mod tool_result;
 #[cfg(feature = "client")]
 pub use client::parse_call_tool_result;
 #[cfg(feature = "server")]
-pub use resources::{RESOURCE_TEMPLATE_NAME, read_resource, resource_template, resource_templates};
+pub use resources::{
+    RESOURCE_TEMPLATE_NAME, caller_from_extensions, read_resource, resource_template, resource_templates,
+};
 pub use schema::output_schema;
 #[cfg(feature = "server")]
 pub use tool_result::server_error_result;

@@ -7,9 +7,10 @@
 
 use dual_core::mcp::JSON_MIME_TYPE;
 use dual_core::{PageRequest, RequestError, parse_resource_uri, parse_sort_param};
-use dual_server::{DualResponseServer, ServerError};
+use dual_server::{Caller, DualResponseServer, ServerError};
 use rmcp::model::{
-    ErrorData, ListResourceTemplatesResult, ReadResourceResult, ResourceContents, ResourceTemplate,
+    ErrorData, Extensions, ListResourceTemplatesResult, ReadResourceResult, ResourceContents,
+    ResourceTemplate,
 };
 use serde_json::json;
 
@@ -37,24 +38,47 @@ pub fn resource_templates(server: &DualResponseServer) -> ListResourceTemplatesR
     ListResourceTemplatesResult::with_all_items(vec![resource_template(server)])
 }
 
-/// Answers `resources/read` for a resource URI `server` created: one page of its result as JSON.
+/// The [`Caller`] of an MCP request, as the HTTP layer in front of rmcp authenticated it.
+///
+/// rmcp's streamable HTTP server puts the HTTP request head (`http::request::Parts`) into every MCP
+/// request's extensions (`RequestContext::extensions`); an authentication middleware in front of it
+/// puts a [`Caller`] into that head's extensions. This reads it back, and also accepts a [`Caller`]
+/// placed directly into the MCP extensions (custom transports). Anything else — stdio, a request no
+/// middleware authenticated — is [`Caller::anonymous`], which sees only resources created without
+/// an owner.
+#[must_use]
+pub fn caller_from_extensions(extensions: &Extensions) -> Caller {
+    extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>())
+        .or_else(|| extensions.get::<Caller>())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Answers `resources/read` for a resource URI `server` created: one page of its result as JSON, if
+/// `caller` may see the resource (the server decides, exactly as for REST).
 ///
 /// The page is chosen by the URI's query (`offset`, `limit`, `sort=field[:asc|desc]`; all optional).
 /// Reading counts as an access, like a REST page.
 ///
 /// # Errors
 /// * `resource not found` (`-32002`) for a URI that is not `{scheme}://{ULID}` with the server's
-///   scheme, an unknown id, or an expired resource;
+///   scheme, an unknown id, an expired resource, or a resource bound to another owner;
 /// * `invalid params` naming the field for a malformed or out-of-range page parameter or a sort
 ///   field that is not a column;
 /// * `internal error` with a generic message when the query or the store fails (no internals leak).
-pub async fn read_resource(server: &DualResponseServer, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+pub async fn read_resource(
+    server: &DualResponseServer,
+    caller: &Caller,
+    uri: &str,
+) -> Result<ReadResourceResult, ErrorData> {
     let parsed = parse_resource_uri(uri)
         .filter(|parsed| parsed.scheme == server.config().uri_scheme)
         .ok_or_else(|| not_found(uri))?;
     let request = page_request(parsed.query.unwrap_or_default()).map_err(|e| invalid(&e))?;
     let page = server
-        .fetch_page(parsed.id, &request)
+        .fetch_page(parsed.id, caller, &request)
         .await
         .map_err(|error| match error {
             ServerError::ResourceNotFound | ServerError::ResourceExpired => not_found(uri),

@@ -59,9 +59,13 @@ pub fn error_result(message: impl Into<String>) -> CallToolResult {
 pub fn server_error_result(error: &dual_server::ServerError) -> CallToolResult {
     use dual_server::ServerError;
     let message = match error {
-        ServerError::QueryExecutionFailed(message) | ServerError::CountExecutionFailed(message) => {
-            format!("Query failed: {message}")
+        ServerError::QueryExecutionFailed(error) | ServerError::CountExecutionFailed(error) => {
+            format!("Query failed: {}", error.message())
         }
+        ServerError::Overloaded(error) => format!(
+            "The server is busy ({}); retry the same call in a few seconds.",
+            error.message()
+        ),
         ServerError::Storage(_) => {
             "The result could not be stored (storage unavailable); try again later.".to_owned()
         }
@@ -161,7 +165,9 @@ mod tests {
     #[test]
     fn server_errors_keep_executor_messages_and_hide_store_internals() {
         use dual_server::ServerError;
-        let failed = server_error_result(&ServerError::QueryExecutionFailed("no such column: foo".into()));
+        let failed = server_error_result(&ServerError::QueryExecutionFailed(
+            dual_server::ExecutorError::new("no such column: foo"),
+        ));
         let text = failed.content[0]
             .as_text()
             .map(|t| t.text.clone())

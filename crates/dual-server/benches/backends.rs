@@ -292,7 +292,10 @@ async fn timed_create(server: &DualResponseServer) -> (ResourceId, Duration) {
 
 async fn timed_fetch(server: &DualResponseServer, id: ResourceId, i: usize) -> Duration {
     let start = Instant::now();
-    let page = server.fetch_page(id, &page_request(i)).await.expect("fetch_page");
+    let page = server
+        .fetch_page(id, &dual_server::Caller::anonymous(), &page_request(i))
+        .await
+        .expect("fetch_page");
     let elapsed = start.elapsed();
     assert_eq!(page.returned_count, PAGE, "a full page");
     elapsed

@@ -86,7 +86,10 @@ fn bench(c: &mut Criterion) {
                     let start = Instant::now();
                     let response = black_box(server.create_response(request).await.expect("created"));
                     timed += start.elapsed();
-                    server.delete_resource(response.id).await.expect("deleted");
+                    server
+                        .delete_resource(response.id, &dual_server::Caller::anonymous())
+                        .await
+                        .expect("deleted");
                 }
                 timed
             }
@@ -105,7 +108,10 @@ fn bench(c: &mut Criterion) {
                     let response = server.create_response(request).await.expect("created");
                     black_box(serde_json::to_vec(&response.tool_result()).expect("json"));
                     timed += start.elapsed();
-                    server.delete_resource(response.id).await.expect("deleted");
+                    server
+                        .delete_resource(response.id, &dual_server::Caller::anonymous())
+                        .await
+                        .expect("deleted");
                 }
                 timed
             }

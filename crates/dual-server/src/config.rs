@@ -15,6 +15,10 @@ pub const DEFAULT_EXPIRATION: Duration = Duration::from_secs(15 * 60);
 pub const DEFAULT_SAMPLE_SIZE: u64 = 15;
 /// Default interval of the expiry sweeper: 60 seconds.
 pub const DEFAULT_CLEANUP_INTERVAL: Duration = Duration::from_secs(60);
+/// Default limit of the sample's size in a tool result: 256 KiB of compact JSON.
+pub const DEFAULT_MAX_SAMPLE_BYTES: usize = 256 * 1024;
+/// Default cap on live resources in the store: 100,000.
+pub const DEFAULT_MAX_RESOURCES: u64 = 100_000;
 /// Largest sample size accepted, so a tool result stays small enough for a model.
 pub const MAX_SAMPLE_SIZE: u64 = 1_000;
 
@@ -34,6 +38,11 @@ pub struct ServerConfig {
     pub cleanup_interval: Option<Duration>,
     /// Default and maximum page limits.
     pub page_limits: PageLimits,
+    /// Largest sample, in bytes of compact JSON: the sample keeps as many whole rows as fit.
+    pub max_sample_bytes: usize,
+    /// Cap on live resources in the store (`None`: no cap); at the cap `create_response` fails with
+    /// the retryable `TOO_MANY_RESOURCES` and nothing is evicted.
+    pub max_resources: Option<u64>,
 }
 
 /// Builds a [`DualResponseServer`]. Only `base_url` is required.
@@ -59,6 +68,8 @@ pub struct DualResponseServerBuilder {
     default_sample_size: u64,
     cleanup_interval: Option<Duration>,
     page_limits: PageLimits,
+    max_sample_bytes: usize,
+    max_resources: Option<u64>,
     store: Option<Arc<dyn ResourceStore>>,
     registry: Registry,
     clock: Clock,
@@ -76,6 +87,8 @@ impl Default for DualResponseServerBuilder {
                 default_limit: DEFAULT_PAGE_LIMIT,
                 max_limit: MAX_PAGE_LIMIT,
             },
+            max_sample_bytes: DEFAULT_MAX_SAMPLE_BYTES,
+            max_resources: Some(DEFAULT_MAX_RESOURCES),
             store: None,
             registry: Registry::default(),
             clock: Clock::system(),
@@ -157,6 +170,29 @@ impl DualResponseServerBuilder {
         self
     }
 
+    /// Largest sample in a tool result, in bytes of compact JSON (default 256 KiB): the sample keeps
+    /// as many whole rows as fit (never a value cut in half) and says how many it kept; the count and
+    /// the link are always there. A first row larger than this leaves the sample empty.
+    pub fn max_sample_bytes(mut self, bytes: usize) -> Self {
+        self.max_sample_bytes = bytes;
+        self
+    }
+
+    /// Cap on live resources in the store (default 100,000). At the cap, `create_response` fails with
+    /// the retryable `TOO_MANY_RESOURCES`; nothing existing is evicted, and deleting or expiring
+    /// resources frees room. With a shared store, concurrent creations on several instances may pass
+    /// the cap by at most their number.
+    pub fn max_resources(mut self, max: u64) -> Self {
+        self.max_resources = Some(max);
+        self
+    }
+
+    /// No cap on live resources (see [`DualResponseServerBuilder::max_resources`]).
+    pub fn unlimited_resources(mut self) -> Self {
+        self.max_resources = None;
+        self
+    }
+
     /// The clock (default: the system clock). Tests pass [`Clock::tokio`] and pause tokio's time.
     pub fn clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
@@ -197,6 +233,9 @@ impl DualResponseServerBuilder {
             "default_page_limit",
             "must be between 1 and max_page_limit",
         )?;
+        if let Some(max) = self.max_resources {
+            check(max > 0, "max_resources", "must be at least 1")?;
+        }
         if let Some(interval) = self.cleanup_interval {
             check(!interval.is_zero(), "cleanup_interval", "must be positive")?;
         }
@@ -207,6 +246,8 @@ impl DualResponseServerBuilder {
             default_sample_size: self.default_sample_size,
             cleanup_interval: self.cleanup_interval,
             page_limits: self.page_limits,
+            max_sample_bytes: self.max_sample_bytes,
+            max_resources: self.max_resources,
         };
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         DualResponseServer::start(config, store, self.registry, self.clock)

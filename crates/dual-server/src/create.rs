@@ -82,8 +82,9 @@ impl CreateResponse {
         self
     }
 
-    /// Binds the resource to a tenant or principal: only requests the REST authorization hook maps to
-    /// this owner see it.
+    /// Binds the resource to a tenant or principal: only a [`Caller`](crate::Caller) with this owner
+    /// sees it, on every surface (REST, MCP `resources/read`); everyone else gets what an unknown id
+    /// gets.
     pub fn owner(mut self, owner: impl Into<String>) -> Self {
         self.owner = Some(owner.into());
         self

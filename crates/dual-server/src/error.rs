@@ -1,7 +1,11 @@
 //! Server errors.
 
+use std::time::Duration;
+
 use dual_core::RequestError;
 use dual_store::StoreError;
+
+use crate::ExecutorError;
 
 /// The stable code of a [`ServerError`] (DESIGN §7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,6 +25,11 @@ pub enum ErrorCode {
     UnknownQueryKind,
     /// The request is malformed (page request, sort field, creation options).
     InvalidRequest,
+    /// No capacity right now (no database connection within the wait limit); retryable.
+    Overloaded,
+    /// The store holds the configured maximum of live resources; retryable once some are deleted or
+    /// expire.
+    TooManyResources,
 }
 
 impl ErrorCode {
@@ -35,6 +44,8 @@ impl ErrorCode {
             Self::ResourceExpired => "RESOURCE_EXPIRED",
             Self::UnknownQueryKind => "UNKNOWN_QUERY_KIND",
             Self::InvalidRequest => "INVALID_REQUEST",
+            Self::Overloaded => "OVERLOADED",
+            Self::TooManyResources => "TOO_MANY_RESOURCES",
         }
     }
 }
@@ -54,10 +65,24 @@ impl std::fmt::Display for ErrorCode {
 pub enum ServerError {
     /// The executor's `fetch` (or `stream`) failed; the message is the executor's.
     #[error("query execution failed: {0}")]
-    QueryExecutionFailed(String),
+    QueryExecutionFailed(#[source] ExecutorError),
     /// The executor's `count` failed; the message is the executor's.
     #[error("count execution failed: {0}")]
-    CountExecutionFailed(String),
+    CountExecutionFailed(#[source] ExecutorError),
+    /// The executor had no capacity in time (see [`ExecutorError::overloaded`]); retry after
+    /// [`ServerError::retry_after`].
+    #[error("no capacity to run the query right now: {0}")]
+    Overloaded(#[source] ExecutorError),
+    /// The store already holds the configured maximum of live resources; nothing was evicted.
+    /// Deleting resources, or their expiry, frees room.
+    #[error(
+        "the resource store is full: it holds the maximum of {max} live resources; retry once some \
+         are deleted or expire"
+    )]
+    TooManyResources {
+        /// The configured maximum.
+        max: u64,
+    },
     /// The store failed.
     #[error(transparent)]
     Storage(#[from] StoreError),
@@ -82,6 +107,8 @@ impl ServerError {
         match self {
             Self::QueryExecutionFailed(_) => ErrorCode::QueryExecutionFailed,
             Self::CountExecutionFailed(_) => ErrorCode::CountExecutionFailed,
+            Self::Overloaded(_) => ErrorCode::Overloaded,
+            Self::TooManyResources { .. } => ErrorCode::TooManyResources,
             Self::Storage(_) => ErrorCode::StorageError,
             Self::ResourceNotFound => ErrorCode::ResourceNotFound,
             Self::ResourceExpired => ErrorCode::ResourceExpired,
@@ -90,10 +117,43 @@ impl ServerError {
         }
     }
 
-    /// Whether retrying the same call later may succeed (store outages).
+    /// Whether retrying the same call later may succeed (store outages, no capacity, a full store).
     #[must_use]
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Self::Storage(e) if e.is_retryable())
+        match self {
+            Self::Storage(e) => e.is_retryable(),
+            Self::Overloaded(_) | Self::TooManyResources { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// How long to wait before retrying, when the error says ([`ServerError::Overloaded`]).
+    #[must_use]
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Overloaded(e) => e.retry_after(),
+            _ => None,
+        }
+    }
+
+    /// An executor's `fetch`/`stream` failure: [`ServerError::Overloaded`] when it is a lack of
+    /// capacity, else [`ServerError::QueryExecutionFailed`].
+    #[must_use]
+    pub fn query_failed(error: ExecutorError) -> Self {
+        if error.retry_after().is_some() {
+            Self::Overloaded(error)
+        } else {
+            Self::QueryExecutionFailed(error)
+        }
+    }
+
+    /// An executor's `count` failure, like [`ServerError::query_failed`].
+    pub(crate) fn count_failed(error: ExecutorError) -> Self {
+        if error.retry_after().is_some() {
+            Self::Overloaded(error)
+        } else {
+            Self::CountExecutionFailed(error)
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::{Column, Row, Sort};
@@ -16,10 +17,17 @@ pub const DEFAULT_STREAM_BATCH: u64 = 1_000;
 
 /// An executor failed. The message is meant for the model (e.g. a SQL error it can fix); it is
 /// never shown to REST callers.
+///
+/// Most failures are the query's ([`ExecutorError::new`]); an executor that cannot get capacity in
+/// time (no database connection free within its wait limit) returns [`ExecutorError::overloaded`]
+/// instead, which the server reports as the retryable `OVERLOADED` and REST as 503 `overloaded` with
+/// `Retry-After` — never a hang.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
 pub struct ExecutorError {
     message: String,
+    /// `Some` when the failure is a lack of capacity: when to retry.
+    retry_after: Option<Duration>,
     #[source]
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
@@ -29,6 +37,7 @@ impl ExecutorError {
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
+            retry_after: None,
             source: None,
         }
     }
@@ -37,8 +46,25 @@ impl ExecutorError {
     pub fn from_error(error: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self {
             message: error.to_string(),
+            retry_after: None,
             source: Some(Box::new(error)),
         }
+    }
+
+    /// No capacity right now (say, no database connection could be had within the wait limit):
+    /// retryable, after about `retry_after`.
+    pub fn overloaded(message: impl Into<String>, retry_after: Duration) -> Self {
+        Self {
+            message: message.into(),
+            retry_after: Some(retry_after),
+            source: None,
+        }
+    }
+
+    /// When this is an [`ExecutorError::overloaded`] error: how long to wait before retrying.
+    #[must_use]
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
     }
 
     /// The message.

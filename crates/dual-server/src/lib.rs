@@ -48,12 +48,14 @@
 //!            format!("https://api.example.com/resources/{}", response.id));
 //!
 //! // What the REST API serves from it:
-//! let page = server.fetch_page(response.id, &dual_core::PageRequest::default()).await?;
+//! let anyone = dual_server::Caller::anonymous();
+//! let page = server.fetch_page(response.id, &anyone, &dual_core::PageRequest::default()).await?;
 //! assert_eq!((page.returned_count, page.next_offset), (100, Some(100)));
 //! server.shutdown().await?;
 //! # Ok(()) }
 //! ```
 
+mod caller;
 mod config;
 mod create;
 mod error;
@@ -63,9 +65,10 @@ mod server;
 mod sweeper;
 mod typed;
 
+pub use caller::Caller;
 pub use config::{
-    DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_SAMPLE_SIZE, DualResponseServerBuilder,
-    MAX_SAMPLE_SIZE, ServerConfig,
+    DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES,
+    DEFAULT_SAMPLE_SIZE, DualResponseServerBuilder, MAX_SAMPLE_SIZE, ServerConfig,
 };
 pub use create::CreateResponse;
 pub use error::{BuildError, ErrorCode, ServerError};

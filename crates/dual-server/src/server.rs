@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dual_core::{
-    DualResponse, PageRequest, PageResponse, ResourceId, ResourceMetadata, ResourceRecord, Sort,
+    DualResponse, PageRequest, PageResponse, ResourceId, ResourceMetadata, ResourceRecord, Row, Sort,
     infer_columns, validate_sort,
 };
 use dual_store::{Clock, Lookup, ResourceStore};
@@ -14,7 +14,9 @@ use tracing::Instrument;
 use crate::config::{MAX_SAMPLE_SIZE, ServerConfig};
 use crate::registry::Registry;
 use crate::sweeper::Sweeper;
-use crate::{BuildError, CreateResponse, DualResponseServerBuilder, QueryExecutor, RowStream, ServerError};
+use crate::{
+    BuildError, Caller, CreateResponse, DualResponseServerBuilder, QueryExecutor, RowStream, ServerError,
+};
 
 /// Name of a resource created without one.
 pub const DEFAULT_RESOURCE_NAME: &str = "Query Results";
@@ -125,19 +127,34 @@ impl DualResponseServer {
                 .ok()
                 .filter(|d| d.is_positive())
                 .ok_or_else(|| invalid("expiration", "a positive duration"))?;
+            let now = inner.clock.now();
+            if let Some(max) = inner.config.max_resources {
+                if inner.store.live_count(now).await? >= max {
+                    return Err(ServerError::TooManyResources { max });
+                }
+            }
             let params = &request.query.params;
             let (count, sample) = tokio::join!(
                 executor.count(params),
                 executor.fetch(params, 0, sample_size, None)
             );
-            let total_count = count.map_err(|e| ServerError::CountExecutionFailed(e.message().to_owned()))?;
-            let mut sample = sample.map_err(|e| ServerError::QueryExecutionFailed(e.message().to_owned()))?;
+            let total_count = count.map_err(ServerError::count_failed)?;
+            let mut sample = sample.map_err(ServerError::query_failed)?;
             sample.truncate(usize::try_from(sample_size).unwrap_or(usize::MAX));
+            let fetched = sample.len();
+            sample.truncate(rows_within(&sample, inner.config.max_sample_bytes));
+            if sample.len() < fetched {
+                tracing::debug!(
+                    fetched,
+                    kept = sample.len(),
+                    max_sample_bytes = inner.config.max_sample_bytes,
+                    "sample cut to whole rows within the byte limit"
+                );
+            }
             let columns = request
                 .columns
                 .or_else(|| executor.columns(params))
                 .unwrap_or_else(|| infer_columns(&sample));
-            let now = inner.clock.now();
             let record = ResourceRecord {
                 id: ResourceId::new(),
                 name: request.name.unwrap_or_else(|| DEFAULT_RESOURCE_NAME.to_owned()),
@@ -165,41 +182,46 @@ impl DualResponseServer {
         .await
     }
 
-    /// The live record of `id`, without counting an access.
+    /// The live record of `id` as `caller` may see it, without counting an access.
     ///
     /// # Errors
-    /// `RESOURCE_NOT_FOUND`, `RESOURCE_EXPIRED` or `STORAGE_ERROR`.
-    pub async fn get_resource(&self, id: ResourceId) -> Result<ResourceRecord, ServerError> {
-        found(self.inner.store.get(id, self.inner.clock.now()).await?)
+    /// `RESOURCE_NOT_FOUND` (also for a resource bound to another owner), `RESOURCE_EXPIRED` or
+    /// `STORAGE_ERROR`.
+    pub async fn get_resource(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
+        self.authorized(id, caller).await
     }
 
     /// The resource's metadata, counting an access.
     ///
     /// # Errors
     /// As [`DualResponseServer::get_resource`].
-    pub async fn metadata(&self, id: ResourceId) -> Result<ResourceMetadata, ServerError> {
+    pub async fn metadata(&self, id: ResourceId, caller: &Caller) -> Result<ResourceMetadata, ServerError> {
+        self.authorized(id, caller).await?;
         let record = self.record_access(id).await?;
         Ok(ResourceMetadata::from(&record))
     }
 
     /// One page of the resource's result: validates the request against the server's limits and the
     /// resource's columns, counts an access, and re-executes the query for `limit + 1` rows so that
-    /// `has_next` is exact.
+    /// `has_next` is exact. An invalid request is not counted.
     ///
     /// # Errors
-    /// `INVALID_REQUEST` naming the field, `RESOURCE_NOT_FOUND`, `RESOURCE_EXPIRED`,
-    /// `QUERY_EXECUTION_FAILED`, `UNKNOWN_QUERY_KIND` (an instance missing a registration) or
+    /// `INVALID_REQUEST` naming the field, `RESOURCE_NOT_FOUND` (also for a resource bound to another
+    /// owner), `RESOURCE_EXPIRED`, `QUERY_EXECUTION_FAILED`, `OVERLOADED` (the executor had no
+    /// capacity in time), `UNKNOWN_QUERY_KIND` (an instance missing a registration) or
     /// `STORAGE_ERROR`.
     pub async fn fetch_page(
         &self,
         id: ResourceId,
+        caller: &Caller,
         request: &PageRequest,
     ) -> Result<PageResponse, ServerError> {
         let span = tracing::info_span!("dual_fetch_page", %id);
         async move {
-            let record = self.record_access(id).await?;
+            let record = self.authorized(id, caller).await?;
             let page = request.validate(self.inner.config.page_limits, &record.columns)?;
             let executor = self.inner.registry.get(&record.query.kind)?;
+            let record = self.record_access(id).await?;
             let rows = executor
                 .fetch(
                     &record.query.params,
@@ -208,7 +230,7 @@ impl DualResponseServer {
                     page.sort.as_ref(),
                 )
                 .await
-                .map_err(|e| ServerError::QueryExecutionFailed(e.message().to_owned()))?;
+                .map_err(ServerError::query_failed)?;
             Ok(PageResponse::from_rows(rows, &page, record.total_count))
         }
         .instrument(span)
@@ -219,16 +241,18 @@ impl DualResponseServer {
     /// The stream yields rows as the executor produces them; nothing is collected first.
     ///
     /// # Errors
-    /// `INVALID_REQUEST` for a sort field that is not a column, and the errors of
+    /// `INVALID_REQUEST` for a sort field that is not a column (not counted), and the errors of
     /// [`DualResponseServer::get_resource`]. Errors while streaming arrive as stream items.
     pub async fn stream_rows(
         &self,
         id: ResourceId,
+        caller: &Caller,
         sort: Option<Sort>,
     ) -> Result<(ResourceRecord, RowStream), ServerError> {
-        let record = self.record_access(id).await?;
+        let record = self.authorized(id, caller).await?;
         let sort = sort.map(|s| validate_sort(&s, &record.columns)).transpose()?;
         let executor: Arc<dyn QueryExecutor> = Arc::clone(self.inner.registry.get(&record.query.kind)?);
+        let record = self.record_access(id).await?;
         let stream = executor.stream(record.query.params.clone(), sort);
         Ok((record, stream))
     }
@@ -237,15 +261,18 @@ impl DualResponseServer {
     ///
     /// # Errors
     /// As [`DualResponseServer::get_resource`].
-    pub async fn pin_resource(&self, id: ResourceId) -> Result<ResourceRecord, ServerError> {
+    pub async fn pin_resource(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
+        self.authorized(id, caller).await?;
         found(self.inner.store.pin(id, self.inner.clock.now()).await?)
     }
 
     /// Deletes the resource.
     ///
     /// # Errors
-    /// `RESOURCE_NOT_FOUND` when there was nothing to delete, or `STORAGE_ERROR`.
-    pub async fn delete_resource(&self, id: ResourceId) -> Result<(), ServerError> {
+    /// `RESOURCE_NOT_FOUND` when there is nothing `caller` may delete (an unknown id, or a resource
+    /// bound to another owner), `RESOURCE_EXPIRED`, or `STORAGE_ERROR`.
+    pub async fn delete_resource(&self, id: ResourceId, caller: &Caller) -> Result<(), ServerError> {
+        self.authorized(id, caller).await?;
         if self.inner.store.delete(id).await? {
             Ok(())
         } else {
@@ -293,6 +320,18 @@ impl DualResponseServer {
             .is_some()
     }
 
+    /// The one authorization check: the live record of `id` when `caller` may see it, and exactly
+    /// what an unknown id gets (`RESOURCE_NOT_FOUND`) when not. Every operation on a resource starts here.
+    async fn authorized(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
+        let record = found(self.inner.store.get(id, self.inner.clock.now()).await?)?;
+        if caller.may_see(&record) {
+            Ok(record)
+        } else {
+            tracing::debug!(%id, "caller may not see the resource: answered as not found");
+            Err(ServerError::ResourceNotFound)
+        }
+    }
+
     async fn record_access(&self, id: ResourceId) -> Result<ResourceRecord, ServerError> {
         found(self.inner.store.record_access(id, self.inner.clock.now()).await?)
     }
@@ -303,6 +342,39 @@ fn found(lookup: Lookup) -> Result<ResourceRecord, ServerError> {
         Lookup::Found(record) => Ok(record),
         Lookup::Expired => Err(ServerError::ResourceExpired),
         Lookup::Missing => Err(ServerError::ResourceNotFound),
+    }
+}
+
+/// How many leading rows of `rows` fit in `max_bytes` of compact JSON (whole rows only, never a value
+/// cut in half): the sample a tool result carries.
+fn rows_within(rows: &[Row], max_bytes: usize) -> usize {
+    let mut used = 0usize;
+    for (kept, row) in rows.iter().enumerate() {
+        let mut counter = ByteCounter(0);
+        // Serialising a `Map` of JSON values cannot fail; a failure would only stop the sample here.
+        if serde_json::to_writer(&mut counter, row).is_err() {
+            return kept;
+        }
+        // One separator byte per row (the `,` of the array).
+        used = used.saturating_add(counter.0 + 1);
+        if used > max_bytes {
+            return kept;
+        }
+    }
+    rows.len()
+}
+
+/// Counts bytes written, storing none.
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 = self.0.saturating_add(buf.len());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

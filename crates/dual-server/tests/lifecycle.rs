@@ -40,7 +40,10 @@ async fn expired_resources_are_never_served_even_before_a_sweep() {
     let id = create(&server, Duration::from_secs(15 * 60)).await;
     tokio::time::advance(Duration::from_secs(15 * 60 - 1)).await;
     assert!(
-        server.fetch_page(id, &PageRequest::default()).await.is_ok(),
+        server
+            .fetch_page(id, &dual_server::Caller::anonymous(), &PageRequest::default())
+            .await
+            .is_ok(),
         "live one second before expiry"
     );
     tokio::time::advance(Duration::from_secs(1)).await;
@@ -48,26 +51,31 @@ async fn expired_resources_are_never_served_even_before_a_sweep() {
     assert_eq!(store.len(), 1);
     for code in [
         server
-            .get_resource(id)
+            .get_resource(id, &dual_server::Caller::anonymous())
             .await
             .map(|_| ())
             .expect_err("expired")
             .code(),
         server
-            .fetch_page(id, &PageRequest::default())
-            .await
-            .map(|_| ())
-            .expect_err("expired")
-            .code(),
-        server.metadata(id).await.map(|_| ()).expect_err("expired").code(),
-        server
-            .pin_resource(id)
+            .fetch_page(id, &dual_server::Caller::anonymous(), &PageRequest::default())
             .await
             .map(|_| ())
             .expect_err("expired")
             .code(),
         server
-            .stream_rows(id, None)
+            .metadata(id, &dual_server::Caller::anonymous())
+            .await
+            .map(|_| ())
+            .expect_err("expired")
+            .code(),
+        server
+            .pin_resource(id, &dual_server::Caller::anonymous())
+            .await
+            .map(|_| ())
+            .expect_err("expired")
+            .code(),
+        server
+            .stream_rows(id, &dual_server::Caller::anonymous(), None)
             .await
             .map(|_| ())
             .expect_err("expired")
@@ -84,7 +92,10 @@ async fn pinned_survives_and_the_sweeper_removes_the_rest() {
     let doomed = create(&server, Duration::from_secs(30)).await;
     let pinned = create(&server, Duration::from_secs(30)).await;
     let later = create(&server, Duration::from_secs(3600)).await;
-    server.pin_resource(pinned).await.expect("pinned");
+    server
+        .pin_resource(pinned, &dual_server::Caller::anonymous())
+        .await
+        .expect("pinned");
     assert_eq!(store.len(), 3);
 
     // Past the first expiry and past one sweep interval: the sweeper ran by itself.
@@ -95,15 +106,25 @@ async fn pinned_survives_and_the_sweeper_removes_the_rest() {
     assert_eq!(store.len(), 2, "the sweeper removed the expired resource");
     assert_eq!(
         server
-            .get_resource(doomed)
+            .get_resource(doomed, &dual_server::Caller::anonymous())
             .await
             .map(|_| ())
             .expect_err("gone")
             .code(),
         ErrorCode::ResourceNotFound
     );
-    assert!(server.get_resource(pinned).await.is_ok());
-    assert!(server.get_resource(later).await.is_ok());
+    assert!(
+        server
+            .get_resource(pinned, &dual_server::Caller::anonymous())
+            .await
+            .is_ok()
+    );
+    assert!(
+        server
+            .get_resource(later, &dual_server::Caller::anonymous())
+            .await
+            .is_ok()
+    );
 
     tokio::time::advance(Duration::from_secs(24 * 3600)).await;
     for _ in 0..10 {
@@ -111,7 +132,10 @@ async fn pinned_survives_and_the_sweeper_removes_the_rest() {
     }
     assert_eq!(store.len(), 1);
     assert!(
-        server.get_resource(pinned).await.is_ok(),
+        server
+            .get_resource(pinned, &dual_server::Caller::anonymous())
+            .await
+            .is_ok(),
         "pinned resources never expire"
     );
 }
@@ -125,7 +149,11 @@ async fn shutdown_stops_the_sweeper_and_closes_the_store() {
     server.shutdown().await.expect("shut down");
     assert!(!server.is_sweeping());
     server.shutdown().await.expect("idempotent");
-    let err = server.get_resource(id).await.map(|_| ()).expect_err("closed");
+    let err = server
+        .get_resource(id, &dual_server::Caller::anonymous())
+        .await
+        .map(|_| ())
+        .expect_err("closed");
     assert_eq!(err.code(), ErrorCode::StorageError);
     tokio::time::advance(Duration::from_secs(600)).await;
 }
@@ -159,6 +187,7 @@ async fn concurrent_accesses_are_counted_exactly() {
                     server
                         .fetch_page(
                             id,
+                            &dual_server::Caller::anonymous(),
                             &PageRequest {
                                 offset: None,
                                 limit: Some(1),
@@ -174,5 +203,12 @@ async fn concurrent_accesses_are_counted_exactly() {
     for task in tasks {
         task.await.expect("task");
     }
-    assert_eq!(server.get_resource(id).await.expect("live").access_count, 640);
+    assert_eq!(
+        server
+            .get_resource(id, &dual_server::Caller::anonymous())
+            .await
+            .expect("live")
+            .access_count,
+        640
+    );
 }

@@ -58,7 +58,10 @@ async fn create_response_builds_the_dual_response_and_stores_the_query() {
     let expires = response.expires_at.expect("expires");
     assert_eq!(expires - response.executed_at, time::Duration::minutes(15));
 
-    let record = server.get_resource(response.id).await.expect("stored");
+    let record = server
+        .get_resource(response.id, &dual_server::Caller::anonymous())
+        .await
+        .expect("stored");
     assert_eq!(record.query.kind, "institutions");
     assert_eq!(record.query.params, json!({"n": 847}));
     assert_eq!(record.name, "Institution Search Results");
@@ -149,7 +152,7 @@ async fn pages_are_exact_and_count_accesses() {
         .expect("created")
         .id;
     let first = server
-        .fetch_page(id, &PageRequest::default())
+        .fetch_page(id, &dual_server::Caller::anonymous(), &PageRequest::default())
         .await
         .expect("page");
     assert_eq!((first.offset, first.limit, first.returned_count), (0, 100, 100));
@@ -160,6 +163,7 @@ async fn pages_are_exact_and_count_accesses() {
     let last = server
         .fetch_page(
             id,
+            &dual_server::Caller::anonymous(),
             &PageRequest {
                 offset: Some(200),
                 limit: Some(50),
@@ -178,6 +182,7 @@ async fn pages_are_exact_and_count_accesses() {
     let beyond = server
         .fetch_page(
             id,
+            &dual_server::Caller::anonymous(),
             &PageRequest {
                 offset: Some(1_000),
                 limit: None,
@@ -191,6 +196,7 @@ async fn pages_are_exact_and_count_accesses() {
     let sorted = server
         .fetch_page(
             id,
+            &dual_server::Caller::anonymous(),
             &PageRequest {
                 offset: None,
                 limit: Some(3),
@@ -206,7 +212,10 @@ async fn pages_are_exact_and_count_accesses() {
         .collect();
     assert!(e.windows(2).all(|w| w[0] >= w[1]), "{e:?}");
 
-    let meta = server.metadata(id).await.expect("metadata");
+    let meta = server
+        .metadata(id, &dual_server::Caller::anonymous())
+        .await
+        .expect("metadata");
     assert_eq!(meta.access_count, 5, "four pages and this metadata read");
     assert!(meta.last_accessed_at.is_some());
 }
@@ -246,7 +255,10 @@ async fn invalid_page_requests_name_the_field() {
         ),
     ];
     for (request, field) in cases {
-        match server.fetch_page(id, &request).await {
+        match server
+            .fetch_page(id, &dual_server::Caller::anonymous(), &request)
+            .await
+        {
             Err(ServerError::InvalidRequest(e)) => assert_eq!(e.field(), Some(field)),
             other => panic!("expected invalid request for {field}, got {other:?}"),
         }
@@ -259,7 +271,7 @@ async fn unknown_pinned_and_deleted_resources() {
     let unknown = dual_core::ResourceId::new();
     assert_eq!(
         server
-            .get_resource(unknown)
+            .get_resource(unknown, &dual_server::Caller::anonymous())
             .await
             .map(|_| ())
             .expect_err("unknown")
@@ -268,7 +280,11 @@ async fn unknown_pinned_and_deleted_resources() {
     );
     assert_eq!(
         server
-            .fetch_page(unknown, &PageRequest::default())
+            .fetch_page(
+                unknown,
+                &dual_server::Caller::anonymous(),
+                &PageRequest::default()
+            )
             .await
             .map(|_| ())
             .expect_err("x")
@@ -281,18 +297,35 @@ async fn unknown_pinned_and_deleted_resources() {
         .await
         .expect("created")
         .id;
-    let pinned = server.pin_resource(id).await.expect("pinned");
+    let pinned = server
+        .pin_resource(id, &dual_server::Caller::anonymous())
+        .await
+        .expect("pinned");
     assert_eq!(pinned.expires_at, None);
-    assert_eq!(server.metadata(id).await.expect("meta").expires_at, None);
-
-    server.delete_resource(id).await.expect("deleted");
     assert_eq!(
-        server.delete_resource(id).await.expect_err("gone").code(),
+        server
+            .metadata(id, &dual_server::Caller::anonymous())
+            .await
+            .expect("meta")
+            .expires_at,
+        None
+    );
+
+    server
+        .delete_resource(id, &dual_server::Caller::anonymous())
+        .await
+        .expect("deleted");
+    assert_eq!(
+        server
+            .delete_resource(id, &dual_server::Caller::anonymous())
+            .await
+            .expect_err("gone")
+            .code(),
         ErrorCode::ResourceNotFound
     );
     assert_eq!(
         server
-            .get_resource(id)
+            .get_resource(id, &dual_server::Caller::anonymous())
             .await
             .map(|_| ())
             .expect_err("gone")
@@ -309,7 +342,10 @@ async fn stream_rows_yields_every_row_in_order() {
         .await
         .expect("created")
         .id;
-    let (_, mut stream) = server.stream_rows(id, None).await.expect("stream");
+    let (_, mut stream) = server
+        .stream_rows(id, &dual_server::Caller::anonymous(), None)
+        .await
+        .expect("stream");
     let mut ids = Vec::new();
     while let Some(batch) = stream.next().await {
         ids.extend(batch.expect("batch").iter().filter_map(|r| r["id"].as_u64()));
@@ -317,7 +353,11 @@ async fn stream_rows_yields_every_row_in_order() {
     assert_eq!(ids, (0..2_345).collect::<Vec<_>>());
 
     let (_, sorted) = server
-        .stream_rows(id, Some(Sort::new("id", SortOrder::Desc)))
+        .stream_rows(
+            id,
+            &dual_server::Caller::anonymous(),
+            Some(Sort::new("id", SortOrder::Desc)),
+        )
         .await
         .expect("stream");
     let batches: Vec<_> = sorted.collect().await;
@@ -329,7 +369,11 @@ async fn stream_rows_yields_every_row_in_order() {
     assert_eq!(first, Some(2_344));
 
     let err = server
-        .stream_rows(id, Some(Sort::new("nope", SortOrder::Asc)))
+        .stream_rows(
+            id,
+            &dual_server::Caller::anonymous(),
+            Some(Sort::new("nope", SortOrder::Asc)),
+        )
         .await
         .map(|_| ())
         .expect_err("bad sort");

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use dual_server::{CreateResponse, DualResponseServer};
+use dual_server::{Caller, CreateResponse, DualResponseServer};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation, JsonObject,
@@ -42,7 +42,13 @@ impl DemoMcp {
         }
     }
 
-    async fn call(&self, name: &str, arguments: &JsonObject) -> Result<CallToolResult, ErrorData> {
+    /// Runs tool `name`; the resource it creates belongs to `caller`'s owner, if any.
+    async fn call(
+        &self,
+        name: &str,
+        arguments: &JsonObject,
+        caller: &Caller,
+    ) -> Result<CallToolResult, ErrorData> {
         let request = match name {
             QUERY_TOOL => match query_request(arguments) {
                 Ok(request) => request,
@@ -55,6 +61,10 @@ impl DemoMcp {
                     .name("Institution Search Results")
             }
             other => return Err(ErrorData::invalid_params(format!("unknown tool `{other}`"), None)),
+        };
+        let request = match caller.owner_name() {
+            Some(owner) => request.owner(owner),
+            None => request,
         };
         Ok(match self.server.create_response(request).await {
             Ok(response) => dual_rmcp::to_call_tool_result(&response),
@@ -154,10 +164,13 @@ impl ServerHandler for DemoMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
-        self.call(&request.name, &arguments).await.map(Into::into)
+        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
+        self.call(&request.name, &arguments, &caller)
+            .await
+            .map(Into::into)
     }
 
     async fn list_resource_templates(
@@ -171,9 +184,10 @@ impl ServerHandler for DemoMcp {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        dual_rmcp::read_resource(&self.server, &request.uri)
+        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
+        dual_rmcp::read_resource(&self.server, &caller, &request.uri)
             .await
             .map(Into::into)
     }

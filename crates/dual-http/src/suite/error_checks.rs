@@ -133,7 +133,11 @@ async fn not_found<T: Target>(ctx: &Ctx<T>) {
 async fn expired<T: Target>(ctx: &Ctx<T>) {
     let check = "404_expired";
     let live = ctx.create(10).await;
-    let mut record = match ctx.server.get_resource(live).await {
+    let mut record = match ctx
+        .server
+        .get_resource(live, &dual_server::Caller::anonymous())
+        .await
+    {
         Ok(record) => record,
         Err(error) => panic!("[{check}] {error}"),
     };

@@ -130,8 +130,13 @@ impl fmt::Debug for BearerIsOwner {
 }
 
 impl Authorize for BearerIsOwner {
-    fn owner(&self, parts: &Parts) -> Option<String> {
-        let value = parts.headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
-        value.strip_prefix("Bearer ").map(str::to_owned)
+    fn caller(&self, parts: &Parts) -> dual_server::Caller {
+        dual_server::Caller::from_owner(
+            parts
+                .headers
+                .get(http::header::AUTHORIZATION)
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| value.strip_prefix("Bearer ")),
+        )
     }
 }

@@ -58,6 +58,12 @@ impl QueryExecutor for Numbers {
         sort: Option<&Sort>,
     ) -> Result<Vec<Row>, ExecutorError> {
         let n = n(params);
+        if params["busy_after_create"].as_bool() == Some(true) && limit != 15 {
+            return Err(ExecutorError::overloaded(
+                "no database connection within 2000 ms",
+                std::time::Duration::from_millis(1500),
+            ));
+        }
         if params["fail_fetch_over"]
             .as_u64()
             .is_some_and(|k| offset.saturating_add(limit) > k)
@@ -72,6 +78,11 @@ impl QueryExecutor for Numbers {
     fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
         let n = n(&params);
         let fail_at = params["fail_stream_at"].as_u64();
+        if params["busy_after_create"].as_bool() == Some(true) {
+            let busy =
+                ExecutorError::overloaded("no export slot within 2000 ms", std::time::Duration::from_secs(3));
+            return Box::pin(futures_util::stream::iter([Err(busy)]));
+        }
         Box::pin(futures_util::stream::unfold(Some(0u64), move |next| {
             let sort = sort.clone();
             async move {
@@ -114,7 +125,10 @@ pub fn flaky_store() -> FlakyStore {
 
 /// Stores a copy of `id`'s record under a new id, already expired; returns the new id.
 pub async fn expired_copy(server: &DualResponseServer, id: ResourceId) -> ResourceId {
-    let mut record = server.get_resource(id).await.expect("live record");
+    let mut record = server
+        .get_resource(id, &dual_server::Caller::anonymous())
+        .await
+        .expect("live record");
     record.id = ResourceId::new();
     record.expires_at = Some(server.clock().now() - dual_core::time::Duration::minutes(1));
     server.store().save(&record).await.expect("saved");

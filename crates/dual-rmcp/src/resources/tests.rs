@@ -87,7 +87,9 @@ fn template_uses_the_servers_scheme() {
 async fn reads_the_first_page_with_the_rest_fields() {
     let server = server("resource");
     let response = create(&server, 250).await;
-    let result = read_resource(&server, &response.uri).await.expect("readable");
+    let result = read_resource(&server, &Caller::anonymous(), &response.uri)
+        .await
+        .expect("readable");
     let (uri, page) = page_of(&result);
     assert_eq!(uri, response.uri);
     assert_eq!((page.offset, page.limit, page.returned_count), (0, 100, 100));
@@ -117,9 +119,13 @@ async fn reads_the_first_page_with_the_rest_fields() {
 async fn pages_and_sort_are_addressed_in_the_uri() {
     let server = server("resource");
     let response = create(&server, 250).await;
-    let last = read_resource(&server, &format!("{}?offset=200&limit=100", response.uri))
-        .await
-        .expect("readable");
+    let last = read_resource(
+        &server,
+        &Caller::anonymous(),
+        &format!("{}?offset=200&limit=100", response.uri),
+    )
+    .await
+    .expect("readable");
     let (_, page) = page_of(&last);
     assert_eq!(
         (page.offset, page.returned_count, page.has_next),
@@ -128,9 +134,13 @@ async fn pages_and_sort_are_addressed_in_the_uri() {
     assert_eq!(page.next_offset, None);
     assert_eq!(page.data[0]["id"], 200);
 
-    let sorted = read_resource(&server, &format!("{}?limit=2&sort=id%3Adesc", response.uri))
-        .await
-        .expect("readable");
+    let sorted = read_resource(
+        &server,
+        &Caller::anonymous(),
+        &format!("{}?limit=2&sort=id%3Adesc", response.uri),
+    )
+    .await
+    .expect("readable");
     let (_, page) = page_of(&sorted);
     assert_eq!(
         page.data.iter().map(|r| r["id"].clone()).collect::<Vec<_>>(),
@@ -149,7 +159,9 @@ async fn unknown_malformed_and_foreign_uris_are_not_found() {
         format!("other://{}", response.id),
         String::new(),
     ] {
-        let error = read_resource(&server, &uri).await.expect_err(&uri);
+        let error = read_resource(&server, &Caller::anonymous(), &uri)
+            .await
+            .expect_err(&uri);
         assert_eq!(error.code, ErrorCode::RESOURCE_NOT_FOUND, "{uri}");
     }
 }
@@ -159,9 +171,15 @@ async fn expired_resources_are_not_found() {
     tokio::time::pause();
     let server = server("resource");
     let response = create(&server, 3).await;
-    assert!(read_resource(&server, &response.uri).await.is_ok());
+    assert!(
+        read_resource(&server, &Caller::anonymous(), &response.uri)
+            .await
+            .is_ok()
+    );
     tokio::time::advance(Duration::from_secs(61)).await;
-    let error = read_resource(&server, &response.uri).await.expect_err("expired");
+    let error = read_resource(&server, &Caller::anonymous(), &response.uri)
+        .await
+        .expect_err("expired");
     assert_eq!(error.code, ErrorCode::RESOURCE_NOT_FOUND);
 }
 
@@ -177,9 +195,13 @@ async fn bad_page_parameters_are_invalid_params_naming_the_field() {
         ("sort=id:sideways", "sort.order"),
         ("page=2", "page"),
     ] {
-        let error = read_resource(&server, &format!("{}?{query}", response.uri))
-            .await
-            .expect_err(query);
+        let error = read_resource(
+            &server,
+            &Caller::anonymous(),
+            &format!("{}?{query}", response.uri),
+        )
+        .await
+        .expect_err(query);
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS, "{query}");
         assert_eq!(
             error.data.as_ref().map(|d| d["field"].clone()),

@@ -7,6 +7,12 @@
 //! * count: `SELECT COUNT(*) FROM (⟨sql⟩)`
 //! * page: `SELECT * FROM (⟨sql⟩) ORDER BY "field" DESC LIMIT ? OFFSET ?`
 //! * export: `SELECT * FROM (⟨sql⟩) ORDER BY …`, stepped once, in batches through a bounded channel.
+//!
+//! A slow or stalled reader never blocks anyone else: exports may hold at most
+//! [`SqliteOptions::export_slots`] of the pool's connections (pages, counts and tool calls always
+//! find the rest), waiting for a connection is bounded by [`SqliteOptions::wait`] (then the retryable
+//! `overloaded` error, never a hang), and an export whose reader takes nothing for
+//! [`SqliteOptions::stall`] gives its connection back and ends with an error.
 
 mod convert;
 mod guard;
@@ -14,6 +20,8 @@ mod pool;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -24,7 +32,7 @@ use serde_json::Value;
 
 use self::convert::quote_identifier;
 use self::guard::{Refused, check_select, sqlite_message};
-use self::pool::{Lease, Pool};
+use self::pool::{Lease, Pool, TakeError, Use};
 
 /// The executor kind for read-only SQL: params `{"sql": "SELECT …"}`.
 pub const SQL_KIND: &str = "sql";
@@ -34,6 +42,12 @@ pub const INSTITUTIONS_KIND: &str = "institutions";
 pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(5);
 /// Default number of pooled connections.
 pub const DEFAULT_POOL_SIZE: usize = 4;
+/// Default number of the pool's connections exports may hold at once.
+pub const DEFAULT_EXPORT_SLOTS: usize = 2;
+/// Default longest wait for a free connection before answering `overloaded`.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(2);
+/// Default time an export waits for its reader to take the next batch before giving up.
+pub const DEFAULT_STALL: Duration = Duration::from_secs(30);
 /// Rows per batch of an export stream.
 pub const STREAM_BATCH: usize = 1_000;
 /// Batches buffered between the SQLite thread and the HTTP response.
@@ -42,21 +56,76 @@ const STREAM_BUFFER: usize = 4;
 const INSTITUTIONS_SQL: &str = "SELECT id, name, city, state, control, level, enrollment, founded \
      FROM institutions WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR control = ?2) ORDER BY id";
 
+/// How a [`SqliteDb`] shares its connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SqliteOptions {
+    /// Pooled connections ([`DEFAULT_POOL_SIZE`]).
+    pub pool_size: usize,
+    /// How many of them exports may hold at once ([`DEFAULT_EXPORT_SLOTS`]; at most `pool_size - 1`).
+    pub export_slots: usize,
+    /// Longest wait for a free connection ([`DEFAULT_WAIT`]); then the query fails with the
+    /// retryable `overloaded` error.
+    pub wait: Duration,
+    /// Time limit of one query, or of one export batch ([`DEFAULT_TIME_LIMIT`]).
+    pub time_limit: Duration,
+    /// How long an export waits for its reader to take a batch ([`DEFAULT_STALL`]) before it gives
+    /// the connection back and ends with an error.
+    pub stall: Duration,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self {
+            pool_size: DEFAULT_POOL_SIZE,
+            export_slots: DEFAULT_EXPORT_SLOTS,
+            wait: DEFAULT_WAIT,
+            time_limit: DEFAULT_TIME_LIMIT,
+            stall: DEFAULT_STALL,
+        }
+    }
+}
+
 /// A SQLite database served read-only: open it once, then register [`SqliteDb::executor`] for each
 /// kind. Clones share the connection pool.
 #[derive(Debug, Clone)]
 pub struct SqliteDb {
     pool: Arc<Pool>,
+    stall: Duration,
 }
 
 impl SqliteDb {
-    /// Opens `path` read-only with a pool of `pool_size` connections and a per-query `time_limit`.
+    /// Opens `path` read-only with a pool of `pool_size` connections and a per-query `time_limit`
+    /// (the other [`SqliteOptions`] at their defaults).
     ///
     /// # Errors
     /// SQLite's error when the file cannot be opened as a database.
     pub fn open(path: &Path, pool_size: usize, time_limit: Duration) -> Result<Self, rusqlite::Error> {
+        Self::open_with(
+            path,
+            SqliteOptions {
+                pool_size,
+                time_limit,
+                ..SqliteOptions::default()
+            },
+        )
+    }
+
+    /// Opens `path` read-only with `options`.
+    ///
+    /// # Errors
+    /// SQLite's error when the file cannot be opened as a database.
+    pub fn open_with(path: &Path, options: SqliteOptions) -> Result<Self, rusqlite::Error> {
+        let pool = Pool::open(
+            path,
+            options.pool_size,
+            options.export_slots,
+            options.wait,
+            options.time_limit,
+        )?;
         Ok(Self {
-            pool: Arc::new(Pool::open(path, pool_size, time_limit)?),
+            pool: Arc::new(pool),
+            stall: options.stall,
         })
     }
 
@@ -70,6 +139,7 @@ impl SqliteDb {
         };
         Some(SqliteExecutor {
             pool: Arc::clone(&self.pool),
+            stall: self.stall,
             kind,
         })
     }
@@ -85,6 +155,7 @@ enum Kind {
 #[derive(Debug, Clone)]
 pub struct SqliteExecutor {
     pool: Arc<Pool>,
+    stall: Duration,
     kind: Kind,
 }
 
@@ -123,10 +194,7 @@ impl SqliteExecutor {
         let params = params.clone();
         let limit = self.pool.time_limit();
         tokio::task::spawn_blocking(move || {
-            let lease = this
-                .pool
-                .get()
-                .map_err(|e| ExecutorError::new(sqlite_message(&e)))?;
+            let lease = this.pool.get(Use::Query).map_err(take_error)?;
             let query = this.query(lease.conn(), &params).map_err(ExecutorError::new)?;
             lease.restart_clock();
             work(&lease, query).map_err(|e| executor_error(&e, limit))
@@ -188,33 +256,89 @@ impl QueryExecutor for SqliteExecutor {
     fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Vec<Row>, ExecutorError>>(STREAM_BUFFER);
         let limit = self.pool.time_limit();
+        let runtime = tokio::runtime::Handle::current();
+        // Set only when every row was sent: any other end (a stalled reader, a failure whose error
+        // could not be queued) reaches the reader as an error, so an export is never cut silently.
+        let complete = Arc::new(AtomicBool::new(false));
+        let completed = Arc::clone(&complete);
         tokio::task::spawn_blocking(move || {
+            let sender = Sender {
+                tx,
+                runtime,
+                stall: self.stall,
+            };
             let result = (|| {
-                let lease = self
-                    .pool
-                    .get()
-                    .map_err(|e| ExecutorError::new(sqlite_message(&e)))?;
+                let lease = self.pool.get(Use::Export).map_err(take_error)?;
                 let query = self.query(lease.conn(), &params).map_err(ExecutorError::new)?;
                 lease.restart_clock();
-                stream_rows(&lease, &query, sort.as_ref(), &tx).map_err(|e| executor_error(&e, limit))
+                stream_rows(&lease, &query, sort.as_ref(), &sender).map_err(|e| executor_error(&e, limit))
             })();
-            if let Err(error) = result {
+            match result {
+                Ok(true) => completed.store(true, Ordering::Release),
+                Ok(false) => {}
                 // The receiver may be gone already (client disconnected): nothing left to tell.
-                let _ = tx.blocking_send(Err(error));
+                Err(error) => drop(sender.tx.try_send(Err(error))),
             }
         });
-        Box::pin(futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)))
+        let mut ended = false;
+        Box::pin(futures_util::stream::poll_fn(move |cx| {
+            if ended {
+                return Poll::Ready(None);
+            }
+            match rx.poll_recv(cx) {
+                Poll::Ready(None) => {
+                    ended = true;
+                    if complete.load(Ordering::Acquire) {
+                        Poll::Ready(None)
+                    } else {
+                        Poll::Ready(Some(Err(ExecutorError::new(
+                            "the export was cut before its end (the reader stalled, or the query failed)",
+                        ))))
+                    }
+                }
+                Poll::Ready(Some(Err(error))) => {
+                    ended = true;
+                    Poll::Ready(Some(Err(error)))
+                }
+                other => other,
+            }
+        }))
+    }
+}
+
+/// The sending half of an export, on its blocking thread: a send waits at most `stall` for the reader.
+struct Sender {
+    tx: tokio::sync::mpsc::Sender<Result<Vec<Row>, ExecutorError>>,
+    runtime: tokio::runtime::Handle,
+    stall: Duration,
+}
+
+/// Why an export stopped sending.
+enum Stop {
+    /// The reader went away: nothing left to do.
+    Gone,
+    /// The reader took nothing for the stall time.
+    Stalled,
+}
+
+impl Sender {
+    /// Sends `batch`, waiting at most the stall time for room.
+    fn send(&self, batch: Vec<Row>) -> Result<(), Stop> {
+        let sent = self
+            .runtime
+            .block_on(tokio::time::timeout(self.stall, self.tx.send(Ok(batch))));
+        match sent {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(Stop::Gone),
+            Err(_) => Err(Stop::Stalled),
+        }
     }
 }
 
 /// Steps one statement over the whole result, sending [`STREAM_BATCH`]-row batches; stops early when
-/// the receiver is dropped. The time limit applies to each batch.
-fn stream_rows(
-    lease: &Lease,
-    query: &Query,
-    sort: Option<&Sort>,
-    tx: &tokio::sync::mpsc::Sender<Result<Vec<Row>, ExecutorError>>,
-) -> rusqlite::Result<()> {
+/// the receiver is dropped or stalls. The time limit applies to each batch. `Ok(true)` when every row
+/// was sent.
+fn stream_rows(lease: &Lease, query: &Query, sort: Option<&Sort>, sender: &Sender) -> rusqlite::Result<bool> {
     let sql = format!("SELECT * FROM (\n{}\n){}", query.sql, order_by(sort));
     let mut stmt = lease.conn().prepare_cached(&sql)?;
     let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
@@ -224,16 +348,47 @@ fn stream_rows(
         batch.push(convert::row(row, &names)?);
         if batch.len() == STREAM_BATCH {
             let full = std::mem::replace(&mut batch, Vec::with_capacity(STREAM_BATCH));
-            if tx.blocking_send(Ok(full)).is_err() {
-                return Ok(());
+            match sender.send(full) {
+                Ok(()) => lease.restart_clock(),
+                Err(stop) => {
+                    stopped(&stop, sender.stall);
+                    return Ok(false);
+                }
             }
-            lease.restart_clock();
         }
     }
     if !batch.is_empty() {
-        let _ = tx.blocking_send(Ok(batch));
+        if let Err(stop) = sender.send(batch) {
+            stopped(&stop, sender.stall);
+            return Ok(false);
+        }
     }
-    Ok(())
+    Ok(true)
+}
+
+/// Logs why an export stopped early; the connection goes back to the pool as the lease drops.
+fn stopped(stop: &Stop, stall: Duration) {
+    match stop {
+        Stop::Gone => tracing::debug!("export reader went away; connection released"),
+        Stop::Stalled => tracing::warn!(
+            stall_ms = u64::try_from(stall.as_millis()).unwrap_or(u64::MAX),
+            "export reader took nothing for the stall time; connection released and export cut"
+        ),
+    }
+}
+
+/// A connection that could not be had: `overloaded` when none was free in time.
+fn take_error(error: TakeError) -> ExecutorError {
+    match error {
+        TakeError::Busy { waited } => ExecutorError::overloaded(
+            format!(
+                "no database connection became free within {} ms",
+                waited.as_millis()
+            ),
+            Duration::from_secs(1),
+        ),
+        TakeError::Sqlite(error) => ExecutorError::new(sqlite_message(&error)),
+    }
 }
 
 fn order_by(sort: Option<&Sort>) -> String {
@@ -291,3 +446,5 @@ fn institutions_query(params: &Value) -> Result<Query, String> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_bounds;

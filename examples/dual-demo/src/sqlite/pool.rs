@@ -1,4 +1,5 @@
-//! A small pool of read-only SQLite connections, each with a time limit.
+//! A small pool of read-only SQLite connections, each with a time limit, a bounded wait for a free
+//! connection, and a cap on the connections exports may hold.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,13 +19,38 @@ pub(crate) struct Slot {
     deadline: Arc<AtomicU64>,
 }
 
+/// What a connection is taken for. Exports hold theirs for as long as the client reads, so they may
+/// take at most `export_slots` of the pool: pages, counts and tool calls always find the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Use {
+    /// A count, a page, a sample: short.
+    Query,
+    /// A single-pass export stream: as long as the client reads.
+    Export,
+}
+
+/// No connection could be taken.
+#[derive(Debug)]
+pub(crate) enum TakeError {
+    /// None became free within the wait limit.
+    Busy {
+        /// The wait limit.
+        waited: Duration,
+    },
+    /// Opening a connection failed.
+    Sqlite(rusqlite::Error),
+}
+
 /// Up to `size` read-only connections to one database file, opened on demand.
 ///
 /// Queries run on blocking threads (`spawn_blocking`), so waiting for a free connection blocks on a
-/// std `Condvar`; the mutex is only held to push or pop a connection, never across a query.
+/// std `Condvar`, for at most `wait`; the mutex is only held to push or pop a connection, never across
+/// a query.
 pub(crate) struct Pool {
     path: PathBuf,
     size: usize,
+    export_slots: usize,
+    wait: Duration,
     time_limit: Duration,
     epoch: Instant,
     state: Mutex<PoolState>,
@@ -34,6 +60,8 @@ pub(crate) struct Pool {
 struct PoolState {
     idle: Vec<Slot>,
     open: usize,
+    /// Connections held by exports.
+    exports: usize,
 }
 
 impl std::fmt::Debug for Pool {
@@ -41,22 +69,36 @@ impl std::fmt::Debug for Pool {
         f.debug_struct("Pool")
             .field("path", &self.path)
             .field("size", &self.size)
+            .field("export_slots", &self.export_slots)
+            .field("wait", &self.wait)
             .field("time_limit", &self.time_limit)
             .finish_non_exhaustive()
     }
 }
 
 impl Pool {
-    /// A pool over `path`; opens one connection now so that a missing or unreadable file fails early.
-    pub(crate) fn open(path: &Path, size: usize, time_limit: Duration) -> rusqlite::Result<Self> {
+    /// A pool of `size` connections over `path`, of which exports may hold `export_slots` (at most
+    /// `size - 1`, at least 1 unless `size` is 1); opens one connection now so that a missing or
+    /// unreadable file fails early.
+    pub(crate) fn open(
+        path: &Path,
+        size: usize,
+        export_slots: usize,
+        wait: Duration,
+        time_limit: Duration,
+    ) -> rusqlite::Result<Self> {
+        let size = size.max(1);
         let pool = Self {
             path: path.to_path_buf(),
-            size: size.max(1),
+            size,
+            export_slots: export_slots.clamp(1, size.saturating_sub(1).max(1)),
+            wait,
             time_limit,
             epoch: Instant::now(),
             state: Mutex::new(PoolState {
                 idle: Vec::new(),
                 open: 0,
+                exports: 0,
             }),
             returned: Condvar::new(),
         };
@@ -96,38 +138,63 @@ impl Pool {
         Ok(Slot { conn, deadline })
     }
 
-    /// Takes a connection, waiting for one when all `size` are busy. Call from a blocking thread.
-    pub(crate) fn get(self: &Arc<Self>) -> rusqlite::Result<Lease> {
+    /// Takes a connection for `purpose`, waiting at most the pool's wait limit when all are busy (or,
+    /// for an export, when exports hold all their slots). Call from a blocking thread.
+    pub(crate) fn get(self: &Arc<Self>, purpose: Use) -> Result<Lease, TakeError> {
+        let deadline = Instant::now() + self.wait;
         let mut state = self.lock();
         loop {
-            if let Some(slot) = state.idle.pop() {
-                return Ok(self.lease(slot));
-            }
-            if state.open < self.size {
-                state.open += 1;
-                drop(state);
-                return match self.connect() {
-                    Ok(slot) => Ok(self.lease(slot)),
-                    Err(error) => {
-                        self.lock().open -= 1;
-                        self.returned.notify_one();
-                        Err(error)
+            let allowed = purpose == Use::Query || state.exports < self.export_slots;
+            if allowed {
+                if let Some(slot) = state.idle.pop() {
+                    if purpose == Use::Export {
+                        state.exports += 1;
                     }
-                };
+                    return Ok(self.lease(slot, purpose));
+                }
+                if state.open < self.size {
+                    state.open += 1;
+                    if purpose == Use::Export {
+                        state.exports += 1;
+                    }
+                    drop(state);
+                    return match self.connect() {
+                        Ok(slot) => Ok(self.lease(slot, purpose)),
+                        Err(error) => {
+                            let mut state = self.lock();
+                            state.open -= 1;
+                            if purpose == Use::Export {
+                                state.exports -= 1;
+                            }
+                            drop(state);
+                            self.returned.notify_all();
+                            Err(TakeError::Sqlite(error))
+                        }
+                    };
+                }
             }
-            state = self.returned.wait(state).unwrap_or_else(PoisonError::into_inner);
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(TakeError::Busy { waited: self.wait });
+            }
+            state = self
+                .returned
+                .wait_timeout(state, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
     }
 
     /// An idle connection, if one is free right now (never waits, never opens one).
     pub(crate) fn try_get(self: &Arc<Self>) -> Option<Lease> {
         let slot = self.lock().idle.pop()?;
-        Some(self.lease(slot))
+        Some(self.lease(slot, Use::Query))
     }
 
-    fn lease(self: &Arc<Self>, slot: Slot) -> Lease {
+    fn lease(self: &Arc<Self>, slot: Slot, purpose: Use) -> Lease {
         let lease = Lease {
             slot: Some(slot),
+            purpose,
             pool: Arc::clone(self),
         };
         lease.restart_clock();
@@ -142,6 +209,7 @@ fn nanos_since(epoch: Instant) -> u64 {
 /// A connection taken from the pool; goes back on drop.
 pub(crate) struct Lease {
     slot: Option<Slot>,
+    purpose: Use,
     pool: Arc<Pool>,
 }
 
@@ -169,8 +237,14 @@ impl Drop for Lease {
     fn drop(&mut self) {
         if let Some(slot) = self.slot.take() {
             slot.deadline.store(0, Ordering::Relaxed);
-            self.pool.lock().idle.push(slot);
-            self.pool.returned.notify_one();
+            let mut state = self.pool.lock();
+            state.idle.push(slot);
+            if self.purpose == Use::Export {
+                state.exports -= 1;
+            }
+            drop(state);
+            // Waiters wait for different things (any connection, an export slot): wake them all.
+            self.pool.returned.notify_all();
         }
     }
 }

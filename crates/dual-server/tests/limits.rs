@@ -1,0 +1,192 @@
+//! The limits `create_response` enforces: sample bytes (whole rows only), live resources, and the
+//! retryable `OVERLOADED` of an executor without capacity.
+
+mod common;
+
+use std::time::Duration;
+
+use dual_core::{PageRequest, Row, Sort};
+use dual_server::{Caller, CreateResponse, DualResponseServer, ErrorCode, ExecutorError, QueryExecutor};
+use serde_json::{Value, json};
+
+/// Rows whose `blob` is `params.bytes` long; `params.busy` makes every call answer `overloaded`.
+#[derive(Debug)]
+struct Blobs;
+
+#[async_trait::async_trait]
+impl QueryExecutor for Blobs {
+    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
+        busy(params)?;
+        Ok(params["n"].as_u64().unwrap_or(0))
+    }
+
+    async fn fetch(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        _: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        busy(params)?;
+        let n = params["n"].as_u64().unwrap_or(0);
+        let bytes = usize::try_from(params["bytes"].as_u64().unwrap_or(0)).unwrap_or(0);
+        Ok((offset..n.min(offset + limit))
+            .map(|i| {
+                json!({"i": i, "blob": "x".repeat(bytes)})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect())
+    }
+}
+
+fn busy(params: &Value) -> Result<(), ExecutorError> {
+    if params["busy"].as_bool() == Some(true) {
+        return Err(ExecutorError::overloaded(
+            "no database connection free within 50 ms",
+            Duration::from_secs(2),
+        ));
+    }
+    Ok(())
+}
+
+fn builder() -> dual_server::DualResponseServerBuilder {
+    DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .executor("blobs", Blobs)
+}
+
+fn row_bytes(row: &Row) -> usize {
+    serde_json::to_vec(row).map(|v| v.len()).unwrap_or(0)
+}
+
+#[tokio::test]
+async fn the_sample_keeps_as_many_whole_rows_as_fit_in_the_byte_limit() {
+    let server = builder().max_sample_bytes(10_000).build().expect("server");
+    let response = server
+        .create_response(CreateResponse::new("blobs", json!({"n": 40, "bytes": 1_000})))
+        .await
+        .expect("created");
+    assert_eq!(response.total_count, 40, "the count is always there");
+    let kept = response.sample.len();
+    assert!(
+        (8..15).contains(&kept),
+        "kept {kept} rows of about 1 KB under 10,000 bytes"
+    );
+    let used: usize = response.sample.iter().map(|r| row_bytes(r) + 1).sum();
+    assert!(used <= 10_000, "{used} bytes");
+    assert!(
+        response
+            .sample
+            .iter()
+            .all(|r| r["blob"].as_str().map(str::len) == Some(1_000)),
+        "no value is cut"
+    );
+    let result = serde_json::to_value(response.tool_result()).expect("json");
+    assert_eq!(
+        result["structuredContent"]["metadata"]["sample_count"],
+        json!(kept)
+    );
+    let summary = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        summary.contains("40") && summary.contains(&kept.to_string()),
+        "{summary}"
+    );
+    server.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test]
+async fn a_first_row_over_the_limit_leaves_an_empty_sample_but_keeps_count_and_link() {
+    let server = builder().max_sample_bytes(1_000).build().expect("server");
+    let response = server
+        .create_response(CreateResponse::new("blobs", json!({"n": 3, "bytes": 5_000})))
+        .await
+        .expect("created");
+    assert_eq!((response.total_count, response.sample.len()), (3, 0));
+    let page = server
+        .fetch_page(response.id, &Caller::anonymous(), &PageRequest::default())
+        .await
+        .expect("every row is still served");
+    assert_eq!(page.returned_count, 3);
+    server.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test]
+async fn at_the_resource_cap_creation_fails_retryably_and_evicts_nothing() {
+    let server = builder().max_resources(3).build().expect("server");
+    let create = || server.create_response(CreateResponse::new("blobs", json!({"n": 1})));
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(create().await.expect("under the cap").id);
+    }
+    let full = create().await.expect_err("at the cap");
+    assert_eq!(full.code(), ErrorCode::TooManyResources);
+    assert!(full.is_retryable());
+    assert!(full.to_string().contains('3'), "{full}");
+    for id in &ids {
+        assert!(
+            server.get_resource(*id, &Caller::anonymous()).await.is_ok(),
+            "nothing evicted"
+        );
+    }
+    server
+        .delete_resource(ids[0], &Caller::anonymous())
+        .await
+        .expect("deleted");
+    create().await.expect("deleting frees room");
+    server.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test(start_paused = true)]
+async fn expiry_frees_room_under_the_resource_cap() {
+    let server = builder()
+        .max_resources(2)
+        .clock(dual_store::Clock::tokio())
+        .build()
+        .expect("server");
+    let create = |secs| {
+        server.create_response(
+            CreateResponse::new("blobs", json!({"n": 1})).expiration(Duration::from_secs(secs)),
+        )
+    };
+    create(10).await.expect("first");
+    create(1_000).await.expect("second");
+    assert_eq!(
+        create(10).await.map(|_| ()).expect_err("full").code(),
+        ErrorCode::TooManyResources
+    );
+    tokio::time::advance(Duration::from_secs(11)).await;
+    create(10)
+        .await
+        .expect("the expired one no longer counts, even before a purge");
+    server.shutdown().await.expect("shutdown");
+}
+
+#[test]
+fn a_zero_resource_cap_is_refused() {
+    let error = builder()
+        .max_resources(0)
+        .without_sweeper()
+        .build()
+        .map(|_| ())
+        .expect_err("refused");
+    assert!(error.to_string().contains("max_resources"), "{error}");
+}
+
+#[tokio::test]
+async fn an_executor_without_capacity_is_a_retryable_overloaded_error() {
+    let server = builder().build().expect("server");
+    let error = server
+        .create_response(CreateResponse::new("blobs", json!({"n": 1, "busy": true})))
+        .await
+        .map(|_| ())
+        .expect_err("busy");
+    assert_eq!(error.code(), ErrorCode::Overloaded);
+    assert!(error.is_retryable());
+    assert_eq!(error.retry_after(), Some(Duration::from_secs(2)));
+    server.shutdown().await.expect("shutdown");
+}

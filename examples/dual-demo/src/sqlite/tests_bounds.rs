@@ -1,0 +1,164 @@
+//! The pool's bounds: exports cannot take every connection, waits are bounded (`overloaded`), and a
+//! stalled export gives its connection back and ends with an error.
+
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use serde_json::json;
+
+use super::*;
+use crate::dataset::{self, DatasetSize};
+
+fn db(options: SqliteOptions) -> (SqliteDb, std::path::PathBuf) {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "dual-demo-bounds-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let path = dir.join("small.sqlite");
+    dataset::ensure(&path, DatasetSize::SMALL).expect("dataset");
+    (SqliteDb::open_with(&path, options).expect("opens"), dir)
+}
+
+/// 100,000 generated rows (100 batches), so an unread export fills its channel and stalls.
+fn everything() -> Value {
+    json!({"sql": "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000) SELECT i FROM n"})
+}
+
+/// The error of a stream item, without printing rows when it is not one.
+fn error_of(item: Option<Result<Vec<Row>, ExecutorError>>) -> ExecutorError {
+    match item {
+        Some(Err(error)) => error,
+        Some(Ok(rows)) => panic!("expected an error, got {} rows", rows.len()),
+        None => panic!("expected an error, got the end of the stream"),
+    }
+}
+
+fn executor(db: &SqliteDb) -> Arc<SqliteExecutor> {
+    Arc::new(db.executor(SQL_KIND).expect("sql kind"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unread_exports_never_take_the_connections_pages_need() {
+    let options = SqliteOptions {
+        pool_size: 3,
+        export_slots: 2,
+        wait: Duration::from_millis(200),
+        stall: Duration::from_secs(30),
+        ..SqliteOptions::default()
+    };
+    let (db, dir) = db(options);
+    let exec = executor(&db);
+    // Two exports take their first batch and then nobody reads them: they hold both export slots.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut stream = Arc::clone(&exec).stream(everything(), None);
+        assert!(stream.next().await.is_some_and(|b| b.is_ok()));
+        held.push(stream);
+    }
+    // A third export cannot get a slot: after the wait limit it is a retryable `overloaded`.
+    let started = Instant::now();
+    let mut third = Arc::clone(&exec).stream(everything(), None);
+    let error = error_of(third.next().await);
+    assert_eq!(
+        error.retry_after(),
+        Some(Duration::from_secs(1)),
+        "{}",
+        error.message()
+    );
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    // Pages and counts still run at once on the connection exports may not take.
+    for _ in 0..5 {
+        let started = Instant::now();
+        let page = exec
+            .fetch(&json!({"sql": "SELECT id FROM institutions"}), 0, 10, None)
+            .await
+            .expect("page");
+        assert_eq!(page.len(), 10);
+        assert!(
+            started.elapsed() < Duration::from_millis(150),
+            "a page waited {:?}",
+            started.elapsed()
+        );
+    }
+    drop(held);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_that_cannot_get_a_connection_in_time_is_overloaded_not_a_hang() {
+    let options = SqliteOptions {
+        pool_size: 1,
+        export_slots: 1,
+        wait: Duration::from_millis(100),
+        stall: Duration::from_secs(30),
+        ..SqliteOptions::default()
+    };
+    let (db, dir) = db(options);
+    let exec = executor(&db);
+    let mut export = Arc::clone(&exec).stream(everything(), None);
+    assert!(export.next().await.is_some_and(|b| b.is_ok()));
+    let started = Instant::now();
+    let error = exec
+        .count(&json!({"sql": "SELECT 1"}))
+        .await
+        .expect_err("the only connection is held");
+    assert!(error.retry_after().is_some(), "{}", error.message());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "bounded wait, took {:?}",
+        started.elapsed()
+    );
+    drop(export);
+    // Once the export's reader is gone, the connection comes back.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match exec.count(&json!({"sql": "SELECT 1"})).await {
+            Ok(n) => break assert_eq!(n, 1),
+            Err(_) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(20)).await,
+            Err(error) => panic!("the connection never came back: {}", error.message()),
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_export_releases_its_connection_and_ends_with_an_error() {
+    let options = SqliteOptions {
+        pool_size: 2,
+        export_slots: 1,
+        wait: Duration::from_millis(100),
+        stall: Duration::from_millis(300),
+        ..SqliteOptions::default()
+    };
+    let (db, dir) = db(options);
+    let exec = executor(&db);
+    let mut stalled = Arc::clone(&exec).stream(everything(), None);
+    assert!(stalled.next().await.is_some_and(|b| b.is_ok()));
+    // While it holds the only export slot, another export is refused…
+    let mut refused = Arc::clone(&exec).stream(everything(), None);
+    error_of(refused.next().await);
+    // …and once the stall time has passed without reading, the slot is free again.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let mut next = Arc::clone(&exec).stream(everything(), None);
+    assert!(
+        next.next().await.is_some_and(|b| b.is_ok()),
+        "the stalled export gave its connection back"
+    );
+    drop(next);
+    // The stalled reader, reading again, gets the buffered batches and then an error: never a clean end.
+    let mut rows = 0;
+    let mut ended_with_error = false;
+    while let Some(batch) = stalled.next().await {
+        match batch {
+            Ok(batch) => rows += batch.len(),
+            Err(_) => ended_with_error = true,
+        }
+    }
+    assert!(
+        ended_with_error,
+        "a cut export must end with an error (read {rows} more rows)"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
