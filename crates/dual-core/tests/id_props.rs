@@ -15,7 +15,11 @@ fn mutate(text: &str, edits: &[(usize, u8, bool)]) -> String {
     for &(at, replacement, flip_case) in edits {
         let at = at % bytes.len();
         bytes[at] = if flip_case {
-            if bytes[at].is_ascii_uppercase() { bytes[at].to_ascii_lowercase() } else { bytes[at].to_ascii_uppercase() }
+            if bytes[at].is_ascii_uppercase() {
+                bytes[at].to_ascii_lowercase()
+            } else {
+                bytes[at].to_ascii_uppercase()
+            }
         } else {
             replacement
         };
