@@ -139,6 +139,10 @@ impl ResourceStore for Buggy {
         Ok(purged + extra)
     }
 
+    async fn live_count(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        self.inner.live_count(now).await
+    }
+
     async fn close(&self) -> Result<(), StoreError> {
         self.inner.close().await
     }
