@@ -52,7 +52,10 @@
 //! (expires_at IS NULL OR expires_at > $2) RETURNING …`, which also reports in the same round trip
 //! whether a non-matching id is expired or missing. Purges delete in batches (`purge_batch`, default
 //! 1,000) with `FOR UPDATE SKIP LOCKED`, so several instances can sweep at once and each record is
-//! counted once; the partial index makes a purge cost what has expired.
+//! counted once; the partial index makes a purge cost what has expired. `live_count` is all rows minus
+//! the expired ones, counted with index-only scans of the primary key and the partial index: it reads
+//! an index entry per stored record (PostgreSQL keeps no row count), but the table itself only for
+//! pages changed since they were last vacuumed.
 //!
 //! Timestamps are kept to the microsecond, PostgreSQL's resolution: the store truncates every
 //! timestamp it writes and every `now` it compares to whole microseconds, so expiry is decided exactly

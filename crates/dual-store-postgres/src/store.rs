@@ -240,6 +240,19 @@ impl ResourceStore for PostgresStore {
         Ok(purged)
     }
 
+    #[tracing::instrument(name = "postgres_store.live_count", level = "debug", skip(self))]
+    async fn live_count(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        let rows = self
+            .rows("live_count", &self.shared.sql.live_count, &[&micros(now)])
+            .await?;
+        let count: i64 = rows
+            .first()
+            .ok_or_else(|| StoreError::Backend("postgres live_count: no row returned".into()))?
+            .try_get(0)
+            .map_err(|e| StoreError::Backend(format!("postgres live_count: {e}")))?;
+        Ok(count.unsigned_abs())
+    }
+
     async fn close(&self) -> Result<(), StoreError> {
         self.shared.closed.store(true, Ordering::Release);
         self.shared.pool.close();

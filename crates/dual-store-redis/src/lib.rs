@@ -39,7 +39,14 @@
 //! answers `Missing`. The record's own `expires_at` decides expiry, never the TTL. A sorted set
 //! `{prefix}expiry` (score: `expires_at` in microseconds) indexes unpinned records, so
 //! `find_expired` and `purge_expired` cost what has expired, not what is stored; the sweeper mostly
-//! trims index entries whose keys Redis already dropped.
+//! trims index entries whose keys Redis already dropped. A set `{prefix}pinned` holds the ids of pinned
+//! records: a save without expiry, and a pin, add the id (and take it out of the index), a save with
+//! an expiry and a delete remove it, and purges never touch it. `live_count` is one read-only script:
+//! the size of the pinned set plus the index entries scored after `now`'s microsecond, with the entries
+//! scored within that microsecond checked against their record to the nanosecond. Keys Redis drops by
+//! itself do not skew it: their records expired a grace window before the current time, so their
+//! leftover index entries score before any current `now`. A `maxmemory-policy` that evicts keys would
+//! make it count evicted records (until their expiry, or for pinned ones until deleted).
 //!
 //! Timestamps round-trip exactly (nanoseconds). Redis Cluster is not supported: scripts touch the
 //! record key and the index in one call, which needs them in one slot (a prefix with a hash tag,

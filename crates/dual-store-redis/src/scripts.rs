@@ -24,7 +24,7 @@ macro_rules! lua {
     };
 }
 
-/// `KEYS[1]` record. Counts an access of a live record: `HINCRBY` the counter, set the last access to
+/// `KEYS[1]` record (the index and pinned-set keys follow, unused). Counts an access of a live record: `HINCRBY` the counter, set the last access to
 /// `ARGV[3]` (RFC 3339).
 pub(crate) static RECORD_ACCESS: LazyLock<Script> = LazyLock::new(|| {
     Script::new(lua!(
@@ -41,8 +41,9 @@ return {2, v[1], n, ARGV[3], pinned}
     ))
 });
 
-/// `KEYS[1]` record, `KEYS[2]` expiry index; `ARGV[3]` the id. Pins a live record: drops its expiry
-/// fields, its TTL and its index entry.
+/// `KEYS[1]` record, `KEYS[2]` expiry index, `KEYS[3]` pinned set; `ARGV[3]` the id. Pins a live
+/// record: drops its expiry fields, its TTL and its index entry, and adds it to the pinned set (also
+/// when it was pinned already, which is harmless).
 pub(crate) static PIN: LazyLock<Script> = LazyLock::new(|| {
     Script::new(lua!(
         r"
@@ -54,6 +55,7 @@ if v[2] then
   redis.call('PERSIST', KEYS[1])
   redis.call('ZREM', KEYS[2], ARGV[3])
 end
+redis.call('SADD', KEYS[3], ARGV[3])
 return {2, v[1], tonumber(v[4]) or 0, v[5] or '', 1}
 "
     ))
@@ -120,6 +122,25 @@ if #ids < batch then
   end
 end
 return {deleted, #ids}
+"
+    ))
+});
+
+/// `KEYS[1]` expiry index, `KEYS[2]` pinned set; `ARGV[3]` the record key prefix. How many records are
+/// live at `now`: the pinned ones, the indexed ones expiring after `now`'s microsecond, and those
+/// expiring within that microsecond checked to the nanosecond. Reads only.
+pub(crate) static LIVE_COUNT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(lua!(
+        r"
+local live = redis.call('SCARD', KEYS[2]) + redis.call('ZCOUNT', KEYS[1], '(' .. ARGV[1], '+inf')
+local ties = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1])
+for _, id in ipairs(ties) do
+  local f = redis.call('HMGET', ARGV[3] .. id, 'eu', 'en')
+  if f[1] and not expired(f[1], f[2]) then
+    live = live + 1
+  end
+end
+return live
 "
     ))
 });

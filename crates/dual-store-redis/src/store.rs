@@ -37,6 +37,8 @@ pub(crate) struct Keys {
     records: String,
     /// `{prefix}expiry`, the sorted set of unpinned records by expiry.
     expiry: String,
+    /// `{prefix}pinned`, the set of pinned records' ids.
+    pinned: String,
 }
 
 impl Keys {
@@ -44,6 +46,7 @@ impl Keys {
         Self {
             records: format!("{prefix}r:"),
             expiry: format!("{prefix}expiry"),
+            pinned: format!("{prefix}pinned"),
             prefix,
         }
     }
@@ -90,7 +93,8 @@ impl RedisStore {
             .max(1)
     }
 
-    /// Runs a record script (`KEYS`: record, index; `ARGV`: now, `extra`) and decodes its reply.
+    /// Runs a record script (`KEYS`: record, index, pinned set; `ARGV`: now, `extra`) and decodes its
+    /// reply.
     async fn run_script(
         &self,
         op: &'static str,
@@ -101,6 +105,7 @@ impl RedisStore {
     ) -> Result<Lookup, StoreError> {
         let key = self.shared.keys.record(id);
         let expiry = self.shared.keys.expiry.clone();
+        let pinned = self.shared.keys.pinned.clone();
         let split = SplitTime::new(now);
         let reply: ScriptReply = self
             .shared
@@ -109,6 +114,7 @@ impl RedisStore {
                 script
                     .key(key)
                     .key(expiry)
+                    .key(pinned)
                     .arg(split.micros)
                     .arg(split.nanos)
                     .arg(extra)
@@ -155,10 +161,18 @@ impl ResourceStore for RedisStore {
                     .arg(SplitTime::new(at).micros)
                     .arg(record.id.to_string())
                     .ignore();
+                pipe.cmd("SREM")
+                    .arg(&self.shared.keys.pinned)
+                    .arg(record.id.to_string())
+                    .ignore();
             }
             None => {
                 pipe.cmd("ZREM")
                     .arg(&self.shared.keys.expiry)
+                    .arg(record.id.to_string())
+                    .ignore();
+                pipe.cmd("SADD")
+                    .arg(&self.shared.keys.pinned)
                     .arg(record.id.to_string())
                     .ignore();
             }
@@ -232,6 +246,10 @@ impl ResourceStore for RedisStore {
             .arg(self.shared.keys.record(id))
             .cmd("ZREM")
             .arg(&self.shared.keys.expiry)
+            .arg(id.to_string())
+            .ignore()
+            .cmd("SREM")
+            .arg(&self.shared.keys.pinned)
             .arg(id.to_string())
             .ignore();
         let (deleted,): (i64,) = self
@@ -308,6 +326,27 @@ impl ResourceStore for RedisStore {
             tracing::debug!(purged, "redis store purged expired resources");
         }
         Ok(purged)
+    }
+
+    #[tracing::instrument(name = "redis_store.live_count", level = "debug", skip(self))]
+    async fn live_count(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        let split = SplitTime::new(now);
+        let expiry = self.shared.keys.expiry.clone();
+        let pinned = self.shared.keys.pinned.clone();
+        let records = self.shared.keys.records.clone();
+        self.shared
+            .connection
+            .run("live_count", |mut con| async move {
+                scripts::LIVE_COUNT
+                    .key(expiry)
+                    .key(pinned)
+                    .arg(split.micros)
+                    .arg(split.nanos)
+                    .arg(records)
+                    .invoke_async(&mut con)
+                    .await
+            })
+            .await
     }
 
     async fn close(&self) -> Result<(), StoreError> {

@@ -1,10 +1,11 @@
 //! What the Redis store does beyond the conformance suite: its data layout, native TTLs, the expiry
-//! index, key-prefix isolation, sub-microsecond expiry, and its errors.
+//! index and the pinned set, key-prefix isolation, sub-microsecond expiry, and its errors.
 
 mod support;
 
 use std::time::{Duration as StdDuration, Instant};
 
+use dual_core::ResourceId;
 use dual_store::{Lookup, ResourceStore, StoreError};
 use dual_store_redis::{ConnectError, RedisStore};
 use redis::AsyncCommands;
@@ -51,6 +52,69 @@ async fn save_sets_a_ttl_of_time_left_plus_grace_and_pin_persists() -> TestResul
 }
 
 #[tokio::test]
+async fn the_pinned_set_follows_saves_pins_and_deletes() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    let mut raw = namespace.raw().await;
+    let now = OffsetDateTime::now_utc();
+    let mut saved = record(now, None);
+    store.save(&saved).await?;
+    assert_eq!(
+        membership(&mut raw, &store, saved.id).await?,
+        (true, false),
+        "saved pinned"
+    );
+    saved.expires_at = Some(now + Duration::minutes(5));
+    store.save(&saved).await?;
+    assert_eq!(
+        membership(&mut raw, &store, saved.id).await?,
+        (false, true),
+        "saved again with an expiry"
+    );
+    let Lookup::Found(_) = store.pin(saved.id, now).await? else {
+        panic!("pin of a live record");
+    };
+    assert_eq!(
+        membership(&mut raw, &store, saved.id).await?,
+        (true, false),
+        "pinned"
+    );
+    assert_eq!(store.purge_expired(now + Duration::days(1)).await?, 0);
+    assert!(store.find_expired(now + Duration::days(1), 10).await?.is_empty());
+    assert_eq!(
+        membership(&mut raw, &store, saved.id).await?,
+        (true, false),
+        "purges leave pinned ids alone"
+    );
+    assert_eq!(store.live_count(now + Duration::days(1)).await?, 1);
+    assert!(store.delete(saved.id).await?);
+    assert_eq!(
+        membership(&mut raw, &store, saved.id).await?,
+        (false, false),
+        "deleted"
+    );
+    assert_eq!(store.live_count(now).await?, 0);
+    let left: usize = raw.scard(format!("{}pinned", store.key_prefix())).await?;
+    assert_eq!(left, 0);
+    Ok(())
+}
+
+/// Whether `id` is in the pinned set and whether it is in the expiry index.
+async fn membership(
+    raw: &mut redis::aio::MultiplexedConnection,
+    store: &RedisStore,
+    id: ResourceId,
+) -> redis::RedisResult<(bool, bool)> {
+    let pinned: bool = raw
+        .sismember(format!("{}pinned", store.key_prefix()), id.to_string())
+        .await?;
+    let score: Option<i64> = raw
+        .zscore(format!("{}expiry", store.key_prefix()), id.to_string())
+        .await?;
+    Ok((pinned, score.is_some()))
+}
+
+#[tokio::test]
 async fn an_already_expired_record_is_kept_for_the_grace_window() -> TestResult {
     let namespace = Namespace::new();
     let store = namespace
@@ -88,6 +152,7 @@ async fn records_redis_dropped_are_missing_and_leave_the_index() -> TestResult {
     assert_eq!(store.get(dropped.id, later).await?, Lookup::Missing);
     assert_eq!(store.find_expired(later, 10).await?, vec![kept.id]);
     let index = format!("{}expiry", store.key_prefix());
+    assert_eq!(store.live_count(later).await?, 0, "nothing is live at `later`");
     let left: usize = raw.zcard(&index).await?;
     assert_eq!(left, 1, "find_expired removed the dangling index entry");
     assert_eq!(
@@ -118,6 +183,12 @@ async fn expiry_is_exact_to_the_nanosecond() -> TestResult {
         Lookup::Found(_)
     ));
     assert_eq!(store.record_access(saved.id, at).await?, Lookup::Expired);
+    assert_eq!(
+        store.live_count(just_before).await?,
+        1,
+        "live_count 1 ns before, in the same microsecond"
+    );
+    assert_eq!(store.live_count(at).await?, 0, "live_count at expires_at");
     assert!(store.find_expired(just_before, usize::MAX).await?.is_empty());
     assert_eq!(
         store.purge_expired(just_before).await?,
@@ -155,6 +226,8 @@ async fn prefixes_isolate_stores() -> TestResult {
     assert_eq!(second.get(saved.id, now).await?, Lookup::Missing);
     assert_eq!(second.purge_expired(now + Duration::hours(1)).await?, 0);
     assert!(!second.delete(saved.id).await?);
+    assert_eq!(second.live_count(now).await?, 0);
+    assert_eq!(first.live_count(now).await?, 1);
     assert_eq!(
         first.get(saved.id, now + Duration::hours(1)).await?,
         Lookup::Expired

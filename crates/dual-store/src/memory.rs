@@ -38,17 +38,27 @@ pub struct MemoryStore {
 /// `(expires_at, id)` of every record that expires, earliest first.
 type Expirations = BTreeSet<(OffsetDateTime, ResourceId)>;
 
+/// The expiry index and the number of records, behind one lock.
+#[derive(Debug, Default)]
+struct Index {
+    /// The records that expire, by expiry.
+    expirations: Expirations,
+    /// How many records the shards hold, expired ones not yet purged included.
+    records: usize,
+}
+
 /// Records behind an `Arc`: a reader copies a pointer under the lock and the record after releasing it,
 /// and removed records are freed outside the lock.
 type Shard = HashMap<ResourceId, Arc<ResourceRecord>>;
 
 /// Std mutexes, not tokio's: none is held across an `.await`, and every critical section is a few map
-/// operations, so an async mutex would only add overhead. Lock order: `expirations`, then one shard.
+/// operations, so an async mutex would only add overhead. Lock order: `index`, then one shard.
 #[derive(Debug)]
 struct Shared {
-    /// Every change to a record's expiry (save, pin, delete, purge) holds this lock and the record's
-    /// shard together, so the index always matches the records.
-    expirations: Mutex<Expirations>,
+    /// Every change to a record's expiry (save, pin, delete, purge) and every insertion or removal of a
+    /// record (save, delete, purge, close) holds this lock and the record's shard together, so the
+    /// expiry index and the record count always match the records.
+    index: Mutex<Index>,
     shards: [Padded; SHARDS],
     closed: AtomicBool,
 }
@@ -56,7 +66,7 @@ struct Shared {
 impl Default for Shared {
     fn default() -> Self {
         Self {
-            expirations: Mutex::default(),
+            index: Mutex::default(),
             shards: std::array::from_fn(|_| Padded::default()),
             closed: AtomicBool::new(false),
         }
@@ -108,7 +118,7 @@ impl MemoryStore {
     ) -> Result<Lookup, StoreError> {
         let shared = self.open()?;
         let record = {
-            let mut expirations = index.then(|| lock(&shared.expirations));
+            let mut index = index.then(|| lock(&shared.index));
             let mut shard = shared.shard(id);
             let Some(record) = shard.get_mut(&id) else {
                 return Ok(Lookup::Missing);
@@ -118,7 +128,10 @@ impl MemoryStore {
             }
             if let Some(update) = update {
                 // Copies the record only while a reader still holds the previous version.
-                update(Arc::make_mut(record), expirations.as_deref_mut());
+                update(
+                    Arc::make_mut(record),
+                    index.as_deref_mut().map(|index| &mut index.expirations),
+                );
             }
             Arc::clone(record)
         };
@@ -159,13 +172,17 @@ impl ResourceStore for MemoryStore {
         let (id, expires_at) = (record.id, record.expires_at);
         let record = Arc::new(record.clone());
         let replaced = {
-            let mut expirations = lock(&shared.expirations);
+            let mut index = lock(&shared.index);
             let replaced = shared.shard(id).insert(id, record);
-            if let Some(old) = replaced.as_ref().and_then(|r| r.expires_at) {
-                expirations.remove(&(old, id));
+            match replaced.as_ref().map(|r| r.expires_at) {
+                None => index.records += 1,
+                Some(Some(old)) => {
+                    index.expirations.remove(&(old, id));
+                }
+                Some(None) => {}
             }
             if let Some(at) = expires_at {
-                expirations.insert((at, id));
+                index.expirations.insert((at, id));
             }
             replaced
         };
@@ -197,12 +214,13 @@ impl ResourceStore for MemoryStore {
     async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
         let shared = self.open()?;
         let removed = {
-            let mut expirations = lock(&shared.expirations);
+            let mut index = lock(&shared.index);
             let Some(record) = shared.shard(id).remove(&id) else {
                 return Ok(false);
             };
+            index.records -= 1;
             if let Some(at) = record.expires_at {
-                expirations.remove(&(at, id));
+                index.expirations.remove(&(at, id));
             }
             record
         };
@@ -211,8 +229,9 @@ impl ResourceStore for MemoryStore {
     }
 
     async fn find_expired(&self, now: OffsetDateTime, limit: usize) -> Result<Vec<ResourceId>, StoreError> {
-        let expirations = lock(&self.open()?.expirations);
-        Ok(expirations
+        let index = lock(&self.open()?.index);
+        Ok(index
+            .expirations
             .iter()
             .take_while(|(at, _)| *at <= now)
             .take(limit)
@@ -226,12 +245,15 @@ impl ResourceStore for MemoryStore {
             let shared = self.open()?;
             let mut unlinked = 0;
             {
-                let mut expirations = lock(&shared.expirations);
+                let mut index = lock(&shared.index);
                 while unlinked < PURGE_BATCH {
-                    match expirations.first() {
+                    match index.expirations.first() {
                         Some(&(at, id)) if at <= now => {
-                            expirations.pop_first();
-                            removed.extend(shared.shard(id).remove(&id));
+                            index.expirations.pop_first();
+                            if let Some(record) = shared.shard(id).remove(&id) {
+                                index.records -= 1;
+                                removed.push(record);
+                            }
                             unlinked += 1;
                         }
                         _ => break,
@@ -252,13 +274,29 @@ impl ResourceStore for MemoryStore {
         Ok(purged)
     }
 
+    async fn live_count(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        let index = lock(&self.open()?.index);
+        // Every expired record is in the index (pinned ones never expire), earliest first, so this
+        // walks what has expired and not been purged yet, not what is stored.
+        let expired = index.expirations.iter().take_while(|(at, _)| *at <= now).count();
+        Ok((index.records - expired) as u64)
+    }
+
     async fn close(&self) -> Result<(), StoreError> {
         self.shared.closed.store(true, Ordering::Release);
-        drop(std::mem::take(&mut *lock(&self.shared.expirations)));
-        for shard in &self.shared.shards {
-            let records = std::mem::take(&mut *lock(&shard.0));
-            drop(records);
-        }
+        // The shards are emptied under the index lock, so a call that got past `open` before the flag
+        // was set cannot leave the record count out of step with them. The records are freed after.
+        let emptied = {
+            let mut index = lock(&self.shared.index);
+            let shards: Vec<Shard> = self
+                .shared
+                .shards
+                .iter()
+                .map(|shard| std::mem::take(&mut *lock(&shard.0)))
+                .collect();
+            (std::mem::take(&mut *index), shards)
+        };
+        drop(emptied);
         Ok(())
     }
 }

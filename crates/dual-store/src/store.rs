@@ -68,6 +68,12 @@ pub trait ResourceStore: Send + Sync + fmt::Debug + 'static {
     /// records are untouched; the cost is proportional to what expires, not to what is stored.
     async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, StoreError>;
 
+    /// How many live records the store holds at `now`: records not expired at `now` (pinned records
+    /// included); expired records not yet purged are not counted. Used to enforce a cap on live
+    /// resources; a shared store may answer with the count as of a moment ago (concurrent saves), but
+    /// never counts an expired or deleted record.
+    async fn live_count(&self, now: OffsetDateTime) -> Result<u64, StoreError>;
+
     /// Releases connections and background work. Later calls may fail with [`StoreError::Closed`].
     async fn close(&self) -> Result<(), StoreError>;
 }

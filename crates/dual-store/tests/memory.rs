@@ -80,6 +80,7 @@ async fn every_operation_fails_after_close() -> Result<(), StoreError> {
     closed(store.delete(r.id).await.map(drop), "delete");
     closed(store.find_expired(now, 10).await.map(drop), "find_expired");
     closed(store.purge_expired(now).await.map(drop), "purge_expired");
+    closed(store.live_count(now).await.map(drop), "live_count");
     assert!(
         !StoreError::Closed.is_retryable(),
         "a closed store does not come back"
@@ -104,6 +105,7 @@ async fn purges_spanning_several_batches_are_exact() -> Result<(), StoreError> {
         store.save(&live).await?;
         store.save(&record(now, None)).await?;
         let at = now + Duration::minutes(1);
+        assert_eq!(store.live_count(at).await?, 2, "live before purging {expired}");
         assert_eq!(
             store.purge_expired(at).await?,
             expired as u64,
@@ -114,6 +116,8 @@ async fn purges_spanning_several_batches_are_exact() -> Result<(), StoreError> {
             2,
             "only the live and pinned records remain after purging {expired}"
         );
+        assert_eq!(store.live_count(at).await?, 2, "live after purging {expired}");
+        assert_eq!(store.live_count(now).await?, 2, "purged records no longer count");
         assert!(matches!(store.get(live.id, at).await?, Lookup::Found(_)));
         assert_eq!(store.purge_expired(at).await?, 0);
     }

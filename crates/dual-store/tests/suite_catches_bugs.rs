@@ -24,6 +24,10 @@ enum Bug {
     KeepsMilliseconds,
     /// Returns sample rows with their keys sorted, as PostgreSQL `jsonb` would.
     SortsJsonKeys,
+    /// Still counts a record as live at exactly its `expires_at`.
+    CountsAtExpiry,
+    /// Counts every stored record, expired ones not yet purged included.
+    CountsExpired,
 }
 
 #[derive(Clone)]
@@ -139,6 +143,15 @@ impl ResourceStore for Buggy {
         Ok(purged + extra)
     }
 
+    async fn live_count(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        match self.bug {
+            Bug::CountsAtExpiry => self.inner.live_count(now - time::Duration::nanoseconds(1)).await,
+            // No record the suite saves expires before the epoch.
+            Bug::CountsExpired => self.inner.live_count(OffsetDateTime::UNIX_EPOCH).await,
+            _ => self.inner.live_count(now).await,
+        }
+    }
+
     async fn close(&self) -> Result<(), StoreError> {
         self.inner.close().await
     }
@@ -182,4 +195,16 @@ async fn sorted_json_keys_fail_round_trip() {
 #[should_panic(expected = "4 expired + 1 at the boundary")]
 async fn purging_pinned_records_fails_purge_expired_exact() {
     suite::purge_expired_exact(&Buggy::new(Bug::PurgesPinned)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[should_panic(expected = "case `live_count_counts_live_records` failed")]
+async fn counting_at_expires_at_fails_live_count() {
+    run_with(Bug::CountsAtExpiry).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[should_panic(expected = "a record stops counting at exactly its expires_at")]
+async fn counting_unpurged_records_fails_live_count() {
+    suite::live_count_counts_live_records(&Buggy::new(Bug::CountsExpired)).await;
 }

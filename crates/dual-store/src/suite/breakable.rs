@@ -78,6 +78,11 @@ impl ResourceStore for BreakableStore {
         self.inner.purge_expired(now).await
     }
 
+    async fn live_count(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        self.check()?;
+        self.inner.live_count(now).await
+    }
+
     async fn close(&self) -> Result<(), StoreError> {
         self.inner.close().await
     }

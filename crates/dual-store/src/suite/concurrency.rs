@@ -69,7 +69,7 @@ pub async fn concurrent_record_access(store: Arc<dyn ResourceStore>) {
 }
 
 /// [`TASKS`] tasks each saving [`SAVES_PER_TASK`] distinct records: every record is readable afterwards,
-/// unchanged, and the expiry index holds every one of them.
+/// unchanged, `live_count` counts every one of them, and the expiry index holds every one of them.
 pub async fn concurrent_saves(store: Arc<dyn ResourceStore>) {
     let now = base_now();
     let tasks: Vec<_> = (0..TASKS)
@@ -99,7 +99,17 @@ pub async fn concurrent_saves(store: Arc<dyn ResourceStore>) {
         );
         assert_eq!(&got, r, "a concurrently saved record reads back unchanged");
     }
+    assert_eq!(
+        store.live_count(now).await.or_panic("live_count"),
+        all.len() as u64,
+        "live_count after concurrent saves"
+    );
     let later = now + Duration::minutes(10);
+    assert_eq!(
+        store.live_count(later).await.or_panic("live_count"),
+        0,
+        "live_count once every concurrently saved record has expired"
+    );
     let expired = store
         .find_expired(later, all.len() * 2)
         .await
@@ -118,7 +128,8 @@ pub async fn concurrent_saves(store: Arc<dyn ResourceStore>) {
 }
 
 /// Several purges racing each other delete every expired record once: their counts add up to exactly
-/// the number expired. Accesses to a live record racing the purges all count.
+/// the number expired, and `live_count` afterwards counts only the live record. Accesses to a live
+/// record racing the purges all count.
 pub async fn concurrent_purges(store: Arc<dyn ResourceStore>) {
     const EXPIRED: usize = 600;
     const PURGERS: usize = 4;
@@ -171,6 +182,13 @@ pub async fn concurrent_purges(store: Arc<dyn ResourceStore>) {
             store.get(id, now).await.or_panic("get"),
             Lookup::Missing,
             "purged record"
+        );
+    }
+    for when in [now, at] {
+        assert_eq!(
+            store.live_count(when).await.or_panic("live_count"),
+            1,
+            "live_count after concurrent purges"
         );
     }
     let after = found(

@@ -44,6 +44,8 @@
 //! * Count every `record_access` atomically, with no lost update under 64 concurrent tasks.
 //! * Order `find_expired` by expiry and make `purge_expired` count each deleted record once, even when
 //!   several purges race.
+//! * Make `live_count` count exactly the records `get` would find, pinned ones included, even right after
+//!   concurrent saves and purges.
 //!
 //! The suite never waits for time to pass: every case takes the real clock (truncated to microseconds)
 //! as its starting `now`, saves records that expire minutes after it, and passes later instants as the
@@ -52,6 +54,7 @@
 
 mod breakable;
 mod concurrency;
+mod live_count;
 mod lookup;
 pub mod outage;
 mod pin_delete;
@@ -67,6 +70,7 @@ pub use breakable::BreakableStore;
 pub use concurrency::{
     ACCESSES_PER_TASK, SAVES_PER_TASK, TASKS, concurrent_purges, concurrent_record_access, concurrent_saves,
 };
+pub use live_count::live_count_counts_live_records;
 pub use lookup::{expired_is_never_found, expiry_boundary, record_access_counts, unknown_id_is_missing};
 pub use pin_delete::{delete_removes, pin_removes_expiry};
 pub use purge::{MANY_RECORDS, find_expired_order_and_limit, many_records_mixed_expiry, purge_expired_exact};
@@ -106,6 +110,7 @@ where
         find_expired_order_and_limit,
         purge_expired_exact,
         many_records_mixed_expiry,
+        live_count_counts_live_records,
     ];
     by_arc![concurrent_record_access, concurrent_saves, concurrent_purges];
 }

@@ -183,8 +183,9 @@ pub async fn purge_expired_exact(store: &dyn ResourceStore) {
 }
 
 /// [`MANY_RECORDS`] records of four kinds, saved in shuffled order: expired at the check, live at the
-/// check, saved pinned, and pinned after saving. `find_expired` lists the expired ones in expiry order and
-/// `purge_expired` removes exactly them, then the live ones once they expire.
+/// check, saved pinned, and pinned after saving. `find_expired` lists the expired ones in expiry order,
+/// `purge_expired` removes exactly them, then the live ones once they expire, and `live_count` counts
+/// the other kinds before and after each purge.
 pub async fn many_records_mixed_expiry(store: &dyn ResourceStore) {
     let now = base_now();
     let first_check = now + Duration::minutes(10);
@@ -227,10 +228,22 @@ pub async fn many_records_mixed_expiry(store: &dyn ResourceStore) {
         .or_panic("find_expired");
     assert_eq!(some, want[..100], "find_expired with limit 100");
 
+    let live_count = |at| async move { store.live_count(at).await.or_panic("live_count") };
+    assert_eq!(live_count(now).await, MANY_RECORDS as u64, "live_count, all live");
+    assert_eq!(
+        live_count(first_check).await,
+        3 * quarter as u64,
+        "live_count before the first purge"
+    );
     let purged = store.purge_expired(first_check).await.or_panic("purge_expired");
     assert_eq!(
         purged, quarter as u64,
         "first purge removes exactly the expired quarter"
+    );
+    assert_eq!(
+        live_count(first_check).await,
+        3 * quarter as u64,
+        "live_count after the first purge"
     );
     assert_eq!(
         store.purge_expired(first_check).await.or_panic("purge_expired"),
@@ -245,6 +258,11 @@ pub async fn many_records_mixed_expiry(store: &dyn ResourceStore) {
         "second purge removes the records that expired since"
     );
     check_kinds(store, &records, second_check, [false, false, true, true]).await;
+    assert_eq!(
+        live_count(second_check).await,
+        2 * quarter as u64,
+        "live_count after the second purge: the pinned half"
+    );
     let far = now + Duration::days(36_500);
     assert!(
         store
