@@ -158,6 +158,8 @@ fn main() -> ExitCode {
             }
         }
     });
+    // Do not wait for blocking tasks: the stdio transport's read of stdin never ends by itself.
+    runtime.shutdown_timeout(Duration::from_secs(1));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
