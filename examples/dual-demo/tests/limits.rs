@@ -1,6 +1,8 @@
-//! The demo server's bounds over real sockets on 127.0.0.1 (issue 9): header, idle and body timeouts,
-//! the connection cap, the MCP session cap and bearer-token authentication. Limits are small so that
-//! each test takes about a second.
+//! The demo server's bounds over real sockets on 127.0.0.1 (issue 9): header, idle, body and
+//! write-stall timeouts, the connection cap, the MCP session cap and bearer-token authentication.
+//! Limits are small so that each test takes about a second.
+
+mod support;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -18,6 +20,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
+use support::export::{assert_truncated, create_big_resource, start_export};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
@@ -178,6 +181,22 @@ async fn a_half_sent_body_is_answered_408_and_closed() {
                 "{path}: closed after {after:?}"
             );
         }
+        stop(running, dir).await;
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_to_a_client_that_stopped_reading_is_cut_after_the_stall_time() {
+    timeout(LIMIT, async {
+        let (running, dir) = start(|o| o.export_stall = Duration::from_millis(500)).await;
+        let id = create_big_resource(&running.mcp_url()).await;
+        let (body, _) = start_export(running.addr, &id).await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        // What the kernel buffered is still there, then the body ends without its terminal chunk.
+        let error = body.collect().await.expect_err("a cut export is an error");
+        assert_truncated(&error);
         stop(running, dir).await;
     })
     .await

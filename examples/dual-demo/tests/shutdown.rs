@@ -4,94 +4,22 @@
 
 mod support;
 
-use std::net::SocketAddr;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http::{Request, StatusCode, header};
-use http_body_util::{BodyExt, Empty};
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
+use http_body_util::BodyExt;
 use serde_json::{Value, json};
+use support::export::{assert_every_row, assert_truncated, create_big_resource, start_export};
 use support::{Instance, LIMIT, TempDb};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpSocket;
 use tokio::time::timeout;
-
-/// Rows of the export: about 25 MB of NDJSON, far more than the socket buffers hold.
-const ROWS: u64 = 200_000;
-
-/// A query of [`ROWS`] rows of ~120 bytes each.
-fn big_sql() -> String {
-    format!(
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {ROWS}) \
-         SELECT i, printf('%0100d', i) AS pad FROM n"
-    )
-}
-
-/// Creates the big resource over MCP and returns its id.
-async fn create_big_resource(instance: &Instance) -> String {
-    let mcp = support::mcp(instance).await;
-    let result = support::query(&mcp, &big_sql()).await;
-    assert_eq!(result.is_error, Some(false), "{}", support::text_of(&result));
-    let structured = result.structured_content.expect("structuredContent");
-    assert_eq!(structured["metadata"]["total_count"], ROWS, "{structured}");
-    let _ = mcp.cancel().await;
-    structured["resource"]["uri"]
-        .as_str()
-        .and_then(|uri| uri.strip_prefix("resource://"))
-        .expect("a resource URI")
-        .to_owned()
-}
-
-/// Starts the NDJSON export of `id` on a connection with a small receive buffer, reads its first
-/// frame and then stops reading, so that the server is still writing. Returns the body and the
-/// bytes read so far.
-async fn start_export(addr: SocketAddr, id: &str) -> (Incoming, Vec<u8>) {
-    let socket = TcpSocket::new_v4().expect("a socket");
-    socket.set_recv_buffer_size(4096).expect("SO_RCVBUF");
-    let stream = socket.connect(addr).await.expect("connect");
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .expect("handshake");
-    tokio::spawn(connection);
-    let request = Request::get(format!("/resources/{id}/data"))
-        .header(header::HOST, addr.to_string())
-        .header(header::ACCEPT, "application/x-ndjson")
-        .body(Empty::<Bytes>::new())
-        .expect("a request");
-    let response = sender.send_request(request).await.expect("a response");
-    assert_eq!(response.status(), StatusCode::OK);
-    let mut body = response.into_body();
-    let first = body
-        .frame()
-        .await
-        .expect("a first frame")
-        .expect("data")
-        .into_data()
-        .unwrap_or_default();
-    (body, first.to_vec())
-}
-
-/// Whether `ndjson` holds exactly rows 1..=ROWS, in order.
-fn assert_every_row(ndjson: &[u8]) {
-    let text = std::str::from_utf8(ndjson).expect("UTF-8");
-    let mut expected = 1u64;
-    for line in text.lines() {
-        let row: Value = serde_json::from_str(line).expect("a JSON line");
-        assert_eq!(row["i"], expected, "{line}");
-        expected += 1;
-    }
-    assert_eq!(expected - 1, ROWS, "every row");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_an_export_in_flight_finish_and_exits_0() {
     timeout(LIMIT, async {
         let db = TempDb::new();
         let mut instance = Instance::start_memory(&db.path(), &["--shutdown-grace-secs", "20"]).await;
-        let id = create_big_resource(&instance).await;
+        let id = create_big_resource(&instance.mcp_url()).await;
         // An MCP client stays connected: its event stream must not hold the shutdown up.
         let mcp = support::mcp(&instance).await;
         let (body, mut received) = start_export(instance.addr(), &id).await;
@@ -128,7 +56,7 @@ async fn an_export_still_running_after_the_grace_is_cut_detectably() {
             &["--shutdown-grace-secs", "1", "--export-stall-secs", "60"],
         )
         .await;
-        let id = create_big_resource(&instance).await;
+        let id = create_big_resource(&instance.mcp_url()).await;
         let (body, _) = start_export(instance.addr(), &id).await;
 
         let signalled = Instant::now();
@@ -147,10 +75,7 @@ async fn an_export_still_running_after_the_grace_is_cut_detectably() {
         );
         // The client reads what was sent, then the connection ends without the terminal chunk.
         let error = body.collect().await.expect_err("a truncated body is an error");
-        let eof = std::error::Error::source(&error)
-            .and_then(|source| source.downcast_ref::<std::io::Error>())
-            .map(std::io::Error::kind);
-        assert_eq!(eof, Some(std::io::ErrorKind::UnexpectedEof), "{error:?}");
+        assert_truncated(&error);
     })
     .await
     .expect("within the time limit");

@@ -6,6 +6,8 @@
     reason = "each test binary uses a different part of the support module"
 )]
 
+pub(crate) mod export;
+
 use std::collections::VecDeque;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
