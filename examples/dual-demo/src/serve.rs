@@ -1,5 +1,6 @@
 //! `dual-demo serve`: one hyper server with MCP (streamable HTTP) at `/mcp` and the REST API at
-//! `/resources`, both over one [`DualResponseServer`].
+//! `/resources`, both over one [`DualResponseServer`]; bounded (connections, timeouts, MCP sessions,
+//! optional bearer tokens, all in [`ServeOptions`]) and shut down gracefully ([`Running::shutdown`]).
 
 mod accept;
 mod activity;
@@ -24,7 +25,6 @@ use http_body_util::combinators::UnsyncBoxBody;
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
-pub use request_body::RequestBodyError;
 pub use router::Router;
 pub use running::Running;
 

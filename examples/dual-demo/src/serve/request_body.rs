@@ -17,7 +17,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Why a request body could not be read.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum RequestBodyError {
+pub(super) enum RequestBodyError {
     /// The connection failed while the body was read.
     #[error("reading the request body failed: {0}")]
     Read(#[source] BoxError),
