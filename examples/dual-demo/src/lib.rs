@@ -4,6 +4,7 @@
 //! The binary `dual-demo` drives it (`dual-demo`, `dual-demo serve`, `dual-demo report`); this library
 //! holds its parts so that the end-to-end tests can drive them too.
 
+pub mod auth;
 pub mod dataset;
 pub mod demo;
 pub mod mcp_client;
@@ -11,5 +12,6 @@ pub mod mcp_server;
 pub mod render;
 pub mod report;
 pub mod serve;
+pub mod shutdown;
 pub mod sqlite;
 pub mod store;

@@ -5,10 +5,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand};
+use dual_demo::auth::AuthTokens;
 use dual_demo::mcp_server::DemoMcp;
 use dual_demo::report::{self, ReportOptions};
 use dual_demo::serve::{self, ServeOptions};
+use dual_demo::shutdown::Signals;
 use rmcp::ServiceExt;
 use tracing_subscriber::EnvFilter;
 
@@ -62,6 +65,49 @@ struct ServeArgs {
     /// Serve MCP over stdin/stdout (for desktop MCP clients); REST stays on --addr.
     #[arg(long)]
     stdio: bool,
+    /// Most connections open at once; further clients wait in the listen backlog until one closes.
+    #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_MAX_CONNECTIONS,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_connections: usize,
+    /// Seconds a client has to send a request head (from connecting, or from the first byte of the
+    /// next request on a kept-alive connection).
+    #[arg(long, value_name = "SECS", default_value_t = serve::DEFAULT_HEADER_TIMEOUT.as_secs(),
+          value_parser = secs())]
+    header_timeout_secs: u64,
+    /// Seconds a kept-alive connection may wait for its next request.
+    #[arg(long, value_name = "SECS", default_value_t = serve::DEFAULT_IDLE_TIMEOUT.as_secs(),
+          value_parser = secs())]
+    idle_timeout_secs: u64,
+    /// Seconds a request body has to arrive in full (else 408, and the connection is closed).
+    #[arg(long, value_name = "SECS", default_value_t = serve::DEFAULT_BODY_TIMEOUT.as_secs(),
+          value_parser = secs())]
+    body_timeout_secs: u64,
+    /// Seconds a response (an export) may stay unable to write because the client stopped reading;
+    /// then the connection is cut.
+    #[arg(long, value_name = "SECS", default_value_t = serve::DEFAULT_EXPORT_STALL.as_secs(),
+          value_parser = secs())]
+    export_stall_secs: u64,
+    /// Most live MCP sessions; a further `initialize` gets 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_MAX_MCP_SESSIONS,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_mcp_sessions: usize,
+    /// Seconds an MCP session may go without a message before it is closed.
+    #[arg(long, value_name = "SECS", default_value_t = serve::DEFAULT_MCP_SESSION_IDLE.as_secs(),
+          value_parser = secs())]
+    mcp_session_idle_secs: u64,
+    /// Seconds in-flight requests and exports get to finish after SIGTERM or SIGINT before they are
+    /// cut (a second signal cuts at once).
+    #[arg(long, value_name = "SECS", default_value_t = serve::DEFAULT_SHUTDOWN_GRACE.as_secs())]
+    shutdown_grace_secs: u64,
+    /// Require `Authorization: Bearer TOKEN` on /mcp and /resources. FILE holds one `TOKEN OWNER`
+    /// pair per line (`#` comment lines and blank lines ignored). Default: no authentication.
+    #[arg(long, value_name = "FILE")]
+    auth_tokens: Option<PathBuf>,
+}
+
+/// Whole seconds, at least one.
+fn secs() -> RangedU64ValueParser<u64> {
+    RangedU64ValueParser::new().range(1..)
 }
 
 #[derive(Debug, Args)]
@@ -112,6 +158,8 @@ fn main() -> ExitCode {
             }
         }
     });
+    // Do not wait for blocking tasks: the stdio transport's read of stdin never ends by itself.
+    runtime.shutdown_timeout(Duration::from_secs(1));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -128,6 +176,8 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.store_timeout_ms == 0 {
         return Err("--store-timeout-ms must be at least 1".into());
     }
+    // From here on SIGTERM and SIGINT no longer kill the process: they shut it down gracefully.
+    let mut signals = Signals::install()?;
     let mut options = ServeOptions::new(args.addr);
     options.db = args.db;
     options.store = args.store;
@@ -136,6 +186,19 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.base_url = args.base_url;
     options.expiration = Duration::from_secs(args.expiration_secs);
     options.sample_size = args.sample_size;
+    options.max_connections = args.max_connections;
+    options.header_timeout = Duration::from_secs(args.header_timeout_secs);
+    options.idle_timeout = Duration::from_secs(args.idle_timeout_secs);
+    options.body_timeout = Duration::from_secs(args.body_timeout_secs);
+    options.export_stall = Duration::from_secs(args.export_stall_secs);
+    options.max_mcp_sessions = args.max_mcp_sessions;
+    options.mcp_session_idle = Duration::from_secs(args.mcp_session_idle_secs);
+    options.shutdown_grace = Duration::from_secs(args.shutdown_grace_secs);
+    if let Some(path) = &args.auth_tokens {
+        let tokens = AuthTokens::from_file(path)?;
+        tracing::info!(path = %path.display(), tokens = tokens.len(), "bearer tokens loaded");
+        options.auth_tokens = Some(tokens);
+    }
     let running = serve::start(&options).await?;
     eprintln!(
         "dual-demo: MCP {}, REST http://{}{} (database {})",
@@ -149,16 +212,42 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         running.db_path.display()
     );
     if args.stdio {
-        let service = DemoMcp::new(running.server.clone())
-            .serve(rmcp::transport::stdio())
-            .await?;
-        tokio::select! {
-            _ = service.waiting() => {}
-            _ = tokio::signal::ctrl_c() => {}
-        }
+        serve_stdio(&running, &mut signals).await?;
     } else {
-        let _ = tokio::signal::ctrl_c().await;
+        let signal = signals.recv().await;
+        tracing::info!(signal, "shutting down");
     }
-    running.shutdown().await;
+    running
+        .shutdown_or(async {
+            let signal = signals.recv().await;
+            tracing::warn!(signal, "second signal: cutting what still runs");
+        })
+        .await;
+    Ok(())
+}
+
+/// Serves MCP on stdin/stdout until the client closes stdin or a signal arrives.
+async fn serve_stdio(
+    running: &serve::Running,
+    signals: &mut Signals,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let service = tokio::select! {
+        service = DemoMcp::new(running.server.clone()).serve(rmcp::transport::stdio()) => service?,
+        signal = signals.recv() => {
+            tracing::info!(signal, "shutting down before MCP was initialized");
+            return Ok(());
+        }
+    };
+    let cancel = service.cancellation_token();
+    let waiting = service.waiting();
+    tokio::pin!(waiting);
+    tokio::select! {
+        _ = &mut waiting => tracing::info!("stdin closed: shutting down"),
+        signal = signals.recv() => {
+            tracing::info!(signal, "shutting down");
+            cancel.cancel();
+            let _ = waiting.await;
+        }
+    }
     Ok(())
 }

@@ -42,10 +42,30 @@ const MAX_ERROR_BYTES: usize = 64 * 1024;
 pub async fn connect(
     url: &str,
 ) -> Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError> {
-    let transport = StreamableHttpClientTransport::with_client(
-        HyperMcpClient::new(),
-        StreamableHttpClientTransportConfig::with_uri(url.to_owned()),
-    );
+    connect_with(url, None).await
+}
+
+/// [`connect`], sending `Authorization: Bearer TOKEN` with every request (for a server started with
+/// `--auth-tokens`).
+///
+/// # Errors
+/// The initialization error (connection refused, `401` for a wrong token, …).
+pub async fn connect_with_token(
+    url: &str,
+    token: &str,
+) -> Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError> {
+    connect_with(url, Some(token)).await
+}
+
+async fn connect_with(
+    url: &str,
+    token: Option<&str>,
+) -> Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    let transport = StreamableHttpClientTransport::with_client(HyperMcpClient::new(), config);
     ().serve(transport).await
 }
 

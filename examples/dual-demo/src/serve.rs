@@ -1,31 +1,35 @@
 //! `dual-demo serve`: one hyper server with MCP (streamable HTTP) at `/mcp` and the REST API at
-//! `/resources`, both over one [`DualResponseServer`].
+//! `/resources`, both over one [`DualResponseServer`]; bounded (connections, timeouts, MCP sessions,
+//! optional bearer tokens, all in [`ServeOptions`]) and shut down gracefully ([`Running::shutdown`]).
 
-use std::convert::Infallible;
+mod accept;
+mod activity;
+mod backoff;
+mod conn;
+mod drain_body;
+mod io;
+mod reply;
+mod request_body;
+mod router;
+mod running;
+mod sessions;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use dual_http::DualHttp;
 use dual_server::DualResponseServer;
-use http::{Request, Response, StatusCode, header};
 use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
-use rmcp::transport::StreamableHttpService;
-use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
+pub use router::Router;
+pub use running::Running;
+
+use crate::auth::AuthTokens;
 use crate::dataset::{self, DatasetSize};
-use crate::mcp_server::DemoMcp;
 use crate::sqlite::{self, INSTITUTIONS_KIND, SQL_KIND, SqliteDb};
 use crate::store::{self, StoreOptions, StoreSpecError};
 
@@ -36,6 +40,23 @@ pub const REST_PREFIX: &str = "/resources";
 
 /// The response body of the router: rmcp's and dual-http's bodies, boxed.
 pub type RouterBody = UnsyncBoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+
+/// Default of [`ServeOptions::max_connections`].
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Default of [`ServeOptions::header_timeout`]: 10 s.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default of [`ServeOptions::idle_timeout`]: 60 s.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default of [`ServeOptions::body_timeout`]: 30 s.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default of [`ServeOptions::export_stall`]: 30 s.
+pub const DEFAULT_EXPORT_STALL: Duration = Duration::from_secs(30);
+/// Default of [`ServeOptions::max_mcp_sessions`].
+pub const DEFAULT_MAX_MCP_SESSIONS: usize = 1000;
+/// Default of [`ServeOptions::mcp_session_idle`]: 120 s.
+pub const DEFAULT_MCP_SESSION_IDLE: Duration = Duration::from_secs(120);
+/// Default of [`ServeOptions::shutdown_grace`]: 30 s.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
 /// How to serve.
 #[derive(Debug, Clone)]
@@ -60,10 +81,31 @@ pub struct ServeOptions {
     pub sample_size: u64,
     /// Time limit of one SQL query.
     pub query_time_limit: Duration,
+    /// Most connections open at once; further clients wait in the listen backlog until one closes.
+    pub max_connections: usize,
+    /// Time a client has to send a request head: from connecting, or on a kept-alive connection
+    /// from the first byte of the next request (slowloris).
+    pub header_timeout: Duration,
+    /// Time a kept-alive connection may wait for its next request.
+    pub idle_timeout: Duration,
+    /// Time a request body has to arrive in full (else `408` and the connection is closed).
+    pub body_timeout: Duration,
+    /// Time a response may stay unable to write anything because the client stopped reading (an
+    /// export, typically); then the connection is cut.
+    pub export_stall: Duration,
+    /// Most live MCP sessions; a further `initialize` is answered `503` with `Retry-After`.
+    pub max_mcp_sessions: usize,
+    /// Time an MCP session may go without a message before it is closed.
+    pub mcp_session_idle: Duration,
+    /// Time in-flight requests and exports get to finish at shutdown before they are cut.
+    pub shutdown_grace: Duration,
+    /// Bearer tokens `/mcp` and `/resources` require; `None` serves everyone (the default).
+    pub auth_tokens: Option<AuthTokens>,
 }
 
 impl ServeOptions {
-    /// Defaults: `addr`, the embedded dataset, a memory store, 15 minutes, 15 sample rows.
+    /// Defaults: `addr`, the embedded dataset, a memory store, 15 minutes, 15 sample rows, the
+    /// `DEFAULT_*` limits of this module, no authentication.
     #[must_use]
     pub fn new(addr: SocketAddr) -> Self {
         Self {
@@ -77,7 +119,36 @@ impl ServeOptions {
             expiration: dual_server::DEFAULT_EXPIRATION,
             sample_size: dual_server::DEFAULT_SAMPLE_SIZE,
             query_time_limit: sqlite::DEFAULT_TIME_LIMIT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            export_stall: DEFAULT_EXPORT_STALL,
+            max_mcp_sessions: DEFAULT_MAX_MCP_SESSIONS,
+            mcp_session_idle: DEFAULT_MCP_SESSION_IDLE,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            auth_tokens: None,
         }
+    }
+
+    /// The first limit that cannot work: a zero count or timeout.
+    fn invalid_limit(&self) -> Option<&'static str> {
+        let counts = [
+            ("max_connections", self.max_connections),
+            ("max_mcp_sessions", self.max_mcp_sessions),
+        ];
+        let times = [
+            ("header_timeout", self.header_timeout),
+            ("idle_timeout", self.idle_timeout),
+            ("body_timeout", self.body_timeout),
+            ("export_stall", self.export_stall),
+            ("mcp_session_idle", self.mcp_session_idle),
+        ];
+        counts
+            .into_iter()
+            .find(|(_, n)| *n == 0)
+            .map(|(name, _)| name)
+            .or_else(|| times.into_iter().find(|(_, t)| t.is_zero()).map(|(name, _)| name))
     }
 }
 
@@ -101,6 +172,9 @@ pub enum ServeError {
     /// The server configuration was refused.
     #[error(transparent)]
     Build(#[from] dual_server::BuildError),
+    /// A limit of [`ServeOptions`] is zero.
+    #[error("`{0}` must be greater than zero")]
+    Limit(&'static str),
     /// Binding the address failed.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -109,41 +183,6 @@ pub enum ServeError {
         /// The error.
         source: std::io::Error,
     },
-}
-
-/// A running server: its address, the shared [`DualResponseServer`], and a handle to stop it.
-#[derive(Debug)]
-pub struct Running {
-    /// The bound address.
-    pub addr: SocketAddr,
-    /// The dual-response server behind both endpoints.
-    pub server: DualResponseServer,
-    /// The database file served.
-    pub db_path: PathBuf,
-    stop: watch::Sender<bool>,
-    cancel: CancellationToken,
-    task: JoinHandle<()>,
-}
-
-impl Running {
-    /// `http://{addr}/mcp`.
-    #[must_use]
-    pub fn mcp_url(&self) -> String {
-        format!("http://{}{MCP_PATH}", self.addr)
-    }
-
-    /// Stops accepting connections, ends MCP sessions and shuts the dual-response server down.
-    pub async fn shutdown(self) {
-        let _ = self.stop.send(true);
-        self.cancel.cancel();
-        let _ = self.task.await;
-        let _ = self.server.shutdown().await;
-    }
-
-    /// Waits until the accept loop ends (it runs until [`Running::shutdown`]).
-    pub async fn wait(&mut self) {
-        let _ = (&mut self.task).await;
-    }
 }
 
 /// Opens the database (generating the embedded dataset on first use), connects the store and builds
@@ -205,8 +244,11 @@ pub async fn build_server(
 /// [`Running::shutdown`].
 ///
 /// # Errors
-/// [`ServeError`] when the address cannot be bound or the server cannot be built.
+/// [`ServeError`] when a limit is zero, the address cannot be bound or the server cannot be built.
 pub async fn start(options: &ServeOptions) -> Result<Running, ServeError> {
+    if let Some(name) = options.invalid_limit() {
+        return Err(ServeError::Limit(name));
+    }
     let listener = TcpListener::bind(options.addr)
         .await
         .map_err(|source| ServeError::Bind {
@@ -222,129 +264,46 @@ pub async fn start(options: &ServeOptions) -> Result<Running, ServeError> {
         .clone()
         .unwrap_or_else(|| format!("http://{addr}{REST_PREFIX}"));
     let (server, db_path) = build_server(options, &base_url).await?;
-    let cancel = CancellationToken::new();
-    let router = Router::new(server.clone(), addr, &base_url, cancel.clone());
-    let (stop, stopped) = watch::channel(false);
-    let task = tokio::spawn(accept_loop(listener, router, stopped));
-    tracing::info!(%addr, mcp = %format!("http://{addr}{MCP_PATH}"), rest = %base_url, "serving");
+    let switches = running::Switches::default();
+    let router = Router::new(
+        server.clone(),
+        addr,
+        &base_url,
+        options,
+        switches.mcp_sessions.clone(),
+        switches.draining.clone(),
+    );
+    let connections = TaskTracker::new();
+    let acceptor = accept::Acceptor {
+        listener,
+        router: Arc::new(router),
+        max_connections: options.max_connections,
+        timeouts: io::IoTimeouts {
+            header: options.header_timeout,
+            idle: options.idle_timeout,
+            write_stall: options.export_stall,
+        },
+        stop: switches.stop_accepting.clone(),
+        cut: switches.cut.clone(),
+        tracker: connections.clone(),
+    };
+    let accept = tokio::spawn(acceptor.run());
+    tracing::info!(
+        %addr,
+        mcp = %format!("http://{addr}{MCP_PATH}"),
+        rest = %base_url,
+        auth = options.auth_tokens.is_some(),
+        max_connections = options.max_connections,
+        max_mcp_sessions = options.max_mcp_sessions,
+        "serving"
+    );
     Ok(Running {
         addr,
         server,
         db_path,
-        stop,
-        cancel,
-        task,
+        switches,
+        accept,
+        connections,
+        grace: options.shutdown_grace,
     })
-}
-
-async fn accept_loop(listener: TcpListener, router: Router, mut stopped: watch::Receiver<bool>) {
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            _ = stopped.changed() => return,
-        };
-        let (stream, _) = match accepted {
-            Ok(accepted) => accepted,
-            Err(error) => {
-                // Out of file descriptors and the like: log, and keep serving the others.
-                tracing::warn!(%error, "accept failed");
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        let router = router.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
-                let router = router.clone();
-                async move { Ok::<_, Infallible>(router.route(request).await) }
-            });
-            if let Err(error) = auto::Builder::new(TokioExecutor::new())
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
-                tracing::debug!(%error, "connection ended with an error");
-            }
-        });
-    }
-}
-
-/// Routes `/mcp` to rmcp and `/resources` to dual-http.
-#[derive(Clone)]
-pub struct Router {
-    mcp: StreamableHttpService<DemoMcp, LocalSessionManager>,
-    rest: DualHttp,
-}
-
-impl std::fmt::Debug for Router {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Router")
-            .field("rest", &self.rest)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Router {
-    /// A router over `server`; MCP accepts `Host` headers of loopback names, of `addr` and of the
-    /// host of `base_url` (rmcp's DNS-rebinding protection).
-    #[must_use]
-    pub fn new(
-        server: DualResponseServer,
-        addr: SocketAddr,
-        base_url: &str,
-        cancel: CancellationToken,
-    ) -> Self {
-        let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
-        hosts.push(addr.ip().to_string());
-        if let Some(host) = base_url
-            .parse::<http::Uri>()
-            .ok()
-            .and_then(|uri| uri.host().map(str::to_owned))
-        {
-            hosts.push(host);
-        }
-        let config = StreamableHttpServerConfig::default()
-            .with_allowed_hosts(hosts)
-            .with_cancellation_token(cancel);
-        let mcp_server = server.clone();
-        let mcp = StreamableHttpService::new(
-            move || Ok(DemoMcp::new(mcp_server.clone())),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        let rest = DualHttp::builder(server).prefix(REST_PREFIX).build();
-        Self { mcp, rest }
-    }
-
-    /// Answers one request.
-    pub async fn route(&self, request: Request<Incoming>) -> Response<RouterBody> {
-        let path = request.uri().path();
-        if path == MCP_PATH || path.starts_with("/mcp/") {
-            self.mcp
-                .handle(request)
-                .await
-                .map(|body| body.map_err(|never| match never {}).boxed_unsync())
-        } else if path == REST_PREFIX || path.starts_with("/resources/") {
-            self.rest
-                .handle(request)
-                .await
-                .map(|body| body.map_err(Into::into).boxed_unsync())
-        } else {
-            not_found()
-        }
-    }
-}
-
-fn not_found() -> Response<RouterBody> {
-    let body = br#"{"error":"not_found","message":"Not found: MCP is at /mcp, the REST API under /resources","retryable":false}"#;
-    let mut response = Response::new(
-        Full::new(Bytes::from_static(body))
-            .map_err(|never| match never {})
-            .boxed_unsync(),
-    );
-    *response.status_mut() = StatusCode::NOT_FOUND;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    response
 }

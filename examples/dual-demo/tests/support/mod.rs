@@ -6,6 +6,8 @@
     reason = "each test binary uses a different part of the support module"
 )]
 
+pub(crate) mod export;
+
 use std::collections::VecDeque;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -272,11 +274,29 @@ impl Instance {
     /// and waits until it prints its address. Panics, with the child's output, when it exits instead
     /// (for example because the store is unreachable).
     pub(crate) async fn start(db: &Path, store: &str, prefix: &str, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dual-demo"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
+        command
             .args(["serve", "--addr", "127.0.0.1:0", "--db"])
             .arg(db)
             .args(["--store", store, "--store-prefix", prefix])
-            .args(extra)
+            .args(extra);
+        Self::launch(command).await
+    }
+
+    /// Starts `dual-demo serve --addr 127.0.0.1:0 --db DB EXTRA…` with the memory store.
+    pub(crate) async fn start_memory(db: &Path, extra: &[&str]) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
+        command
+            .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+            .arg(db)
+            .args(extra);
+        Self::launch(command).await
+    }
+
+    /// Runs `command` (a `dual-demo serve`, possibly through a shell that `exec`s it) and waits until
+    /// it prints its address.
+    pub(crate) async fn launch(mut command: Command) -> Self {
+        let mut child = command
             .env("RUST_LOG", "info")
             .env("NO_COLOR", "1")
             .stdin(Stdio::null())
@@ -336,6 +356,30 @@ impl Instance {
     /// Whether the process is still running.
     pub(crate) fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id().expect("a running child has an id")
+    }
+
+    /// Sends `signal` (`TERM`, `INT`, …) with `kill -SIGNAL PID`.
+    pub(crate) fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.pid().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -{signal} failed");
+    }
+
+    /// Waits up to `within` for the process to exit; panics, with its log, when it does not.
+    pub(crate) async fn exit_status(&mut self, within: Duration) -> std::process::ExitStatus {
+        match timeout(within, self.child.wait()).await {
+            Ok(Ok(status)) => status,
+            Ok(Err(e)) => panic!("waiting for dual-demo serve failed: {e}"),
+            Err(_) => panic!("dual-demo serve did not exit within {within:?}:\n{}", self.log()),
+        }
     }
 
     /// Kills the process (SIGKILL: no graceful shutdown) and waits until it is gone.

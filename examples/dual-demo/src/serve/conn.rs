@@ -1,0 +1,54 @@
+//! One connection: HTTP/1.1 over a [`TimedIo`], watched for graceful shutdown, cut on demand.
+//!
+//! HTTP/1.1 only: every client of the demo (rmcp's, dual-client, curl, browsers) speaks it, and one
+//! protocol keeps all connection timeouts in one place. hyper's own `header_read_timeout` stays off:
+//! its timer starts as soon as a kept-alive connection turns idle, so it would bound idle time and
+//! head together; [`TimedIo`] times the two apart.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::Watcher;
+use tokio::net::TcpStream;
+use tokio_util::sync::CancellationToken;
+
+use super::Router;
+use super::activity::{Activity, InFlight};
+use super::io::{IoTimeouts, TimedIo};
+
+/// Serves `stream` until the client closes it, a timeout or error ends it, it finishes after a
+/// graceful shutdown started (`watcher`), or `cut` is cancelled (the response in flight, if any, is
+/// dropped unfinished).
+pub(super) async fn serve(
+    stream: TcpStream,
+    router: Arc<Router>,
+    timeouts: IoTimeouts,
+    watcher: Watcher,
+    cut: CancellationToken,
+) {
+    let activity = Arc::new(Activity::default());
+    let io = TokioIo::new(TimedIo::new(stream, Arc::clone(&activity), timeouts));
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+        let guard = activity.begin();
+        let router = Arc::clone(&router);
+        async move {
+            let response = router.route(request).await;
+            Ok::<_, Infallible>(response.map(|body| InFlight::new(body, guard)))
+        }
+    });
+    let connection = http1::Builder::new()
+        .header_read_timeout(None)
+        .serve_connection(io, service);
+    let connection = watcher.watch(connection);
+    tokio::select! {
+        result = connection => {
+            if let Err(error) = result {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+        }
+        () = cut.cancelled() => tracing::debug!("connection cut at shutdown"),
+    }
+}

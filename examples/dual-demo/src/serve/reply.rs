@@ -1,0 +1,82 @@
+//! The router's own answers: JSON errors in the REST API's shape
+//! (`{"error": CODE, "message": TEXT, "retryable": BOOL}`), and a JSON-RPC error for MCP.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full};
+use serde_json::{Value, json};
+
+use super::RouterBody;
+use crate::auth::AuthFailure;
+
+/// `Retry-After` of a refused `initialize`, in seconds.
+const SESSIONS_RETRY_AFTER_SECS: u32 = 5;
+
+/// `404`: neither `/mcp` nor `/resources`.
+pub(super) fn not_found() -> Response<RouterBody> {
+    let message = "Not found: MCP is at /mcp, the REST API under /resources";
+    json_response(StatusCode::NOT_FOUND, &error("not_found", message, false))
+}
+
+/// `401` with `WWW-Authenticate: Bearer` (RFC 6750; `error="invalid_token"` for a wrong token).
+pub(super) fn unauthorized(failure: AuthFailure) -> Response<RouterBody> {
+    let (challenge, message) = match failure {
+        AuthFailure::Invalid => (r#"Bearer error="invalid_token""#, "the bearer token is not valid"),
+        AuthFailure::Missing => ("Bearer", "this endpoint requires `Authorization: Bearer TOKEN`"),
+    };
+    let mut response = json_response(StatusCode::UNAUTHORIZED, &error("unauthorized", message, false));
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+    response
+}
+
+/// `408`, closing the connection: the request body did not arrive within `limit`.
+pub(super) fn request_timeout(limit: Duration) -> Response<RouterBody> {
+    let message = format!("the request body did not arrive within {} s", limit.as_secs_f64());
+    let mut response = json_response(
+        StatusCode::REQUEST_TIMEOUT,
+        &error("request_timeout", &message, true),
+    );
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// `503` with `Retry-After` and a JSON-RPC error: no new MCP session now.
+pub(super) fn too_many_sessions(cap: usize) -> Response<RouterBody> {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32000,
+            "message": format!("too many MCP sessions (cap {cap}); retry later"),
+            "data": {"error": "overloaded", "retryable": true},
+        },
+    });
+    let mut response = json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(SESSIONS_RETRY_AFTER_SECS));
+    response
+}
+
+fn error(code: &str, message: &str, retryable: bool) -> Value {
+    json!({"error": code, "message": message, "retryable": retryable})
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response<RouterBody> {
+    let mut response = Response::new(
+        Full::new(Bytes::from(body.to_string()))
+            .map_err(|never| match never {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}

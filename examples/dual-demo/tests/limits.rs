@@ -1,0 +1,353 @@
+//! The demo server's bounds over real sockets on 127.0.0.1 (issue 9): header, idle, body and
+//! write-stall timeouts, the connection cap, the MCP session cap and bearer-token authentication.
+//! Limits are small so that each test takes about a second.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use dual_demo::auth::AuthTokens;
+use dual_demo::dataset::{self, DatasetSize};
+use dual_demo::mcp_client;
+use dual_demo::serve::{self, Running, ServeOptions};
+use http::{HeaderMap, Request, StatusCode, header};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+use support::export::{assert_truncated, create_big_resource, start_export};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::timeout;
+
+/// Upper bound of any one test's work.
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A server on the small dataset, with `configure` applied to its options.
+async fn start(configure: impl FnOnce(&mut ServeOptions)) -> (Running, PathBuf) {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "dual-demo-limits-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let db = dir.join("small.sqlite");
+    dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
+    let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
+    options.db = Some(db);
+    configure(&mut options);
+    let running = serve::start(&options).await.expect("server starts");
+    (running, dir)
+}
+
+async fn stop(running: Running, dir: PathBuf) {
+    running.shutdown().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Reads until the server closes the connection; returns what came and when the end came.
+async fn read_until_closed(stream: &mut TcpStream, started: Instant) -> (String, Duration) {
+    let mut received = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match timeout(Duration::from_secs(10), stream.read(&mut buf)).await {
+            Ok(Ok(0) | Err(_)) => break,
+            Ok(Ok(n)) => received.extend_from_slice(&buf[..n]),
+            Err(_) => panic!("the connection is still open after 10 s"),
+        }
+    }
+    (String::from_utf8_lossy(&received).into_owned(), started.elapsed())
+}
+
+/// Sends `request`; returns the status, the headers and the JSON body (`null` if not JSON).
+async fn send(request: Request<Full<Bytes>>) -> (StatusCode, HeaderMap, Value) {
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let response = timeout(Duration::from_secs(10), client.request(request))
+        .await
+        .expect("an answer within 10 s")
+        .expect("a response");
+    let (parts, body) = response.into_parts();
+    let bytes = body.collect().await.expect("a body").to_bytes();
+    let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    (parts.status, parts.headers, json)
+}
+
+fn get(url: &str, token: Option<&str>) -> Request<Full<Bytes>> {
+    let mut builder = Request::get(url);
+    if let Some(token) = token {
+        builder = builder.header(header::AUTHORIZATION, format!("Bearer {token}"));
+    }
+    builder.body(Full::default()).expect("a request")
+}
+
+fn initialize(url: &str) -> Request<Full<Bytes>> {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "limits", "version": "0"}}
+    });
+    Request::post(url)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .expect("a request")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slowloris_head_is_closed_after_the_header_timeout() {
+    timeout(LIMIT, async {
+        let (running, dir) = start(|o| o.header_timeout = Duration::from_millis(300)).await;
+        // A client that sends part of a head, and one that sends nothing at all.
+        let mut slow = TcpStream::connect(running.addr).await.expect("connect");
+        let mut silent = TcpStream::connect(running.addr).await.expect("connect");
+        let started = Instant::now();
+        slow.write_all(b"GET /resources/x HTTP/1.1\r\nHost: a\r\n")
+            .await
+            .expect("write");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        slow.write_all(b"X-Slow: 1\r\n").await.expect("write");
+        let (answer, after) = read_until_closed(&mut slow, started).await;
+        assert!(answer.is_empty(), "no response to half a head: {answer}");
+        assert!(
+            after >= Duration::from_millis(250) && after < Duration::from_secs(3),
+            "closed after {after:?}"
+        );
+        let (answer, after) = read_until_closed(&mut silent, started).await;
+        assert!(answer.is_empty(), "{answer}");
+        assert!(after < Duration::from_secs(3), "closed after {after:?}");
+        stop(running, dir).await;
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
+    timeout(LIMIT, async {
+        // The idle timeout is longer than the header timeout: an idle connection must get the former.
+        let (running, dir) = start(|o| {
+            o.header_timeout = Duration::from_millis(300);
+            o.idle_timeout = Duration::from_millis(1200);
+        })
+        .await;
+        let mut stream = TcpStream::connect(running.addr).await.expect("connect");
+        stream
+            .write_all(b"GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n")
+            .await
+            .expect("write");
+        let mut buf = vec![0u8; 4096];
+        let n = stream.read(&mut buf).await.expect("a response");
+        let started = Instant::now();
+        assert!(
+            String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 404"),
+            "{}",
+            String::from_utf8_lossy(&buf[..n])
+        );
+        let (more, after) = read_until_closed(&mut stream, started).await;
+        assert!(more.len() < 200, "only the rest of the 404: {more}");
+        assert!(
+            after >= Duration::from_millis(1000) && after < Duration::from_secs(4),
+            "idle connection closed after {after:?}"
+        );
+        stop(running, dir).await;
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_sent_body_is_answered_408_and_closed() {
+    timeout(LIMIT, async {
+        let (running, dir) = start(|o| o.body_timeout = Duration::from_millis(400)).await;
+        for path in ["/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV", "/mcp"] {
+            let mut stream = TcpStream::connect(running.addr).await.expect("connect");
+            let started = Instant::now();
+            let head = format!(
+                "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"offset\""
+            );
+            stream.write_all(head.as_bytes()).await.expect("write");
+            let (answer, after) = read_until_closed(&mut stream, started).await;
+            assert!(answer.starts_with("HTTP/1.1 408"), "{path}: {answer}");
+            assert!(answer.contains("request_timeout"), "{path}: {answer}");
+            assert!(
+                after >= Duration::from_millis(350) && after < Duration::from_secs(4),
+                "{path}: closed after {after:?}"
+            );
+        }
+        stop(running, dir).await;
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_to_a_client_that_stopped_reading_is_cut_after_the_stall_time() {
+    timeout(LIMIT, async {
+        let (running, dir) = start(|o| o.export_stall = Duration::from_millis(500)).await;
+        let id = create_big_resource(&running.mcp_url()).await;
+        let (body, _) = start_export(running.addr, &id).await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        // What the kernel buffered is still there, then the body ends without its terminal chunk.
+        let error = body.collect().await.expect_err("a cut export is an error");
+        assert_truncated(&error);
+        stop(running, dir).await;
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_connection_cap_holds_and_a_waiting_client_is_served_when_one_closes() {
+    timeout(LIMIT, async {
+        let (running, dir) = start(|o| o.max_connections = 2).await;
+        let first = TcpStream::connect(running.addr).await.expect("connect");
+        let _second = TcpStream::connect(running.addr).await.expect("connect");
+        // The kernel completes the third handshake (listen backlog); the server must not serve it.
+        let mut third = TcpStream::connect(running.addr).await.expect("connect");
+        third
+            .write_all(b"GET /nowhere HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            .await
+            .expect("write");
+        let mut buf = vec![0u8; 4096];
+        let early = timeout(Duration::from_millis(700), third.read(&mut buf)).await;
+        assert!(early.is_err(), "served beyond the cap: {early:?}");
+        drop(first);
+        let started = Instant::now();
+        let (answer, after) = read_until_closed(&mut third, started).await;
+        assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+        assert!(
+            after < Duration::from_secs(3),
+            "served {after:?} after a slot freed"
+        );
+        stop(running, dir).await;
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_session_cap_answers_503_and_existing_sessions_keep_working() {
+    timeout(LIMIT, async {
+        let (running, dir) = start(|o| o.max_mcp_sessions = 2).await;
+        let url = running.mcp_url();
+        let one = mcp_client::connect(&url).await.expect("first session");
+        let two = mcp_client::connect(&url).await.expect("second session");
+
+        let (status, headers, body) = send(initialize(&url)).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        assert!(headers.contains_key(header::RETRY_AFTER), "{headers:?}");
+        assert_eq!(body["jsonrpc"], "2.0", "{body}");
+        assert_eq!(
+            body["error"]["message"],
+            "too many MCP sessions (cap 2); retry later"
+        );
+        assert!(
+            mcp_client::connect(&url).await.is_err(),
+            "a third client is refused"
+        );
+
+        // The existing sessions are unaffected.
+        let tools = one.list_all_tools().await.expect("tools/list");
+        assert_eq!(tools.len(), 2);
+        let arguments = json!({"sql": "SELECT 1 AS one"}).as_object().cloned();
+        let result = two
+            .call_tool(CallToolRequestParams::new("query").with_arguments(arguments.unwrap_or_default()))
+            .await
+            .expect("tools/call");
+        assert_eq!(result.is_error, Some(false));
+
+        // A closed session frees its slot.
+        let _ = one.cancel().await;
+        let mut again = None;
+        for _ in 0..50 {
+            if let Ok(client) = mcp_client::connect(&url).await {
+                again = Some(client);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let again = again.expect("a new session once one closed");
+        let _ = again.cancel().await;
+        let _ = two.cancel().await;
+        stop(running, dir).await;
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_valid_token_mcp_and_rest_answer_401() {
+    timeout(LIMIT, async {
+        let tokens = AuthTokens::parse("right-token alice\n").expect("tokens");
+        let (running, dir) = start(|o| o.auth_tokens = Some(tokens)).await;
+        let rest = format!("http://{}/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV", running.addr);
+        for (token, challenge) in [
+            (None, "Bearer"),
+            (Some("wrong-token"), r#"Bearer error="invalid_token""#),
+            (Some("right-toke"), r#"Bearer error="invalid_token""#),
+        ] {
+            let (status, headers, body) = send(get(&rest, token)).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{token:?}");
+            assert_eq!(headers[header::WWW_AUTHENTICATE], challenge, "{token:?}");
+            assert_eq!(body["error"], "unauthorized", "{body}");
+            assert_eq!(body["retryable"], false, "{body}");
+            assert!(body["message"].is_string(), "{body}");
+        }
+        let (status, _, _) = send(initialize(&running.mcp_url())).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert!(mcp_client::connect(&running.mcp_url()).await.is_err());
+        assert!(
+            mcp_client::connect_with_token(&running.mcp_url(), "wrong-token")
+                .await
+                .is_err()
+        );
+        // Elsewhere there is nothing to protect: still the router's 404.
+        let (status, _, _) = send(get(&format!("http://{}/", running.addr), None)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        stop(running, dir).await;
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_right_token_is_served_over_mcp_and_rest() {
+    timeout(LIMIT, async {
+        let tokens = AuthTokens::parse("# demo\nright-token alice\nother-token bob\n").expect("tokens");
+        let (running, dir) = start(|o| o.auth_tokens = Some(tokens)).await;
+        let mcp = mcp_client::connect_with_token(&running.mcp_url(), "right-token")
+            .await
+            .expect("an authenticated MCP session");
+        let arguments = json!({"sql": "SELECT id, name FROM institutions ORDER BY id"});
+        let result = mcp
+            .call_tool(
+                CallToolRequestParams::new("query")
+                    .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
+            )
+            .await
+            .expect("tools/call");
+        assert_eq!(result.is_error, Some(false));
+        let uri = result.structured_content.expect("structuredContent")["resource"]["uri"]
+            .as_str()
+            .expect("a resource URI")
+            .to_owned();
+        let id = uri.trim_start_matches("resource://");
+        let url = format!("http://{}/resources/{id}", running.addr);
+        let (status, _, body) = send(get(&url, Some("other-token"))).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["total_count"], DatasetSize::SMALL.institutions, "{body}");
+        let (status, _, _) = send(get(&url, None)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        let _ = mcp.cancel().await;
+        stop(running, dir).await;
+    })
+    .await
+    .expect("within the time limit");
+}
