@@ -1,8 +1,9 @@
 //! Bearer-token authentication of `dual-demo serve --auth-tokens FILE`.
 //!
 //! The file holds one `TOKEN OWNER` pair per line; `#` starts a comment line. A request to `/mcp` or
-//! `/resources` must carry `Authorization: Bearer TOKEN`; the router puts the token's [`Owner`] into
-//! the request's extensions, where the MCP and REST handlers can read it.
+//! `/resources` must carry `Authorization: Bearer TOKEN`; the router puts the token's [`Owner`], and
+//! the matching `dual_server::Caller`, into the request's extensions. Resources created through MCP
+//! belong to that owner, and the server shows them to no one else, over REST or `resources/read`.
 //!
 //! ```
 //! use dual_demo::auth::{AuthTokens, Owner};

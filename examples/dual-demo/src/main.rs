@@ -65,6 +65,29 @@ struct ServeArgs {
     /// Serve MCP over stdin/stdout (for desktop MCP clients); REST stays on --addr.
     #[arg(long)]
     stdio: bool,
+    /// Seconds one SQL query (or one export batch) may run before it is interrupted.
+    #[arg(long, value_name = "SECS", default_value_t = dual_demo::sqlite::DEFAULT_TIME_LIMIT.as_secs(),
+          value_parser = secs())]
+    query_time_limit_secs: u64,
+    /// Milliseconds a request waits for a free database connection; then 503 `overloaded` (retryable,
+    /// Retry-After), never a hang.
+    #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
+    db_wait_ms: u64,
+    /// How many of the 4 database connections exports may hold at once (at most 3); pages and tool
+    /// calls always have the rest.
+    #[arg(long, value_name = "N", default_value_t = dual_demo::sqlite::DEFAULT_EXPORT_SLOTS,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=3))]
+    export_slots: usize,
+    /// Largest sample in a tool result, in bytes of compact JSON: the sample keeps as many whole rows
+    /// as fit, and says how many; the count and the link are always there.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_MAX_SAMPLE_BYTES,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_sample_bytes: usize,
+    /// Most live resources; at the cap a tool call fails with a retryable error (nothing is evicted;
+    /// deleting or expiring resources frees room).
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_MAX_RESOURCES,
+          value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
+    max_resources: u64,
     /// Most connections open at once; further clients wait in the listen backlog until one closes.
     #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_MAX_CONNECTIONS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
@@ -186,6 +209,11 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.base_url = args.base_url;
     options.expiration = Duration::from_secs(args.expiration_secs);
     options.sample_size = args.sample_size;
+    options.query_time_limit = Duration::from_secs(args.query_time_limit_secs);
+    options.db_wait = Duration::from_millis(args.db_wait_ms);
+    options.export_slots = args.export_slots;
+    options.max_sample_bytes = args.max_sample_bytes;
+    options.max_resources = args.max_resources;
     options.max_connections = args.max_connections;
     options.header_timeout = Duration::from_secs(args.header_timeout_secs);
     options.idle_timeout = Duration::from_secs(args.idle_timeout_secs);

@@ -30,7 +30,7 @@ pub use running::Running;
 
 use crate::auth::AuthTokens;
 use crate::dataset::{self, DatasetSize};
-use crate::sqlite::{self, INSTITUTIONS_KIND, SQL_KIND, SqliteDb};
+use crate::sqlite::{self, INSTITUTIONS_KIND, SQL_KIND, SqliteDb, SqliteOptions};
 use crate::store::{self, StoreOptions, StoreSpecError};
 
 /// Where MCP is served.
@@ -81,6 +81,15 @@ pub struct ServeOptions {
     pub sample_size: u64,
     /// Time limit of one SQL query.
     pub query_time_limit: Duration,
+    /// Longest wait for a free database connection; then the request is `503 overloaded`.
+    pub db_wait: Duration,
+    /// How many of the database connections exports may hold at once (the rest stay for pages and
+    /// tool calls).
+    pub export_slots: usize,
+    /// Largest sample in a tool result, in bytes of compact JSON (whole rows only).
+    pub max_sample_bytes: usize,
+    /// Cap on live resources; at the cap a tool call fails with a retryable error.
+    pub max_resources: u64,
     /// Most connections open at once; further clients wait in the listen backlog until one closes.
     pub max_connections: usize,
     /// Time a client has to send a request head: from connecting, or on a kept-alive connection
@@ -119,6 +128,10 @@ impl ServeOptions {
             expiration: dual_server::DEFAULT_EXPIRATION,
             sample_size: dual_server::DEFAULT_SAMPLE_SIZE,
             query_time_limit: sqlite::DEFAULT_TIME_LIMIT,
+            db_wait: sqlite::DEFAULT_WAIT,
+            export_slots: sqlite::DEFAULT_EXPORT_SLOTS,
+            max_sample_bytes: dual_server::DEFAULT_MAX_SAMPLE_BYTES,
+            max_resources: dual_server::DEFAULT_MAX_RESOURCES,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
@@ -136,6 +149,11 @@ impl ServeOptions {
         let counts = [
             ("max_connections", self.max_connections),
             ("max_mcp_sessions", self.max_mcp_sessions),
+            ("export_slots", self.export_slots),
+            (
+                "max_resources",
+                usize::try_from(self.max_resources).unwrap_or(usize::MAX),
+            ),
         ];
         let times = [
             ("header_timeout", self.header_timeout),
@@ -143,6 +161,8 @@ impl ServeOptions {
             ("body_timeout", self.body_timeout),
             ("export_stall", self.export_stall),
             ("mcp_session_idle", self.mcp_session_idle),
+            ("query_time_limit", self.query_time_limit),
+            ("db_wait", self.db_wait),
         ];
         counts
             .into_iter()
@@ -205,13 +225,19 @@ pub async fn build_server(
             path
         }
     };
-    let db =
-        SqliteDb::open(&path, sqlite::DEFAULT_POOL_SIZE, options.query_time_limit).map_err(|source| {
-            ServeError::Database {
-                path: path.clone(),
-                source,
-            }
-        })?;
+    let sqlite_options = SqliteOptions {
+        pool_size: sqlite::DEFAULT_POOL_SIZE,
+        export_slots: options.export_slots,
+        wait: options.db_wait,
+        time_limit: options.query_time_limit,
+        // An export whose reader stalls gives its database connection back after the same time the
+        // connection is cut.
+        stall: options.export_stall,
+    };
+    let db = SqliteDb::open_with(&path, sqlite_options).map_err(|source| ServeError::Database {
+        path: path.clone(),
+        source,
+    })?;
     let opened = store::open(&StoreOptions {
         spec: options.store.clone(),
         prefix: options.store_prefix.clone(),
@@ -228,7 +254,9 @@ pub async fn build_server(
         .base_url(base_url)
         .shared_store(opened.store)
         .default_expiration(options.expiration)
-        .default_sample_size(options.sample_size);
+        .default_sample_size(options.sample_size)
+        .max_sample_bytes(options.max_sample_bytes)
+        .max_resources(options.max_resources);
     if opened.native_expiry {
         builder = builder.without_sweeper();
     }

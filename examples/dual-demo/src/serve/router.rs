@@ -6,7 +6,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use dual_http::DualHttp;
+use dual_http::{CallerFromExtensions, DualHttp};
+use dual_server::Caller;
 use dual_server::DualResponseServer;
 use http::{Method, Request, Response};
 use http_body_util::BodyExt;
@@ -86,7 +87,10 @@ impl Router {
             cap.manager(),
             config,
         );
-        let rest = DualHttp::builder(server).prefix(REST_PREFIX).build();
+        let rest = DualHttp::builder(server)
+            .prefix(REST_PREFIX)
+            .authorize(CallerFromExtensions)
+            .build();
         Self {
             mcp,
             rest,
@@ -111,6 +115,9 @@ impl Router {
         if let Some(tokens) = &self.auth {
             match tokens.authenticate(request.headers()) {
                 Ok(owner) => {
+                    // The server authorizes with the `Caller`: dual-http's `CallerFromExtensions` and
+                    // dual-rmcp's `caller_from_extensions` read it back from here.
+                    request.extensions_mut().insert(Caller::owner(owner.0.clone()));
                     request.extensions_mut().insert(owner);
                 }
                 Err(failure) => {
