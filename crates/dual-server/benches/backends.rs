@@ -1,8 +1,10 @@
 //! What each store backend adds to `create_response` and `fetch_page` (issue 6).
 //!
-//! Run: `cargo bench -p dual-server --bench backends`. For each backend (`MemoryStore`, `RedisStore`,
-//! `PostgresStore`) the bench builds a `DualResponseServer` around a cheap in-memory executor (847
-//! precomputed five-column rows, 15-row samples, 100-row pages), then times every call of
+//! Run: `bash .ci/services && cargo bench -p dual-server --bench backends --features services` (the
+//! bench needs Redis and PostgreSQL, so it is built only with the `services` feature). For each backend
+//! (`MemoryStore`, `RedisStore`, `PostgresStore`) the bench builds a `DualResponseServer` around a cheap
+//! in-memory executor (847 precomputed five-column rows, 15-row samples, 100-row pages), then times
+//! every call of
 //!
 //! * `create_response`: count and sample fetch (in memory), one store `save`;
 //! * `fetch_page` of a 100-row page of an existing resource: one store `record_access`, then the
@@ -19,15 +21,16 @@
 //! Environment: `DUAL_TEST_REDIS_URL` (default `redis://127.0.0.1:6379`), `DUAL_TEST_POSTGRES_URL`
 //! (default `postgres://postgres@127.0.0.1:5432/test`), `DUAL_BENCH_CALLS` (timed calls per operation,
 //! default 2,000, each phase after a tenth as many warm-up calls; without `--bench`, as in
-//! `cargo test --benches`, a smoke run of 32). The bench writes only below a fresh key prefix
-//! `dual-bench:{random}:` and into fresh schemas `dual_bench_{random}*`, and removes them when it ends
-//! (also when it panics).
+//! `cargo test -p dual-server --benches --features services`, a smoke run of 32). The bench writes
+//! only below a fresh key prefix `dual-bench:{random}:` and into fresh schemas `dual_bench_{random}*`,
+//! and removes them when it ends (also when it panics).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dual_core::{PageRequest, ResourceId, Row, Sort};
 use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use dual_store::suite::services::{POSTGRES, REDIS};
 use dual_store::{MemoryStore, ResourceStore};
 use dual_store_postgres::PostgresStore;
 use dual_store_redis::RedisStore;
@@ -114,10 +117,6 @@ impl Backend {
     }
 }
 
-fn env_or(name: &str, default: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| default.to_owned())
-}
-
 /// What the bench wrote to a shared service; removed on drop (also during a panic), nothing else is
 /// touched.
 #[derive(Debug)]
@@ -193,7 +192,7 @@ async fn connect(backend: Backend, run: u64) -> (Arc<dyn ResourceStore>, Option<
     match backend {
         Backend::Memory => (Arc::new(MemoryStore::new()), None),
         Backend::Redis => {
-            let url = env_or("DUAL_TEST_REDIS_URL", "redis://127.0.0.1:6379");
+            let url = REDIS.require();
             let prefix = format!("dual-bench:{run:016x}:");
             let cleanup = Cleanup::Redis {
                 url: url.clone(),
@@ -203,14 +202,11 @@ async fn connect(backend: Backend, run: u64) -> (Arc<dyn ResourceStore>, Option<
                 .key_prefix(prefix)
                 .connect()
                 .await
-                .unwrap_or_else(|e| panic!("cannot connect to Redis (set DUAL_TEST_REDIS_URL): {e}"));
+                .unwrap_or_else(|e| REDIS.unreachable(e));
             (Arc::new(store), Some(cleanup))
         }
         Backend::Postgres | Backend::PostgresAsyncCommit => {
-            let mut url = env_or(
-                "DUAL_TEST_POSTGRES_URL",
-                "postgres://postgres@127.0.0.1:5432/test",
-            );
+            let mut url = POSTGRES.require();
             let mut schema = format!("dual_bench_{run:016x}");
             if backend == Backend::PostgresAsyncCommit {
                 let separator = if url.contains('?') { '&' } else { '?' };
@@ -227,7 +223,7 @@ async fn connect(backend: Backend, run: u64) -> (Arc<dyn ResourceStore>, Option<
                 .pool_size(TASKS)
                 .connect()
                 .await
-                .unwrap_or_else(|e| panic!("cannot connect to PostgreSQL (set DUAL_TEST_POSTGRES_URL): {e}"));
+                .unwrap_or_else(|e| POSTGRES.unreachable(e));
             (Arc::new(store), Some(cleanup))
         }
     }

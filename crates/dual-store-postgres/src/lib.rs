@@ -73,14 +73,16 @@
 //!
 //! # Environment
 //!
-//! The store reads no environment variables; pass the URL yourself. This crate's tests read:
+//! The store reads no environment variables; pass the URL yourself. This crate's tests that need a
+//! server run with its feature `services` (`cargo test -p dual-store-postgres --features services`;
+//! the library is the same with or without it) and read:
 //!
 //! | variable | default | used for |
 //! |---|---|---|
 //! | `DUAL_TEST_POSTGRES_URL` | `postgres://postgres@127.0.0.1:5432/test` | the database the conformance suite and the outage test run against |
 //!
 //! Tests create a fresh schema `dual_test_{random}` (one table per store inside it), drop it when done,
-//! and fail, rather than skip, when PostgreSQL is unreachable.
+//! and fail, rather than skip, when PostgreSQL is unreachable (`bash .ci/services` starts it).
 
 mod builder;
 mod error;

@@ -1,17 +1,17 @@
 //! Outages: the store reaches PostgreSQL through a proxy the test cuts and restores. While cut, every call
 //! fails with `StoreError::Unavailable` within a bound and nothing panics; after the restore the same
-//! store works again by itself.
+//! store works again by itself. Needs PostgreSQL (feature `services`).
+#![cfg(feature = "services")]
 
 mod support;
 
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
 use dual_store::suite::outage::{self, Bounds};
 use dual_store::suite::proxy::{Mode, Proxy};
 use dual_store_postgres::PostgresStore;
-use support::Namespace;
+use support::{Namespace, POSTGRES};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -24,37 +24,12 @@ const BOUNDS: Bounds = Bounds {
     recover_within: StdDuration::from_secs(15),
 };
 
-/// The service's address and the test URL with its authority replaced by `{proxy}` (the URL form
-/// of `DUAL_TEST_POSTGRES_URL` is needed here, not the key-value form).
-fn upstream() -> Result<(SocketAddr, String), Box<dyn std::error::Error>> {
-    let url = support::postgres_url();
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or("DUAL_TEST_POSTGRES_URL is not a URL")?;
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (userinfo, host_port) = match rest[..end].rsplit_once('@') {
-        Some((userinfo, host_port)) => (format!("{userinfo}@"), host_port),
-        None => (String::new(), &rest[..end]),
-    };
-    let host_port = if host_port.contains(':') {
-        host_port.to_owned()
-    } else {
-        format!("{host_port}:5432")
-    };
-    let addr = host_port
-        .to_socket_addrs()?
-        .next()
-        .ok_or("DUAL_TEST_POSTGRES_URL does not resolve")?;
-    Ok((addr, format!("{scheme}://{userinfo}{{proxy}}{}", &rest[end..])))
-}
-
 async fn store_through(
     namespace: &Namespace,
     proxy: &Proxy,
-    template: &str,
 ) -> Result<PostgresStore, Box<dyn std::error::Error>> {
     Ok(namespace
-        .builder_at(template.replace("{proxy}", &proxy.addr().to_string()))
+        .builder_at(POSTGRES.url_through(proxy.addr())?)
         .pool_size(4)
         .operation_timeout(TIMEOUT)
         .connect_timeout(TIMEOUT)
@@ -65,9 +40,8 @@ async fn store_through(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_connections_fail_fast_and_recover() -> TestResult {
     let namespace = Namespace::new();
-    let (addr, template) = upstream()?;
-    let proxy = Proxy::start(addr).await?;
-    let store = store_through(&namespace, &proxy, &template).await?;
+    let proxy = Proxy::start(POSTGRES.addr()?).await?;
+    let store = store_through(&namespace, &proxy).await?;
     outage::outage_and_recovery(&proxy, &store, Mode::Refuse, BOUNDS).await;
     Ok(())
 }
@@ -75,9 +49,8 @@ async fn refused_connections_fail_fast_and_recover() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_network_times_out_and_recovers() -> TestResult {
     let namespace = Namespace::new();
-    let (addr, template) = upstream()?;
-    let proxy = Proxy::start(addr).await?;
-    let store = store_through(&namespace, &proxy, &template).await?;
+    let proxy = Proxy::start(POSTGRES.addr()?).await?;
+    let store = store_through(&namespace, &proxy).await?;
     outage::outage_and_recovery(&proxy, &store, Mode::Blackhole, BOUNDS).await;
     Ok(())
 }
@@ -85,9 +58,8 @@ async fn a_silent_network_times_out_and_recovers() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_during_an_outage_all_fail_in_bounded_time() -> TestResult {
     let namespace = Namespace::new();
-    let (addr, template) = upstream()?;
-    let proxy = Proxy::start(addr).await?;
-    let store = store_through(&namespace, &proxy, &template).await?;
+    let proxy = Proxy::start(POSTGRES.addr()?).await?;
+    let store = store_through(&namespace, &proxy).await?;
     outage::concurrent_calls_during_an_outage(&proxy, Arc::new(store), BOUNDS).await;
     Ok(())
 }

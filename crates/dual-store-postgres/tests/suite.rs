@@ -1,4 +1,6 @@
-//! The shared store conformance suite against a real PostgreSQL (`DUAL_TEST_POSTGRES_URL`).
+//! The shared store conformance suite against a real PostgreSQL (`DUAL_TEST_POSTGRES_URL`, feature
+//! `services`).
+#![cfg(feature = "services")]
 
 mod support;
 

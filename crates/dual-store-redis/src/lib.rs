@@ -62,14 +62,16 @@
 //!
 //! # Environment
 //!
-//! The store reads no environment variables; pass the URL yourself. This crate's tests read:
+//! The store reads no environment variables; pass the URL yourself. This crate's tests that need a
+//! server run with its feature `services` (`cargo test -p dual-store-redis --features services`; the
+//! library is the same with or without it) and read:
 //!
 //! | variable | default | used for |
 //! |---|---|---|
 //! | `DUAL_TEST_REDIS_URL` | `redis://127.0.0.1:6379` | the Redis server the conformance suite and the outage test run against |
 //!
 //! Tests write only keys under a fresh random prefix (`dual-test:{random}:`) and delete them when done;
-//! they fail, rather than skip, when Redis is unreachable.
+//! they fail, rather than skip, when Redis is unreachable (`bash .ci/services` starts it).
 
 mod builder;
 mod connection;

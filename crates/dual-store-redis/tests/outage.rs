@@ -1,17 +1,17 @@
 //! Outages: the store reaches Redis through a proxy the test cuts and restores. While cut, every call
 //! fails with `StoreError::Unavailable` within a bound and nothing panics; after the restore the same
-//! store works again by itself.
+//! store works again by itself. Needs Redis (feature `services`).
+#![cfg(feature = "services")]
 
 mod support;
 
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
 use dual_store::suite::outage::{self, Bounds};
 use dual_store::suite::proxy::{Mode, Proxy};
 use dual_store_redis::RedisStore;
-use support::Namespace;
+use support::{Namespace, REDIS};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -24,30 +24,11 @@ const BOUNDS: Bounds = Bounds {
     recover_within: StdDuration::from_secs(15),
 };
 
-fn upstream() -> Result<SocketAddr, Box<dyn std::error::Error>> {
-    let url = support::redis_url();
-    let authority = url
-        .split("://")
-        .nth(1)
-        .and_then(|rest| rest.split(['/', '?']).next())
-        .map(|host| host.rsplit('@').next().unwrap_or(host))
-        .ok_or("DUAL_TEST_REDIS_URL has no host")?;
-    let host_port = if authority.contains(':') {
-        authority.to_owned()
-    } else {
-        format!("{authority}:6379")
-    };
-    host_port
-        .to_socket_addrs()?
-        .next()
-        .ok_or_else(|| "DUAL_TEST_REDIS_URL does not resolve".into())
-}
-
 async fn store_through(
     namespace: &Namespace,
     proxy: &Proxy,
 ) -> Result<RedisStore, Box<dyn std::error::Error>> {
-    Ok(RedisStore::builder(format!("redis://{}", proxy.addr()))
+    Ok(RedisStore::builder(REDIS.url_through(proxy.addr())?)
         .key_prefix(namespace.prefix())
         .operation_timeout(TIMEOUT)
         .connect_timeout(TIMEOUT)
@@ -58,7 +39,7 @@ async fn store_through(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_connections_fail_fast_and_recover() -> TestResult {
     let namespace = Namespace::new();
-    let proxy = Proxy::start(upstream()?).await?;
+    let proxy = Proxy::start(REDIS.addr()?).await?;
     let store = store_through(&namespace, &proxy).await?;
     outage::outage_and_recovery(&proxy, &store, Mode::Refuse, BOUNDS).await;
     Ok(())
@@ -67,7 +48,7 @@ async fn refused_connections_fail_fast_and_recover() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_network_times_out_and_recovers() -> TestResult {
     let namespace = Namespace::new();
-    let proxy = Proxy::start(upstream()?).await?;
+    let proxy = Proxy::start(REDIS.addr()?).await?;
     let store = store_through(&namespace, &proxy).await?;
     outage::outage_and_recovery(&proxy, &store, Mode::Blackhole, BOUNDS).await;
     Ok(())
@@ -76,7 +57,7 @@ async fn a_silent_network_times_out_and_recovers() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_during_an_outage_all_fail_in_bounded_time() -> TestResult {
     let namespace = Namespace::new();
-    let proxy = Proxy::start(upstream()?).await?;
+    let proxy = Proxy::start(REDIS.addr()?).await?;
     let store = store_through(&namespace, &proxy).await?;
     outage::concurrent_calls_during_an_outage(&proxy, Arc::new(store), BOUNDS).await;
     Ok(())

@@ -1,4 +1,5 @@
-//! The shared store conformance suite against a real Redis (`DUAL_TEST_REDIS_URL`).
+//! The shared store conformance suite against a real Redis (`DUAL_TEST_REDIS_URL`, feature `services`).
+#![cfg(feature = "services")]
 
 mod support;
 

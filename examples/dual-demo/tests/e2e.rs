@@ -1,5 +1,6 @@
 //! End to end over real sockets on 127.0.0.1: an rmcp client against `serve`'s router, the REST API
-//! through dual-client, SQLite read directly for comparison, and the `--stdio` binary.
+//! through dual-client, SQLite read directly for comparison, and the binary (`--stdio`, and its start-up
+//! failure with an unreachable store). Needs nothing but the toolchain.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -463,6 +464,47 @@ async fn report_writes_every_row_as_csv() {
         .expect_err("a refused query fails the report");
         assert!(refused.to_string().contains("read-only"), "{refused}");
         fixture.stop().await;
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_store_fails_start_up_with_a_redacted_message() {
+    timeout(LIMIT, async {
+        let dir = temp_dir("unreachable-store");
+        let db = dir.join("small.sqlite");
+        dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
+        let refused = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+        let port = refused.local_addr().expect("addr").port();
+        drop(refused);
+        for store in [
+            format!("redis://:hunter2@127.0.0.1:{port}/0"),
+            format!("postgres://postgres:hunter2@127.0.0.1:{port}/test"),
+        ] {
+            let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-demo"))
+                .args([
+                    "serve",
+                    "--addr",
+                    "127.0.0.1:0",
+                    "--store-timeout-ms",
+                    "500",
+                    "--db",
+                ])
+                .arg(&db)
+                .args(["--store", &store])
+                .env("NO_COLOR", "1")
+                .kill_on_drop(true)
+                .output()
+                .await
+                .expect("the binary runs");
+            assert!(!output.status.success(), "{store}");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(stderr.contains("cannot open the"), "{stderr}");
+            assert!(stderr.contains(":***@127.0.0.1"), "{stderr}");
+            assert!(!stderr.contains("hunter2"), "{stderr}");
+        }
+        let _ = std::fs::remove_dir_all(dir);
     })
     .await
     .expect("within the time limit");

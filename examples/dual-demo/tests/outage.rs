@@ -4,7 +4,9 @@
 //! result, both in bounded time; after the restore the same process recovers by itself; and
 //! dual-client's retries ride through a short outage.
 //!
-//! Needs the services of `DUAL_TEST_REDIS_URL` / `DUAL_TEST_POSTGRES_URL`; fails (never skips) without.
+//! Needs the services of `DUAL_TEST_REDIS_URL` / `DUAL_TEST_POSTGRES_URL` (feature `services`); fails
+//! (never skips) without them.
+#![cfg(feature = "services")]
 
 mod support;
 

@@ -1,5 +1,5 @@
-//! Shared by this crate's tests: the database URL, a per-test schema that drops itself, record
-//! fixtures.
+//! Shared by this crate's tests of the `services` feature: a per-test schema in the database of
+//! `DUAL_TEST_POSTGRES_URL` that drops itself, record fixtures.
 #![allow(
     dead_code,
     reason = "each test binary uses a different part of the support module"
@@ -8,16 +8,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dual_core::{Column, ColumnType, QuerySpec, ResourceId, ResourceRecord};
+pub(crate) use dual_store::suite::services::POSTGRES;
 use dual_store_postgres::{PostgresStore, PostgresStoreBuilder};
 use time::OffsetDateTime;
 use tokio_postgres::NoTls;
-
-/// The database the tests use: `DUAL_TEST_POSTGRES_URL`, by default
-/// `postgres://postgres@127.0.0.1:5432/test`.
-pub(crate) fn postgres_url() -> String {
-    std::env::var("DUAL_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
 
 /// A schema unique to one test, `dual_test_{random}`. Each store made from it gets its own table in
 /// it; the schema and everything in it is dropped when the namespace is dropped (also when the test
@@ -30,9 +24,11 @@ pub(crate) struct Namespace {
 }
 
 impl Namespace {
+    /// A fresh namespace; panics (failing the test) with how to start PostgreSQL when it is
+    /// unreachable.
     pub(crate) fn new() -> Self {
         Self {
-            url: postgres_url(),
+            url: POSTGRES.require(),
             schema: format!("dual_test_{:016x}", fastrand::u64(..)),
             next: AtomicUsize::new(0),
         }
@@ -65,9 +61,7 @@ impl Namespace {
     pub(crate) async fn store(&self) -> PostgresStore {
         match self.builder().connect().await {
             Ok(store) => store,
-            Err(e) => panic!(
-                "cannot connect to PostgreSQL at DUAL_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test): {e}"
-            ),
+            Err(e) => POSTGRES.unreachable(e),
         }
     }
 
@@ -78,7 +72,7 @@ impl Namespace {
                 tokio::spawn(connection);
                 client
             }
-            Err(e) => panic!("cannot connect to PostgreSQL at DUAL_TEST_POSTGRES_URL: {e}"),
+            Err(e) => POSTGRES.unreachable(e),
         }
     }
 }

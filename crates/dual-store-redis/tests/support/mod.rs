@@ -1,5 +1,5 @@
-//! Shared by this crate's tests: the Redis URL, a per-run key namespace that cleans up after itself,
-//! record fixtures.
+//! Shared by this crate's tests of the `services` feature: a per-run key namespace on the Redis of
+//! `DUAL_TEST_REDIS_URL` that cleans up after itself, record fixtures.
 #![allow(
     dead_code,
     reason = "each test binary uses a different part of the support module"
@@ -9,17 +9,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use dual_core::{Column, ColumnType, QuerySpec, ResourceId, ResourceRecord};
+pub(crate) use dual_store::suite::services::REDIS;
 use dual_store_redis::{RedisStore, RedisStoreBuilder};
 use time::OffsetDateTime;
 
-/// The Redis server the tests use: `DUAL_TEST_REDIS_URL`, by default `redis://127.0.0.1:6379`.
-pub(crate) fn redis_url() -> String {
-    std::env::var("DUAL_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
-}
-
-/// A key namespace unique to one test: `dual-test:{random}:`. Each store made from it gets its own
-/// prefix below it; every key below it is deleted when the namespace is dropped (also when the test
-/// panics), and nothing else is ever touched.
+/// A key namespace unique to one test: `dual-test:{random}:` on the Redis of `DUAL_TEST_REDIS_URL`.
+/// Each store made from it gets its own prefix below it; every key below it is deleted when the
+/// namespace is dropped (also when the test panics), and nothing else is ever touched.
 #[derive(Debug)]
 pub(crate) struct Namespace {
     url: String,
@@ -28,9 +24,10 @@ pub(crate) struct Namespace {
 }
 
 impl Namespace {
+    /// A fresh namespace; panics (failing the test) with how to start Redis when it is unreachable.
     pub(crate) fn new() -> Self {
         Self {
-            url: redis_url(),
+            url: REDIS.require(),
             base: format!("dual-test:{:016x}:", fastrand::u64(..)),
             next: AtomicUsize::new(0),
         }
@@ -50,10 +47,7 @@ impl Namespace {
     pub(crate) async fn store(&self) -> RedisStore {
         match self.builder().connect().await {
             Ok(store) => store,
-            Err(e) => panic!(
-                "cannot connect to Redis at {} (start it, or set DUAL_TEST_REDIS_URL): {e}",
-                self.url
-            ),
+            Err(e) => REDIS.unreachable(e),
         }
     }
 
@@ -61,11 +55,11 @@ impl Namespace {
     pub(crate) async fn raw(&self) -> redis::aio::MultiplexedConnection {
         let client = match redis::Client::open(self.url.as_str()) {
             Ok(client) => client,
-            Err(e) => panic!("bad DUAL_TEST_REDIS_URL: {e}"),
+            Err(e) => REDIS.unreachable(e),
         };
         match client.get_multiplexed_async_connection().await {
             Ok(con) => con,
-            Err(e) => panic!("cannot connect to Redis at DUAL_TEST_REDIS_URL: {e}"),
+            Err(e) => REDIS.unreachable(e),
         }
     }
 

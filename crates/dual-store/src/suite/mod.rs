@@ -61,6 +61,7 @@ mod pin_delete;
 pub mod proxy;
 mod purge;
 mod round_trip;
+pub mod services;
 mod support;
 
 use std::future::Future;

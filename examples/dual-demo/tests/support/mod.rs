@@ -1,4 +1,4 @@
-//! Shared by the shared-store tests: the service URLs, a per-test Redis key prefix / PostgreSQL schema
+//! Shared by the shared-store tests (feature `services`): the services, a per-test Redis key prefix / PostgreSQL schema
 //! that cleans up after itself, `dual-demo serve` child processes that never outlive the test, and
 //! small MCP / REST helpers.
 #![allow(
@@ -9,7 +9,7 @@
 pub(crate) mod export;
 
 use std::collections::VecDeque;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -18,6 +18,7 @@ use std::time::Duration;
 use dual_client::{DualResponseClient, ParsedDualResponse};
 use dual_demo::dataset::{self, DatasetSize};
 use dual_demo::mcp_client;
+use dual_store::suite::services::{POSTGRES, REDIS, Service};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::json;
@@ -35,18 +36,8 @@ const LOG_LINES: usize = 200;
 /// The query every test runs: every institution of the small dataset.
 pub(crate) const SQL: &str = "SELECT id, name, state FROM institutions ORDER BY id";
 
-/// The Redis server: `DUAL_TEST_REDIS_URL`, by default `redis://127.0.0.1:6379`.
-pub(crate) fn redis_url() -> String {
-    std::env::var("DUAL_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
-}
-
-/// The database: `DUAL_TEST_POSTGRES_URL`, by default `postgres://postgres@127.0.0.1:5432/test`.
-pub(crate) fn postgres_url() -> String {
-    std::env::var("DUAL_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
-
-/// The shared backends.
+/// The shared backends: Redis at `DUAL_TEST_REDIS_URL` (default `redis://127.0.0.1:6379`),
+/// PostgreSQL at `DUAL_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432/test`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Backend {
     Redis,
@@ -54,52 +45,31 @@ pub(crate) enum Backend {
 }
 
 impl Backend {
-    pub(crate) fn url(self) -> String {
+    /// The server, its URL and what to say when it is unreachable.
+    pub(crate) fn service(self) -> Service {
         match self {
-            Self::Redis => redis_url(),
-            Self::Postgres => postgres_url(),
+            Self::Redis => REDIS,
+            Self::Postgres => POSTGRES,
         }
     }
 
-    fn default_port(self) -> u16 {
-        match self {
-            Self::Redis => 6379,
-            Self::Postgres => 5432,
-        }
+    pub(crate) fn url(self) -> String {
+        self.service().url()
     }
 
     /// The service's socket address, from its URL.
     pub(crate) fn upstream(self) -> SocketAddr {
-        let url = self.url();
-        let authority = authority(&url);
-        let host_port = authority.rsplit('@').next().unwrap_or(authority);
-        let host_port = if host_port.contains(':') {
-            host_port.to_owned()
-        } else {
-            format!("{host_port}:{}", self.default_port())
-        };
-        match host_port
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut addrs| addrs.next())
-        {
-            Some(addr) => addr,
-            None => panic!("the test URL of {self:?} ({url}) does not resolve"),
-        }
+        self.service()
+            .addr()
+            .unwrap_or_else(|e| self.service().unreachable(e))
     }
 
     /// The service's URL with its host and port replaced by `proxy` (user, password, path kept).
     pub(crate) fn url_through(self, proxy: SocketAddr) -> String {
-        let url = self.url();
-        let authority = authority(&url);
-        let user = authority.rfind('@').map_or("", |at| &authority[..=at]);
-        url.replacen(authority, &format!("{user}{proxy}"), 1)
+        self.service()
+            .url_through(proxy)
+            .unwrap_or_else(|e| self.service().unreachable(e))
     }
-}
-
-fn authority(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    rest.split(['/', '?']).next().unwrap_or(rest)
 }
 
 /// A Redis key prefix or PostgreSQL schema unique to one test. Everything under it is deleted when
@@ -112,7 +82,8 @@ pub(crate) struct Namespace {
 }
 
 impl Namespace {
-    /// A fresh namespace; panics (failing the test) when the service is unreachable.
+    /// A fresh namespace; panics (failing the test) with how to start the service when it is
+    /// unreachable.
     pub(crate) async fn new(backend: Backend) -> Self {
         let tag = fastrand::u64(..);
         let prefix = match backend {
@@ -122,12 +93,8 @@ impl Namespace {
         let reachable = timeout(Duration::from_secs(10), ping(backend)).await;
         match reachable {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => panic!(
-                "{backend:?} at {} is unreachable (start it, or set DUAL_TEST_REDIS_URL / \
-                 DUAL_TEST_POSTGRES_URL): {e}",
-                backend.url()
-            ),
-            Err(_) => panic!("{backend:?} at {} did not answer within 10 s", backend.url()),
+            Ok(Err(e)) => backend.service().unreachable(e),
+            Err(_) => backend.service().unreachable("no answer within 10 s"),
         }
         Self { backend, prefix }
     }
@@ -140,7 +107,7 @@ impl Namespace {
     fn clean_up(&self) -> Result<(), String> {
         match self.backend {
             Backend::Redis => {
-                let client = redis::Client::open(redis_url()).map_err(|e| e.to_string())?;
+                let client = redis::Client::open(REDIS.url()).map_err(|e| e.to_string())?;
                 let mut con = client
                     .get_connection_with_timeout(Duration::from_secs(5))
                     .map_err(|e| e.to_string())?;
@@ -178,7 +145,7 @@ impl Namespace {
                         .map_err(|e| e.to_string())?;
                     runtime.block_on(async {
                         let (client, connection) =
-                            tokio_postgres::connect(&postgres_url(), tokio_postgres::NoTls)
+                            tokio_postgres::connect(&POSTGRES.url(), tokio_postgres::NoTls)
                                 .await
                                 .map_err(|e| e.to_string())?;
                         tokio::spawn(connection);
@@ -199,7 +166,7 @@ impl Namespace {
 async fn ping(backend: Backend) -> Result<(), String> {
     match backend {
         Backend::Redis => {
-            let client = redis::Client::open(redis_url()).map_err(|e| e.to_string())?;
+            let client = redis::Client::open(REDIS.url()).map_err(|e| e.to_string())?;
             let mut con = client
                 .get_multiplexed_async_connection()
                 .await
@@ -211,17 +178,29 @@ async fn ping(backend: Backend) -> Result<(), String> {
                 .map_err(|e| e.to_string())
         }
         Backend::Postgres => {
-            let (client, connection) = tokio_postgres::connect(&postgres_url(), tokio_postgres::NoTls)
+            let (client, connection) = tokio_postgres::connect(&POSTGRES.url(), tokio_postgres::NoTls)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| with_sources(&e))?;
             tokio::spawn(connection);
             client
                 .simple_query("SELECT 1")
                 .await
                 .map(drop)
-                .map_err(|e| e.to_string())
+                .map_err(|e| with_sources(&e))
         }
     }
+}
+
+/// `error: its source: …` (tokio-postgres keeps the reason, such as "Connection refused", in a source).
+fn with_sources(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 impl Drop for Namespace {
