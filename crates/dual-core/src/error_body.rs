@@ -15,6 +15,8 @@ pub enum ErrorCode {
     Expired,
     /// 405: the method is not supported on the path (see `Allow`).
     MethodNotAllowed,
+    /// 408: the request body did not arrive in full within the server's body timeout.
+    RequestTimeout,
     /// 413: the body is over the limit.
     PayloadTooLarge,
     /// 415: the body is not JSON.
@@ -40,6 +42,7 @@ impl ErrorCode {
             Self::NotFound => "not_found",
             Self::Expired => "expired",
             Self::MethodNotAllowed => "method_not_allowed",
+            Self::RequestTimeout => "request_timeout",
             Self::PayloadTooLarge => "payload_too_large",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::QueryFailed => "query_failed",
@@ -56,6 +59,7 @@ impl ErrorCode {
             Self::InvalidRequest => 400,
             Self::NotFound | Self::Expired => 404,
             Self::MethodNotAllowed => 405,
+            Self::RequestTimeout => 408,
             Self::PayloadTooLarge => 413,
             Self::UnsupportedMediaType => 415,
             Self::QueryFailed | Self::Unknown => 500,

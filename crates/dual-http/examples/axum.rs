@@ -7,13 +7,30 @@
 //!
 //! axum's `nest_service` strips `/resources` before calling the handler, so the handler is built
 //! without a prefix. Set `DUAL_ADDR` to listen elsewhere (default `127.0.0.1:3000`).
+//!
+//! `axum::serve` sets no timeouts and no connection cap, so this example serves the router with
+//! hyper directly (axum's "serve with hyper" pattern): at most [`MAX_CONNECTIONS`] connections,
+//! [`HEADER_TIMEOUT`] to send a request head (hyper applies it to an idle kept-alive connection too),
+//! and the handler's request-body timeout ([`dual_http::DEFAULT_BODY_TIMEOUT`], 408).
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::routing::get;
 use dual_core::{Row, Sort};
 use dual_http::{Cors, DualHttp};
 use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+/// Connections served at once.
+const MAX_CONNECTIONS: usize = 1024;
+/// Time to send a request head, and to start the next one on a kept-alive connection.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `n` numbered rows.
 struct Numbers;
@@ -64,6 +81,30 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     println!("listening on http://{addr}");
-    axum::serve(listener, app).await?;
-    Ok(())
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        // At the cap, wait for a connection to close instead of accepting more.
+        let permit = Arc::clone(&slots).acquire_owned().await?;
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                // Out of file descriptors and the like: back off instead of spinning.
+                eprintln!("accept failed: {error}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let service = TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let served = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+            if let Err(error) = served {
+                eprintln!("connection ended: {error}");
+            }
+            drop(permit);
+        });
+    }
 }

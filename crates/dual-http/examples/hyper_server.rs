@@ -1,4 +1,5 @@
-//! The REST API under `/resources` in a plain hyper server (hyper-util, HTTP/1 and HTTP/2).
+//! The REST API under `/resources` in a plain hyper server (HTTP/1.1), with the bounds a public
+//! server needs.
 //!
 //! ```text
 //! cargo run -p dual-http --example hyper_server
@@ -8,16 +9,32 @@
 //! ```
 //!
 //! Set `DUAL_ADDR` to listen elsewhere (default `127.0.0.1:3000`).
+//!
+//! Bounds, each a constant below: at most [`MAX_CONNECTIONS`] connections (the accept loop waits for
+//! a free slot instead of accepting more, and backs off on accept errors such as `EMFILE`); a client
+//! has [`HEADER_TIMEOUT`] to send a request head, and hyper applies the same timer to a kept-alive
+//! connection waiting for its next request (the idle timeout); the handler gives a request body
+//! [`dual_http::DEFAULT_BODY_TIMEOUT`] to arrive (408 `request_timeout`). A client that stops reading
+//! a response is the one thing left: cut it with a write timeout around the socket, as
+//! `examples/dual-demo/src/serve/io.rs` does.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 
 use dual_core::{Row, Sort, SortOrder};
 use dual_http::DualHttp;
 use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+/// Connections served at once.
+const MAX_CONNECTIONS: usize = 1024;
+/// Time to send a request head, and to start the next one on a kept-alive connection.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// An in-memory "institutions" table of `n` computed rows.
 struct Institutions;
@@ -72,17 +89,34 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let handler = DualHttp::builder(server).prefix("/resources").build();
     let listener = TcpListener::bind(addr).await?;
     println!("listening on http://{addr}/resources");
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let mut backoff = Duration::from_millis(10);
     loop {
-        let (stream, _) = listener.accept().await?;
+        // At the cap, wait for a connection to close instead of accepting more.
+        let permit = Arc::clone(&slots).acquire_owned().await?;
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                // Out of file descriptors and the like: back off instead of spinning.
+                tracing::warn!(%error, backoff_ms = backoff.as_millis() as u64, "accept failed");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+                continue;
+            }
+        };
+        backoff = Duration::from_millis(10);
         let handler = handler.clone();
         tokio::spawn(async move {
-            // The handler is a hyper Service: one line to serve it.
-            if let Err(error) = auto::Builder::new(TokioExecutor::new())
+            // The handler is a hyper Service: serve it on the connection, with hyper's timer.
+            let served = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), handler)
-                .await
-            {
+                .await;
+            if let Err(error) = served {
                 tracing::debug!(%error, "connection ended");
             }
+            drop(permit);
         });
     }
 }

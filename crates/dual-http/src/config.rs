@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use dual_server::DualResponseServer;
 
@@ -9,6 +10,8 @@ use crate::{Anonymous, Authorize, Cors, DualHttp};
 
 /// Default limit of a request body: 64 KiB.
 pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
+/// Default time a request body has to arrive in full: 30 s.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The options a [`DualHttp`] handler runs with; [`parse_request`](crate::parse_request),
 /// [`execute`](crate::execute) and [`render`](crate::render) take them.
@@ -16,6 +19,7 @@ pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
 pub struct HttpConfig {
     pub(crate) prefix: String,
     pub(crate) body_limit: usize,
+    pub(crate) body_timeout: Option<Duration>,
     pub(crate) cors: Option<Cors>,
     pub(crate) authorize: Arc<dyn Authorize>,
 }
@@ -31,6 +35,12 @@ impl HttpConfig {
     #[must_use]
     pub fn body_limit(&self) -> usize {
         self.body_limit
+    }
+
+    /// The time a request body has to arrive in full, if bounded.
+    #[must_use]
+    pub fn body_timeout(&self) -> Option<Duration> {
+        self.body_timeout
     }
 
     /// The CORS configuration, if any.
@@ -51,6 +61,7 @@ impl Default for HttpConfig {
         Self {
             prefix: String::new(),
             body_limit: DEFAULT_BODY_LIMIT,
+            body_timeout: Some(DEFAULT_BODY_TIMEOUT),
             cors: None,
             authorize: Arc::new(Anonymous),
         }
@@ -62,6 +73,7 @@ impl fmt::Debug for HttpConfig {
         f.debug_struct("HttpConfig")
             .field("prefix", &self.prefix)
             .field("body_limit", &self.body_limit)
+            .field("body_timeout", &self.body_timeout)
             .field("cors", &self.cors)
             .finish_non_exhaustive()
     }
@@ -117,6 +129,21 @@ impl DualHttpBuilder {
     /// 413 `payload_too_large` without being buffered.
     pub fn body_limit(mut self, limit: usize) -> Self {
         self.config.body_limit = limit;
+        self
+    }
+
+    /// The time a request body has to arrive in full (default [`DEFAULT_BODY_TIMEOUT`], 30 s); a
+    /// slower body gets 408 `request_timeout`. This bounds a half-sent body inside the handler; the
+    /// time to send the request head and idle keep-alive connections are the server's to bound (see
+    /// the crate's `hyper_server` example).
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.config.body_timeout = Some(timeout);
+        self
+    }
+
+    /// No request-body timeout (when the stack in front already bounds bodies).
+    pub fn without_body_timeout(mut self) -> Self {
+        self.config.body_timeout = None;
         self
     }
 

@@ -101,7 +101,7 @@ mod tower;
 
 pub use auth::{Anonymous, Authorize, CallerFromExtensions, OwnerFn};
 pub use body::{BodyError, ResponseBody};
-pub use config::{DEFAULT_BODY_LIMIT, DualHttpBuilder, HttpConfig};
+pub use config::{DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT, DualHttpBuilder, HttpConfig};
 pub use cors::Cors;
 pub use execute::{ApiResponse, Export, execute};
 pub use future::ResponseFuture;

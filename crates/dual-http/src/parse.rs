@@ -96,7 +96,8 @@ where
     }
 }
 
-/// Reads a `POST` body of at most `config.body_limit` bytes that, when not empty, is declared JSON.
+/// Reads a `POST` body of at most `config.body_limit` bytes, arriving within `config.body_timeout`,
+/// that, when not empty, is declared JSON.
 async fn read_body<B>(config: &HttpConfig, parts: &Parts, body: B) -> Result<Bytes, Rejection>
 where
     B: Body,
@@ -115,7 +116,14 @@ where
     if declared.is_some_and(|len| len > 0) && !json {
         return Err(Rejection::UnsupportedMediaType);
     }
-    let bytes = match Limited::new(body, limit).collect().await {
+    let collect = Limited::new(body, limit).collect();
+    let collected = match config.body_timeout {
+        Some(after) => tokio::time::timeout(after, collect)
+            .await
+            .map_err(|_| Rejection::RequestTimeout { after })?,
+        None => collect.await,
+    };
+    let bytes = match collected {
         Ok(collected) => collected.to_bytes(),
         Err(error) if error.is::<LengthLimitError>() => return Err(Rejection::PayloadTooLarge { limit }),
         Err(error) => {

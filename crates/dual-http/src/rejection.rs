@@ -29,6 +29,11 @@ pub enum Rejection {
         /// The value of the `Allow` header.
         allow: &'static str,
     },
+    /// 408 `request_timeout`: the body did not arrive in full within the body timeout.
+    RequestTimeout {
+        /// The timeout.
+        after: std::time::Duration,
+    },
     /// 413 `payload_too_large`: the body is over the limit.
     PayloadTooLarge {
         /// The limit in bytes.
@@ -71,6 +76,7 @@ impl Rejection {
             Self::NotFound => ErrorCode::NotFound,
             Self::Expired => ErrorCode::Expired,
             Self::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
+            Self::RequestTimeout { .. } => ErrorCode::RequestTimeout,
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
             Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
             Self::QueryFailed { .. } => ErrorCode::QueryFailed,
@@ -94,6 +100,9 @@ impl Rejection {
             Self::Expired => "Resource expired".to_owned(),
             Self::MethodNotAllowed { allow } => {
                 format!("method not allowed on this path; allowed: {allow}")
+            }
+            Self::RequestTimeout { after } => {
+                format!("the request body did not arrive within {} ms", after.as_millis())
             }
             Self::PayloadTooLarge { limit } => {
                 format!("request body is larger than the limit of {limit} bytes")
@@ -196,6 +205,13 @@ mod tests {
                 "method_not_allowed",
             ),
             (Rejection::PayloadTooLarge { limit: 1 }, 413, "payload_too_large"),
+            (
+                Rejection::RequestTimeout {
+                    after: std::time::Duration::from_secs(1),
+                },
+                408,
+                "request_timeout",
+            ),
             (Rejection::UnsupportedMediaType, 415, "unsupported_media_type"),
             (
                 Rejection::QueryFailed {

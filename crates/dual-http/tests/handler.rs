@@ -7,6 +7,7 @@ use bytes::Bytes;
 use dual_http::{
     ApiRequest, ApiResponse, Cors, DualHttp, ExportFormat, OwnerFn, Rejection, execute, parse_request, render,
 };
+use futures_util::StreamExt;
 use http::request::Parts;
 use http::{Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Empty, Full};
@@ -237,4 +238,32 @@ async fn an_executor_without_capacity_is_503_overloaded_with_retry_after() {
     assert_eq!(export.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(export.headers()[header::RETRY_AFTER], "3");
     assert_eq!(body_json(export).await["error"], "overloaded");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_body_that_never_arrives_in_full_is_408_after_the_body_timeout() {
+    let server = common::server();
+    let id = common::create(&server, json!({"n": 3})).await;
+    let handler = DualHttp::builder(server)
+        .prefix("/resources")
+        .body_timeout(std::time::Duration::from_secs(5))
+        .build();
+    // Half a body, then nothing: the client stalls mid-request.
+    let half = futures_util::stream::iter([Ok::<_, std::convert::Infallible>(http_body::Frame::data(
+        Bytes::from_static(b"{\"offset\":"),
+    ))])
+    .chain(futures_util::stream::pending());
+    let request = Request::post(format!("/resources/{id}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(http_body_util::StreamBody::new(half))
+        .expect("request");
+    let started = tokio::time::Instant::now();
+    let response = handler.handle(request).await;
+    assert_eq!(started.elapsed(), std::time::Duration::from_secs(5));
+    assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
+    let body = body_json(response).await;
+    assert_eq!(
+        (body["error"].as_str(), body["retryable"].as_bool()),
+        (Some("request_timeout"), Some(false))
+    );
 }

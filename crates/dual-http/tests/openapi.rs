@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use dual_http::{Cors, DualHttp};
+use futures_util::StreamExt;
 use http::{HeaderMap, Method, Request, header};
 use http_body_util::{BodyExt, Full};
 use hyper::service::Service;
@@ -92,6 +93,7 @@ impl Spec {
 struct Fixture {
     plain: DualHttp,
     cors: DualHttp,
+    impatient: DualHttp,
     store: Arc<common::FlakyStore>,
     server: dual_server::DualResponseServer,
 }
@@ -105,6 +107,8 @@ struct Case {
     body: &'static str,
     cors: bool,
     broken_store: bool,
+    /// Sends `body` and then nothing, to a handler with a 1 ms body timeout.
+    stalled_body: bool,
 }
 
 fn case(template: &'static str, method: Method, uri: String) -> Case {
@@ -116,6 +120,7 @@ fn case(template: &'static str, method: Method, uri: String) -> Case {
         body: "",
         cors: false,
         broken_store: false,
+        stalled_body: false,
     }
 }
 
@@ -143,11 +148,24 @@ impl Case {
         self.broken_store = true;
         self
     }
+
+    fn stalled_body(mut self) -> Self {
+        self.stalled_body = true;
+        self
+    }
 }
 
 /// Sends the case and checks the response against the spec; returns the `(path, method, status)`.
 async fn check(spec: &Spec, fixture: &Fixture, case: Case) -> (String, String, u16) {
-    let mut request = Request::new(Full::new(Bytes::from_static(case.body.as_bytes())));
+    let bytes = Bytes::from_static(case.body.as_bytes());
+    let body = if case.stalled_body {
+        let stalled = futures_util::stream::iter([Ok(http_body::Frame::data(bytes))])
+            .chain(futures_util::stream::pending());
+        BodyExt::boxed(http_body_util::StreamBody::new(stalled))
+    } else {
+        BodyExt::boxed(Full::new(bytes))
+    };
+    let mut request = Request::new(body);
     *request.method_mut() = case.method.clone();
     *request.uri_mut() = case.uri.parse().expect("uri");
     for (name, value) in &case.headers {
@@ -156,7 +174,13 @@ async fn check(spec: &Spec, fixture: &Fixture, case: Case) -> (String, String, u
             .append(name.clone(), value.parse().expect("header value"));
     }
     fixture.store.set_broken(case.broken_store);
-    let handler = if case.cors { &fixture.cors } else { &fixture.plain };
+    let handler = if case.cors {
+        &fixture.cors
+    } else if case.stalled_body {
+        &fixture.impatient
+    } else {
+        &fixture.plain
+    };
     let response = handler.call(request).await.expect("infallible");
     fixture.store.set_broken(false);
     let (parts, body) = response.into_parts();
@@ -234,6 +258,9 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
     let fixture = Fixture {
         plain: DualHttp::new(server.clone()),
         cors: DualHttp::builder(server.clone()).cors(Cors::any()).build(),
+        impatient: DualHttp::builder(server.clone())
+            .body_timeout(std::time::Duration::from_millis(1))
+            .build(),
         store,
         server: server.clone(),
     };
@@ -269,6 +296,9 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
         case("/{id}", Method::POST, item(id))
             .header(header::CONTENT_TYPE, "text/plain")
             .body("{}"),
+        case("/{id}", Method::POST, item(id))
+            .json("{\"offset\":")
+            .stalled_body(),
         case("/{id}", Method::POST, item(failing)),
         case("/{id}", Method::POST, item(id)).broken_store(),
         case("/{id}", Method::PUT, item(id)),
@@ -330,6 +360,7 @@ fn error_codes_and_page_request_schema_agree_with_the_implementation() {
         C::NotFound,
         C::Expired,
         C::MethodNotAllowed,
+        C::RequestTimeout,
         C::PayloadTooLarge,
         C::UnsupportedMediaType,
         C::QueryFailed,

@@ -147,6 +147,10 @@ struct ReportArgs {
     /// Rows of the printed table.
     #[arg(long, value_name = "N", default_value_t = 50)]
     rows: usize,
+    /// Bearer token for a server started with --auth-tokens (default: the environment variable
+    /// DUAL_DEMO_TOKEN, which keeps it out of the process list).
+    #[arg(long, value_name = "TOKEN")]
+    token: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -176,6 +180,7 @@ fn main() -> ExitCode {
                     sql: args.sql,
                     csv: args.csv,
                     rows: args.rows,
+                    token: args.token.or_else(|| std::env::var("DUAL_DEMO_TOKEN").ok()),
                 })
                 .await
             }

@@ -25,6 +25,8 @@ pub struct ReportOptions {
     pub csv: Option<PathBuf>,
     /// Rows of the table printed (when not writing CSV).
     pub rows: usize,
+    /// Bearer token for a server started with `--auth-tokens`, sent to MCP and REST alike.
+    pub token: Option<String>,
 }
 
 /// Calls the tool, shows the sample, fetches every row and prints a table or writes CSV.
@@ -33,7 +35,10 @@ pub struct ReportOptions {
 /// A connection failure, an `isError` tool result (with the tool's message), a fetch failure, or an
 /// IO error writing the CSV.
 pub async fn run(options: &ReportOptions) -> Result<(), Box<dyn std::error::Error>> {
-    let mcp = mcp_client::connect(&options.mcp).await?;
+    let mcp = match &options.token {
+        Some(token) => mcp_client::connect_with_token(&options.mcp, token).await?,
+        None => mcp_client::connect(&options.mcp).await?,
+    };
     let arguments = json!({ "sql": options.sql });
     let result = mcp
         .call_tool(
@@ -52,7 +57,17 @@ pub async fn run(options: &ReportOptions) -> Result<(), Box<dyn std::error::Erro
     if result.is_error == Some(true) {
         return Err(format!("the tool reported an error: {text}").into());
     }
-    let client = DualResponseClient::new();
+    let client = match &options.token {
+        Some(token) => {
+            let mut value = http::HeaderValue::try_from(format!("Bearer {token}"))
+                .map_err(|_| "the token must be printable ASCII")?;
+            value.set_sensitive(true);
+            DualResponseClient::builder()
+                .header(http::header::AUTHORIZATION, value)
+                .build()?
+        }
+        None => DualResponseClient::new(),
+    };
     let parsed = dual_rmcp::parse_call_tool_result(&result, &client)
         .ok_or_else(|| format!("the tool result is not a dual response: {text}"))?;
     let model_bytes = serde_json::to_vec(&result)?.len() as u64;

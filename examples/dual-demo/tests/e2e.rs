@@ -427,6 +427,7 @@ async fn report_writes_every_row_as_csv() {
             sql: sql.to_owned(),
             csv: Some(csv.clone()),
             rows: 5,
+            token: None,
         })
         .await
         .expect("the report runs");
@@ -459,6 +460,7 @@ async fn report_writes_every_row_as_csv() {
             sql: "DELETE FROM institutions".to_owned(),
             csv: None,
             rows: 5,
+            token: None,
         })
         .await
         .expect_err("a refused query fails the report");

@@ -340,12 +340,50 @@ async fn the_right_token_is_served_over_mcp_and_rest() {
             .to_owned();
         let id = uri.trim_start_matches("resource://");
         let url = format!("http://{}/resources/{id}", running.addr);
-        let (status, _, body) = send(get(&url, Some("other-token"))).await;
+        let (status, _, body) = send(get(&url, Some("right-token"))).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body["total_count"], DatasetSize::SMALL.institutions, "{body}");
+        // The resource belongs to alice: bob's valid token sees what an unknown id gets.
+        let (status, _, body) = send(get(&url, Some("other-token"))).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::NOT_FOUND, Some("not_found")),
+            "{body}"
+        );
         let (status, _, _) = send(get(&url, None)).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
         let _ = mcp.cancel().await;
+
+        // The reporting client sends the token to MCP and REST alike, and fetches every row.
+        let csv = dir.join("alice.csv");
+        dual_demo::report::run(&dual_demo::report::ReportOptions {
+            mcp: running.mcp_url(),
+            sql: "SELECT id, name FROM institutions ORDER BY id".to_owned(),
+            csv: Some(csv.clone()),
+            rows: 5,
+            token: Some("right-token".to_owned()),
+        })
+        .await
+        .expect("the report runs with a token");
+        let lines = std::fs::read_to_string(&csv).expect("the CSV").lines().count() as u64;
+        assert_eq!(
+            lines,
+            u64::from(DatasetSize::SMALL.institutions) + 1,
+            "a header and every row"
+        );
+        let refused = dual_demo::report::run(&dual_demo::report::ReportOptions {
+            mcp: running.mcp_url(),
+            sql: "SELECT 1".to_owned(),
+            csv: None,
+            rows: 5,
+            token: Some("wrong-token".to_owned()),
+        })
+        .await
+        .expect_err("a wrong token fails the report");
+        assert!(
+            !refused.to_string().contains("wrong-token"),
+            "tokens are never echoed: {refused}"
+        );
         stop(running, dir).await;
     })
     .await
