@@ -177,4 +177,26 @@ mod tests {
         let unknown = server_error_result(&ServerError::UnknownQueryKind("nope".into()));
         assert_eq!(unknown.is_error, Some(true));
     }
+
+    #[cfg(feature = "server")]
+    #[test]
+    fn limits_are_retryable_errors_that_say_what_to_do() {
+        use dual_server::{ExecutorError, ServerError};
+        let text = |result: &CallToolResult| {
+            assert_eq!(result.is_error, Some(true));
+            result.content[0]
+                .as_text()
+                .map(|t| t.text.clone())
+                .unwrap_or_default()
+        };
+        let full = text(&server_error_result(&ServerError::TooManyResources { max: 100 }));
+        assert!(full.contains("100") && full.contains("retry"), "{full}");
+        let busy = text(&server_error_result(&ServerError::Overloaded(
+            ExecutorError::overloaded(
+                "no database connection became free within 2000 ms",
+                std::time::Duration::from_secs(1),
+            ),
+        )));
+        assert!(busy.contains("busy") && busy.contains("retry"), "{busy}");
+    }
 }
