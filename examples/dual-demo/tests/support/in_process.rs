@@ -1,0 +1,61 @@
+//! A demo server in this process (`dual_demo::serve::start`), for tests that set [`ServeOptions`]
+//! directly or reach its [`DualResponseServer`](dual_server::DualResponseServer): on the small
+//! dataset, optionally on a shared store under a [`Namespace`] of its own.
+
+use std::net::SocketAddr;
+
+use dual_demo::serve::{self, Running, ServeOptions};
+
+use super::{Backend, Namespace, TempDb};
+
+/// A running in-process server and what it needs; stop it with [`InProcess::stop`].
+#[derive(Debug)]
+pub(crate) struct InProcess {
+    pub(crate) running: Running,
+    /// Dropped after the server stopped: removes the dataset.
+    db: TempDb,
+    /// Dropped after the server stopped: removes every key or table the server wrote.
+    namespace: Option<Namespace>,
+}
+
+impl InProcess {
+    /// Starts a server on 127.0.0.1 with the small dataset, the memory store (`backend` `None`) or
+    /// `backend` under a fresh namespace, and `configure` applied last.
+    pub(crate) async fn start(backend: Option<Backend>, configure: impl FnOnce(&mut ServeOptions)) -> Self {
+        let namespace = match backend {
+            Some(backend) => Some(Namespace::new(backend).await),
+            None => None,
+        };
+        let db = TempDb::new();
+        let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
+        options.db = Some(db.path());
+        if let (Some(backend), Some(namespace)) = (backend, &namespace) {
+            options.store = backend.url();
+            options.store_prefix = Some(namespace.prefix().to_owned());
+        }
+        configure(&mut options);
+        let running = serve::start(&options).await.expect("the server starts");
+        Self {
+            running,
+            db,
+            namespace,
+        }
+    }
+
+    /// The bound address.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.running.addr
+    }
+
+    /// Shuts the server down gracefully, then removes the dataset and the namespace.
+    pub(crate) async fn stop(self) {
+        let Self {
+            running,
+            db,
+            namespace,
+        } = self;
+        running.shutdown().await;
+        drop(namespace);
+        drop(db);
+    }
+}
