@@ -389,3 +389,49 @@ async fn the_right_token_is_served_over_mcp_and_rest() {
     .await
     .expect("within the time limit");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sample_of_huge_values_keeps_only_whole_rows_within_max_sample_bytes() {
+    timeout(LIMIT, async {
+        let (running, dir) = start(|o| o.max_sample_bytes = 64 * 1024).await;
+        let mcp = mcp_client::connect(&running.mcp_url()).await.expect("an MCP session");
+        // Rows of 2 MB values (the issue's `randomblob(50000000)`, scaled down), and a small last column.
+        let arguments = json!({"sql": "SELECT randomblob(2000000) AS b, id FROM institutions ORDER BY id LIMIT 20"});
+        let result = mcp
+            .call_tool(
+                CallToolRequestParams::new("query").with_arguments(arguments.as_object().cloned().unwrap_or_default()),
+            )
+            .await
+            .expect("tools/call");
+        assert_eq!(result.is_error, Some(false));
+        let bytes = serde_json::to_vec(&result).expect("JSON").len();
+        assert!(bytes < 64 * 1024, "the whole tool result is {bytes} bytes");
+        let structured = result.structured_content.expect("structuredContent");
+        assert_eq!(structured["metadata"]["total_count"], 20, "the count is always there");
+        assert_eq!(structured["metadata"]["sample_count"], 0, "no 2 MB row fits in 64 KiB");
+        assert!(structured["resource"]["uri"].as_str().is_some(), "the link is always there");
+
+        // Small rows: as many whole rows as fit, and the count of those kept.
+        let arguments = json!({"sql": "SELECT id, hex(randomblob(3000)) AS h FROM institutions ORDER BY id", "sample_size": 100});
+        let result = mcp
+            .call_tool(
+                CallToolRequestParams::new("query").with_arguments(arguments.as_object().cloned().unwrap_or_default()),
+            )
+            .await
+            .expect("tools/call");
+        let structured = result.structured_content.expect("structuredContent");
+        let kept = structured["results"].as_array().map_or(0, Vec::len);
+        assert!((5..11).contains(&kept), "6,000-byte rows under 64 KiB: kept {kept}");
+        assert_eq!(structured["metadata"]["sample_count"], kept);
+        let whole = structured["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|row| row["h"].as_str().map(str::len) == Some(6000));
+        assert!(whole, "no value is cut in half");
+        let _ = mcp.cancel().await;
+        stop(running, dir).await;
+    })
+    .await
+    .expect("within the time limit");
+}
