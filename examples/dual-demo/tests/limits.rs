@@ -340,9 +340,12 @@ async fn the_right_token_is_served_over_mcp_and_rest() {
             .to_owned();
         let id = uri.trim_start_matches("resource://");
         let url = format!("http://{}/resources/{id}", running.addr);
-        let (status, _, body) = send(get(&url, Some("other-token"))).await;
+        let (status, _, body) = send(get(&url, Some("right-token"))).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body["total_count"], DatasetSize::SMALL.institutions, "{body}");
+        // The resource is bound to its creator: another owner gets what an unknown id gets.
+        let (status, _, body) = send(get(&url, Some("other-token"))).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
         let (status, _, _) = send(get(&url, None)).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
         let _ = mcp.cancel().await;

@@ -30,6 +30,11 @@ impl SessionCap {
         }
     }
 
+    /// Whether a session with this id is live.
+    pub(super) async fn contains(&self, id: &str) -> bool {
+        self.manager.sessions.read().await.contains_key(id)
+    }
+
     /// The session manager to give rmcp.
     pub(super) fn manager(&self) -> Arc<LocalSessionManager> {
         Arc::clone(&self.manager)
