@@ -23,6 +23,8 @@ impl SessionCap {
     pub(super) fn new(max: usize, idle: Duration) -> Self {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = Some(idle);
+        // No SSE priming events (see the router): the session manager sends its own.
+        manager.session_config.sse_retry = None;
         Self {
             manager: Arc::new(manager),
             max,
