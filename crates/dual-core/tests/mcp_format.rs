@@ -53,8 +53,7 @@ fn tool_result_has_the_design_shape() {
     );
     assert_eq!(content[1]["type"], "text");
     assert_eq!(
-        content[1]["text"],
-        "id:integer|name:string\n1|Rutgers\n2|Princeton",
+        content[1]["text"], "id:integer|name:string\n1|Rutgers\n2|Princeton",
         "the table: typed header once, one line per row"
     );
     assert_eq!(
@@ -110,7 +109,12 @@ fn versions_before_2025_06_18_get_text_blocks_only() {
             assert_eq!(types, ["text", "text"], "{version}");
             assert!(value.get("structuredContent").is_none(), "{version}");
             // The summary still names the link and how to read more.
-            assert!(value["content"][0]["text"].as_str().unwrap_or_default().contains(&format!("{}?offset=1", r.uri)));
+            assert!(
+                value["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains(&format!("{}?offset=1", r.uri))
+            );
         }
     }
 }
@@ -119,13 +123,23 @@ fn versions_before_2025_06_18_get_text_blocks_only() {
 fn wording_when_everything_or_nothing_is_shown() {
     let r = response(rows(json!([{"id": 1}])), 1, false);
     let summary = r.summary_text();
-    assert!(summary.starts_with("Institution Search Results: all 1 row shown below."), "{summary}");
-    assert!(!summary.contains("resources/read") && !summary.contains("expires"), "{summary}");
+    assert!(
+        summary.starts_with("Institution Search Results: all 1 row shown below."),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("resources/read") && !summary.contains("expires"),
+        "{summary}"
+    );
     let sc = serde_json::to_value(r.structured_content()).expect("serialises");
     assert_eq!(sc["metadata"]["expires_at"], Value::Null);
     assert!(validator().is_valid(&sc));
     let empty = response(vec![], 0, true);
-    assert!(empty.summary_text().starts_with("Institution Search Results: no rows."));
+    assert!(
+        empty
+            .summary_text()
+            .starts_with("Institution Search Results: no rows.")
+    );
 }
 
 #[test]

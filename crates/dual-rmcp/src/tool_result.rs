@@ -143,7 +143,10 @@ mod tests {
         assert!(old.content.iter().all(|block| block.as_text().is_some()));
         assert!(old.structured_content.is_none());
         let json = to_call_tool_result_with(&response, &RenderOptions::default().with_text(TextFormat::Json));
-        let text = json.content[1].as_text().map(|t| t.text.clone()).unwrap_or_default();
+        let text = json.content[1]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
         let embedded: Value = serde_json::from_str(&text).unwrap_or_default();
         assert_eq!(Some(embedded), json.structured_content);
     }

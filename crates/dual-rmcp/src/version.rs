@@ -38,7 +38,10 @@ pub fn tool_for_version(tool: &Tool, version: ProtocolVersion) -> Tool {
 /// `template` with only the fields `version` defines: no `title` or `_meta` before 2025-06-18, no
 /// `icons` before 2025-11-25.
 #[must_use]
-pub fn resource_template_for_version(template: &ResourceTemplate, version: ProtocolVersion) -> ResourceTemplate {
+pub fn resource_template_for_version(
+    template: &ResourceTemplate,
+    version: ProtocolVersion,
+) -> ResourceTemplate {
     let mut template = template.clone();
     if !version.has_titles() {
         template.title = None;

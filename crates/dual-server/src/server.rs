@@ -128,10 +128,10 @@ impl DualResponseServer {
                 .filter(|d| d.is_positive())
                 .ok_or_else(|| invalid("expiration", "a positive duration"))?;
             let now = inner.clock.now();
-            if let Some(max) = inner.config.max_resources {
-                if inner.store.live_count(now).await? >= max {
-                    return Err(ServerError::TooManyResources { max });
-                }
+            if let Some(max) = inner.config.max_resources
+                && inner.store.live_count(now).await? >= max
+            {
+                return Err(ServerError::TooManyResources { max });
             }
             let params = &request.query.params;
             let (count, sample) = tokio::join!(

@@ -27,6 +27,10 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once at start-up; boxing buys nothing"
+)]
 enum Command {
     /// Serve MCP (streamable HTTP at /mcp, or stdio with --stdio) and the REST API at /resources.
     Serve(ServeArgs),

@@ -59,7 +59,11 @@ async fn exchange(request: Request<Full<Bytes>>) -> (StatusCode, Option<String>,
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let bytes = body.collect().await.expect("a body").to_bytes();
-    (parts.status, session, String::from_utf8_lossy(&bytes).into_owned())
+    (
+        parts.status,
+        session,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    )
 }
 
 /// The JSON-RPC messages of a body: plain JSON, or the `data:` lines of an event stream.
@@ -99,10 +103,8 @@ impl Session {
         assert_no_priming(&body);
         session.id = id;
         let result = messages(&body).into_iter().next().unwrap_or_default();
-        let (status, _, body) = exchange(
-            session.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})),
-        )
-        .await;
+        let (status, _, body) =
+            exchange(session.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))).await;
         assert_eq!(status, StatusCode::ACCEPTED, "{body}");
         (session, result)
     }
@@ -153,8 +155,13 @@ impl Session {
 /// No empty SSE event (rmcp's priming event) that clients before 2025-11-25 do not expect.
 fn assert_no_priming(body: &str) {
     for event in body.split("\n\n") {
-        let has_data = event.lines().any(|line| line.starts_with("data:") && line.len() > 5 && !line[5..].trim().is_empty());
-        assert!(event.trim().is_empty() || has_data, "an event without data: {event:?}");
+        let has_data = event
+            .lines()
+            .any(|line| line.starts_with("data:") && line.len() > 5 && !line[5..].trim().is_empty());
+        assert!(
+            event.trim().is_empty() || has_data,
+            "an event without data: {event:?}"
+        );
     }
 }
 
@@ -178,7 +185,10 @@ fn validator(version: &str, name: &str) -> jsonschema::Validator {
 
 fn assert_valid(version: &str, name: &str, value: &Value) {
     let validator = validator(version, name);
-    let errors: Vec<String> = validator.iter_errors(value).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
     assert!(errors.is_empty(), "{version} {name}: {errors:?}\n{value}");
 }
 
@@ -196,7 +206,9 @@ fn texts(result: &Value) -> Vec<String> {
 
 /// The `resources/read` URI the summary tells the model to use.
 fn read_more_uri(summary: &str) -> String {
-    let (_, rest) = summary.split_once("resources/read on ").expect("the summary says how to read more");
+    let (_, rest) = summary
+        .split_once("resources/read on ")
+        .expect("the summary says how to read more");
     rest.split_whitespace().next().expect("a URI").to_owned()
 }
 
@@ -213,7 +225,10 @@ async fn results_validate_against_each_versions_published_schema() {
             let templates = session.result("resources/templates/list", json!({})).await;
             assert_valid(version, "ListResourceTemplatesResult", &templates);
             for (tool, arguments) in [
-                ("query", json!({"sql": "SELECT * FROM degrees_awarded ORDER BY id"})),
+                (
+                    "query",
+                    json!({"sql": "SELECT * FROM degrees_awarded ORDER BY id"}),
+                ),
                 ("search_institutions", json!({"state": "NJ"})),
             ] {
                 let result = session
@@ -253,14 +268,20 @@ async fn newer_versions_get_the_resource_link_and_structured_content() {
         for version in ["2025-06-18", "2025-11-25"] {
             let (mut session, _) = Session::open(&running, version).await;
             let result = session
-                .result("tools/call", json!({"name": "search_institutions", "arguments": {}}))
+                .result(
+                    "tools/call",
+                    json!({"name": "search_institutions", "arguments": {}}),
+                )
                 .await;
             let types: Vec<&str> = result["content"]
                 .as_array()
                 .map(|blocks| blocks.iter().filter_map(|b| b["type"].as_str()).collect())
                 .unwrap_or_default();
             assert_eq!(types, ["text", "text", "resource_link"], "{version}");
-            assert!(result["structuredContent"]["metadata"]["total_count"].is_u64(), "{version}");
+            assert!(
+                result["structuredContent"]["metadata"]["total_count"].is_u64(),
+                "{version}"
+            );
             let tools = session.result("tools/list", json!({})).await;
             assert!(tools["tools"][0]["outputSchema"].is_object(), "{version}");
         }
@@ -325,11 +346,22 @@ async fn the_text_is_lean_on_the_demo_dataset() {
         let mut rows = Vec::new();
         for sample_size in 10..=20 {
             let result = session
-                .result("tools/call", json!({"name": "query", "arguments": {"sql": sql, "sample_size": sample_size}}))
+                .result(
+                    "tools/call",
+                    json!({"name": "query", "arguments": {"sql": sql, "sample_size": sample_size}}),
+                )
                 .await;
-            assert_eq!(result["structuredContent"]["metadata"]["columns"].as_array().map(Vec::len), Some(7));
+            assert_eq!(
+                result["structuredContent"]["metadata"]["columns"]
+                    .as_array()
+                    .map(Vec::len),
+                Some(7)
+            );
             bytes.push(texts(&result).iter().map(String::len).sum::<usize>());
-            rows = result["structuredContent"]["results"].as_array().cloned().unwrap_or_default();
+            rows = result["structuredContent"]["results"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
         }
         let ten = bytes[0];
         eprintln!("text bytes for 10 rows x 7 columns: {ten} (reference {REFERENCE_TEXT_BYTES})");
@@ -338,8 +370,15 @@ async fn the_text_is_lean_on_the_demo_dataset() {
             let row = &rows[10 + i];
             let json = serde_json::to_string(row).expect("json").len();
             let added = pair[1] - pair[0];
-            eprintln!("row {}: +{added} text bytes, {json} bytes of compact JSON", 11 + i);
-            assert!(added * 10 <= json * 6, "row {}: {added} bytes vs {json} of JSON", 11 + i);
+            eprintln!(
+                "row {}: +{added} text bytes, {json} bytes of compact JSON",
+                11 + i
+            );
+            assert!(
+                added * 10 <= json * 6,
+                "row {}: {added} bytes vs {json} of JSON",
+                11 + i
+            );
         }
         running.shutdown().await;
         let _ = std::fs::remove_dir_all(dir);
@@ -362,12 +401,18 @@ async fn malformed_requests_get_json_rpc_answers() {
         }
         let response = session.request("no/such/method", json!({})).await;
         assert_eq!(response["error"]["code"], -32601, "{response}");
-        let (status, _, body) = exchange(session.raw(Method::POST, "application/json", "not json".to_owned())).await;
+        let (status, _, body) =
+            exchange(session.raw(Method::POST, "application/json", "not json".to_owned())).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         let body: Value = serde_json::from_str(&body).expect("a JSON-RPC error");
-        assert_eq!((body["error"]["code"].as_i64(), &body["id"]), (Some(-32700), &Value::Null));
+        assert_eq!(
+            (body["error"]["code"].as_i64(), &body["id"]),
+            (Some(-32700), &Value::Null)
+        );
         let mut stranger = session.raw(Method::DELETE, "application/json", String::new());
-        stranger.headers_mut().insert("mcp-session-id", "no-such-session".parse().expect("a header"));
+        stranger
+            .headers_mut()
+            .insert("mcp-session-id", "no-such-session".parse().expect("a header"));
         assert_eq!(exchange(stranger).await.0, StatusCode::NOT_FOUND);
         running.shutdown().await;
         let _ = std::fs::remove_dir_all(dir);
@@ -416,7 +461,10 @@ async fn stdio_mode_serves_only_rest_over_http_and_logs_plainly() {
             .expect("a request")
     };
     assert_eq!(exchange(get("/mcp")).await.0, StatusCode::NOT_FOUND);
-    assert_eq!(exchange(get("/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV")).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        exchange(get("/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV")).await.0,
+        StatusCode::NOT_FOUND
+    );
     let _ = child.kill().await;
     let _ = std::fs::remove_dir_all(dir);
 }

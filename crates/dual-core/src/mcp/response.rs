@@ -5,8 +5,8 @@ use std::sync::Arc;
 use time::OffsetDateTime;
 
 use super::{
-    ContentBlock, JSON_MIME_TYPE, RenderOptions, ResourceLinkInfo, ResultMetadata, StructuredContent, TextFormat,
-    ToolResult, text,
+    ContentBlock, JSON_MIME_TYPE, RenderOptions, ResourceLinkInfo, ResultMetadata, StructuredContent,
+    TextFormat, ToolResult, text,
 };
 use crate::{Column, ResourceId, ResourceRecord, Row, resource_uri, resource_url};
 

@@ -83,7 +83,10 @@ pub(super) fn table(columns: &[Column], sample: &[Row]) -> String {
                 cell_into(&mut text, value);
             }
         }
-        for (key, value) in row.iter().filter(|(key, _)| !columns.iter().any(|c| &c.name == *key)) {
+        for (key, value) in row
+            .iter()
+            .filter(|(key, _)| !columns.iter().any(|c| &c.name == *key))
+        {
             text.push('|');
             escape_into(&mut text, key);
             text.push('=');
@@ -147,8 +150,14 @@ mod tests {
 
     #[test]
     fn separators_and_line_breaks_are_escaped() {
-        let columns = [Column::new("s", ColumnType::String), Column::new("j", ColumnType::Json)];
-        let sample = [row(json!({"s": "a|b\\c\nd", "j": {"k": "x|y"}})), row(json!({"s": ""}))];
+        let columns = [
+            Column::new("s", ColumnType::String),
+            Column::new("j", ColumnType::Json),
+        ];
+        let sample = [
+            row(json!({"s": "a|b\\c\nd", "j": {"k": "x|y"}})),
+            row(json!({"s": ""})),
+        ];
         assert_eq!(
             table(&columns, &sample),
             "s:string|j:json\na\\|b\\\\c\\nd|{\"k\":\"x\\|y\"}\n\"\"|"

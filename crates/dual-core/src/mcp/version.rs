@@ -60,10 +60,13 @@ impl ProtocolVersion {
     #[must_use]
     pub fn from_date(date: &str) -> Self {
         let is_date = date.len() == 10
-            && date
-                .bytes()
-                .enumerate()
-                .all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
+            && date.bytes().enumerate().all(|(i, b)| {
+                if i == 4 || i == 7 {
+                    b == b'-'
+                } else {
+                    b.is_ascii_digit()
+                }
+            });
         if !is_date {
             return Self::V2024_11_05;
         }
@@ -121,9 +124,18 @@ mod tests {
         for version in ProtocolVersion::ALL {
             assert_eq!(ProtocolVersion::from_date(version.as_str()), version);
         }
-        assert_eq!(ProtocolVersion::from_date("2025-07-01"), ProtocolVersion::V2025_06_18);
-        assert_eq!(ProtocolVersion::from_date("2024-01-01"), ProtocolVersion::V2024_11_05);
-        assert_eq!(ProtocolVersion::from_date("garbage"), ProtocolVersion::V2024_11_05);
+        assert_eq!(
+            ProtocolVersion::from_date("2025-07-01"),
+            ProtocolVersion::V2025_06_18
+        );
+        assert_eq!(
+            ProtocolVersion::from_date("2024-01-01"),
+            ProtocolVersion::V2024_11_05
+        );
+        assert_eq!(
+            ProtocolVersion::from_date("garbage"),
+            ProtocolVersion::V2024_11_05
+        );
         assert_eq!(ProtocolVersion::from_date("2099-01-01"), ProtocolVersion::LATEST);
         assert_eq!(ProtocolVersion::from_date(""), ProtocolVersion::V2024_11_05);
     }

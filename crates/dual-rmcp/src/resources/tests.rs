@@ -93,7 +93,9 @@ fn expand(template: &str, id: &str, query: &[(&str, &str)]) -> String {
         value
             .bytes()
             .map(|b| match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => char::from(b).to_string(),
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                    char::from(b).to_string()
+                }
                 other => format!("%{other:02X}"),
             })
             .collect::<String>()
@@ -117,7 +119,10 @@ async fn every_expansion_of_the_template_is_honoured() {
         (vec![], (0, 30, 30, Some(0))),
         (vec![("limit", "5")], (0, 5, 5, Some(0))),
         (vec![("offset", "10"), ("limit", "5")], (10, 5, 5, Some(10))),
-        (vec![("offset", "0"), ("limit", "2"), ("sort", "id:desc")], (0, 2, 2, Some(29))),
+        (
+            vec![("offset", "0"), ("limit", "2"), ("sort", "id:desc")],
+            (0, 2, 2, Some(29)),
+        ),
     ] {
         let uri = expand(&template, &id, &query);
         let result = read_resource(&server, &Caller::anonymous(), &uri)
@@ -126,7 +131,12 @@ async fn every_expansion_of_the_template_is_honoured() {
         let (_, page) = page_of(&result);
         let first = page.data.first().and_then(|row| row["id"].as_u64());
         assert_eq!(
-            (page.offset, page.limit.min(page.total_count), page.returned_count, first),
+            (
+                page.offset,
+                page.limit.min(page.total_count),
+                page.returned_count,
+                first
+            ),
             expected,
             "{uri}"
         );

@@ -15,7 +15,9 @@ const MAX_TITLE_CHARS: usize = 80;
 pub(super) fn query_request(arguments: &JsonObject) -> Result<CreateResponse, String> {
     reject_unknown(arguments, "query", &["sql", "sample_size"])?;
     let sql = match arguments.get("sql") {
-        None | Some(Value::Null) => return Err("`sql` is required: one read-only SELECT statement".to_owned()),
+        None | Some(Value::Null) => {
+            return Err("`sql` is required: one read-only SELECT statement".to_owned());
+        }
         Some(Value::String(sql)) => sql,
         Some(_) => return Err("`sql` must be a string: one read-only SELECT statement".to_owned()),
     };
@@ -29,7 +31,11 @@ pub(super) fn query_request(arguments: &JsonObject) -> Result<CreateResponse, St
                 .ok_or_else(|| format!("`sample_size` must be an integer between 1 and {MAX_SAMPLE_SIZE}"))?;
             request = request.sample_size(size);
         }
-        Some(_) => return Err(format!("`sample_size` must be an integer between 1 and {MAX_SAMPLE_SIZE}")),
+        Some(_) => {
+            return Err(format!(
+                "`sample_size` must be an integer between 1 and {MAX_SAMPLE_SIZE}"
+            ));
+        }
     }
     Ok(request)
 }
@@ -43,8 +49,12 @@ pub(super) fn search_request(arguments: &JsonObject) -> Result<CreateResponse, S
         Some(Value::String(s)) if s.len() == 2 && s.chars().all(|c| c.is_ascii_alphabetic()) => {
             Some(s.to_ascii_uppercase())
         }
-        Some(Value::String(_)) => return Err("`state` must be a two-letter US state code, e.g. \"NJ\"".to_owned()),
-        Some(_) => return Err("`state` must be a string: a two-letter US state code, e.g. \"NJ\"".to_owned()),
+        Some(Value::String(_)) => {
+            return Err("`state` must be a two-letter US state code, e.g. \"NJ\"".to_owned());
+        }
+        Some(_) => {
+            return Err("`state` must be a string: a two-letter US state code, e.g. \"NJ\"".to_owned());
+        }
     };
     let control = match arguments.get("control") {
         None | Some(Value::Null) => None,
@@ -78,7 +88,11 @@ fn reject_unknown(arguments: &JsonObject, tool: &str, known: &[&str]) -> Result<
         return Ok(());
     }
     let known: Vec<String> = known.iter().map(|key| format!("`{key}`")).collect();
-    let noun = if unknown.len() == 1 { "argument" } else { "arguments" };
+    let noun = if unknown.len() == 1 {
+        "argument"
+    } else {
+        "arguments"
+    };
     Err(format!(
         "unknown {noun} {}: `{tool}` takes only {}",
         unknown.join(", "),
@@ -135,7 +149,9 @@ mod tests {
             query_error(json!({"sql": "SELECT 1", "sample_size": "5"})),
             "`sample_size` must be an integer between 1 and 1000"
         );
-        assert!(query_error(json!({"sql": "SELECT 1", "sample_size": 0})).starts_with("`sample_size` must be"));
+        assert!(
+            query_error(json!({"sql": "SELECT 1", "sample_size": 0})).starts_with("`sample_size` must be")
+        );
         assert!(search_error(json!({"state": 7})).starts_with("`state` must be a string"));
         assert!(search_error(json!({"state": "New Jersey"})).starts_with("`state` must be a two-letter"));
         assert!(search_error(json!({"control": true})).starts_with("`control` must be the string"));
@@ -158,13 +174,19 @@ mod tests {
 
     #[test]
     fn titles_say_what_was_asked() {
-        assert_eq!(sql_title("SELECT name\n  FROM institutions ;"), "SELECT name FROM institutions");
+        assert_eq!(
+            sql_title("SELECT name\n  FROM institutions ;"),
+            "SELECT name FROM institutions"
+        );
         let long = format!("SELECT {} FROM t", "x, ".repeat(40));
         let title = sql_title(&long);
         assert_eq!(title.chars().count(), MAX_TITLE_CHARS);
         assert!(title.ends_with('…'));
         for (value, title) in [
-            (json!({"state": "nj", "control": "public"}), "Public institutions in NJ"),
+            (
+                json!({"state": "nj", "control": "public"}),
+                "Public institutions in NJ",
+            ),
             (json!({"state": "CA"}), "Institutions in CA"),
             (json!({"control": "private"}), "Private institutions"),
             (json!({}), "All institutions"),

@@ -1,8 +1,6 @@
 //! Protocol errors rmcp would otherwise get wrong: a standard method whose params do not parse.
 
-use rmcp::model::{
-    CallToolRequestParams, CustomRequest, ErrorCode, ErrorData, ReadResourceRequestParams,
-};
+use rmcp::model::{CallToolRequestParams, CustomRequest, ErrorCode, ErrorData, ReadResourceRequestParams};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -45,7 +43,9 @@ pub(super) fn custom_request_error(request: &CustomRequest) -> ErrorData {
 }
 
 fn parse_error<T: DeserializeOwned>(params: Value) -> Option<String> {
-    serde_json::from_value::<T>(params).err().map(|error| error.to_string())
+    serde_json::from_value::<T>(params)
+        .err()
+        .map(|error| error.to_string())
 }
 
 #[cfg(test)]
@@ -56,7 +56,11 @@ mod tests {
     fn malformed_params_of_standard_methods_are_invalid_params() {
         let error = custom_request_error(&CustomRequest::new("tools/call", Some(json!({"name": 5}))));
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-        assert!(error.message.starts_with("invalid params for `tools/call`"), "{}", error.message);
+        assert!(
+            error.message.starts_with("invalid params for `tools/call`"),
+            "{}",
+            error.message
+        );
         let error = custom_request_error(&CustomRequest::new("resources/read", Some(json!({}))));
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
         assert!(error.message.contains("uri"), "{}", error.message);

@@ -28,7 +28,13 @@ pub(super) async fn checked_post(
             return Err(reply::mcp_payload_too_large(MAX_MCP_BODY_BYTES));
         }
         // A body that did not arrive: the router answers 408 when it was the deadline.
-        Err(_) => return Err(reply::jsonrpc_error(StatusCode::BAD_REQUEST, -32700, "Parse error: the request body could not be read")),
+        Err(_) => {
+            return Err(reply::jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                -32700,
+                "Parse error: the request body could not be read",
+            ));
+        }
     };
     if let Some(error) = jsonrpc_problem(&bytes) {
         return Err(error);
@@ -88,10 +94,16 @@ mod tests {
     #[tokio::test]
     async fn bodies_that_are_not_json_rpc_are_told_apart() {
         let (status, body) = error_of(b"this is not json").await.expect("an error");
-        assert_eq!((status, body["error"]["code"].as_i64()), (StatusCode::BAD_REQUEST, Some(-32700)));
+        assert_eq!(
+            (status, body["error"]["code"].as_i64()),
+            (StatusCode::BAD_REQUEST, Some(-32700))
+        );
         assert_eq!(body["id"], serde_json::Value::Null);
         let (status, body) = error_of(br#"{"hello": "world"}"#).await.expect("an error");
-        assert_eq!((status, body["error"]["code"].as_i64()), (StatusCode::BAD_REQUEST, Some(-32600)));
+        assert_eq!(
+            (status, body["error"]["code"].as_i64()),
+            (StatusCode::BAD_REQUEST, Some(-32600))
+        );
         let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
         assert!(error_of(ping).await.is_none());
     }

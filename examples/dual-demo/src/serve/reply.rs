@@ -81,7 +81,8 @@ pub(super) fn mcp_payload_too_large(limit: usize) -> Response<RouterBody> {
 
 /// `404` for `/mcp` when MCP is served on stdio, not over HTTP.
 pub(super) fn mcp_not_served() -> Response<RouterBody> {
-    let message = "Not found: this server speaks MCP on stdio; only the REST API under /resources is served over HTTP";
+    let message =
+        "Not found: this server speaks MCP on stdio; only the REST API under /resources is served over HTTP";
     json_response(StatusCode::NOT_FOUND, &error("not_found", message, false))
 }
 

@@ -184,7 +184,10 @@ impl Router {
             None
         };
         if request.method() == Method::DELETE
-            && let Some(id) = request.headers().get(HEADER_SESSION_ID).and_then(|v| v.to_str().ok())
+            && let Some(id) = request
+                .headers()
+                .get(HEADER_SESSION_ID)
+                .and_then(|v| v.to_str().ok())
             && !self.sessions.contains(id).await
         {
             return mcp_checks::unknown_session();

@@ -357,11 +357,11 @@ fn stream_rows(lease: &Lease, query: &Query, sort: Option<&Sort>, sender: &Sende
             }
         }
     }
-    if !batch.is_empty() {
-        if let Err(stop) = sender.send(batch) {
-            stopped(&stop, sender.stall);
-            return Ok(false);
-        }
+    if !batch.is_empty()
+        && let Err(stop) = sender.send(batch)
+    {
+        stopped(&stop, sender.stall);
+        return Ok(false);
     }
     Ok(true)
 }
