@@ -1,6 +1,6 @@
 //! MCP formatting: the tool result shape of DESIGN §4 and its output schema.
 
-use dual_core::mcp::ContentBlock;
+use dual_core::mcp::{ContentBlock, ProtocolVersion, RenderOptions, TextFormat};
 use dual_core::{Column, ColumnType, DualResponse, ResourceId, Row, output_schema};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -45,25 +45,21 @@ fn tool_result_has_the_design_shape() {
     assert_eq!(
         content[0]["text"],
         format!(
-            "Found 847 results for \"Institution Search Results\"; 2 sample rows below. Full data: {}",
-            r.uri
+            "Institution Search Results: 847 rows in total, 2 shown below. The application fetches the \
+             complete result from {uri} (expires 2026-01-15T10:45:00Z). To read more rows yourself, call \
+             resources/read on {uri}?offset=2&limit=100 (optional &sort=column:asc|desc).",
+            uri = r.uri
         )
     );
     assert_eq!(content[1]["type"], "text");
-    let embedded: Value =
-        serde_json::from_str(content[1]["text"].as_str().expect("text")).expect("JSON text");
     assert_eq!(
-        embedded, value["structuredContent"],
-        "the text block carries structuredContent"
-    );
-    assert!(
-        !content[1]["text"].as_str().unwrap_or_default().contains('\n'),
-        "compact JSON"
+        content[1]["text"], "id:integer|name:string\n1|Rutgers\n2|Princeton",
+        "the table: typed header once, one line per row"
     );
     assert_eq!(
         content[2],
         json!({"type": "resource_link", "uri": r.uri, "name": "Institution Search Results",
-               "mimeType": "application/json", "description": "847 rows; fetch via REST"})
+               "mimeType": "application/json", "description": "847 rows"})
     );
 
     let sc = &value["structuredContent"];
@@ -84,15 +80,66 @@ fn tool_result_has_the_design_shape() {
 }
 
 #[test]
-fn singular_wording_and_pinned_expiry() {
+fn the_json_text_option_carries_structured_content() {
+    let r = response(rows(json!([{"id": 1, "name": "Rutgers"}])), 847, true);
+    let options = RenderOptions::default().with_text(TextFormat::Json);
+    let value = serde_json::to_value(r.tool_result_with(&options)).expect("serialises");
+    let text = value["content"][1]["text"].as_str().expect("text");
+    assert!(!text.contains('\n'), "compact JSON");
+    let embedded: Value = serde_json::from_str(text).expect("JSON text");
+    assert_eq!(embedded, value["structuredContent"]);
+}
+
+#[test]
+fn versions_before_2025_06_18_get_text_blocks_only() {
+    let r = response(rows(json!([{"id": 1}])), 5, true);
+    for version in ProtocolVersion::ALL {
+        let result = r.tool_result_with(&RenderOptions::new(version));
+        let value = serde_json::to_value(&result).expect("serialises");
+        let types: Vec<&str> = value["content"]
+            .as_array()
+            .expect("content")
+            .iter()
+            .filter_map(|block| block["type"].as_str())
+            .collect();
+        if version >= ProtocolVersion::V2025_06_18 {
+            assert_eq!(types, ["text", "text", "resource_link"], "{version}");
+            assert!(value.get("structuredContent").is_some(), "{version}");
+        } else {
+            assert_eq!(types, ["text", "text"], "{version}");
+            assert!(value.get("structuredContent").is_none(), "{version}");
+            // The summary still names the link and how to read more.
+            assert!(
+                value["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains(&format!("{}?offset=1", r.uri))
+            );
+        }
+    }
+}
+
+#[test]
+fn wording_when_everything_or_nothing_is_shown() {
     let r = response(rows(json!([{"id": 1}])), 1, false);
+    let summary = r.summary_text();
     assert!(
-        r.summary_text()
-            .starts_with("Found 1 result for \"Institution Search Results\"; 1 sample row below.")
+        summary.starts_with("Institution Search Results: all 1 row shown below."),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("resources/read") && !summary.contains("expires"),
+        "{summary}"
     );
     let sc = serde_json::to_value(r.structured_content()).expect("serialises");
     assert_eq!(sc["metadata"]["expires_at"], Value::Null);
     assert!(validator().is_valid(&sc));
+    let empty = response(vec![], 0, true);
+    assert!(
+        empty
+            .summary_text()
+            .starts_with("Institution Search Results: no rows.")
+    );
 }
 
 #[test]
@@ -160,9 +207,14 @@ proptest! {
         let sc = &value["structuredContent"];
         prop_assert!(validator().is_valid(sc), "{}", sc);
         prop_assert_eq!(sc["metadata"]["sample_count"].as_u64(), Some(r.sample.len() as u64));
-        let text = value["content"][1]["text"].as_str().unwrap_or_default();
+        let json = serde_json::to_value(r.tool_result_with(&RenderOptions::default().with_text(TextFormat::Json)))
+            .expect("serialises");
+        let text = json["content"][1]["text"].as_str().unwrap_or_default();
         let embedded: Value = serde_json::from_str(text).expect("JSON text");
         prop_assert_eq!(&embedded, sc);
+        // The table has the header and one line per row.
+        let table = value["content"][1]["text"].as_str().unwrap_or_default();
+        prop_assert_eq!(table.split('\n').count(), r.sample.len() + 1);
         for column in &r.columns {
             prop_assert!(ColumnType::ALL.contains(&column.column_type));
         }

@@ -57,9 +57,10 @@ mod tests {
 
     #[test]
     fn parses_content_only_results() {
-        // A server (or proxy) that drops structuredContent: the JSON text block still carries it.
+        // A server (or proxy) that drops structuredContent: the JSON text option still carries it.
         let response = response();
-        let mut result = crate::to_call_tool_result(&response);
+        let options = dual_core::mcp::RenderOptions::default().with_text(dual_core::mcp::TextFormat::Json);
+        let mut result = crate::to_call_tool_result_with(&response, &options);
         result.structured_content = None;
         let parsed = parse_call_tool_result(&result, &DualResponseClient::new()).expect("parsed");
         assert_eq!(parsed.total_count(), Some(847));

@@ -4,16 +4,23 @@
 //! rmcp server returns it from a tool and declares its output schema, serves `resources/read` for the
 //! `resource://{id}` links it hands out, and so an rmcp client recognises it in a `CallToolResult`.
 //!
-//! * [`to_call_tool_result`] — a [`DualResponse`](dual_core::DualResponse) as a `CallToolResult`: the
-//!   summary text, the `structuredContent` JSON as a text block (many clients show the model only
-//!   `content`), a `resource_link`, and `structuredContent` itself.
+//! * [`to_call_tool_result_with`] — a [`DualResponse`](dual_core::DualResponse) as a `CallToolResult`
+//!   for the client's protocol version: the summary text and the sample as a compact table (many
+//!   clients show the model only `content`), then from 2025-06-18 on a `resource_link` and
+//!   `structuredContent`; earlier versions get the text blocks only. [`to_call_tool_result`] renders
+//!   for the newest version; [`TextFormat::Json`](dual_core::mcp::TextFormat::Json) puts the
+//!   `structuredContent` JSON in the text block instead of the table.
+//! * [`protocol_version`], [`tool_for_version`], [`resource_template_for_version`] — the negotiated
+//!   version of a request, and tools and templates stripped of the fields that version does not
+//!   define (rmcp sends every field it has, whatever was negotiated).
 //! * [`output_schema`] — dual-core's output schema as the `Arc<JsonObject>` a [`Tool`](rmcp::model::Tool)
 //!   declares.
 //! * [`error_result`] / [`server_error_result`] — an `isError: true` result whose text the model reads
 //!   to correct its call (a SQL error, say).
 //! * `server` feature (default): [`resource_templates`] for `resources/templates/list` and
 //!   [`read_resource`] for `resources/read`, which returns one JSON page — the same fields as the REST
-//!   page — addressed in the URI: `resource://{id}?offset=100&limit=100&sort=enrollment:desc`.
+//!   page — addressed in the URI by the template `resource://{id}{?offset,limit,sort}`, e.g.
+//!   `resource://{id}?offset=100&limit=100&sort=enrollment:desc`.
 //! * `client` feature: [`parse_call_tool_result`] turns a `CallToolResult` into dual-client's
 //!   `ParsedDualResponse`.
 //!
@@ -48,6 +55,7 @@ mod client;
 mod resources;
 mod schema;
 mod tool_result;
+mod version;
 
 #[cfg(feature = "client")]
 pub use client::parse_call_tool_result;
@@ -58,7 +66,8 @@ pub use resources::{
 pub use schema::output_schema;
 #[cfg(feature = "server")]
 pub use tool_result::server_error_result;
-pub use tool_result::{error_result, to_call_tool_result};
+pub use tool_result::{error_result, to_call_tool_result, to_call_tool_result_with};
+pub use version::{protocol_version, resource_template_for_version, tool_for_version};
 
 /// Re-exported so users name the same rmcp version.
 pub use rmcp;

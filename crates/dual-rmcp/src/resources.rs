@@ -17,16 +17,24 @@ use serde_json::json;
 /// The name of the resource template [`resource_template`] describes.
 pub const RESOURCE_TEMPLATE_NAME: &str = "dual-response-result";
 
-/// The template of the resources `server` creates: `{scheme}://{id}` with the server's URI scheme.
+/// The template of the resources `server` creates, in RFC 6570 form with the page parameters as a
+/// form-style query expansion: `{scheme}://{id}{?offset,limit,sort}` with the server's URI scheme.
+/// [`read_resource`] honours every URI it expands to.
 #[must_use]
 pub fn resource_template(server: &DualResponseServer) -> ResourceTemplate {
     let scheme = &server.config().uri_scheme;
-    let mut template = ResourceTemplate::new(format!("{scheme}://{{id}}"), RESOURCE_TEMPLATE_NAME);
+    let mut template = ResourceTemplate::new(
+        format!("{scheme}://{{id}}{{?offset,limit,sort}}"),
+        RESOURCE_TEMPLATE_NAME,
+    );
     template.title = Some("Full result of a dual-response tool call".to_owned());
     template.description = Some(format!(
         "One page of a query result as JSON (data, total_count, returned_count, offset, limit, \
-         has_next, has_previous, next_offset). Address further pages in the URI: \
-         {scheme}://{{id}}?offset=100&limit=100&sort=column:desc."
+         has_next, has_previous, next_offset). offset: first row (default 0); limit: rows (default \
+         {default}, at most {max}); sort: column or column:asc|desc. Example: \
+         {scheme}://{{id}}?offset=100&limit=100&sort=enrollment:desc.",
+        default = server.config().page_limits.default_limit,
+        max = server.config().page_limits.max_limit,
     ));
     template.mime_type = Some(JSON_MIME_TYPE.to_owned());
     template

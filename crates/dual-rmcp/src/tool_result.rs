@@ -1,20 +1,32 @@
 //! A dual response as an rmcp `CallToolResult`, and error results for the model.
 
 use dual_core::DualResponse;
-use dual_core::mcp::ContentBlock as CoreBlock;
+use dual_core::mcp::{ContentBlock as CoreBlock, RenderOptions};
 use rmcp::model::{CallToolResult, ContentBlock, Resource};
 
-/// The tool result of `response`, as DESIGN §4 lays it out: `content` holds the summary text, the
-/// `structuredContent` object serialised as compact JSON, and a `resource_link`; `structuredContent`
-/// holds the sample, the resource link and the metadata. `isError` is `false`.
+/// The tool result of `response` for the newest protocol version, as DESIGN §4 lays it out:
+/// `content` holds the summary text, the sample as a compact table and a `resource_link`;
+/// `structuredContent` holds the sample, the resource link and the metadata. `isError` is `false`.
+///
+/// A server answers each client in its own protocol version with [`to_call_tool_result_with`].
 #[must_use]
 pub fn to_call_tool_result(response: &DualResponse) -> CallToolResult {
-    let core = response.tool_result();
+    to_call_tool_result_with(response, &RenderOptions::default())
+}
+
+/// The tool result of `response` rendered as `options` asks: for a client that negotiated a
+/// version before 2025-06-18, text blocks only (no `resource_link`, no `structuredContent`); with
+/// [`TextFormat::Json`](dual_core::mcp::TextFormat::Json), the second text block is the
+/// `structuredContent` JSON instead of the table.
+#[must_use]
+pub fn to_call_tool_result_with(response: &DualResponse, options: &RenderOptions) -> CallToolResult {
+    let core = response.tool_result_with(options);
     let content = core.content.iter().filter_map(to_rmcp_block).collect();
-    // Serialising plain data with string keys cannot fail; `Null` is a safe fallback.
-    let structured = serde_json::to_value(&core.structured_content).unwrap_or_default();
     let mut result = CallToolResult::success(content);
-    result.structured_content = Some(structured);
+    // Serialising plain data with string keys cannot fail; `Null` is a safe fallback.
+    result.structured_content = core
+        .structured_content
+        .map(|structured| serde_json::to_value(structured).unwrap_or_default());
     result
 }
 
@@ -60,7 +72,7 @@ pub fn server_error_result(error: &dual_server::ServerError) -> CallToolResult {
     use dual_server::ServerError;
     let message = match error {
         ServerError::QueryExecutionFailed(error) | ServerError::CountExecutionFailed(error) => {
-            format!("Query failed: {}", error.message())
+            format!("The query failed: {}", error.message())
         }
         ServerError::Overloaded(error) => format!(
             "The server is busy ({}); retry the same call in a few seconds.",
@@ -119,9 +131,24 @@ mod tests {
         assert_eq!(ours["content"][2]["type"], "resource_link");
         assert_eq!(ours["content"][2]["uri"], response.uri.as_str());
         assert_eq!(ours["content"][2]["mimeType"], "application/json");
-        let embedded: Value =
-            serde_json::from_str(ours["content"][1]["text"].as_str().unwrap_or_default()).unwrap_or_default();
-        assert_eq!(embedded, ours["structuredContent"]);
+        assert_eq!(ours["content"][1]["text"], response.table_text());
+    }
+
+    #[test]
+    fn older_versions_get_text_only_and_the_json_option_embeds_structured_content() {
+        use dual_core::mcp::{ProtocolVersion, TextFormat};
+        let response = sample_response();
+        let old = to_call_tool_result_with(&response, &RenderOptions::new(ProtocolVersion::V2025_03_26));
+        assert_eq!(old.content.len(), 2);
+        assert!(old.content.iter().all(|block| block.as_text().is_some()));
+        assert!(old.structured_content.is_none());
+        let json = to_call_tool_result_with(&response, &RenderOptions::default().with_text(TextFormat::Json));
+        let text = json.content[1]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
+        let embedded: Value = serde_json::from_str(&text).unwrap_or_default();
+        assert_eq!(Some(embedded), json.structured_content);
     }
 
     #[test]

@@ -66,7 +66,8 @@ struct ServeArgs {
     /// Sample rows per tool result.
     #[arg(long, value_name = "N", default_value_t = 15)]
     sample_size: u64,
-    /// Serve MCP over stdin/stdout (for desktop MCP clients); REST stays on --addr.
+    /// Serve MCP over stdin/stdout (for desktop MCP clients); only the REST API stays on --addr
+    /// (/mcp is 404 there).
     #[arg(long)]
     stdio: bool,
     /// Seconds one SQL query (or one export batch) may run before it is interrupted.
@@ -165,6 +166,7 @@ fn main() -> ExitCode {
     };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(dual_demo::logging::stderr_color())
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level)))
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -211,6 +213,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     // From here on SIGTERM and SIGINT no longer kill the process: they shut it down gracefully.
     let mut signals = Signals::install()?;
     let mut options = ServeOptions::new(args.addr);
+    options.serve_mcp_over_http = !args.stdio;
     options.db = args.db;
     options.store = args.store;
     options.store_prefix = args.store_prefix;

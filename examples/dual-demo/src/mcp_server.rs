@@ -1,19 +1,21 @@
 //! The MCP side of the demo: an rmcp [`ServerHandler`] with the tools `query` and
 //! `search_institutions`, and `resources/read` for the links they return.
 
+mod args;
+mod protocol;
+
 use std::sync::Arc;
 
-use dual_server::{Caller, CreateResponse, DualResponseServer};
+use dual_core::mcp::{ProtocolVersion, RenderOptions};
+use dual_server::{Caller, DualResponseServer};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation, JsonObject,
-    ListResourceTemplatesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, ErrorData,
+    Implementation, JsonObject, ListResourceTemplatesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
-
-use crate::sqlite::{INSTITUTIONS_KIND, SQL_KIND};
 
 /// The read-only SQL tool.
 pub const QUERY_TOOL: &str = "query";
@@ -23,7 +25,8 @@ pub const SEARCH_TOOL: &str = "search_institutions";
 const INSTRUCTIONS: &str = "IPEDS-like data on US colleges. Tables: institutions(id, name, city, state, \
 control, level, enrollment, founded) and degrees_awarded(id, institution_id, year, field, award_level, \
 gender, count). Tool results carry a sample of rows and the total count; the application fetches the \
-full result itself, so never page through rows in the conversation.";
+full result itself, so page through rows in the conversation (resources/read on the link with \
+?offset=…&limit=…) only when the answer needs them.";
 
 /// The demo's MCP server: a cheap clone per session around one shared [`DualResponseServer`].
 #[derive(Debug, Clone)]
@@ -42,54 +45,33 @@ impl DemoMcp {
         }
     }
 
-    /// Runs tool `name`; the resource it creates belongs to `caller`'s owner, if any.
+    /// Runs tool `name` and renders its result for `version`; the resource it creates belongs to
+    /// `caller`'s owner, if any. Argument errors come back as `isError` results naming the field.
     async fn call(
         &self,
         name: &str,
         arguments: &JsonObject,
         caller: &Caller,
+        version: ProtocolVersion,
     ) -> Result<CallToolResult, ErrorData> {
         let request = match name {
-            QUERY_TOOL => match query_request(arguments) {
-                Ok(request) => request,
-                Err(message) => return Ok(dual_rmcp::error_result(message)),
-            },
-            SEARCH_TOOL => {
-                let mut params = arguments.clone();
-                params.retain(|_, v| !v.is_null());
-                CreateResponse::new(INSTITUTIONS_KIND, Value::Object(params))
-                    .name("Institution Search Results")
-            }
+            QUERY_TOOL => args::query_request(arguments),
+            SEARCH_TOOL => args::search_request(arguments),
             other => return Err(ErrorData::invalid_params(format!("unknown tool `{other}`"), None)),
+        };
+        let request = match request {
+            Ok(request) => request,
+            Err(message) => return Ok(dual_rmcp::error_result(message)),
         };
         let request = match caller.owner_name() {
             Some(owner) => request.owner(owner),
             None => request,
         };
         Ok(match self.server.create_response(request).await {
-            Ok(response) => dual_rmcp::to_call_tool_result(&response),
+            Ok(response) => dual_rmcp::to_call_tool_result_with(&response, &RenderOptions::new(version)),
             Err(error) => dual_rmcp::server_error_result(&error),
         })
     }
-}
-
-fn query_request(arguments: &JsonObject) -> Result<CreateResponse, String> {
-    let sql = arguments
-        .get("sql")
-        .and_then(Value::as_str)
-        .ok_or("`sql` is required: one read-only SELECT statement")?;
-    let mut request = CreateResponse::new(SQL_KIND, json!({ "sql": sql })).name("Query Results");
-    match arguments.get("sample_size") {
-        None | Some(Value::Null) => {}
-        Some(size) => {
-            let size = size
-                .as_u64()
-                .filter(|n| (1..=dual_server::MAX_SAMPLE_SIZE).contains(n))
-                .ok_or("`sample_size` must be an integer between 1 and 1000")?;
-            request = request.sample_size(size);
-        }
-    }
-    Ok(request)
 }
 
 fn object(value: Value) -> JsonObject {
@@ -156,9 +138,15 @@ impl ServerHandler for DemoMcp {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
+        Ok(ListToolsResult::with_all_items(
+            self.tools
+                .iter()
+                .map(|tool| dual_rmcp::tool_for_version(tool, version))
+                .collect(),
+        ))
     }
 
     async fn call_tool(
@@ -168,7 +156,8 @@ impl ServerHandler for DemoMcp {
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
         let caller = dual_rmcp::caller_from_extensions(&context.extensions);
-        self.call(&request.name, &arguments, &caller)
+        let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
+        self.call(&request.name, &arguments, &caller, version)
             .await
             .map(Into::into)
     }
@@ -176,9 +165,12 @@ impl ServerHandler for DemoMcp {
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(dual_rmcp::resource_templates(&self.server))
+        let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            dual_rmcp::resource_template_for_version(&dual_rmcp::resource_template(&self.server), version),
+        ]))
     }
 
     async fn read_resource(
@@ -190,5 +182,16 @@ impl ServerHandler for DemoMcp {
         dual_rmcp::read_resource(&self.server, &caller, &request.uri)
             .await
             .map(Into::into)
+    }
+
+    /// rmcp hands a standard request whose params do not parse (a `tools/call` whose `name` is a
+    /// number, say) to this hook as a custom request; it is `-32602 invalid params`, not `-32601
+    /// method not found`.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(protocol::custom_request_error(&request))
     }
 }

@@ -8,6 +8,7 @@ mod backoff;
 mod conn;
 mod drain_body;
 mod io;
+mod mcp_checks;
 mod reply;
 mod request_body;
 mod router;
@@ -110,6 +111,9 @@ pub struct ServeOptions {
     pub shutdown_grace: Duration,
     /// Bearer tokens `/mcp` and `/resources` require; `None` serves everyone (the default).
     pub auth_tokens: Option<AuthTokens>,
+    /// Whether MCP is served over HTTP at `/mcp` (the default); `false` when MCP runs on stdio, and
+    /// `/mcp` is then 404.
+    pub serve_mcp_over_http: bool,
 }
 
 impl ServeOptions {
@@ -141,6 +145,7 @@ impl ServeOptions {
             mcp_session_idle: DEFAULT_MCP_SESSION_IDLE,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             auth_tokens: None,
+            serve_mcp_over_http: true,
         }
     }
 
@@ -316,9 +321,14 @@ pub async fn start(options: &ServeOptions) -> Result<Running, ServeError> {
         tracker: connections.clone(),
     };
     let accept = tokio::spawn(acceptor.run());
+    let mcp = if options.serve_mcp_over_http {
+        format!("http://{addr}{MCP_PATH}")
+    } else {
+        "stdio".to_owned()
+    };
     tracing::info!(
         %addr,
-        mcp = %format!("http://{addr}{MCP_PATH}"),
+        %mcp,
         rest = %base_url,
         auth = options.auth_tokens.is_some(),
         max_connections = options.max_connections,

@@ -140,7 +140,10 @@ async fn tools_are_listed_with_the_output_schema() {
             .list_resource_templates(None)
             .await
             .expect("templates");
-        assert_eq!(templates.resource_templates[0].uri_template, "resource://{id}");
+        assert_eq!(
+            templates.resource_templates[0].uri_template,
+            "resource://{id}{?offset,limit,sort}"
+        );
         fixture.stop().await;
     })
     .await

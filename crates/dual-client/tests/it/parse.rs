@@ -304,8 +304,8 @@ fn arb_row() -> impl Strategy<Value = dual_core::Row> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// Whatever dual-core builds parses back, from the whole result, from `content` alone and from an
-    /// agent wrapper, to the same sample, count and expiry.
+    /// Whatever dual-core builds parses back, from the whole result, from `content` alone (with the
+    /// JSON text option) and from an agent wrapper, to the same sample, count and expiry.
     #[test]
     fn dual_core_results_round_trip(sample in proptest::collection::vec(arb_row(), 0..6), total in 0u64..1_000_000,
                                     pinned in any::<bool>()) {
@@ -322,9 +322,12 @@ proptest! {
             expires_at: (!pinned).then_some(datetime!(2026-01-15 10:45:00 UTC)),
         };
         let whole = serde_json::to_value(response.tool_result()).unwrap_or_default();
+        // `content` alone carries the JSON with the JSON text option (the default is a table).
+        let options = dual_core::mcp::RenderOptions::default().with_text(dual_core::mcp::TextFormat::Json);
+        let json_text = serde_json::to_value(response.tool_result_with(&options)).unwrap_or_default();
         let client = DualResponseClient::new();
         let wrapped = json!({"output": whole.to_string()});
-        for value in [whole.clone(), whole["content"].clone(), wrapped] {
+        for value in [whole.clone(), json_text["content"].clone(), wrapped] {
             let parsed = client.parse_strict(&value);
             prop_assert!(parsed.is_ok(), "{:?}", parsed.err());
             let parsed = parsed.unwrap_or_else(|_| unreachable!());

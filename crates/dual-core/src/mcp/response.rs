@@ -4,7 +4,10 @@ use std::sync::Arc;
 
 use time::OffsetDateTime;
 
-use super::{ContentBlock, JSON_MIME_TYPE, ResourceLinkInfo, ResultMetadata, StructuredContent, ToolResult};
+use super::{
+    ContentBlock, JSON_MIME_TYPE, RenderOptions, ResourceLinkInfo, ResultMetadata, StructuredContent,
+    TextFormat, ToolResult, text,
+};
 use crate::{Column, ResourceId, ResourceRecord, Row, resource_uri, resource_url};
 
 /// A dual response: the sample and count for the model, the link for the application.
@@ -65,22 +68,19 @@ impl DualResponse {
         }
     }
 
-    /// The first text block: what was found, how much of it is shown, and where the rest is.
+    /// The first text block: the result's name, the total and shown row counts, the link the
+    /// application fetches the complete result from, and how the model reads more rows itself
+    /// (`resources/read` on `{uri}?offset=…&limit=…`).
     #[must_use]
     pub fn summary_text(&self) -> String {
-        let results = if self.total_count == 1 {
-            "result"
-        } else {
-            "results"
-        };
-        let rows = if self.sample.len() == 1 { "row" } else { "rows" };
-        format!(
-            "Found {} {results} for {:?}; {} sample {rows} below. Full data: {}",
-            self.total_count,
-            self.name,
-            self.sample.len(),
-            self.uri
-        )
+        text::summary(self)
+    }
+
+    /// The second text block in the default [`TextFormat::Table`]: the typed columns once, then one
+    /// `|`-separated line per sample row.
+    #[must_use]
+    pub fn table_text(&self) -> String {
+        text::table(&self.columns, &self.sample)
     }
 
     /// The `structuredContent` object.
@@ -104,36 +104,68 @@ impl DualResponse {
         }
     }
 
-    /// The `content` array: the summary, `structuredContent` as compact JSON (many clients show the
-    /// model only `content`), and a `resource_link`.
+    /// The `content` array for the newest protocol version, with the table text.
     #[must_use]
     pub fn content(&self) -> Vec<ContentBlock> {
-        self.content_with(&self.structured_content())
+        self.content_with(&RenderOptions::default(), None)
     }
 
-    fn content_with(&self, structured: &StructuredContent) -> Vec<ContentBlock> {
-        // Serialising plain data with string keys cannot fail; an empty object is a safe fallback.
-        let json = serde_json::to_string(structured).unwrap_or_else(|_| "{}".to_owned());
-        vec![
+    fn content_with(
+        &self,
+        options: &RenderOptions,
+        structured: Option<&StructuredContent>,
+    ) -> Vec<ContentBlock> {
+        let second = match options.text() {
+            TextFormat::Json => {
+                let owned;
+                let structured = match structured {
+                    Some(structured) => structured,
+                    None => {
+                        owned = self.structured_content();
+                        &owned
+                    }
+                };
+                // Serialising plain data with string keys cannot fail; an empty object is a safe fallback.
+                serde_json::to_string(structured).unwrap_or_else(|_| "{}".to_owned())
+            }
+            // `TextFormat` is non-exhaustive only for other crates.
+            TextFormat::Table => self.table_text(),
+        };
+        let mut content = vec![
             ContentBlock::Text {
                 text: self.summary_text(),
             },
-            ContentBlock::Text { text: json },
-            ContentBlock::ResourceLink {
+            ContentBlock::Text { text: second },
+        ];
+        // Before 2025-06-18 there is no `resource_link`: the summary already names the URI.
+        if options.version().has_resource_link() {
+            content.push(ContentBlock::ResourceLink {
                 uri: self.uri.clone(),
                 name: self.name.clone(),
                 mime_type: Some(JSON_MIME_TYPE.to_owned()),
-                description: Some(format!("{} rows; fetch via REST", self.total_count)),
-            },
-        ]
+                description: Some(format!("{} rows", self.total_count)),
+            });
+        }
+        content
     }
 
-    /// The whole tool result, `{"content": …, "structuredContent": …}`.
+    /// The whole tool result for the newest protocol version with the table text:
+    /// `{"content": …, "structuredContent": …}`.
     #[must_use]
     pub fn tool_result(&self) -> ToolResult {
-        let structured = self.structured_content();
+        self.tool_result_with(&RenderOptions::default())
+    }
+
+    /// The whole tool result as `options` asks: versions before 2025-06-18 get neither
+    /// `structuredContent` nor a `resource_link`, only text blocks that carry the same information.
+    #[must_use]
+    pub fn tool_result_with(&self, options: &RenderOptions) -> ToolResult {
+        let structured = options
+            .version()
+            .has_structured_content()
+            .then(|| self.structured_content());
         ToolResult {
-            content: self.content_with(&structured),
+            content: self.content_with(options, structured.as_ref()),
             structured_content: structured,
         }
     }

@@ -51,12 +51,17 @@ pub struct StructuredContent {
     pub metadata: ResultMetadata,
 }
 
-/// A whole MCP tool result: `{"content": […], "structuredContent": {…}}`.
+/// A whole MCP tool result: `{"content": […], "structuredContent": {…}}`; `structuredContent` is
+/// absent for protocol versions before 2025-06-18, which do not define it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
     /// Text blocks and the `resource_link`.
     pub content: Vec<ContentBlock>,
-    /// The structured result.
-    #[serde(rename = "structuredContent")]
-    pub structured_content: StructuredContent,
+    /// The structured result; `None` for protocol versions before 2025-06-18.
+    #[serde(
+        rename = "structuredContent",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub structured_content: Option<StructuredContent>,
 }

@@ -77,10 +77,70 @@ fn template_uses_the_servers_scheme() {
     let listed = resource_templates(&server("dualres"));
     assert_eq!(listed.resource_templates.len(), 1);
     let template = &listed.resource_templates[0];
-    assert_eq!(template.uri_template, "dualres://{id}");
+    assert_eq!(template.uri_template, "dualres://{id}{?offset,limit,sort}");
     assert_eq!(template.mime_type.as_deref(), Some("application/json"));
     let value = serde_json::to_value(&listed).unwrap_or_default();
-    assert_eq!(value["resourceTemplates"][0]["uriTemplate"], "dualres://{id}");
+    assert_eq!(
+        value["resourceTemplates"][0]["uriTemplate"],
+        "dualres://{id}{?offset,limit,sort}"
+    );
+}
+
+/// RFC 6570 level-3 expansion of `{scheme}://{id}{?offset,limit,sort}`: undefined variables are
+/// left out, values are percent-encoded outside the unreserved set (so `:` becomes `%3A`).
+fn expand(template: &str, id: &str, query: &[(&str, &str)]) -> String {
+    let encode = |value: &str| {
+        value
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                    char::from(b).to_string()
+                }
+                other => format!("%{other:02X}"),
+            })
+            .collect::<String>()
+    };
+    let (head, _) = template.split_once("{?").expect("a query expansion");
+    let mut uri = head.replace("{id}", &encode(id));
+    for (i, (name, value)) in query.iter().enumerate() {
+        uri.push(if i == 0 { '?' } else { '&' });
+        uri.push_str(&format!("{name}={}", encode(value)));
+    }
+    uri
+}
+
+#[tokio::test]
+async fn every_expansion_of_the_template_is_honoured() {
+    let server = server("resource");
+    let response = create(&server, 30).await;
+    let template = resource_template(&server).uri_template;
+    let id = response.id.to_string();
+    for (query, expected) in [
+        (vec![], (0, 30, 30, Some(0))),
+        (vec![("limit", "5")], (0, 5, 5, Some(0))),
+        (vec![("offset", "10"), ("limit", "5")], (10, 5, 5, Some(10))),
+        (
+            vec![("offset", "0"), ("limit", "2"), ("sort", "id:desc")],
+            (0, 2, 2, Some(29)),
+        ),
+    ] {
+        let uri = expand(&template, &id, &query);
+        let result = read_resource(&server, &Caller::anonymous(), &uri)
+            .await
+            .unwrap_or_else(|e| panic!("{uri}: {e:?}"));
+        let (_, page) = page_of(&result);
+        let first = page.data.first().and_then(|row| row["id"].as_u64());
+        assert_eq!(
+            (
+                page.offset,
+                page.limit.min(page.total_count),
+                page.returned_count,
+                first
+            ),
+            expected,
+            "{uri}"
+        );
+    }
 }
 
 #[tokio::test]

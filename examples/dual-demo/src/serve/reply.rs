@@ -64,6 +64,28 @@ pub(super) fn too_many_sessions(cap: usize) -> Response<RouterBody> {
     response
 }
 
+/// A JSON-RPC error response without an id (the request could not be read far enough to have one).
+pub(super) fn jsonrpc_error(status: StatusCode, code: i64, message: &str) -> Response<RouterBody> {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    json_response(status, &body)
+}
+
+/// `413` for an MCP body over `limit` bytes.
+pub(super) fn mcp_payload_too_large(limit: usize) -> Response<RouterBody> {
+    jsonrpc_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        -32600,
+        &format!("the request body exceeds {limit} bytes"),
+    )
+}
+
+/// `404` for `/mcp` when MCP is served on stdio, not over HTTP.
+pub(super) fn mcp_not_served() -> Response<RouterBody> {
+    let message =
+        "Not found: this server speaks MCP on stdio; only the REST API under /resources is served over HTTP";
+    json_response(StatusCode::NOT_FOUND, &error("not_found", message, false))
+}
+
 fn error(code: &str, message: &str, retryable: bool) -> Value {
     json!({"error": code, "message": message, "retryable": retryable})
 }

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::backoff::LogThrottle;
 use super::drain_body::DrainBody;
+use super::mcp_checks::{self, MAX_MCP_BODY_BYTES};
 use super::request_body::TimedBody;
 use super::sessions::SessionCap;
 use super::{MCP_PATH, REST_PREFIX, RouterBody, ServeOptions, reply};
@@ -30,6 +31,8 @@ use crate::mcp_server::DemoMcp;
 #[derive(Clone)]
 pub struct Router {
     mcp: StreamableHttpService<DemoMcp, LocalSessionManager>,
+    /// Whether `/mcp` is served (not when MCP runs on stdio).
+    serve_mcp: bool,
     rest: DualHttp,
     sessions: SessionCap,
     auth: Option<AuthTokens>,
@@ -77,9 +80,14 @@ impl Router {
         {
             hosts.push(host);
         }
+        // No SSE priming events: they exist for resuming a stream from an event store, which this
+        // server has none of, and clients of versions before 2025-11-25 do not expect them (the
+        // Python SDK 1.9.4 logs a parse error for each).
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(hosts)
-            .with_cancellation_token(sessions);
+            .with_cancellation_token(sessions)
+            .with_sse_retry(None)
+            .with_max_request_body_bytes(MAX_MCP_BODY_BYTES);
         let cap = SessionCap::new(options.max_mcp_sessions, options.mcp_session_idle);
         let mcp_server = server.clone();
         let mcp = StreamableHttpService::new(
@@ -93,6 +101,7 @@ impl Router {
             .build();
         Self {
             mcp,
+            serve_mcp: options.serve_mcp_over_http,
             rest,
             sessions: cap,
             auth: options.auth_tokens.clone(),
@@ -106,6 +115,9 @@ impl Router {
     pub async fn route(&self, mut request: Request<Incoming>) -> Response<RouterBody> {
         let path = request.uri().path();
         let target = if path == MCP_PATH || path.starts_with("/mcp/") {
+            if !self.serve_mcp {
+                return reply::mcp_not_served();
+            }
             Target::Mcp
         } else if path == REST_PREFIX || path.starts_with("/resources/") {
             Target::Rest
@@ -171,8 +183,24 @@ impl Router {
         } else {
             None
         };
+        if request.method() == Method::DELETE
+            && let Some(id) = request
+                .headers()
+                .get(HEADER_SESSION_ID)
+                .and_then(|v| v.to_str().ok())
+            && !self.sessions.contains(id).await
+        {
+            return mcp_checks::unknown_session();
+        }
         let event_stream = request.method() == Method::GET;
-        let response = self.mcp.handle(request).await;
+        let response = if request.method() == Method::POST && mcp_checks::is_json(request.headers()) {
+            match mcp_checks::checked_post(request).await {
+                Ok(request) => self.mcp.handle(request).await,
+                Err(response) => return response,
+            }
+        } else {
+            self.mcp.handle(request).await
+        };
         if event_stream {
             let draining = self.draining.clone();
             response.map(|body| {

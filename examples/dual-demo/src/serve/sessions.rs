@@ -23,11 +23,18 @@ impl SessionCap {
     pub(super) fn new(max: usize, idle: Duration) -> Self {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = Some(idle);
+        // No SSE priming events (see the router): the session manager sends its own.
+        manager.session_config.sse_retry = None;
         Self {
             manager: Arc::new(manager),
             max,
             admitting: Arc::new(AtomicUsize::new(0)),
         }
+    }
+
+    /// Whether a session with this id is live.
+    pub(super) async fn contains(&self, id: &str) -> bool {
+        self.manager.sessions.read().await.contains_key(id)
     }
 
     /// The session manager to give rmcp.

@@ -1,0 +1,179 @@
+//! The token-lean text a model reads: a summary line and a compact table of the sample.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::DualResponse;
+use crate::{Column, Row};
+
+/// The page size the summary suggests for `resources/read`.
+pub(super) const SUGGESTED_PAGE: u64 = 100;
+
+/// What was found, how much is shown, where the application gets the rest, and how the model reads
+/// more rows itself.
+pub(super) fn summary(response: &DualResponse) -> String {
+    let shown = response.sample.len() as u64;
+    let total = response.total_count;
+    let uri = &response.uri;
+    let mut text = format!("{}: ", response.name);
+    if total == 0 {
+        text.push_str("no rows.");
+    } else if shown >= total {
+        let _ = write!(text, "all {total} {} shown below.", rows(total));
+    } else {
+        let _ = write!(text, "{total} {} in total, {shown} shown below.", rows(total));
+    }
+    let _ = write!(text, " The application fetches the complete result from {uri}");
+    if let Some(expires_at) = response.expires_at {
+        let _ = write!(text, " (expires {})", seconds(expires_at));
+    }
+    text.push('.');
+    if shown < total {
+        let _ = write!(
+            text,
+            " To read more rows yourself, call resources/read on {uri}?offset={shown}&limit={SUGGESTED_PAGE} \
+             (optional &sort=column:asc|desc)."
+        );
+    }
+    text
+}
+
+fn rows(n: u64) -> &'static str {
+    if n == 1 { "row" } else { "rows" }
+}
+
+/// RFC 3339 to the second: the model needs no nanoseconds.
+fn seconds(at: OffsetDateTime) -> String {
+    let at = at.replace_nanosecond(0).unwrap_or(at);
+    at.format(&Rfc3339).unwrap_or_default()
+}
+
+/// The typed header once, then one line per row: `id:integer|name:string` / `1|Rutgers`.
+///
+/// Cells: strings as they are, with `\`, `|`, line feeds and carriage returns escaped (`\\`, `\|`,
+/// `\n`, `\r`); an empty string as `""`; `null` as an empty cell; numbers and booleans as JSON;
+/// objects and arrays as compact JSON. A row's keys outside `columns` follow as `key=value` cells.
+pub(super) fn table(columns: &[Column], sample: &[Row]) -> String {
+    let inferred;
+    let columns = if columns.is_empty() {
+        inferred = crate::infer_columns(sample);
+        &inferred
+    } else {
+        columns
+    };
+    let mut text = String::with_capacity(64 + sample.len() * 64);
+    for (i, column) in columns.iter().enumerate() {
+        if i > 0 {
+            text.push('|');
+        }
+        escape_into(&mut text, &column.name);
+        text.push(':');
+        text.push_str(column.column_type.as_str());
+    }
+    for row in sample {
+        text.push('\n');
+        for (i, column) in columns.iter().enumerate() {
+            if i > 0 {
+                text.push('|');
+            }
+            if let Some(value) = row.get(&column.name) {
+                cell_into(&mut text, value);
+            }
+        }
+        for (key, value) in row
+            .iter()
+            .filter(|(key, _)| !columns.iter().any(|c| &c.name == *key))
+        {
+            text.push('|');
+            escape_into(&mut text, key);
+            text.push('=');
+            cell_into(&mut text, value);
+        }
+    }
+    text
+}
+
+fn cell_into(text: &mut String, value: &Value) {
+    match value {
+        Value::Null => {}
+        Value::String(s) if s.is_empty() => text.push_str("\"\""),
+        Value::String(s) => escape_into(text, s),
+        Value::Bool(_) | Value::Number(_) => {
+            let _ = write!(text, "{value}");
+        }
+        Value::Array(_) | Value::Object(_) => escape_into(text, &value.to_string()),
+    }
+}
+
+fn escape_into(text: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '\\' => text.push_str("\\\\"),
+            '|' => text.push_str("\\|"),
+            '\n' => text.push_str("\\n"),
+            '\r' => text.push_str("\\r"),
+            c => text.push(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::ColumnType;
+
+    fn row(value: Value) -> Row {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn header_once_then_one_line_per_row() {
+        let columns = [
+            Column::new("id", ColumnType::Integer),
+            Column::new("name", ColumnType::String),
+            Column::new("ok", ColumnType::Boolean),
+        ];
+        let sample = [
+            row(json!({"id": 1, "name": "Rutgers", "ok": true})),
+            row(json!({"id": 2, "name": null, "ok": false})),
+        ];
+        assert_eq!(
+            table(&columns, &sample),
+            "id:integer|name:string|ok:boolean\n1|Rutgers|true\n2||false"
+        );
+    }
+
+    #[test]
+    fn separators_and_line_breaks_are_escaped() {
+        let columns = [
+            Column::new("s", ColumnType::String),
+            Column::new("j", ColumnType::Json),
+        ];
+        let sample = [
+            row(json!({"s": "a|b\\c\nd", "j": {"k": "x|y"}})),
+            row(json!({"s": ""})),
+        ];
+        assert_eq!(
+            table(&columns, &sample),
+            "s:string|j:json\na\\|b\\\\c\\nd|{\"k\":\"x\\|y\"}\n\"\"|"
+        );
+    }
+
+    #[test]
+    fn keys_outside_the_columns_are_kept() {
+        let columns = [Column::new("id", ColumnType::Integer)];
+        let sample = [row(json!({"id": 1, "extra": "x"}))];
+        assert_eq!(table(&columns, &sample), "id:integer\n1|extra=x");
+    }
+
+    #[test]
+    fn timestamps_lose_their_nanoseconds() {
+        let at = OffsetDateTime::UNIX_EPOCH + time::Duration::nanoseconds(1_500_000_123);
+        assert_eq!(seconds(at), "1970-01-01T00:00:01Z");
+    }
+}

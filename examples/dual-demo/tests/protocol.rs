@@ -1,0 +1,470 @@
+//! The MCP surface per protocol version, over real sockets with raw JSON-RPC (no SDK smoothing
+//! anything over): results validate against each version's published schema, a 2025-03-26 session
+//! works end to end, the text is lean on the demo dataset, and malformed requests get the JSON-RPC
+//! answers. `--stdio` (serving no `/mcp` over HTTP, plain logs) is driven through the binary.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use dual_demo::dataset::{self, DatasetSize};
+use dual_demo::serve::{self, Running, ServeOptions};
+use http::{Method, Request, StatusCode, header};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::time::timeout;
+
+const LIMIT: Duration = Duration::from_secs(90);
+/// The reference implementation's text blocks for a 10-row sample of a 7-column table, in bytes.
+const REFERENCE_TEXT_BYTES: usize = 2_531;
+
+fn temp_dir(name: &str) -> PathBuf {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "dual-demo-protocol-{name}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+async fn start(name: &str) -> (Running, PathBuf) {
+    let dir = temp_dir(name);
+    let db = dir.join("small.sqlite");
+    dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
+    let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
+    options.db = Some(db);
+    options.sample_size = 10;
+    (serve::start(&options).await.expect("server starts"), dir)
+}
+
+/// One HTTP exchange: status, session id, raw body.
+async fn exchange(request: Request<Full<Bytes>>) -> (StatusCode, Option<String>, String) {
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let response = timeout(Duration::from_secs(20), client.request(request))
+        .await
+        .expect("an answer within 20 s")
+        .expect("a response");
+    let (parts, body) = response.into_parts();
+    let session = parts
+        .headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let bytes = body.collect().await.expect("a body").to_bytes();
+    (
+        parts.status,
+        session,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    )
+}
+
+/// The JSON-RPC messages of a body: plain JSON, or the `data:` lines of an event stream.
+fn messages(body: &str) -> Vec<Value> {
+    if let Ok(value) = serde_json::from_str::<Value>(body) {
+        return vec![value];
+    }
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str(data.trim()).ok())
+        .collect()
+}
+
+/// A raw MCP session of one protocol version.
+struct Session {
+    url: String,
+    id: Option<String>,
+    version: &'static str,
+    next: u64,
+}
+
+impl Session {
+    async fn open(running: &Running, version: &'static str) -> (Self, Value) {
+        let mut session = Self {
+            url: running.mcp_url(),
+            id: None,
+            version,
+            next: 1,
+        };
+        let params = json!({"protocolVersion": version, "capabilities": {},
+                            "clientInfo": {"name": "protocol-test", "version": "0"}});
+        let (status, id, body) = exchange(session.post(&json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params
+        })))
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_no_priming(&body);
+        session.id = id;
+        let result = messages(&body).into_iter().next().unwrap_or_default();
+        let (status, _, body) =
+            exchange(session.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        (session, result)
+    }
+
+    fn post(&self, message: &Value) -> Request<Full<Bytes>> {
+        self.raw(Method::POST, "application/json", message.to_string())
+    }
+
+    fn raw(&self, method: Method, content_type: &str, body: String) -> Request<Full<Bytes>> {
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(&self.url)
+            .header(header::CONTENT_TYPE, content_type)
+            .header(header::ACCEPT, "application/json, text/event-stream");
+        if let Some(id) = &self.id {
+            builder = builder.header("mcp-session-id", id);
+        }
+        // The header exists from 2025-06-18 on; a 2025-03-26 client does not send it.
+        if self.version >= "2025-06-18" {
+            builder = builder.header("mcp-protocol-version", self.version);
+        }
+        builder.body(Full::new(Bytes::from(body))).expect("a request")
+    }
+
+    /// The whole JSON-RPC response to `method`.
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        let (status, _, body) = exchange(self.post(&json!({
+            "jsonrpc": "2.0", "id": id, "method": method, "params": params
+        })))
+        .await;
+        assert_eq!(status, StatusCode::OK, "{method}: {body}");
+        assert_no_priming(&body);
+        messages(&body)
+            .into_iter()
+            .find(|message| message["id"] == id)
+            .unwrap_or_else(|| panic!("{method}: no response in {body}"))
+    }
+
+    async fn result(&mut self, method: &str, params: Value) -> Value {
+        let response = self.request(method, params).await;
+        assert!(response.get("error").is_none(), "{method}: {response}");
+        response["result"].clone()
+    }
+}
+
+/// No empty SSE event (rmcp's priming event) that clients before 2025-11-25 do not expect.
+fn assert_no_priming(body: &str) {
+    for event in body.split("\n\n") {
+        let has_data = event
+            .lines()
+            .any(|line| line.starts_with("data:") && line.len() > 5 && !line[5..].trim().is_empty());
+        assert!(
+            event.trim().is_empty() || has_data,
+            "an event without data: {event:?}"
+        );
+    }
+}
+
+/// A validator for definition `name` of the vendored excerpt of a version's published schema, with
+/// `additionalProperties: false` added to the definitions a server sends, so that a field the
+/// version does not define fails too.
+fn validator(version: &str, name: &str) -> jsonschema::Validator {
+    let path = format!("{}/tests/schemas/{version}.json", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut schema: Value = serde_json::from_str(&text).expect("a JSON schema");
+    if let Some(definitions) = schema["definitions"].as_object_mut() {
+        for (_, definition) in definitions.iter_mut() {
+            if definition.get("properties").is_some() {
+                definition["additionalProperties"] = Value::Bool(false);
+            }
+        }
+    }
+    schema["$ref"] = Value::String(format!("#/definitions/{name}"));
+    jsonschema::validator_for(&schema).expect("a valid schema")
+}
+
+fn assert_valid(version: &str, name: &str, value: &Value) {
+    let validator = validator(version, name);
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{version} {name}: {errors:?}\n{value}");
+}
+
+fn texts(result: &Value) -> Vec<String> {
+    result["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|block| block["text"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The `resources/read` URI the summary tells the model to use.
+fn read_more_uri(summary: &str) -> String {
+    let (_, rest) = summary
+        .split_once("resources/read on ")
+        .expect("the summary says how to read more");
+    rest.split_whitespace().next().expect("a URI").to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_validate_against_each_versions_published_schema() {
+    timeout(LIMIT, async {
+        let (running, dir) = start("schemas").await;
+        // Vendored excerpts exist for the versions before structured output; see tests/schemas.
+        for version in ["2024-11-05", "2025-03-26"] {
+            let (mut session, initialize) = Session::open(&running, version).await;
+            assert_eq!(initialize["result"]["protocolVersion"], version, "{initialize}");
+            let tools = session.result("tools/list", json!({})).await;
+            assert_valid(version, "ListToolsResult", &tools);
+            let templates = session.result("resources/templates/list", json!({})).await;
+            assert_valid(version, "ListResourceTemplatesResult", &templates);
+            for (tool, arguments) in [
+                (
+                    "query",
+                    json!({"sql": "SELECT * FROM degrees_awarded ORDER BY id"}),
+                ),
+                ("search_institutions", json!({"state": "NJ"})),
+            ] {
+                let result = session
+                    .result("tools/call", json!({"name": tool, "arguments": arguments}))
+                    .await;
+                assert_valid(version, "CallToolResult", &result);
+                let summary = texts(&result).into_iter().next().unwrap_or_default();
+                if summary.contains("resources/read on ") {
+                    let read = session
+                        .result("resources/read", json!({"uri": read_more_uri(&summary)}))
+                        .await;
+                    assert_valid(version, "ReadResourceResult", &read);
+                }
+            }
+            // A tool error is a valid result too.
+            let error = session
+                .result("tools/call", json!({"name": "query", "arguments": {"sql": 123}}))
+                .await;
+            assert_valid(version, "CallToolResult", &error);
+        }
+        // …and the check does catch what an old version does not define.
+        let link = json!({"content": [{"type": "resource_link", "uri": "resource://x", "name": "x"}]});
+        assert!(!validator("2025-03-26", "CallToolResult").is_valid(&link));
+        let structured = json!({"content": [], "structuredContent": {}});
+        assert!(!validator("2024-11-05", "CallToolResult").is_valid(&structured));
+        running.shutdown().await;
+        let _ = std::fs::remove_dir_all(dir);
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn newer_versions_get_the_resource_link_and_structured_content() {
+    timeout(LIMIT, async {
+        let (running, dir) = start("newer").await;
+        for version in ["2025-06-18", "2025-11-25"] {
+            let (mut session, _) = Session::open(&running, version).await;
+            let result = session
+                .result(
+                    "tools/call",
+                    json!({"name": "search_institutions", "arguments": {}}),
+                )
+                .await;
+            let types: Vec<&str> = result["content"]
+                .as_array()
+                .map(|blocks| blocks.iter().filter_map(|b| b["type"].as_str()).collect())
+                .unwrap_or_default();
+            assert_eq!(types, ["text", "text", "resource_link"], "{version}");
+            assert!(
+                result["structuredContent"]["metadata"]["total_count"].is_u64(),
+                "{version}"
+            );
+            let tools = session.result("tools/list", json!({})).await;
+            assert!(tools["tools"][0]["outputSchema"].is_object(), "{version}");
+        }
+        running.shutdown().await;
+        let _ = std::fs::remove_dir_all(dir);
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_03_26_session_works_end_to_end() {
+    timeout(LIMIT, async {
+        let (running, dir) = start("v2025-03-26").await;
+        let (mut session, initialize) = Session::open(&running, "2025-03-26").await;
+        assert_eq!(initialize["result"]["protocolVersion"], "2025-03-26");
+        let tools = session.result("tools/list", json!({})).await;
+        for tool in tools["tools"].as_array().expect("tools") {
+            assert!(tool.get("outputSchema").is_none() && tool.get("title").is_none(), "{tool}");
+        }
+        let result = session
+            .result(
+                "tools/call",
+                json!({"name": "query", "arguments": {"sql": "SELECT id, name FROM institutions ORDER BY id"}}),
+            )
+            .await;
+        assert!(result.get("structuredContent").is_none(), "{result}");
+        let texts = texts(&result);
+        assert_eq!(texts.len(), 2, "{result}");
+        let summary = &texts[0];
+        assert!(summary.starts_with("SELECT id, name FROM institutions ORDER BY id: "), "{summary}");
+        assert!(summary.contains("10 shown below") && summary.contains("The application fetches"), "{summary}");
+        assert_eq!(texts[1].lines().next(), Some("id:integer|name:string"));
+        assert_eq!(texts[1].lines().count(), 11);
+        // The model reads the next rows where the summary says.
+        let read = session
+            .result("resources/read", json!({"uri": read_more_uri(summary)}))
+            .await;
+        let page: Value =
+            serde_json::from_str(read["contents"][0]["text"].as_str().expect("text")).expect("a JSON page");
+        assert_eq!(page["offset"], 10);
+        assert_eq!(page["data"][0]["id"], 11, "{page}");
+        // Ending the session: 202, and then the session is unknown.
+        let end = session.raw(Method::DELETE, "application/json", String::new());
+        assert_eq!(exchange(end).await.0, StatusCode::ACCEPTED);
+        let again = session.raw(Method::DELETE, "application/json", String::new());
+        assert_eq!(exchange(again).await.0, StatusCode::NOT_FOUND);
+        running.shutdown().await;
+        let _ = std::fs::remove_dir_all(dir);
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_text_is_lean_on_the_demo_dataset() {
+    timeout(LIMIT, async {
+        let (running, dir) = start("lean").await;
+        let (mut session, _) = Session::open(&running, "2025-06-18").await;
+        let sql = "SELECT * FROM degrees_awarded ORDER BY id";
+        let mut bytes = Vec::new();
+        let mut rows = Vec::new();
+        for sample_size in 10..=20 {
+            let result = session
+                .result(
+                    "tools/call",
+                    json!({"name": "query", "arguments": {"sql": sql, "sample_size": sample_size}}),
+                )
+                .await;
+            assert_eq!(
+                result["structuredContent"]["metadata"]["columns"]
+                    .as_array()
+                    .map(Vec::len),
+                Some(7)
+            );
+            bytes.push(texts(&result).iter().map(String::len).sum::<usize>());
+            rows = result["structuredContent"]["results"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+        }
+        let ten = bytes[0];
+        eprintln!("text bytes for 10 rows x 7 columns: {ten} (reference {REFERENCE_TEXT_BYTES})");
+        assert!(ten * 2 <= REFERENCE_TEXT_BYTES, "{ten} bytes for 10 rows");
+        for (i, pair) in bytes.windows(2).enumerate() {
+            let row = &rows[10 + i];
+            let json = serde_json::to_string(row).expect("json").len();
+            let added = pair[1] - pair[0];
+            eprintln!(
+                "row {}: +{added} text bytes, {json} bytes of compact JSON",
+                11 + i
+            );
+            assert!(
+                added * 10 <= json * 6,
+                "row {}: {added} bytes vs {json} of JSON",
+                11 + i
+            );
+        }
+        running.shutdown().await;
+        let _ = std::fs::remove_dir_all(dir);
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_requests_get_json_rpc_answers() {
+    timeout(LIMIT, async {
+        let (running, dir) = start("malformed").await;
+        let (mut session, _) = Session::open(&running, "2025-06-18").await;
+        for (method, params) in [
+            ("tools/call", json!({"name": 5})),
+            ("resources/read", json!({"uri": 7})),
+        ] {
+            let response = session.request(method, params).await;
+            assert_eq!(response["error"]["code"], -32602, "{method}: {response}");
+        }
+        let response = session.request("no/such/method", json!({})).await;
+        assert_eq!(response["error"]["code"], -32601, "{response}");
+        let (status, _, body) =
+            exchange(session.raw(Method::POST, "application/json", "not json".to_owned())).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        let body: Value = serde_json::from_str(&body).expect("a JSON-RPC error");
+        assert_eq!(
+            (body["error"]["code"].as_i64(), &body["id"]),
+            (Some(-32700), &Value::Null)
+        );
+        let mut stranger = session.raw(Method::DELETE, "application/json", String::new());
+        stranger
+            .headers_mut()
+            .insert("mcp-session-id", "no-such-session".parse().expect("a header"));
+        assert_eq!(exchange(stranger).await.0, StatusCode::NOT_FOUND);
+        running.shutdown().await;
+        let _ = std::fs::remove_dir_all(dir);
+    })
+    .await
+    .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_mode_serves_only_rest_over_http_and_logs_plainly() {
+    let dir = temp_dir("stdio");
+    let db = dir.join("small.sqlite");
+    dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-demo"))
+        .args(["serve", "--stdio", "--addr", "127.0.0.1:0", "--db"])
+        .arg(&db)
+        .env("RUST_LOG", "info")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let (addr, log) = timeout(LIMIT, async {
+        let mut log = String::new();
+        while let Some(line) = lines.next_line().await.expect("read") {
+            log.push_str(&line);
+            log.push('\n');
+            if let Some(rest) = line.strip_prefix("dual-demo: MCP on stdio, REST http://") {
+                let addr = rest.split('/').next().unwrap_or_default().to_owned();
+                return (addr, log);
+            }
+        }
+        panic!("no start-up line in {log}");
+    })
+    .await
+    .expect("started within the time limit");
+    assert!(!log.contains('\u{1b}'), "colour codes in a piped log: {log:?}");
+    let get = |path: &str| {
+        Request::get(format!("http://{addr}{path}"))
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .body(Full::default())
+            .expect("a request")
+    };
+    assert_eq!(exchange(get("/mcp")).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        exchange(get("/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV")).await.0,
+        StatusCode::NOT_FOUND
+    );
+    let _ = child.kill().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
