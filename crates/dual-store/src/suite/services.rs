@@ -47,6 +47,14 @@ pub const POSTGRES: Service = Service {
     default_port: 5432,
 };
 
+/// An S3-compatible server (moto in CI): `DUAL_TEST_S3_ENDPOINT`, by default `http://127.0.0.1:9000`.
+pub const S3: Service = Service {
+    name: "S3 (moto)",
+    env: "DUAL_TEST_S3_ENDPOINT",
+    default_url: "http://127.0.0.1:9000",
+    default_port: 9000,
+};
+
 impl Service {
     /// The server's name for messages, e.g. `Redis`.
     #[must_use]

@@ -1,0 +1,54 @@
+//! The storage a [`Spool`](crate::Spool) runs on.
+
+use std::fmt;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use dual_core::ResourceId;
+
+use crate::{Manifest, SpoolError};
+
+/// A resource that has something in the spool, as [`SpoolBackend::list`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spooled {
+    /// The resource.
+    pub id: ResourceId,
+    /// Whether its snapshot is finished (has a manifest); `false` while it is written, and for a
+    /// writer that was abandoned or crashed.
+    pub finished: bool,
+}
+
+/// Where segments and manifests live. Implement it for a new kind of storage and run the
+/// conformance suite (feature `test-suite`) against it; use it through [`Spool`](crate::Spool),
+/// which does the encoding, indexing and range arithmetic once for every backend.
+///
+/// Segments are numbered from 0 per resource and written once; the manifest is written last.
+/// Every method may fail with [`SpoolError::Unavailable`] when the storage is down.
+#[async_trait]
+pub trait SpoolBackend: fmt::Debug + Send + Sync + 'static {
+    /// Stores segment `index` of resource `id`.
+    async fn put_segment(&self, id: ResourceId, index: u32, segment: Bytes) -> Result<(), SpoolError>;
+
+    /// Segment `index` of resource `id`, as stored; [`SpoolError::NotFound`] when it is not there.
+    async fn get_segment(&self, id: ResourceId, index: u32) -> Result<Bytes, SpoolError>;
+
+    /// Stores the manifest, which makes the snapshot finished and readable.
+    async fn put_manifest(&self, manifest: &Manifest) -> Result<(), SpoolError>;
+
+    /// The manifest of resource `id`; [`SpoolError::NotFound`] when the snapshot is not finished.
+    async fn get_manifest(&self, id: ResourceId) -> Result<Manifest, SpoolError>;
+
+    /// Removes the manifest and every segment of resource `id`; succeeds when there is nothing.
+    /// The manifest goes first, so a delete cut short leaves an unfinished resource for the orphan
+    /// sweep, never a finished snapshot with missing segments.
+    async fn delete(&self, id: ResourceId) -> Result<(), SpoolError>;
+
+    /// Every resource with a manifest or at least one segment.
+    async fn list(&self) -> Result<Vec<Spooled>, SpoolError>;
+
+    /// Releases the backend's resources (a local spool removes its private directory). Later calls
+    /// may fail.
+    async fn close(&self) -> Result<(), SpoolError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,112 @@
+//! Spool errors.
+
+use std::error::Error as StdError;
+
+use dual_core::{ErrorCode, ResourceId};
+
+/// The boxed cause of a storage failure.
+pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+
+/// A spool operation failed.
+///
+/// [`code`](Self::code) is the REST code a server answers with: `not_found` for
+/// [`NotFound`](Self::NotFound), `storage_error` (503, retryable) for storage failures. Messages are
+/// for logs; they name object keys and paths and must not reach REST callers.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpoolError {
+    /// The resource has no finished snapshot (never written, still being written, abandoned or
+    /// deleted), or one of its segments is gone.
+    #[error("no snapshot for resource {0}")]
+    NotFound(ResourceId),
+    /// A writer was asked for a resource that already has a finished snapshot; snapshots are
+    /// immutable.
+    #[error("resource {0} already has a snapshot")]
+    AlreadyExists(ResourceId),
+    /// The storage is unreachable or failing (connection refused, timeout, 5xx, disk error).
+    /// Retrying later may succeed.
+    #[error("spool storage unavailable: {source}")]
+    Unavailable {
+        /// What failed.
+        #[source]
+        source: BoxError,
+    },
+    /// A stored segment or manifest does not decode.
+    #[error("spooled data of resource {id} is corrupt: {reason}")]
+    Corrupt {
+        /// The resource.
+        id: ResourceId,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A row longer than a segment can hold (4 GiB), or more rows than a segment can count.
+    #[error("row of {len} bytes does not fit in a segment")]
+    RowTooLarge {
+        /// The row's length in bytes.
+        len: usize,
+    },
+    /// The spool's configuration is invalid (a malformed `s3://` URL, an unusable directory).
+    #[error("invalid spool configuration: {0}")]
+    Config(String),
+}
+
+impl SpoolError {
+    /// Wraps a storage failure as [`SpoolError::Unavailable`].
+    pub fn unavailable(source: impl Into<BoxError>) -> Self {
+        Self::Unavailable {
+            source: source.into(),
+        }
+    }
+
+    /// The REST code for this error: `not_found` or `storage_error`.
+    #[must_use]
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::NotFound(_) => ErrorCode::NotFound,
+            Self::AlreadyExists(_)
+            | Self::Unavailable { .. }
+            | Self::Corrupt { .. }
+            | Self::RowTooLarge { .. }
+            | Self::Config(_) => ErrorCode::StorageError,
+        }
+    }
+
+    /// Whether retrying the same operation later may succeed (only storage outages).
+    #[must_use]
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Self::Unavailable { .. })
+    }
+
+    /// Whether this is [`SpoolError::NotFound`].
+    #[must_use]
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::NotFound(_))
+    }
+}
+
+impl From<std::io::Error> for SpoolError {
+    /// Every IO error of a local spool directory is a storage failure.
+    fn from(error: std::io::Error) -> Self {
+        Self::unavailable(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outages_are_retryable_storage_errors_and_missing_snapshots_are_not_found() {
+        let down = SpoolError::unavailable(std::io::Error::other("disk gone"));
+        assert_eq!(
+            (down.code(), down.code().status(), down.is_retryable()),
+            (ErrorCode::StorageError, 503, true)
+        );
+        assert!(std::error::Error::source(&down).is_some());
+        let missing = SpoolError::NotFound(ResourceId::new());
+        assert_eq!(
+            (missing.code(), missing.is_retryable()),
+            (ErrorCode::NotFound, false)
+        );
+    }
+}

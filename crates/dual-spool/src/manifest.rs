@@ -1,0 +1,175 @@
+//! The manifest of a finished snapshot: its segments, their row counts and sizes, and the offset
+//! index.
+
+use bytes::{BufMut, Bytes, BytesMut};
+use dual_core::ResourceId;
+
+use crate::SpoolError;
+
+/// The magic number and format version at the start of an encoded manifest.
+const MAGIC: [u8; 4] = *b"DSM1";
+
+/// One segment as the manifest records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentInfo {
+    /// The snapshot row the segment starts with.
+    pub first_row: u64,
+    /// Rows in the segment.
+    pub rows: u32,
+    /// The segment's encoded size in bytes.
+    pub bytes: u64,
+}
+
+/// A finished snapshot: written once by [`SpoolWriter::finish`](crate::SpoolWriter::finish), then
+/// immutable. Its segment list is the offset index: [`Manifest::locate`] finds the segment of any row
+/// by binary search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    id: ResourceId,
+    rows: u64,
+    segments: Vec<SegmentInfo>,
+}
+
+impl Manifest {
+    pub(crate) fn new(id: ResourceId) -> Self {
+        Self {
+            id,
+            rows: 0,
+            segments: Vec::new(),
+        }
+    }
+
+    /// Records the next segment.
+    pub(crate) fn push(&mut self, rows: u32, bytes: u64) {
+        self.segments.push(SegmentInfo {
+            first_row: self.rows,
+            rows,
+            bytes,
+        });
+        self.rows += u64::from(rows);
+    }
+
+    /// The resource.
+    #[must_use]
+    pub fn id(&self) -> ResourceId {
+        self.id
+    }
+
+    /// Rows in the snapshot.
+    #[must_use]
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Encoded bytes of all segments.
+    #[must_use]
+    pub fn bytes(&self) -> u64 {
+        self.segments.iter().map(|s| s.bytes).sum()
+    }
+
+    /// The segments in row order; the index of a segment is its number in storage.
+    #[must_use]
+    pub fn segments(&self) -> &[SegmentInfo] {
+        &self.segments
+    }
+
+    /// The number of the segment that holds `row`, or `None` past the end.
+    #[must_use]
+    pub fn locate(&self, row: u64) -> Option<usize> {
+        if row >= self.rows {
+            return None;
+        }
+        // The first segment that starts after `row`, minus one. Empty segments are never written.
+        Some(self.segments.partition_point(|s| s.first_row <= row) - 1)
+    }
+
+    /// Encodes the manifest for storage: `"DSM1"`, the segment count (u32 LE), then per segment
+    /// its row count (u32 LE) and size (u64 LE). Start rows are sums and are not stored.
+    #[must_use]
+    pub fn encode(&self) -> Bytes {
+        let mut out = BytesMut::with_capacity(8 + 12 * self.segments.len());
+        out.put_slice(&MAGIC);
+        out.put_u32_le(u32::try_from(self.segments.len()).unwrap_or(u32::MAX));
+        for segment in &self.segments {
+            out.put_u32_le(segment.rows);
+            out.put_u64_le(segment.bytes);
+        }
+        out.freeze()
+    }
+
+    /// Decodes a manifest of resource `id` written by [`Manifest::encode`].
+    ///
+    /// # Errors
+    ///
+    /// [`SpoolError::Corrupt`] when the bytes are not a version-1 manifest.
+    pub fn decode(id: ResourceId, bytes: &[u8]) -> Result<Self, SpoolError> {
+        let corrupt = SpoolError::Corrupt {
+            id,
+            reason: "manifest",
+        };
+        let (Some(b"DSM1"), Some(count)) = (bytes.get(..4), bytes.get(4..8)) else {
+            return Err(corrupt);
+        };
+        let count = u32::from_le_bytes(count.try_into().map_err(|_| SpoolError::Corrupt {
+            id,
+            reason: "manifest",
+        })?) as usize;
+        let body = &bytes[8..];
+        if Some(body.len()) != count.checked_mul(12) {
+            return Err(corrupt);
+        }
+        let mut manifest = Self::new(id);
+        for entry in body.chunks_exact(12) {
+            let (rows, size) = entry.split_at(4);
+            let (Ok(rows), Ok(size)) = (<[u8; 4]>::try_from(rows), <[u8; 8]>::try_from(size)) else {
+                return Err(corrupt);
+            };
+            let rows = u32::from_le_bytes(rows);
+            if rows == 0 {
+                return Err(corrupt);
+            }
+            manifest.push(rows, u64::from_le_bytes(size));
+        }
+        Ok(manifest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(rows: &[u32]) -> Manifest {
+        let mut manifest = Manifest::new(ResourceId::new());
+        for (i, r) in rows.iter().enumerate() {
+            manifest.push(*r, 100 + i as u64);
+        }
+        manifest
+    }
+
+    #[test]
+    fn locate_finds_the_segment_of_every_row() {
+        let m = manifest(&[3, 1, 2]);
+        let found: Vec<_> = (0..7).map(|row| m.locate(row)).collect();
+        assert_eq!(
+            found,
+            [Some(0), Some(0), Some(0), Some(1), Some(2), Some(2), None]
+        );
+        assert_eq!((m.rows(), m.bytes()), (6, 303));
+        assert_eq!(manifest(&[]).locate(0), None);
+    }
+
+    #[test]
+    fn encoding_round_trips_and_rejects_damage() {
+        let m = manifest(&[3, 1, 2]);
+        let encoded = m.encode();
+        assert_eq!(Manifest::decode(m.id(), &encoded).expect("valid"), m);
+        let empty = manifest(&[]);
+        assert_eq!(
+            Manifest::decode(empty.id(), &empty.encode()).expect("valid"),
+            empty
+        );
+        for cut in 0..encoded.len() {
+            assert!(Manifest::decode(m.id(), &encoded[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! Rows read back from a snapshot, still encoded: runs of consecutive rows that share a segment's
+//! bytes.
+
+use bytes::Bytes;
+
+use crate::segment::Segment;
+
+/// Consecutive rows of one segment. Cloning and slicing share the segment's bytes; nothing is
+/// decoded or copied.
+#[derive(Debug, Clone)]
+pub struct RowRun {
+    segment: Segment,
+    start: u32,
+    end: u32,
+    first_row: u64,
+}
+
+impl RowRun {
+    /// Rows `start..end` of `segment`, whose first row is snapshot row `segment_first_row`.
+    pub(crate) fn new(segment: Segment, start: u32, end: u32, segment_first_row: u64) -> Self {
+        let end = end.min(segment.rows());
+        let start = start.min(end);
+        Self {
+            segment,
+            start,
+            end,
+            first_row: segment_first_row + u64::from(start),
+        }
+    }
+
+    /// The snapshot offset of the run's first row.
+    #[must_use]
+    pub fn first_row(&self) -> u64 {
+        self.first_row
+    }
+
+    /// Rows in the run.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    /// Whether the run has no rows.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+
+    /// The run's row bytes, concatenated without separators: one slice of the segment.
+    #[must_use]
+    pub fn bytes(&self) -> Bytes {
+        self.segment.slice(self.start..self.end)
+    }
+
+    /// Row `i` of the run.
+    #[must_use]
+    pub fn row(&self, i: usize) -> Option<Bytes> {
+        let i = u32::try_from(i).ok().filter(|i| *i < self.end - self.start)?;
+        let span = self.segment.row_span(self.start, self.start + i);
+        Some(self.bytes().slice(span))
+    }
+
+    /// The rows one by one, each its own slice.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Bytes> + '_ {
+        let all = self.bytes();
+        (self.start..self.end).map(move |i| all.slice(self.segment.row_span(self.start, i)))
+    }
+}
+
+/// The rows of a range read with [`Spool::read_rows`](crate::Spool::read_rows): one [`RowRun`] per
+/// segment the range touches.
+#[derive(Debug, Clone, Default)]
+pub struct Rows {
+    runs: Vec<RowRun>,
+}
+
+impl Rows {
+    pub(crate) fn push(&mut self, run: RowRun) {
+        if !run.is_empty() {
+            self.runs.push(run);
+        }
+    }
+
+    /// Rows in the range.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.runs.iter().map(RowRun::len).sum()
+    }
+
+    /// Whether the range is empty (offset at or past the end, or an empty snapshot).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// The runs, in row order; a JSON page is `[` + rows joined by `,` + `]`.
+    #[must_use]
+    pub fn runs(&self) -> &[RowRun] {
+        &self.runs
+    }
+
+    /// Every row, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Bytes> + '_ {
+        self.runs.iter().flat_map(RowRun::iter)
+    }
+}

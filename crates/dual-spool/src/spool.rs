@@ -1,0 +1,227 @@
+//! The spool handle: writers, range reads, cursors, delete and the orphan sweep over any backend.
+
+use std::sync::Arc;
+
+use dual_core::ResourceId;
+
+use crate::cursor::RowCursor;
+use crate::rows::{RowRun, Rows};
+use crate::segment::Segment;
+use crate::{Manifest, SegmentInfo, SpoolBackend, SpoolError, SpoolWriter, Spooled};
+
+/// Default target size of a segment: 1 MiB.
+pub const DEFAULT_SEGMENT_BYTES: usize = 1 << 20;
+/// Default most rows in a segment.
+pub const DEFAULT_SEGMENT_ROWS: u32 = 65_536;
+
+/// When a writer closes a segment and starts the next.
+///
+/// A segment holds at least one row: a row larger than `bytes` gets a segment of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentLimits {
+    /// Target encoded size; a row that would take the segment past it starts a new one.
+    pub bytes: usize,
+    /// Most rows per segment.
+    pub rows: u32,
+}
+
+impl Default for SegmentLimits {
+    fn default() -> Self {
+        Self {
+            bytes: DEFAULT_SEGMENT_BYTES,
+            rows: DEFAULT_SEGMENT_ROWS,
+        }
+    }
+}
+
+/// A spool of snapshots: a cheap `Clone` handle around a [`SpoolBackend`].
+///
+/// A snapshot is written once through [`Spool::writer`] and then read any number of times with
+/// [`Spool::read_rows`] (a page) or [`Spool::cursor`] (an export, one segment at a time). It stays
+/// until [`Spool::delete`] or [`Spool::sweep_orphans`] removes it.
+#[derive(Debug, Clone)]
+pub struct Spool {
+    backend: Arc<dyn SpoolBackend>,
+    limits: SegmentLimits,
+}
+
+impl Spool {
+    /// A spool on `backend` with the default [`SegmentLimits`].
+    pub fn new(backend: impl SpoolBackend) -> Self {
+        Self::from_arc(Arc::new(backend))
+    }
+
+    /// A spool on a shared backend.
+    #[must_use]
+    pub fn from_arc(backend: Arc<dyn SpoolBackend>) -> Self {
+        Self {
+            backend,
+            limits: SegmentLimits::default(),
+        }
+    }
+
+    /// Uses `limits` for the segments of writers made from now on.
+    #[must_use]
+    pub fn with_segment_limits(mut self, limits: SegmentLimits) -> Self {
+        self.limits = SegmentLimits {
+            bytes: limits.bytes.max(1),
+            rows: limits.rows.max(1),
+        };
+        self
+    }
+
+    /// The segment limits of new writers.
+    #[must_use]
+    pub fn segment_limits(&self) -> SegmentLimits {
+        self.limits
+    }
+
+    /// The backend.
+    #[must_use]
+    pub fn backend(&self) -> &Arc<dyn SpoolBackend> {
+        &self.backend
+    }
+
+    /// A writer for the snapshot of resource `id`.
+    ///
+    /// Save the resource's record before writing: the orphan sweep removes the segments of every
+    /// resource its `is_live` does not know.
+    ///
+    /// # Errors
+    ///
+    /// [`SpoolError::AlreadyExists`] when `id` already has a finished snapshot; storage failures.
+    pub async fn writer(&self, id: ResourceId) -> Result<SpoolWriter, SpoolError> {
+        match self.backend.get_manifest(id).await {
+            Ok(_) => Err(SpoolError::AlreadyExists(id)),
+            Err(SpoolError::NotFound(_)) => Ok(SpoolWriter::new(Arc::clone(&self.backend), id, self.limits)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The manifest of the finished snapshot of `id`.
+    ///
+    /// # Errors
+    ///
+    /// [`SpoolError::NotFound`] when there is none; storage failures.
+    pub async fn manifest(&self, id: ResourceId) -> Result<Manifest, SpoolError> {
+        self.backend.get_manifest(id).await
+    }
+
+    /// Rows `offset..offset + limit` of the snapshot of `id` (fewer at the end, none past it),
+    /// still encoded. Reads only the segments the range touches, found through the manifest.
+    ///
+    /// # Errors
+    ///
+    /// [`SpoolError::NotFound`] when there is no finished snapshot (or it was deleted meanwhile);
+    /// storage failures; [`SpoolError::Corrupt`].
+    pub async fn read_rows(&self, id: ResourceId, offset: u64, limit: usize) -> Result<Rows, SpoolError> {
+        let manifest = self.manifest(id).await?;
+        let mut rows = Rows::default();
+        let end = offset.saturating_add(limit as u64).min(manifest.rows());
+        let Some(first) = manifest.locate(offset) else {
+            return Ok(rows);
+        };
+        for (index, info) in manifest.segments().iter().enumerate().skip(first) {
+            if info.first_row >= end {
+                break;
+            }
+            let segment = self.segment(id, index, info).await?;
+            let start = offset.saturating_sub(info.first_row);
+            let stop = end - info.first_row;
+            rows.push(run(segment, start, stop, info.first_row));
+        }
+        Ok(rows)
+    }
+
+    /// A cursor over rows `offset..offset + limit` (to the end when `limit` is `None`) that loads one
+    /// segment per step: an export's memory is one segment, whatever the snapshot's size.
+    ///
+    /// # Errors
+    ///
+    /// [`SpoolError::NotFound`] when there is no finished snapshot; storage failures.
+    pub async fn cursor(
+        &self,
+        id: ResourceId,
+        offset: u64,
+        limit: Option<u64>,
+    ) -> Result<RowCursor, SpoolError> {
+        let manifest = self.manifest(id).await?;
+        Ok(RowCursor::new(self.clone(), manifest, offset, limit))
+    }
+
+    /// Removes the snapshot of `id`, finished or not, with every segment. Deleting nothing succeeds.
+    ///
+    /// # Errors
+    ///
+    /// Storage failures; the snapshot may then be partly removed (never readable with holes: the
+    /// manifest goes first), and a later delete or sweep finishes the job.
+    pub async fn delete(&self, id: ResourceId) -> Result<(), SpoolError> {
+        self.backend.delete(id).await?;
+        tracing::debug!(%id, "spool: snapshot deleted");
+        Ok(())
+    }
+
+    /// Every resource that has something in the spool.
+    ///
+    /// # Errors
+    ///
+    /// Storage failures.
+    pub async fn list(&self) -> Result<Vec<Spooled>, SpoolError> {
+        self.backend.list().await
+    }
+
+    /// Removes the snapshot of every resource `is_live` says is gone — deleted, expired, or never
+    /// saved (a crash between writing and saving) — finished or not, and returns how many it removed.
+    /// Unfinished snapshots of live resources are kept: their writers may still be running.
+    ///
+    /// # Errors
+    ///
+    /// Storage failures; what was removed before the failure stays removed.
+    pub async fn sweep_orphans(
+        &self,
+        mut is_live: impl FnMut(ResourceId) -> bool + Send,
+    ) -> Result<usize, SpoolError> {
+        let mut removed = 0;
+        for spooled in self.list().await? {
+            if !is_live(spooled.id) {
+                self.backend.delete(spooled.id).await?;
+                removed += 1;
+            }
+        }
+        if removed > 0 {
+            tracing::info!(removed, "spool: orphaned snapshots swept");
+        }
+        Ok(removed)
+    }
+
+    /// Closes the backend.
+    ///
+    /// # Errors
+    ///
+    /// The backend's.
+    pub async fn close(&self) -> Result<(), SpoolError> {
+        self.backend.close().await
+    }
+
+    /// Segment `index` of `id`, decoded and checked against the manifest's `info`.
+    pub(crate) async fn segment(
+        &self,
+        id: ResourceId,
+        index: usize,
+        info: &SegmentInfo,
+    ) -> Result<Segment, SpoolError> {
+        let corrupt = |reason| SpoolError::Corrupt { id, reason };
+        let index = u32::try_from(index).map_err(|_| corrupt("segment number"))?;
+        let segment = Segment::decode(id, self.backend.get_segment(id, index).await?)?;
+        if segment.rows() != info.rows {
+            return Err(corrupt("segment row count differs from the manifest"));
+        }
+        Ok(segment)
+    }
+}
+
+/// Rows `start..stop` of a segment (relative, clamped) as a run.
+pub(crate) fn run(segment: Segment, start: u64, stop: u64, first_row: u64) -> RowRun {
+    let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+    RowRun::new(segment, clamp(start), clamp(stop), first_row)
+}
