@@ -27,10 +27,6 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "parsed once at start-up; boxing would only complicate the clap derive"
-)]
 enum Command {
     /// Serve MCP (streamable HTTP at /mcp, or stdio with --stdio) and the REST API at /resources.
     Serve(ServeArgs),
