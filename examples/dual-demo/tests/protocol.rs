@@ -1,6 +1,6 @@
 //! The MCP surface per protocol version, over real sockets with raw JSON-RPC (no SDK smoothing
-//! anything over): results validate against each version's published schema, a 2025-03-26 session
-//! works end to end, the text is lean on the demo dataset, and malformed requests get the JSON-RPC
+//! anything over): results of every version from 2024-11-05 to 2026-07-28 validate against that
+//! version's published schema, a 2025-03-26 session works end to end, the text is lean on the demo dataset, and malformed requests get the JSON-RPC
 //! answers. `--stdio` (serving no `/mcp` over HTTP, plain logs) is driven through the binary.
 
 use std::net::SocketAddr;
@@ -77,7 +77,10 @@ fn messages(body: &str) -> Vec<Value> {
         .collect()
 }
 
-/// A raw MCP session of one protocol version.
+/// A raw MCP session of one protocol version: an `initialize` handshake and a session id before
+/// 2026-07-28; from 2026-07-28 on (no handshake, SEP-2567) no session, and every request carries
+/// the version and the client's capabilities in its `_meta` and the SEP-2243 `Mcp-Method` and
+/// `Mcp-Name` headers.
 struct Session {
     url: String,
     id: Option<String>,
@@ -85,14 +88,12 @@ struct Session {
     next: u64,
 }
 
+/// The first version without an `initialize` handshake.
+const PER_REQUEST_VERSION: &str = "2026-07-28";
+
 impl Session {
     async fn open(running: &Running, version: &'static str) -> (Self, Value) {
-        let mut session = Self {
-            url: running.mcp_url(),
-            id: None,
-            version,
-            next: 1,
-        };
+        let mut session = Self::new(running, version);
         let params = json!({"protocolVersion": version, "capabilities": {},
                             "clientInfo": {"name": "protocol-test", "version": "0"}});
         let (status, id, body) = exchange(session.post(&json!({
@@ -109,8 +110,33 @@ impl Session {
         (session, result)
     }
 
+    fn new(running: &Running, version: &'static str) -> Self {
+        Self {
+            url: running.mcp_url(),
+            id: None,
+            version,
+            next: 1,
+        }
+    }
+
+    fn per_request(&self) -> bool {
+        self.version >= PER_REQUEST_VERSION
+    }
+
     fn post(&self, message: &Value) -> Request<Full<Bytes>> {
-        self.raw(Method::POST, "application/json", message.to_string())
+        let mut request = self.raw(Method::POST, "application/json", message.to_string());
+        if self.per_request() {
+            let params = &message["params"];
+            let name = params["name"].as_str().or_else(|| params["uri"].as_str());
+            for (header, value) in [("mcp-method", message["method"].as_str()), ("mcp-name", name)] {
+                if let Some(value) = value {
+                    request
+                        .headers_mut()
+                        .insert(header, value.parse().expect("an ASCII header value"));
+                }
+            }
+        }
+        request
     }
 
     fn raw(&self, method: Method, content_type: &str, body: String) -> Request<Full<Bytes>> {
@@ -130,9 +156,16 @@ impl Session {
     }
 
     /// The whole JSON-RPC response to `method`.
-    async fn request(&mut self, method: &str, params: Value) -> Value {
+    async fn request(&mut self, method: &str, mut params: Value) -> Value {
         self.next += 1;
         let id = self.next;
+        if self.per_request() {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": self.version,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "protocol-test", "version": "0"},
+            });
+        }
         let (status, _, body) = exchange(self.post(&json!({
             "jsonrpc": "2.0", "id": id, "method": method, "params": params
         })))
@@ -166,21 +199,34 @@ fn assert_no_priming(body: &str) {
 }
 
 /// A validator for definition `name` of the vendored excerpt of a version's published schema, with
-/// `additionalProperties: false` added to the definitions a server sends, so that a field the
-/// version does not define fails too.
+/// `additionalProperties: false` added to the definitions a server sends (none of them sets it), so
+/// that a field the version does not define fails too; `format` is asserted in every draft.
 fn validator(version: &str, name: &str) -> jsonschema::Validator {
     let path = format!("{}/tests/schemas/{version}.json", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut schema: Value = serde_json::from_str(&text).expect("a JSON schema");
-    if let Some(definitions) = schema["definitions"].as_object_mut() {
+    // Draft-07 excerpts keep `definitions`, the 2020-12 one (2026-07-28) `$defs`.
+    let key = if schema.get("$defs").is_some() {
+        "$defs"
+    } else {
+        "definitions"
+    };
+    if let Some(definitions) = schema[key].as_object_mut() {
         for (_, definition) in definitions.iter_mut() {
-            if definition.get("properties").is_some() {
-                definition["additionalProperties"] = Value::Bool(false);
+            if let Some(definition) = definition.as_object_mut()
+                && definition.contains_key("properties")
+            {
+                definition
+                    .entry("additionalProperties")
+                    .or_insert(Value::Bool(false));
             }
         }
     }
-    schema["$ref"] = Value::String(format!("#/definitions/{name}"));
-    jsonschema::validator_for(&schema).expect("a valid schema")
+    schema["$ref"] = Value::String(format!("#/{key}/{name}"));
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("a valid schema")
 }
 
 fn assert_valid(version: &str, name: &str, value: &Value) {
@@ -212,53 +258,125 @@ fn read_more_uri(summary: &str) -> String {
     rest.split_whitespace().next().expect("a URI").to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn results_validate_against_each_versions_published_schema() {
-    timeout(LIMIT, async {
-        let (running, dir) = start("schemas").await;
-        // Vendored excerpts exist for the versions before structured output; see tests/schemas.
-        for version in ["2024-11-05", "2025-03-26"] {
-            let (mut session, initialize) = Session::open(&running, version).await;
-            assert_eq!(initialize["result"]["protocolVersion"], version, "{initialize}");
-            let tools = session.result("tools/list", json!({})).await;
-            assert_valid(version, "ListToolsResult", &tools);
-            let templates = session.result("resources/templates/list", json!({})).await;
-            assert_valid(version, "ListResourceTemplatesResult", &templates);
-            for (tool, arguments) in [
-                (
-                    "query",
-                    json!({"sql": "SELECT * FROM degrees_awarded ORDER BY id"}),
-                ),
-                ("search_institutions", json!({"state": "NJ"})),
-            ] {
-                let result = session
-                    .result("tools/call", json!({"name": tool, "arguments": arguments}))
-                    .await;
-                assert_valid(version, "CallToolResult", &result);
-                let summary = texts(&result).into_iter().next().unwrap_or_default();
-                if summary.contains("resources/read on ") {
-                    let read = session
-                        .result("resources/read", json!({"uri": read_more_uri(&summary)}))
-                        .await;
-                    assert_valid(version, "ReadResourceResult", &read);
-                }
-            }
-            // A tool error is a valid result too.
-            let error = session
-                .result("tools/call", json!({"name": "query", "arguments": {"sql": 123}}))
-                .await;
-            assert_valid(version, "CallToolResult", &error);
+/// Runs the results a tool server sends through `session` and validates each against the
+/// session version's published schema: `tools/list`, `resources/templates/list`, a `query` and a
+/// `search_institutions` call with the `resources/read` their summaries point to, and a tool error.
+/// From 2025-06-18 on the successful calls must carry the `resource_link` and `structuredContent`
+/// being validated.
+async fn validate_results(session: &mut Session) {
+    let version = session.version;
+    let tools = session.result("tools/list", json!({})).await;
+    assert_valid(version, "ListToolsResult", &tools);
+    let templates = session.result("resources/templates/list", json!({})).await;
+    assert_valid(version, "ListResourceTemplatesResult", &templates);
+    let mut reads = 0;
+    for (tool, arguments) in [
+        (
+            "query",
+            json!({"sql": "SELECT * FROM degrees_awarded ORDER BY id"}),
+        ),
+        ("search_institutions", json!({"state": "NJ"})),
+    ] {
+        let result = session
+            .result("tools/call", json!({"name": tool, "arguments": arguments}))
+            .await;
+        assert_valid(version, "CallToolResult", &result);
+        assert_ne!(result["isError"], true, "{version} {tool}: {result}");
+        if version >= "2025-06-18" {
+            let link = result["content"]
+                .as_array()
+                .and_then(|blocks| blocks.iter().find(|b| b["type"] == "resource_link"));
+            assert!(link.is_some(), "{version} {tool}: no resource_link in {result}");
+            assert!(
+                result["structuredContent"].is_object(),
+                "{version} {tool}: {result}"
+            );
         }
-        // …and the check does catch what an old version does not define.
-        let link = json!({"content": [{"type": "resource_link", "uri": "resource://x", "name": "x"}]});
-        assert!(!validator("2025-03-26", "CallToolResult").is_valid(&link));
-        let structured = json!({"content": [], "structuredContent": {}});
-        assert!(!validator("2024-11-05", "CallToolResult").is_valid(&structured));
+        let summary = texts(&result).into_iter().next().unwrap_or_default();
+        if summary.contains("resources/read on ") {
+            let read = session
+                .result("resources/read", json!({"uri": read_more_uri(&summary)}))
+                .await;
+            assert_valid(version, "ReadResourceResult", &read);
+            reads += 1;
+        }
+    }
+    assert!(reads > 0, "{version}: no summary pointed to more rows to read");
+    // A tool error is a valid result too.
+    let error = session
+        .result("tools/call", json!({"name": "query", "arguments": {"sql": 123}}))
+        .await;
+    assert_eq!(error["isError"], true, "{version}: {error}");
+    assert_valid(version, "CallToolResult", &error);
+}
+
+/// One version's results over a real session (an `initialize` handshake, or per-request `_meta`
+/// from 2026-07-28 on) against a server of its own.
+async fn validate_a_session(version: &'static str) {
+    timeout(LIMIT, async {
+        let (running, dir) = start(&format!("schema-{version}")).await;
+        let mut session = if version >= PER_REQUEST_VERSION {
+            Session::new(&running, version)
+        } else {
+            let (session, initialize) = Session::open(&running, version).await;
+            assert_eq!(initialize["result"]["protocolVersion"], version, "{initialize}");
+            session
+        };
+        validate_results(&mut session).await;
         running.shutdown().await;
         let _ = std::fs::remove_dir_all(dir);
     })
     .await
     .expect("within the time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_validate_against_the_2024_11_05_schema() {
+    validate_a_session("2024-11-05").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_validate_against_the_2025_03_26_schema() {
+    validate_a_session("2025-03-26").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_validate_against_the_2025_06_18_schema() {
+    validate_a_session("2025-06-18").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_validate_against_the_2025_11_25_schema() {
+    validate_a_session("2025-11-25").await;
+}
+
+/// 2026-07-28 has no `initialize`: rmcp 3.9 routes a request whose `_meta` names the version and
+/// the client's capabilities past the session layer and answers it directly, so this runs end to
+/// end over HTTP like the others. rmcp adds the `resultType` (and `ttlMs` and `cacheScope` on the
+/// list and read results) that this version requires and earlier ones do not define.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_validate_against_the_2026_07_28_schema() {
+    validate_a_session("2026-07-28").await;
+}
+
+#[test]
+fn the_schema_check_catches_what_a_version_does_not_define() {
+    let link = json!({"content": [{"type": "resource_link", "uri": "resource://x", "name": "x"}]});
+    assert!(!validator("2025-03-26", "CallToolResult").is_valid(&link));
+    assert!(validator("2025-06-18", "CallToolResult").is_valid(&link));
+    let structured = json!({"content": [], "structuredContent": {}});
+    assert!(!validator("2024-11-05", "CallToolResult").is_valid(&structured));
+    // `resultType` arrived with 2026-07-28, where it is required.
+    let typed = json!({"content": [], "resultType": "complete"});
+    assert!(!validator("2025-11-25", "CallToolResult").is_valid(&typed));
+    assert!(validator("2026-07-28", "CallToolResult").is_valid(&typed));
+    assert!(!validator("2026-07-28", "CallToolResult").is_valid(&json!({"content": []})));
+    // …and a list result of 2026-07-28 needs its caching hints.
+    let tools = json!({"tools": [], "resultType": "complete"});
+    assert!(!validator("2026-07-28", "ListToolsResult").is_valid(&tools));
+    // A resource link's URI must be a URI.
+    let bad_uri = json!({"content": [{"type": "resource_link", "uri": "not a uri", "name": "x"}]});
+    assert!(!validator("2025-11-25", "CallToolResult").is_valid(&bad_uri));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
