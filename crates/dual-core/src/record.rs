@@ -10,7 +10,7 @@ use crate::{Column, QuerySpec, ResourceId, Row};
 
 /// Everything a store keeps about one resource.
 ///
-/// Field names are the wire names of DESIGN §3; timestamps are RFC 3339.
+/// Field names are the wire names of docs/DESIGN.md §3; timestamps are RFC 3339.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResourceRecord {
     /// The resource's id.

@@ -1,4 +1,4 @@
-//! MCP formatting: the tool result shape of DESIGN §4 and its output schema.
+//! MCP formatting: the tool result shape of docs/DESIGN.md §4 and its output schema.
 
 use dual_core::mcp::{ContentBlock, ProtocolVersion, RenderOptions, TextFormat};
 use dual_core::{Column, ColumnType, DualResponse, ResourceId, Row, output_schema};

@@ -13,7 +13,7 @@ use crate::{
     render,
 };
 
-/// The REST API of DESIGN §5 over a [`DualResponseServer`], as an infallible handler of
+/// The REST API of docs/DESIGN.md §5 over a [`DualResponseServer`], as an infallible handler of
 /// `http::Request<B>` for any body type `B`.
 ///
 /// A cheap `Clone` handle. Serve it with [`DualHttp::handle`], as a hyper `Service` (raw hyper,
@@ -58,7 +58,7 @@ impl DualHttp {
     }
 
     /// Answers one request: [`parse_request`], [`execute`], [`render`]. Never fails and never panics on
-    /// client input; every error is rendered as DESIGN §5's JSON.
+    /// client input; every error is rendered as docs/DESIGN.md §5's JSON.
     pub async fn handle<B>(&self, request: Request<B>) -> Response<ResponseBody>
     where
         B: Body,

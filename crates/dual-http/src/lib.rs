@@ -12,7 +12,7 @@
 //! | `GET /{id}/data[?sort=field:desc]` | 200 every row, streamed: JSON array, NDJSON (`Accept: application/x-ndjson`) or CSV (`Accept: text/csv`) |
 //! | `OPTIONS` | CORS preflight, when configured |
 //!
-//! Errors are JSON `{"error", "message", "retryable"}` with the statuses of DESIGN §5, and never carry
+//! Errors are JSON `{"error", "message", "retryable"}` with the statuses of docs/DESIGN.md §5, and never carry
 //! internals. `docs/openapi.yaml` in the repository describes the API in OpenAPI 3.1.
 //!
 //! [`DualHttp`] is written against the `http` and `http-body` crates only: generic over the request

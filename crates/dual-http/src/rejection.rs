@@ -7,7 +7,7 @@ use http::StatusCode;
 /// Longest piece of client input (a query parameter name, say) echoed in an error message.
 const ECHO_LIMIT: usize = 64;
 
-/// A request the handler answers with an error, in the shape of DESIGN §5:
+/// A request the handler answers with an error, in the shape of docs/DESIGN.md §5:
 /// `{"error": CODE, "message": TEXT, "retryable": BOOL}`.
 ///
 /// [`parse_request`](crate::parse_request) and [`execute`](crate::execute) produce them;

@@ -4,7 +4,7 @@ use dual_core::DualResponse;
 use dual_core::mcp::{ContentBlock as CoreBlock, RenderOptions};
 use rmcp::model::{CallToolResult, ContentBlock, Resource};
 
-/// The tool result of `response` for the newest protocol version, as DESIGN §4 lays it out:
+/// The tool result of `response` for the newest protocol version, as docs/DESIGN.md §4 lays it out:
 /// `content` holds the summary text, the sample as a compact table and a `resource_link`;
 /// `structuredContent` holds the sample, the resource link and the metadata. `isError` is `false`.
 ///

@@ -7,7 +7,7 @@ use dual_store::StoreError;
 
 use crate::ExecutorError;
 
-/// The stable code of a [`ServerError`] (DESIGN §7).
+/// The stable code of a [`ServerError`] (docs/DESIGN.md §7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {

@@ -1,4 +1,4 @@
-//! Every shape DESIGN §6 lists, from fixture files.
+//! Every shape docs/DESIGN.md §6 lists, from fixture files.
 
 use dual_client::{ColumnType, DualResponseClient, ErrorCode, ParsedDualResponse};
 use dual_core::mcp::StructuredContent;

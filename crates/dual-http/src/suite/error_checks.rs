@@ -1,4 +1,4 @@
-//! The error table of DESIGN §5, plus hostile input.
+//! The error table of docs/DESIGN.md §5, plus hostile input.
 
 use dual_core::ResourceId;
 use http::{Method, header};

@@ -1,4 +1,4 @@
-//! The HTTP conformance suite (feature `test-suite`): every row of DESIGN §5, driven through an
+//! The HTTP conformance suite (feature `test-suite`): every row of docs/DESIGN.md §5, driven through an
 //! adapter's `Service::call` without sockets.
 //!
 //! Every adapter runs the same suite, the juniper way: raw hyper, tower, axum — anything that turns a

@@ -226,7 +226,7 @@ impl Reply {
         self.json()
     }
 
-    /// Asserts an error answer of DESIGN §5's shape with `status` and `code`; returns the message.
+    /// Asserts an error answer of docs/DESIGN.md §5's shape with `status` and `code`; returns the message.
     pub(crate) fn error(&self, check: &str, status: u16, code: &str) -> String {
         assert_eq!(
             self.status.as_u16(),

@@ -1,4 +1,4 @@
-//! A small in-test server that speaks the REST contract (DESIGN §5) over real loopback sockets.
+//! A small in-test server that speaks the REST contract (docs/DESIGN.md §5) over real loopback sockets.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
