@@ -99,15 +99,15 @@ impl PostgresStoreBuilder {
         let schema = self.schema.as_deref().map(Ident::schema).transpose()?;
         if self.pool_size == 0 || self.purge_batch == 0 {
             return Err(ConnectError::Config(
-                "the pool size and purge batch must be positive".into(),
+                "postgres: the pool size and purge batch must be positive".into(),
             ));
         }
         if self.connect_timeout.is_zero() || self.operation_timeout.is_zero() {
-            return Err(ConnectError::Config("timeouts must be positive".into()));
+            return Err(ConnectError::Config("postgres: timeouts must be positive".into()));
         }
         let redacted = redact(&self.url);
         let mut config = tokio_postgres::Config::from_str(&self.url)
-            .map_err(|e| ConnectError::Config(format!("cannot use {redacted}: {e}")))?;
+            .map_err(|e| ConnectError::Config(format!("postgres: cannot use {redacted}: {e}")))?;
         let statement_timeout = format!("-c statement_timeout={}", self.operation_timeout.as_millis());
         let options = match config.get_options() {
             Some(given) => format!("{given} {statement_timeout}"),
@@ -135,7 +135,7 @@ impl PostgresStoreBuilder {
             .create_timeout(Some(self.connect_timeout))
             .recycle_timeout(Some(self.connect_timeout))
             .build()
-            .map_err(|e| ConnectError::Config(format!("cannot build the connection pool: {e}")))?;
+            .map_err(|e| ConnectError::Config(format!("postgres: cannot build the connection pool: {e}")))?;
         let shared = Shared {
             pool,
             sql: Sql::new(schema.as_ref(), &table),

@@ -1,30 +1,8 @@
-//! Errors of setting a store up, and how PostgreSQL and pool errors become [`StoreError`]s.
+//! How PostgreSQL and pool errors become [`StoreError`]s.
 
 use deadpool_postgres::PoolError;
 use dual_store::StoreError;
 use tokio_postgres::error::SqlState;
-
-/// [`PostgresStoreBuilder::connect`](crate::PostgresStoreBuilder::connect) failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConnectError {
-    /// The configuration cannot work (a malformed URL, an unusable table or schema name, a zero pool
-    /// size or timeout).
-    #[error("invalid postgres store configuration: {0}")]
-    Config(String),
-    /// PostgreSQL could not be reached, or the migration failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl From<ConnectError> for StoreError {
-    fn from(error: ConnectError) -> Self {
-        match error {
-            ConnectError::Config(message) => Self::Backend(message),
-            ConnectError::Store(error) => error,
-        }
-    }
-}
 
 /// Whether the connection that produced `error` should be thrown away rather than reused.
 pub(crate) fn breaks_connection(error: &tokio_postgres::Error) -> bool {

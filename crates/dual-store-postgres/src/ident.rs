@@ -30,7 +30,7 @@ impl Ident {
             Ok(Self(name.to_owned()))
         } else {
             Err(ConnectError::Config(format!(
-                "the {what} name {name:?} must be 1 to {max} characters of a-z, 0-9 and _, not starting with a digit"
+                "postgres: the {what} name {name:?} must be 1 to {max} characters of a-z, 0-9 and _, not starting with a digit"
             )))
         }
     }

@@ -92,5 +92,5 @@ mod sql;
 mod store;
 
 pub use builder::PostgresStoreBuilder;
-pub use error::ConnectError;
+pub use dual_store::ConnectError;
 pub use store::PostgresStore;

@@ -94,17 +94,21 @@ impl RedisStoreBuilder {
     /// [`ConnectError::Store`] when Redis cannot be reached within the operation timeout.
     pub async fn connect(self) -> Result<RedisStore, ConnectError> {
         if self.prefix.is_empty() {
-            return Err(ConnectError::Config("the key prefix must not be empty".into()));
+            return Err(ConnectError::Config(
+                "redis: the key prefix must not be empty".into(),
+            ));
         }
         if self.operation_timeout.is_zero() || self.connect_timeout.is_zero() {
-            return Err(ConnectError::Config("timeouts must be positive".into()));
+            return Err(ConnectError::Config("redis: timeouts must be positive".into()));
         }
         if self.purge_batch == 0 {
-            return Err(ConnectError::Config("the purge batch must be positive".into()));
+            return Err(ConnectError::Config(
+                "redis: the purge batch must be positive".into(),
+            ));
         }
         let redacted = redact_url(&self.url);
         let client = redis::Client::open(self.url.as_str())
-            .map_err(|e| ConnectError::Config(format!("cannot use {redacted}: {:?}", e.kind())))?;
+            .map_err(|e| ConnectError::Config(format!("redis: cannot use {redacted}: {:?}", e.kind())))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(self.connect_timeout))
             .set_response_timeout(Some(self.operation_timeout))

@@ -75,11 +75,10 @@
 
 mod builder;
 mod connection;
-mod error;
 mod fields;
 mod scripts;
 mod store;
 
 pub use builder::RedisStoreBuilder;
-pub use error::ConnectError;
+pub use dual_store::ConnectError;
 pub use store::RedisStore;

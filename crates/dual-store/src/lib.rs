@@ -34,6 +34,7 @@
 //! ```
 
 mod clock;
+mod connect;
 mod error;
 mod memory;
 mod redact;
@@ -42,6 +43,7 @@ mod store;
 pub mod suite;
 
 pub use clock::Clock;
+pub use connect::ConnectError;
 pub use error::StoreError;
 pub use memory::MemoryStore;
 pub use redact::redact_secrets;
