@@ -81,6 +81,9 @@
 
 mod auth;
 mod body;
+mod coding;
+#[cfg(feature = "compression")]
+mod compress;
 mod config;
 mod cors;
 mod encode;
@@ -101,6 +104,7 @@ mod tower;
 
 pub use auth::{Anonymous, Authorize, CallerFromExtensions, OwnerFn};
 pub use body::{BodyError, ResponseBody};
+pub use coding::ContentCoding;
 pub use config::{DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT, DualHttpBuilder, HttpConfig};
 pub use cors::Cors;
 pub use execute::{ApiResponse, Export, execute};
