@@ -161,7 +161,11 @@ impl ExportBody {
     }
 
     #[cfg(not(feature = "compression"))]
-    #[expect(clippy::unnecessary_wraps, clippy::unused_self, reason = "the signature of the feature's version")]
+    #[expect(
+        clippy::unnecessary_wraps,
+        clippy::unused_self,
+        reason = "the signature of the feature's version"
+    )]
     fn compress(&mut self, out: Vec<u8>, _last: bool) -> std::io::Result<Vec<u8>> {
         Ok(out)
     }

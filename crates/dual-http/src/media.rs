@@ -199,7 +199,10 @@ mod tests {
             (&["text/html"], None),
             (&["image/png"], None),
             (&["text/csv;q=0"], None),
-            (&["application/json;q=0, application/x-ndjson;q=0, text/csv;q=0"], None),
+            (
+                &["application/json;q=0, application/x-ndjson;q=0, text/csv;q=0"],
+                None,
+            ),
             (&["*/*;q=0"], None),
             (&["application/xml", "image/*"], None),
             // Malformed ranges are ignored; only malformed ones is as good as no `Accept`.

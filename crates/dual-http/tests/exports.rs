@@ -13,16 +13,27 @@ use serde_json::{Value, json};
 
 const ROWS: u64 = 10_007;
 
-async fn get(handler: &DualHttp, uri: &str, headers: &[(header::HeaderName, &str)]) -> Response<dual_http::ResponseBody> {
+async fn get(
+    handler: &DualHttp,
+    uri: &str,
+    headers: &[(header::HeaderName, &str)],
+) -> Response<dual_http::ResponseBody> {
     let mut request = Request::get(uri);
     for (name, value) in headers {
         request = request.header(name, *value);
     }
-    handler.handle(request.body(Empty::<Bytes>::new()).expect("request")).await
+    handler
+        .handle(request.body(Empty::<Bytes>::new()).expect("request"))
+        .await
 }
 
 async fn bytes(response: Response<dual_http::ResponseBody>) -> Bytes {
-    response.into_body().collect().await.expect("complete body").to_bytes()
+    response
+        .into_body()
+        .collect()
+        .await
+        .expect("complete body")
+        .to_bytes()
 }
 
 #[tokio::test]
@@ -69,7 +80,10 @@ async fn ranges_are_validated_and_head_answers_like_get() {
         assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{query}");
         let body: Value = serde_json::from_slice(&bytes(response).await).expect("JSON");
         assert_eq!(body["error"], "invalid_request");
-        assert!(body["message"].as_str().is_some_and(|m| m.contains(field)), "{query}: {body}");
+        assert!(
+            body["message"].as_str().is_some_and(|m| m.contains(field)),
+            "{query}: {body}"
+        );
     }
     let response = get(&handler, &format!("/{id}/data?offset=20"), &[]).await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -96,12 +110,19 @@ async fn an_accept_the_server_cannot_produce_is_406() {
     let body: Value = serde_json::from_slice(&bytes(response).await).expect("JSON");
     assert_eq!(body["error"], "not_acceptable");
     assert_eq!(body["retryable"], false);
-    assert!(body["message"].as_str().is_some_and(|m| m.contains("text/csv")), "{body}");
+    assert!(
+        body["message"].as_str().is_some_and(|m| m.contains("text/csv")),
+        "{body}"
+    );
 
     let accept = [(header::ACCEPT, "application/json;q=0, text/csv")];
     let response = get(&handler, &format!("/{id}/data"), &accept).await;
     assert_eq!(response.status(), StatusCode::OK);
-    assert!(response.headers()[header::CONTENT_TYPE].to_str().is_ok_and(|t| t.starts_with("text/csv")));
+    assert!(
+        response.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .is_ok_and(|t| t.starts_with("text/csv"))
+    );
     // No `Accept`: JSON, as always.
     let response = get(&handler, &format!("/{id}/data"), &[]).await;
     assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
@@ -178,13 +199,20 @@ async fn compressed_exports_stream_frame_by_frame_and_decode_to_the_plain_export
                 Decoder::Zstd(decoder) => decoder.into_inner(),
             };
             assert_eq!(decoded, plain.to_vec(), "{accept} {coding}");
-            assert!(wire * 3 < plain.len(), "{accept} {coding}: {wire} of {}", plain.len());
+            assert!(
+                wire * 3 < plain.len(),
+                "{accept} {coding}: {wire} of {}",
+                plain.len()
+            );
         }
     }
     // `q=0` turns compression off; an unknown coding is the identity; pages are never compressed.
     for encoding in ["gzip;q=0, zstd;q=0", "br", "identity"] {
         let response = get(&handler, &uri, &[(header::ACCEPT_ENCODING, encoding)]).await;
-        assert!(response.headers().get(header::CONTENT_ENCODING).is_none(), "{encoding}");
+        assert!(
+            response.headers().get(header::CONTENT_ENCODING).is_none(),
+            "{encoding}"
+        );
     }
     let response = get(&handler, &format!("/{id}"), &[(header::ACCEPT_ENCODING, "gzip")]).await;
     assert!(response.headers().get(header::CONTENT_ENCODING).is_none());

@@ -5,7 +5,8 @@ mod common;
 
 use bytes::Bytes;
 use dual_http::{
-    ApiRequest, ApiResponse, ContentCoding, Cors, DualHttp, ExportFormat, OwnerFn, Rejection, execute, parse_request, render,
+    ApiRequest, ApiResponse, ContentCoding, Cors, DualHttp, ExportFormat, OwnerFn, Rejection, execute,
+    parse_request, render,
 };
 use futures_util::StreamExt;
 use http::request::Parts;

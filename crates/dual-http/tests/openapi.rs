@@ -184,7 +184,10 @@ async fn check(spec: &Spec, fixture: &Fixture, case: Case) -> (String, String, u
     let response = handler.call(request).await.expect("infallible");
     fixture.store.set_broken(false);
     let (parts, body) = response.into_parts();
-    let body = decode(&parts.headers, body.collect().await.expect("complete body").to_bytes());
+    let body = decode(
+        &parts.headers,
+        body.collect().await.expect("complete body").to_bytes(),
+    );
     let method = case.method.as_str().to_ascii_lowercase();
     let status = parts.status.as_u16();
     let what = format!("{} {} → {status}", case.method, case.uri);
@@ -213,7 +216,10 @@ async fn check(spec: &Spec, fixture: &Fixture, case: Case) -> (String, String, u
 
 /// The body without its `Content-Encoding`.
 fn decode(headers: &HeaderMap, body: Bytes) -> Bytes {
-    match headers.get(header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()) {
+    match headers
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+    {
         None => body,
         Some("gzip") => {
             let mut out = Vec::new();

@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dual_core::{
-    DualResponse, PageRequest, PageResponse, ResourceId, ResourceMetadata, ResourceRecord, Row, RowRange, Sort,
-    infer_columns, validate_sort,
+    DualResponse, PageRequest, PageResponse, ResourceId, ResourceMetadata, ResourceRecord, Row, RowRange,
+    Sort, infer_columns, validate_sort,
 };
 use dual_store::{Clock, Lookup, ResourceStore};
 use tracing::Instrument;
@@ -15,7 +15,8 @@ use crate::config::{MAX_SAMPLE_SIZE, ServerConfig};
 use crate::registry::Registry;
 use crate::sweeper::Sweeper;
 use crate::{
-    BuildError, Caller, CreateResponse, DualResponseServerBuilder, QueryExecutor, RowStream, ServerError, take_rows,
+    BuildError, Caller, CreateResponse, DualResponseServerBuilder, QueryExecutor, RowStream, ServerError,
+    take_rows,
 };
 
 /// Name of a resource created without one.

@@ -21,7 +21,12 @@ fn server(executor: Arc<dyn QueryExecutor>) -> DualResponseServer {
         .expect("valid configuration")
 }
 
-async fn ids(server: &DualResponseServer, id: dual_core::ResourceId, sort: Option<Sort>, range: RowRange) -> Vec<u64> {
+async fn ids(
+    server: &DualResponseServer,
+    id: dual_core::ResourceId,
+    sort: Option<Sort>,
+    range: RowRange,
+) -> Vec<u64> {
     let (_, stream) = server
         .stream_range(id, &Caller::anonymous(), sort, range)
         .await
@@ -63,7 +68,11 @@ async fn ranges_of_any_size_cover_the_result_exactly_once() {
         assert_eq!(tail, whole[2_000..]);
     }
     // The empty range at the end, and a limit running past it.
-    assert!(ids(&server, id, None, RowRange::new(total, None)).await.is_empty());
+    assert!(
+        ids(&server, id, None, RowRange::new(total, None))
+            .await
+            .is_empty()
+    );
     assert_eq!(
         ids(&server, id, None, RowRange::new(total - 2, Some(u64::MAX))).await,
         [total - 2, total - 1]
@@ -97,7 +106,11 @@ async fn an_offset_beyond_the_total_is_invalid_and_not_counted() {
         .await
         .expect("created")
         .id;
-    let before = server.get_resource(id, &Caller::anonymous()).await.expect("record").access_count;
+    let before = server
+        .get_resource(id, &Caller::anonymous())
+        .await
+        .expect("record")
+        .access_count;
     let error = server
         .stream_range(id, &Caller::anonymous(), None, RowRange::new(11, None))
         .await
@@ -105,7 +118,11 @@ async fn an_offset_beyond_the_total_is_invalid_and_not_counted() {
         .expect_err("beyond the end");
     assert_eq!(error.code(), ErrorCode::InvalidRequest);
     assert!(error.to_string().contains("`offset`"), "{error}");
-    let after = server.get_resource(id, &Caller::anonymous()).await.expect("record").access_count;
+    let after = server
+        .get_resource(id, &Caller::anonymous())
+        .await
+        .expect("record")
+        .access_count;
     assert_eq!(after, before);
 }
 
@@ -120,7 +137,13 @@ impl QueryExecutor for Seeking {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
         Ok(params["n"].as_u64().unwrap_or(0))
     }
-    async fn fetch(&self, _: &Value, offset: u64, limit: u64, _: Option<&Sort>) -> Result<Vec<Row>, ExecutorError> {
+    async fn fetch(
+        &self,
+        _: &Value,
+        offset: u64,
+        limit: u64,
+        _: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
         Ok((offset..offset + limit.min(15)).map(common::row).collect())
     }
     fn stream_range(self: Arc<Self>, params: Value, _: Option<Sort>, range: RowRange) -> RowStream {
@@ -142,10 +165,16 @@ async fn an_executor_override_is_used_and_cut_at_the_limit() {
         .await
         .expect("created")
         .id;
-    assert_eq!(ids(&server, id, None, RowRange::new(90, Some(4))).await, [90, 91, 92, 93]);
+    assert_eq!(
+        ids(&server, id, None, RowRange::new(90, Some(4))).await,
+        [90, 91, 92, 93]
+    );
     // `stream_rows` is the whole range, through the same method.
     assert_eq!(ids(&server, id, None, RowRange::ALL).await.len(), 100);
-    let (_, whole) = server.stream_rows(id, &Caller::anonymous(), None).await.expect("stream");
+    let (_, whole) = server
+        .stream_rows(id, &Caller::anonymous(), None)
+        .await
+        .expect("stream");
     assert_eq!(whole.collect::<Vec<_>>().await.len(), 1);
     assert_eq!(ranges.load(Ordering::Relaxed), 3);
 }
@@ -174,9 +203,15 @@ async fn take_rows_drops_the_stream_as_soon_as_the_range_is_complete() {
             }),
     );
     let mut stream = take_rows(inner, Some(7));
-    assert_eq!(stream.next().await.map(|b| b.map(|b| b.len()).ok()), Some(Some(5)));
+    assert_eq!(
+        stream.next().await.map(|b| b.map(|b| b.len()).ok()),
+        Some(Some(5))
+    );
     assert!(!dropped.load(Ordering::Acquire));
-    assert_eq!(stream.next().await.map(|b| b.map(|b| b.len()).ok()), Some(Some(2)));
+    assert_eq!(
+        stream.next().await.map(|b| b.map(|b| b.len()).ok()),
+        Some(Some(2))
+    );
     assert!(dropped.load(Ordering::Acquire), "dropped with the last row out");
     assert!(stream.next().await.is_none());
 

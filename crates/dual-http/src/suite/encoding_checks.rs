@@ -26,7 +26,10 @@ async fn not_acceptable<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
         "application/json;q=0, application/x-ndjson;q=0, text/csv;q=0",
         "application/xml, image/*",
     ] {
-        let get = || ctx.req(Method::GET, &format!("/{id}/data")).header(header::ACCEPT, accept);
+        let get = || {
+            ctx.req(Method::GET, &format!("/{id}/data"))
+                .header(header::ACCEPT, accept)
+        };
         let message = ctx.send(get()).await.error(check, 406, "not_acceptable");
         for produced in ["application/json", "application/x-ndjson", "text/csv"] {
             assert!(
@@ -35,7 +38,10 @@ async fn not_acceptable<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
             );
         }
         let head = ctx
-            .send(ctx.req(Method::HEAD, &format!("/{id}/data")).header(header::ACCEPT, accept))
+            .send(
+                ctx.req(Method::HEAD, &format!("/{id}/data"))
+                    .header(header::ACCEPT, accept),
+            )
             .await;
         assert_eq!(head.status.as_u16(), 406, "[{check}] HEAD {accept}");
         assert!(head.body.is_empty(), "[{check}] HEAD {accept}: no body");
@@ -47,7 +53,10 @@ async fn not_acceptable<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
     );
     // Refusing one format still allows another; a wildcard allows the default.
     for (accept, content_type) in [
-        ("application/json;q=0, text/csv", "text/csv; charset=utf-8; header=present"),
+        (
+            "application/json;q=0, text/csv",
+            "text/csv; charset=utf-8; header=present",
+        ),
         ("image/png, */*;q=0.1", "application/json"),
         ("text/*", "text/csv; charset=utf-8; header=present"),
     ] {
@@ -68,13 +77,20 @@ async fn not_acceptable<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
 
 async fn export<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, accept: &str, encoding: &str) -> Reply {
     let mut req = ctx
-        .req(Method::GET, &format!("/{id}/data?sort=score:desc&offset=7&limit=900"))
+        .req(
+            Method::GET,
+            &format!("/{id}/data?sort=score:desc&offset=7&limit=900"),
+        )
         .header(header::ACCEPT, accept);
     if !encoding.is_empty() {
         req = req.header(header::ACCEPT_ENCODING, encoding);
     }
     let reply = ctx.send(req).await;
-    assert_eq!(reply.status.as_u16(), 200, "[export_compression] {accept} {encoding}");
+    assert_eq!(
+        reply.status.as_u16(),
+        200,
+        "[export_compression] {accept} {encoding}"
+    );
     assert!(
         reply.body_error.is_none(),
         "[export_compression] {accept} {encoding}: body aborted"
@@ -98,7 +114,11 @@ async fn compression<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
             ("br, deflate", ""),
             ("identity", ""),
         ] {
-            let expected = if cfg!(feature = "compression") { expected } else { "" };
+            let expected = if cfg!(feature = "compression") {
+                expected
+            } else {
+                ""
+            };
             let reply = export(ctx, id, accept, encoding).await;
             assert_eq!(
                 reply.header(header::CONTENT_ENCODING),
@@ -107,7 +127,10 @@ async fn compression<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
             );
             if cfg!(feature = "compression") {
                 assert!(
-                    reply.header_all(header::VARY).to_ascii_lowercase().contains("accept-encoding"),
+                    reply
+                        .header_all(header::VARY)
+                        .to_ascii_lowercase()
+                        .contains("accept-encoding"),
                     "[{check}] {accept} {encoding}: Vary: Accept-Encoding"
                 );
             }
@@ -136,7 +159,10 @@ async fn compression<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
     let expected = if cfg!(feature = "compression") { "gzip" } else { "" };
     assert_eq!(head.header(header::CONTENT_ENCODING), expected, "[{check}] HEAD");
     let metadata = ctx
-        .send(ctx.req(Method::GET, &format!("/{id}")).header(header::ACCEPT_ENCODING, "gzip, zstd"))
+        .send(
+            ctx.req(Method::GET, &format!("/{id}"))
+                .header(header::ACCEPT_ENCODING, "gzip, zstd"),
+        )
         .await;
     assert_eq!(
         metadata.header(header::CONTENT_ENCODING),

@@ -80,7 +80,10 @@ async fn split_into_ranges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
             "tail",
         );
         let ids: Vec<Value> = head.iter().chain(&tail).map(|row| row["id"].clone()).collect();
-        assert_eq!(ids, expected, "[{check}] sort {sort:?}: limit=1000, then offset=1000");
+        assert_eq!(
+            ids, expected,
+            "[{check}] sort {sort:?}: limit=1000, then offset=1000"
+        );
     }
 }
 

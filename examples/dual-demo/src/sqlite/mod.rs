@@ -278,7 +278,8 @@ impl QueryExecutor for SqliteExecutor {
                 let lease = self.pool.get(Use::Export).map_err(take_error)?;
                 let query = self.query(lease.conn(), &params).map_err(ExecutorError::new)?;
                 lease.restart_clock();
-                stream_rows(&lease, query, sort.as_ref(), range, &sender).map_err(|e| executor_error(&e, limit))
+                stream_rows(&lease, query, sort.as_ref(), range, &sender)
+                    .map_err(|e| executor_error(&e, limit))
             })();
             match result {
                 Ok(true) => completed.store(true, Ordering::Release),
@@ -358,7 +359,9 @@ fn stream_rows(
         order_by(sort)
     );
     // SQLite reads a negative LIMIT as "no limit".
-    let limit = range.limit.map_or(-1, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
+    let limit = range
+        .limit
+        .map_or(-1, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
     query.binds.push(SqlValue::Integer(limit));
     query
         .binds

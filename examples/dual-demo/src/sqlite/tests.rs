@@ -157,11 +157,18 @@ async fn stream_range_seeks_with_limit_and_offset() {
                 .collect::<Vec<i64>>()
         }
     };
-    assert_eq!(collect(RowRange::new(2, Some(3))).await, [total - 2, total - 3, total - 4]);
+    assert_eq!(
+        collect(RowRange::new(2, Some(3))).await,
+        [total - 2, total - 3, total - 4]
+    );
     assert_eq!(collect(RowRange::new(0, Some(1))).await, [total]);
     let tail = collect(RowRange::new(u64::try_from(total - 2).unwrap_or(0), None)).await;
     assert_eq!(tail, [2, 1]);
-    assert!(collect(RowRange::new(u64::try_from(total).unwrap_or(0), Some(10))).await.is_empty());
+    assert!(
+        collect(RowRange::new(u64::try_from(total).unwrap_or(0), Some(10)))
+            .await
+            .is_empty()
+    );
     let whole = collect(RowRange::ALL).await;
     assert_eq!(whole.len() as i64, total);
     let _ = std::fs::remove_dir_all(dir);
