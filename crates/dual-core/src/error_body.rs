@@ -15,6 +15,9 @@ pub enum ErrorCode {
     Expired,
     /// 405: the method is not supported on the path (see `Allow`).
     MethodNotAllowed,
+    /// 406: the export cannot be produced in any representation `Accept` allows; the message lists
+    /// the ones the server can produce.
+    NotAcceptable,
     /// 408: the request body did not arrive in full within the server's body timeout.
     RequestTimeout,
     /// 413: the body is over the limit.
@@ -42,6 +45,7 @@ impl ErrorCode {
             Self::NotFound => "not_found",
             Self::Expired => "expired",
             Self::MethodNotAllowed => "method_not_allowed",
+            Self::NotAcceptable => "not_acceptable",
             Self::RequestTimeout => "request_timeout",
             Self::PayloadTooLarge => "payload_too_large",
             Self::UnsupportedMediaType => "unsupported_media_type",
@@ -59,6 +63,7 @@ impl ErrorCode {
             Self::InvalidRequest => 400,
             Self::NotFound | Self::Expired => 404,
             Self::MethodNotAllowed => 405,
+            Self::NotAcceptable => 406,
             Self::RequestTimeout => 408,
             Self::PayloadTooLarge => 413,
             Self::UnsupportedMediaType => 415,

@@ -33,6 +33,7 @@ pub mod mcp;
 mod metadata;
 mod page;
 mod query;
+mod range;
 mod record;
 mod uri;
 
@@ -46,6 +47,7 @@ pub use page::{
     parse_sort_param, validate_sort,
 };
 pub use query::{QuerySpec, Sort, SortOrder};
+pub use range::RowRange;
 pub use record::ResourceRecord;
 pub use uri::{DEFAULT_URI_SCHEME, ParsedUri, parse_resource_uri, resource_uri, resource_url};
 

@@ -98,6 +98,14 @@ pub enum RequestError {
     /// `sort.order` is neither `asc` nor `desc`.
     #[error("`sort.order` must be \"asc\" or \"desc\"")]
     InvalidSortOrder,
+    /// An export range's `offset` is beyond the result (`offset == total_count` is the empty range).
+    #[error("`offset` must be at most the result's total_count ({total_count}); got {offset}")]
+    OffsetOutOfRange {
+        /// The offset asked for.
+        offset: u64,
+        /// The resource's `total_count`.
+        total_count: u64,
+    },
 }
 
 impl RequestError {
@@ -111,6 +119,7 @@ impl RequestError {
             Self::LimitOutOfRange { .. } => Some("limit"),
             Self::UnknownSortField(_) => Some("sort.field"),
             Self::InvalidSortOrder => Some("sort.order"),
+            Self::OffsetOutOfRange { .. } => Some("offset"),
         }
     }
 }

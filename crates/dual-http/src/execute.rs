@@ -1,13 +1,13 @@
 //! Execute: run a parsed operation against the server, authorising it first.
 
-use dual_core::{PageResponse, PinResponse, ResourceId, ResourceMetadata};
-use dual_server::{Caller, DualResponseServer, ServerError};
+use dual_core::{PageResponse, PinResponse, ResourceId, ResourceMetadata, ResourceRecord};
+use dual_server::{DualResponseServer, RowStream, ServerError};
 use futures_util::StreamExt;
 use http::request::Parts;
 
 use crate::encode::Encoder;
 use crate::export::ExportBody;
-use crate::{ApiRequest, ExportFormat, HttpConfig, Rejection};
+use crate::{ApiRequest, ContentCoding, ExportFormat, HttpConfig, Rejection};
 
 /// The outcome of an operation, ready for [`render`](crate::render).
 #[derive(Debug)]
@@ -37,6 +37,7 @@ pub enum ApiResponse {
 #[derive(Debug)]
 pub struct Export {
     pub(crate) format: ExportFormat,
+    pub(crate) encoding: ContentCoding,
     pub(crate) body: ExportBody,
 }
 
@@ -45,6 +46,12 @@ impl Export {
     #[must_use]
     pub fn format(&self) -> ExportFormat {
         self.format
+    }
+
+    /// The content coding the body is sent with (identity without the `compression` feature).
+    #[must_use]
+    pub fn encoding(&self) -> ContentCoding {
+        self.encoding
     }
 }
 
@@ -91,29 +98,37 @@ async fn run(
             server.delete_resource(id, &caller).await?;
             ApiResponse::Deleted
         }
-        ApiRequest::Export { id, sort, format } => {
-            ApiResponse::Export(start_export(server, id, &caller, sort, format).await?)
+        ApiRequest::Export {
+            id,
+            sort,
+            range,
+            format,
+            encoding,
+        } => {
+            let stream = server.stream_range(id, &caller, sort, range).await?;
+            ApiResponse::Export(start_export(id, stream, format, encoding).await?)
         }
         ApiRequest::Options { allow } => ApiResponse::Options { allow },
     })
 }
 
+/// Waits for the executor's first batch (so a query failing outright is a 500), then wraps the rest.
 async fn start_export(
-    server: &DualResponseServer,
     id: ResourceId,
-    caller: &Caller,
-    sort: Option<dual_core::Sort>,
+    (record, mut stream): (ResourceRecord, RowStream),
     format: ExportFormat,
+    encoding: ContentCoding,
 ) -> Result<Export, Rejection> {
-    let (record, mut stream) = server.stream_rows(id, caller, sort).await?;
     let (first, rest) = match stream.next().await {
         Some(Ok(batch)) => (batch, Some(stream)),
         Some(Err(error)) => return Err(Rejection::from(ServerError::query_failed(error))),
         None => (Vec::new(), None),
     };
     let encoder = Encoder::new(format, record.columns);
+    let (body, encoding) = ExportBody::new(id, encoder, first, rest, encoding);
     Ok(Export {
         format,
-        body: ExportBody::new(id, encoder, first, rest),
+        encoding,
+        body,
     })
 }

@@ -7,8 +7,10 @@ use dual_core::{ResourceId, Row};
 use dual_server::RowStream;
 use http_body::Frame;
 
-use crate::BodyError;
+#[cfg(feature = "compression")]
+use crate::compress::Compressor;
 use crate::encode::Encoder;
+use crate::{BodyError, ContentCoding};
 
 /// A frame is sent once this many bytes are buffered (or the executor has nothing ready). Large
 /// batches are cut into frames of about this size, small ones are coalesced, so memory stays at one
@@ -22,6 +24,9 @@ pub(crate) struct ExportBody {
     stream: Option<RowStream>,
     /// Rows of the current batch not yet encoded.
     pending: std::vec::IntoIter<Row>,
+    /// Compresses each frame on its way out; `None` for identity.
+    #[cfg(feature = "compression")]
+    compressor: Option<Compressor>,
     state: State,
 }
 
@@ -45,15 +50,39 @@ impl std::fmt::Debug for ExportBody {
 }
 
 impl ExportBody {
-    /// An export of `first` followed by the rest of `stream` (`None` when the executor has ended).
-    pub(crate) fn new(id: ResourceId, encoder: Encoder, first: Vec<Row>, stream: Option<RowStream>) -> Self {
-        Self {
+    /// An export of `first` followed by the rest of `stream` (`None` when the executor has ended),
+    /// sent with `coding`. Returns the coding actually used: identity when the crate is built without
+    /// the `compression` feature.
+    pub(crate) fn new(
+        id: ResourceId,
+        encoder: Encoder,
+        first: Vec<Row>,
+        stream: Option<RowStream>,
+        coding: ContentCoding,
+    ) -> (Self, ContentCoding) {
+        #[cfg(feature = "compression")]
+        let (compressor, coding) = match Compressor::new(coding) {
+            Ok(compressor) => (compressor, coding),
+            Err(error) => {
+                tracing::warn!(%id, %error, "dual-http could not start a compressor; sending the export uncompressed");
+                (None, ContentCoding::Identity)
+            }
+        };
+        #[cfg(not(feature = "compression"))]
+        let coding = {
+            let _ = coding;
+            ContentCoding::Identity
+        };
+        let body = Self {
             id,
             encoder,
             stream,
             pending: first.into_iter(),
+            #[cfg(feature = "compression")]
+            compressor,
             state: State::Start,
-        }
+        };
+        (body, coding)
     }
 
     pub(crate) fn is_end_stream(&self) -> bool {
@@ -64,41 +93,81 @@ impl ExportBody {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        if self.state == State::Done {
+            return Poll::Ready(None);
+        }
+        let (out, last) = match self.fill(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Err(error)) => return Poll::Ready(Some(Err(error))),
+            Poll::Ready(Ok(filled)) => filled,
+        };
+        let out = match self.compress(out, last) {
+            Ok(out) => out,
+            Err(error) => return Poll::Ready(Some(Err(self.abort(&error.to_string())))),
+        };
+        if last {
+            tracing::debug!(id = %self.id, rows = self.encoder.rows(), "export finished");
+            return Poll::Ready((!out.is_empty()).then(|| Ok(Frame::data(Bytes::from(out)))));
+        }
+        if out.is_empty() {
+            // A coder that buffered everything: poll again rather than send an empty frame.
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))))
+    }
+
+    /// Encodes rows until a frame is full, the executor has nothing ready, or the export ends:
+    /// the frame's bytes and whether they are the last.
+    fn fill(&mut self, cx: &mut Context<'_>) -> Poll<Result<(Vec<u8>, bool), BodyError>> {
         let mut out = Vec::new();
-        match self.state {
-            State::Done => return Poll::Ready(None),
-            State::Start => {
-                self.encoder.open(&mut out);
-                self.state = State::Rows;
-            }
-            State::Rows => {}
+        if self.state == State::Start {
+            self.encoder.open(&mut out);
+            self.state = State::Rows;
         }
         loop {
             while out.len() < FRAME_TARGET {
                 let Some(row) = self.pending.next() else { break };
                 if let Err(error) = self.encoder.row(&row, &mut out) {
-                    return Poll::Ready(Some(Err(self.abort(&error.to_string()))));
+                    return Poll::Ready(Err(self.abort(&error.to_string())));
                 }
             }
             if out.len() >= FRAME_TARGET {
-                return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
+                return Poll::Ready(Ok((out, false)));
             }
             let Some(stream) = self.stream.as_mut() else {
                 self.encoder.close(&mut out);
                 self.state = State::Done;
-                tracing::debug!(id = %self.id, rows = self.encoder.rows(), "export finished");
-                return Poll::Ready((!out.is_empty()).then(|| Ok(Frame::data(Bytes::from(out)))));
+                return Poll::Ready(Ok((out, true)));
             };
             match stream.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(batch))) => self.pending = batch.into_iter(),
-                Poll::Ready(Some(Err(error))) => {
-                    return Poll::Ready(Some(Err(self.abort(error.message()))));
-                }
+                Poll::Ready(Some(Err(error))) => return Poll::Ready(Err(self.abort(error.message()))),
                 Poll::Ready(None) => self.stream = None,
                 Poll::Pending if out.is_empty() => return Poll::Pending,
-                Poll::Pending => return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out))))),
+                Poll::Pending => return Poll::Ready(Ok((out, false))),
             }
         }
+    }
+
+    /// The frame as it goes on the wire: compressed and flushed (the coder ended on the last frame).
+    #[cfg(feature = "compression")]
+    fn compress(&mut self, out: Vec<u8>, last: bool) -> std::io::Result<Vec<u8>> {
+        match self.compressor.as_mut() {
+            None => Ok(out),
+            Some(compressor) if last => compressor.finish(&out),
+            Some(compressor) => compressor.frame(&out),
+        }
+    }
+
+    #[cfg(not(feature = "compression"))]
+    #[expect(
+        clippy::unnecessary_wraps,
+        clippy::unused_self,
+        reason = "the signature of the feature's version"
+    )]
+    fn compress(&mut self, out: Vec<u8>, _last: bool) -> std::io::Result<Vec<u8>> {
+        Ok(out)
     }
 
     /// Ends the export with an error, logging why (the client only sees the transfer break).
@@ -133,12 +202,14 @@ mod tests {
     fn body(batches: Vec<Result<Vec<Row>, ExecutorError>>) -> crate::ResponseBody {
         let stream: RowStream = Box::pin(futures_util::stream::iter(batches));
         let encoder = Encoder::new(ExportFormat::Ndjson, vec![]);
-        crate::ResponseBody::export(ExportBody::new(
+        let (body, _) = ExportBody::new(
             ResourceId::new(),
             encoder,
             rows(0..2),
             Some(stream),
-        ))
+            ContentCoding::Identity,
+        );
+        crate::ResponseBody::export(body)
     }
 
     #[tokio::test]

@@ -9,11 +9,19 @@
 //! | `POST /{id}` `{"offset","limit","sort"}` (all optional) | 200 one page |
 //! | `PUT /{id}` | 200 `{"status":"pinned","expires_at":null}` |
 //! | `DELETE /{id}` | 204 |
-//! | `GET /{id}/data[?sort=field:desc]` | 200 every row, streamed: JSON array, NDJSON (`Accept: application/x-ndjson`) or CSV (`Accept: text/csv`) |
+//! | `GET /{id}/data[?sort=field:desc&offset=N&limit=M]` | 200 every row, or the row range, streamed: JSON array, NDJSON (`Accept: application/x-ndjson`) or CSV (`Accept: text/csv`); 406 for an `Accept` it cannot produce |
 //! | `OPTIONS` | CORS preflight, when configured |
 //!
 //! Errors are JSON `{"error", "message", "retryable"}` with the statuses of docs/DESIGN.md §5, and never carry
 //! internals. `docs/openapi.yaml` in the repository describes the API in OpenAPI 3.1.
+//!
+//! Exports are the unit of parallel download: `offset` (default 0, at most the resource's
+//! `total_count`, where the range is empty) and `limit` (default: to the end; at least 1, no cap but
+//! `u64::MAX`) select a row range of the sorted result, so disjoint ranges fetched at once concatenate
+//! to the whole export. With the default feature `compression`, exports honour `Accept-Encoding:
+//! gzip` and `zstd` (see [`ContentCoding::negotiate`]), compressed and flushed frame by frame so rows
+//! arrive as they are produced; metadata, pages and errors are small JSON documents and are never
+//! compressed. Build with `default-features = false` to leave compression (and its dependencies) out.
 //!
 //! [`DualHttp`] is written against the `http` and `http-body` crates only: generic over the request
 //! body, infallible, and opening no sockets. It is a hyper `Service` (raw hyper, hyper-util's servers)
@@ -81,6 +89,9 @@
 
 mod auth;
 mod body;
+mod coding;
+#[cfg(feature = "compression")]
+mod compress;
 mod config;
 mod cors;
 mod encode;
@@ -101,6 +112,7 @@ mod tower;
 
 pub use auth::{Anonymous, Authorize, CallerFromExtensions, OwnerFn};
 pub use body::{BodyError, ResponseBody};
+pub use coding::ContentCoding;
 pub use config::{DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT, DualHttpBuilder, HttpConfig};
 pub use cors::Cors;
 pub use execute::{ApiResponse, Export, execute};

@@ -48,11 +48,16 @@ impl ExportFormat {
         }
     }
 
+    /// The media types the server can produce, for the message of a 406.
+    pub(crate) const PRODUCIBLE: &'static str = "application/json, application/x-ndjson, text/csv";
+
     /// Picks the export format from the request's `Accept` headers: the acceptable format with the
     /// highest quality, ties going to the one the client listed first, then to JSON, NDJSON, CSV.
-    /// No `Accept`, or nothing acceptable, means JSON (the API never answers 406).
+    /// No `Accept` (or none with a well-formed media range) means JSON; `None` when `Accept` names
+    /// media ranges but none of them, with a quality above 0, matches a format the server can
+    /// produce — the 406 `not_acceptable` of [`parse_request`](crate::parse_request).
     #[must_use]
-    pub fn negotiate(headers: &HeaderMap) -> Self {
+    pub fn negotiate(headers: &HeaderMap) -> Option<Self> {
         let ranges: Vec<MediaRange<'_>> = headers
             .get_all(ACCEPT)
             .iter()
@@ -60,6 +65,9 @@ impl ExportFormat {
             .flat_map(|value| value.split(','))
             .filter_map(MediaRange::parse)
             .collect();
+        if ranges.is_empty() {
+            return Some(Self::Json);
+        }
         let mut best: Option<(u16, std::cmp::Reverse<usize>, Self)> = None;
         for format in Self::PREFERENCE {
             // The most specific range naming the format decides its quality (RFC 9110 §12.5.1).
@@ -80,7 +88,7 @@ impl ExportFormat {
                 best = Some(candidate);
             }
         }
-        best.map_or(Self::Json, |(_, _, format)| format)
+        best.map(|(_, _, format)| format)
     }
 }
 
@@ -95,6 +103,10 @@ impl<'a> MediaRange<'a> {
     fn parse(text: &'a str) -> Option<Self> {
         let mut parts = text.split(';');
         let (ty, sub) = parts.next()?.trim().split_once('/')?;
+        let (ty, sub) = (ty.trim(), sub.trim());
+        if ty.is_empty() || sub.is_empty() {
+            return None;
+        }
         let mut quality = 1000;
         for param in parts {
             if let Some((name, value)) = param.split_once('=')
@@ -103,16 +115,12 @@ impl<'a> MediaRange<'a> {
                 quality = parse_quality(value.trim())?;
             }
         }
-        Some(Self {
-            ty: ty.trim(),
-            sub: sub.trim(),
-            quality,
-        })
+        Some(Self { ty, sub, quality })
     }
 }
 
 /// `0`, `1`, `0.5`, `0.125`, `1.000` → thousandths; anything else is not a quality.
-fn parse_quality(text: &str) -> Option<u16> {
+pub(crate) fn parse_quality(text: &str) -> Option<u16> {
     let (int, frac) = text.split_once('.').unwrap_or((text, ""));
     if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -168,26 +176,40 @@ mod tests {
     #[test]
     fn negotiates_export_formats() {
         use ExportFormat::{Csv, Json, Ndjson};
-        let cases: &[(&[&'static str], ExportFormat)] = &[
-            (&[], Json),
-            (&["*/*"], Json),
-            (&["application/json"], Json),
-            (&["application/x-ndjson"], Ndjson),
-            (&["application/ndjson"], Ndjson),
-            (&["text/csv"], Csv),
-            (&["TEXT/CSV; charset=utf-8"], Csv),
-            (&["text/*"], Csv),
-            (&["text/html"], Json),
-            (&["text/csv;q=0"], Json),
-            (&["text/csv, */*;q=0.1"], Csv),
-            (&["application/json;q=0.5, text/csv"], Csv),
-            (&["application/x-ndjson, application/json"], Ndjson),
-            (&["application/json, application/x-ndjson"], Json),
-            (&["text/csv;q=0.9", "application/x-ndjson;q=0.8"], Csv),
-            (&["application/*, text/csv;q=0.4"], Json),
-            (&["*/*;q=0.2, application/json;q=0"], Ndjson),
-            (&["text/csv;q=bogus"], Json),
-            (&["garbage"], Json),
+        let cases: &[(&[&'static str], Option<ExportFormat>)] = &[
+            (&[], Some(Json)),
+            (&[""], Some(Json)),
+            (&["*/*"], Some(Json)),
+            (&["application/json"], Some(Json)),
+            (&["application/x-ndjson"], Some(Ndjson)),
+            (&["application/ndjson"], Some(Ndjson)),
+            (&["text/csv"], Some(Csv)),
+            (&["TEXT/CSV; charset=utf-8"], Some(Csv)),
+            (&["text/*"], Some(Csv)),
+            (&["text/csv, */*;q=0.1"], Some(Csv)),
+            (&["application/json;q=0.5, text/csv"], Some(Csv)),
+            (&["application/json;q=0, text/csv"], Some(Csv)),
+            (&["application/x-ndjson, application/json"], Some(Ndjson)),
+            (&["application/json, application/x-ndjson"], Some(Json)),
+            (&["text/csv;q=0.9", "application/x-ndjson;q=0.8"], Some(Csv)),
+            (&["application/*, text/csv;q=0.4"], Some(Json)),
+            (&["*/*;q=0.2, application/json;q=0"], Some(Ndjson)),
+            (&["image/png, text/html;q=0.9, */*;q=0.1"], Some(Json)),
+            // Nothing a client sent with a quality above 0 can be produced: 406.
+            (&["text/html"], None),
+            (&["image/png"], None),
+            (&["text/csv;q=0"], None),
+            (
+                &["application/json;q=0, application/x-ndjson;q=0, text/csv;q=0"],
+                None,
+            ),
+            (&["*/*;q=0"], None),
+            (&["application/xml", "image/*"], None),
+            // Malformed ranges are ignored; only malformed ones is as good as no `Accept`.
+            (&["text/csv;q=bogus"], Some(Json)),
+            (&["garbage"], Some(Json)),
+            (&["garbage, image/png"], None),
+            (&["/csv, text/"], Some(Json)),
         ];
         for (accept, expected) in cases {
             assert_eq!(

@@ -1,7 +1,7 @@
 //! Parse: from an HTTP request to the API operation it asks for.
 
 use bytes::Bytes;
-use dual_core::{PageRequest, ResourceId, Sort};
+use dual_core::{PageRequest, ResourceId, RowRange, Sort};
 use http::Method;
 use http::header::CONTENT_LENGTH;
 use http::request::Parts;
@@ -9,7 +9,7 @@ use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use crate::route::{Route, route};
-use crate::{BoxError, ExportFormat, HttpConfig, Rejection, media, query};
+use crate::{BoxError, ContentCoding, ExportFormat, HttpConfig, Rejection, media, query};
 
 /// The API operation a request asks for, as [`parse_request`] found it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,8 +43,12 @@ pub enum ApiRequest {
         id: ResourceId,
         /// From `?sort=field:asc|desc`.
         sort: Option<Sort>,
+        /// From `?offset=N&limit=M` ([`RowRange::ALL`] without them).
+        range: RowRange,
         /// From `Accept`.
         format: ExportFormat,
+        /// From `Accept-Encoding`.
+        encoding: ContentCoding,
     },
     /// `OPTIONS` on either path, with CORS configured (a preflight when the request is one).
     Options {
@@ -57,7 +61,8 @@ pub enum ApiRequest {
 /// [`execute`](crate::execute), then [`render`](crate::render) — see [`DualHttp::handle`](crate::DualHttp::handle).
 ///
 /// Checks, in order: the path (below `config`'s prefix: 404), the method (405), the id (404), the
-/// query string (400), then for `POST` the body: `Content-Length` over the limit (413), a non-JSON
+/// query string (400), for an export `Accept` (406 when nothing the server can produce is
+/// acceptable), then for `POST` the body: `Content-Length` over the limit (413), a non-JSON
 /// `Content-Type` on a non-empty body (415), the body read through [`Limited`] (413), and the page
 /// request itself (400 naming the field). Only `POST` bodies are read; other methods ignore theirs.
 ///
@@ -79,11 +84,17 @@ where
     let id: ResourceId = id_text.parse().map_err(|_| Rejection::NotFound)?;
     let query = parts.uri.query();
     match (route, &parts.method) {
-        (Route::Data(_), _) => Ok(ApiRequest::Export {
-            id,
-            sort: query::export_sort(query)?,
-            format: ExportFormat::negotiate(&parts.headers),
-        }),
+        (Route::Data(_), _) => {
+            let (sort, range) = query::export_params(query)?;
+            let format = ExportFormat::negotiate(&parts.headers).ok_or(Rejection::NotAcceptable)?;
+            Ok(ApiRequest::Export {
+                id,
+                sort,
+                range,
+                format,
+                encoding: ContentCoding::negotiate(&parts.headers),
+            })
+        }
         (_, &Method::POST) => {
             query::expect_none(query)?;
             let bytes = read_body(config, parts, body).await?;

@@ -29,6 +29,8 @@ pub enum Rejection {
         /// The value of the `Allow` header.
         allow: &'static str,
     },
+    /// 406 `not_acceptable`: the export's `Accept` allows none of the formats the server can produce.
+    NotAcceptable,
     /// 408 `request_timeout`: the body did not arrive in full within the body timeout.
     RequestTimeout {
         /// The timeout.
@@ -76,6 +78,7 @@ impl Rejection {
             Self::NotFound => ErrorCode::NotFound,
             Self::Expired => ErrorCode::Expired,
             Self::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
+            Self::NotAcceptable => ErrorCode::NotAcceptable,
             Self::RequestTimeout { .. } => ErrorCode::RequestTimeout,
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
             Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
@@ -101,6 +104,10 @@ impl Rejection {
             Self::MethodNotAllowed { allow } => {
                 format!("method not allowed on this path; allowed: {allow}")
             }
+            Self::NotAcceptable => format!(
+                "`Accept` allows none of the export formats this server can produce: {}",
+                crate::ExportFormat::PRODUCIBLE
+            ),
             Self::RequestTimeout { after } => {
                 format!("the request body did not arrive within {} ms", after.as_millis())
             }
@@ -204,6 +211,7 @@ mod tests {
                 405,
                 "method_not_allowed",
             ),
+            (Rejection::NotAcceptable, 406, "not_acceptable"),
             (Rejection::PayloadTooLarge { limit: 1 }, 413, "payload_too_large"),
             (
                 Rejection::RequestTimeout {

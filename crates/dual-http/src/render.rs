@@ -15,7 +15,8 @@ const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
 ///
 /// Every response gets `Cache-Control: no-store` (resources are per-caller and change with every
 /// access) and `X-Content-Type-Options: nosniff`; JSON answers get `Content-Type: application/json`
-/// and `Content-Length`; exports `Vary: Accept`; 405 `Allow`; 503 `Retry-After` (1 s for `storage_error`, the executor's hint for `overloaded`); with CORS
+/// and `Content-Length`; exports `Vary: Accept` (and, with feature `compression`, `Vary:
+/// Accept-Encoding` and `Content-Encoding` when compressed); 405 `Allow`; 503 `Retry-After` (1 s for `storage_error`, the executor's hint for `overloaded`); with CORS
 /// configured, `Vary: Origin` and the `Access-Control-*` headers for an allowed `Origin`. A `HEAD`
 /// request gets the headers of the `GET` and no body. A rejection is logged here, once.
 #[must_use]
@@ -34,6 +35,12 @@ pub fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) -> Resp
                 HeaderValue::from_static(export.format.content_type()),
             );
             headers.append(header::VARY, HeaderValue::from_static("accept"));
+            if cfg!(feature = "compression") {
+                headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
+            }
+            if let Some(coding) = export.encoding.as_header() {
+                headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static(coding));
+            }
             out
         }
         ApiResponse::Options { allow } => {

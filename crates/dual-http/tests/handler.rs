@@ -5,7 +5,8 @@ mod common;
 
 use bytes::Bytes;
 use dual_http::{
-    ApiRequest, ApiResponse, Cors, DualHttp, ExportFormat, OwnerFn, Rejection, execute, parse_request, render,
+    ApiRequest, ApiResponse, ContentCoding, Cors, DualHttp, ExportFormat, OwnerFn, Rejection, execute,
+    parse_request, render,
 };
 use futures_util::StreamExt;
 use http::request::Parts;
@@ -92,8 +93,9 @@ async fn an_adapter_can_call_parse_execute_render_itself() {
     let handler = DualHttp::builder(server.clone()).prefix("/r").build();
     let config = handler.config();
 
-    let (parts, body) = Request::get(format!("/r/{id}/data?sort=id:desc"))
+    let (parts, body) = Request::get(format!("/r/{id}/data?sort=id:desc&offset=0"))
         .header(header::ACCEPT, "text/csv")
+        .header(header::ACCEPT_ENCODING, "br")
         .body(Empty::<Bytes>::new())
         .expect("request")
         .into_parts();
@@ -103,7 +105,9 @@ async fn an_adapter_can_call_parse_execute_render_itself() {
         ApiRequest::Export {
             id,
             sort: Some(dual_core::Sort::new("id", dual_core::SortOrder::Desc)),
-            format: ExportFormat::Csv
+            range: dual_core::RowRange::ALL,
+            format: ExportFormat::Csv,
+            encoding: ContentCoding::Identity,
         }
     );
     let outcome = execute(&server, config, &parts, parsed).await;

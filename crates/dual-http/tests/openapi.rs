@@ -184,7 +184,10 @@ async fn check(spec: &Spec, fixture: &Fixture, case: Case) -> (String, String, u
     let response = handler.call(request).await.expect("infallible");
     fixture.store.set_broken(false);
     let (parts, body) = response.into_parts();
-    let body = body.collect().await.expect("complete body").to_bytes();
+    let body = decode(
+        &parts.headers,
+        body.collect().await.expect("complete body").to_bytes(),
+    );
     let method = case.method.as_str().to_ascii_lowercase();
     let status = parts.status.as_u16();
     let what = format!("{} {} → {status}", case.method, case.uri);
@@ -209,6 +212,24 @@ async fn check(spec: &Spec, fixture: &Fixture, case: Case) -> (String, String, u
     }
     check_body(spec, documented, &parts.headers, &body, &what);
     (case.template.to_owned(), method, status)
+}
+
+/// The body without its `Content-Encoding`.
+fn decode(headers: &HeaderMap, body: Bytes) -> Bytes {
+    match headers
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+    {
+        None => body,
+        Some("gzip") => {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&body[..]), &mut out)
+                .expect("gzip body");
+            Bytes::from(out)
+        }
+        Some("zstd") => Bytes::from(zstd::stream::decode_all(&body[..]).expect("zstd body")),
+        Some(other) => panic!("unexpected Content-Encoding {other}"),
+    }
 }
 
 fn check_body(spec: &Spec, documented: &Value, headers: &HeaderMap, body: &Bytes, what: &str) {
@@ -318,6 +339,19 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
         case("/{id}/data", Method::GET, format!("{}?sort=id:desc", data(id)))
             .header(header::ACCEPT, "text/csv"),
         case("/{id}/data", Method::GET, format!("{}?sort=id:up", data(id))),
+        case(
+            "/{id}/data",
+            Method::GET,
+            format!("{}?sort=id:desc&offset=100&limit=50", data(id)),
+        )
+        .header(header::ACCEPT_ENCODING, "gzip"),
+        case("/{id}/data", Method::GET, format!("{}?offset=10", data(id)))
+            .header(header::ACCEPT, "application/x-ndjson")
+            .header(header::ACCEPT_ENCODING, "zstd"),
+        case("/{id}/data", Method::GET, format!("{}?offset=251", data(id))),
+        case("/{id}/data", Method::GET, data(id)).header(header::ACCEPT, "image/png"),
+        case("/{id}/data", Method::HEAD, data(id)).header(header::ACCEPT, "image/png"),
+        case("/{id}/data", Method::HEAD, format!("{}?limit=0", data(id))),
         case("/{id}/data", Method::GET, data(unknown)),
         case("/{id}/data", Method::GET, data(failing)),
         case("/{id}/data", Method::GET, data(id)).broken_store(),
@@ -360,6 +394,7 @@ fn error_codes_and_page_request_schema_agree_with_the_implementation() {
         C::NotFound,
         C::Expired,
         C::MethodNotAllowed,
+        C::NotAcceptable,
         C::RequestTimeout,
         C::PayloadTooLarge,
         C::UnsupportedMediaType,

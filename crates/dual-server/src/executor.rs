@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use dual_core::{Column, Row, Sort};
+use dual_core::{Column, Row, RowRange, Sort};
 use futures_core::Stream;
 use serde_json::Value;
 
@@ -79,7 +79,8 @@ impl ExecutorError {
 /// A resource stores its query as data (`QuerySpec { kind, params }`); every server instance registers
 /// an executor per kind at start-up, and re-executes the spec for every page and export, so results
 /// are fresh. Implement `count` and `fetch`; override `stream` when the backend can produce the whole
-/// result in one pass (a cursor), which `/data` exports then use.
+/// result in one pass (a cursor), which `/data` exports then use, and `stream_range` when it can also
+/// start that pass at an offset (SQL `LIMIT … OFFSET …`), which ranged exports then use.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -130,6 +131,22 @@ pub trait QueryExecutor: Send + Sync + 'static {
     fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
         paged_stream(self, params, sort, DEFAULT_STREAM_BATCH)
     }
+
+    /// The rows of `range`, as batches, in order: the building block of ranged (parallel) exports.
+    ///
+    /// The default serves a range starting at row 0 from [`QueryExecutor::stream`] (so a cursor
+    /// override is used), cut after `range.limit` rows, and any other range by paging through
+    /// [`QueryExecutor::fetch`] from `range.offset`, [`DEFAULT_STREAM_BATCH`] rows at a time (see
+    /// [`paged_range_stream`]). Override it when the backend can seek (SQL `LIMIT … OFFSET …`). An
+    /// override may yield fewer rows than asked when the result is shorter; the server cuts any
+    /// surplus after `range.limit` rows.
+    fn stream_range(self: Arc<Self>, params: Value, sort: Option<Sort>, range: RowRange) -> RowStream {
+        if range.offset == 0 {
+            take_rows(self.stream(params, sort), range.limit)
+        } else {
+            paged_range_stream(self, params, sort, range, DEFAULT_STREAM_BATCH)
+        }
+    }
 }
 
 /// A [`RowStream`] that pages through `executor.fetch` `batch` rows at a time until a short page.
@@ -137,18 +154,66 @@ pub fn paged_stream<E>(executor: Arc<E>, params: Value, sort: Option<Sort>, batc
 where
     E: QueryExecutor + ?Sized,
 {
+    paged_range_stream(executor, params, sort, RowRange::ALL, batch)
+}
+
+/// A [`RowStream`] of the rows of `range`: pages through `executor.fetch` from `range.offset`, `batch`
+/// rows at a time (fewer for the last page of a limited range), until a short page or the range's end.
+pub fn paged_range_stream<E>(
+    executor: Arc<E>,
+    params: Value,
+    sort: Option<Sort>,
+    range: RowRange,
+    batch: u64,
+) -> RowStream
+where
+    E: QueryExecutor + ?Sized,
+{
     let batch = batch.max(1);
-    let state = Some((executor, params, sort, 0u64));
+    let end = range.end();
+    let state = Some((executor, params, sort, range.offset));
     Box::pin(futures_util::stream::unfold(state, move |state| async move {
         let (executor, params, sort, offset) = state?;
-        match executor.fetch(&params, offset, batch, sort.as_ref()).await {
+        let want = end.map_or(batch, |end| batch.min(end.saturating_sub(offset)));
+        if want == 0 {
+            return None;
+        }
+        match executor.fetch(&params, offset, want, sort.as_ref()).await {
             Ok(rows) if rows.is_empty() => None,
-            Ok(rows) => {
-                let full = rows.len() as u64 >= batch;
-                let next = full.then(|| (executor, params, sort, offset + rows.len() as u64));
+            Ok(mut rows) => {
+                rows.truncate(usize::try_from(want).unwrap_or(usize::MAX));
+                let full = rows.len() as u64 >= want;
+                let next = full.then(|| (executor, params, sort, offset.saturating_add(rows.len() as u64)));
                 Some((Ok(rows), next))
             }
             Err(error) => Some((Err(error), None)),
+        }
+    }))
+}
+
+/// `stream` cut after `limit` rows (unchanged when `None`). The inner stream is dropped as soon as
+/// the last row is out, so an executor behind it stops working; errors pass through.
+pub fn take_rows(stream: RowStream, limit: Option<u64>) -> RowStream {
+    let Some(limit) = limit else {
+        return stream;
+    };
+    let state = (Some(stream), limit);
+    Box::pin(futures_util::stream::unfold(state, |(stream, left)| async move {
+        use futures_util::StreamExt;
+        let mut stream = stream.filter(|_| left > 0)?;
+        loop {
+            match stream.next().await? {
+                Ok(batch) if batch.is_empty() => {}
+                Ok(mut batch) => {
+                    let keep = usize::try_from(left).unwrap_or(usize::MAX).min(batch.len());
+                    batch.truncate(keep);
+                    let left = left - keep as u64;
+                    // Drop the inner stream right away once the range is complete.
+                    let rest = (left > 0).then_some(stream);
+                    return Some((Ok(batch), (rest, left)));
+                }
+                Err(error) => return Some((Err(error), (None, 0))),
+            }
         }
     }))
 }

@@ -72,7 +72,10 @@ pub use config::{
 };
 pub use create::CreateResponse;
 pub use error::{BuildError, ErrorCode, ServerError};
-pub use executor::{DEFAULT_STREAM_BATCH, ExecutorError, QueryExecutor, RowStream, paged_stream};
+pub use executor::{
+    DEFAULT_STREAM_BATCH, ExecutorError, QueryExecutor, RowStream, paged_range_stream, paged_stream,
+    take_rows,
+};
 pub use server::{DEFAULT_RESOURCE_NAME, DualResponseServer};
 pub use typed::{Typed, TypedExecutor};
 

@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dual_core::{
-    DualResponse, PageRequest, PageResponse, ResourceId, ResourceMetadata, ResourceRecord, Row, Sort,
-    infer_columns, validate_sort,
+    DualResponse, PageRequest, PageResponse, ResourceId, ResourceMetadata, ResourceRecord, Row, RowRange,
+    Sort, infer_columns, validate_sort,
 };
 use dual_store::{Clock, Lookup, ResourceStore};
 use tracing::Instrument;
@@ -16,6 +16,7 @@ use crate::registry::Registry;
 use crate::sweeper::Sweeper;
 use crate::{
     BuildError, Caller, CreateResponse, DualResponseServerBuilder, QueryExecutor, RowStream, ServerError,
+    take_rows,
 };
 
 /// Name of a resource created without one.
@@ -239,6 +240,7 @@ impl DualResponseServer {
 
     /// The resource's whole result as a stream of row batches (for exports), counting an access.
     /// The stream yields rows as the executor produces them; nothing is collected first.
+    /// The same as [`DualResponseServer::stream_range`] with [`RowRange::ALL`].
     ///
     /// # Errors
     /// `INVALID_REQUEST` for a sort field that is not a column (not counted), and the errors of
@@ -249,11 +251,37 @@ impl DualResponseServer {
         caller: &Caller,
         sort: Option<Sort>,
     ) -> Result<(ResourceRecord, RowStream), ServerError> {
+        self.stream_range(id, caller, sort, RowRange::ALL).await
+    }
+
+    /// The rows of `range` of the resource's result, sorted by `sort`, as a stream of row batches
+    /// (ranged exports, the unit of parallel download), counting an access.
+    ///
+    /// The range is checked against the record's `total_count`: `offset` may be at most
+    /// `total_count` (the empty range at the end is allowed). The executor's
+    /// [`QueryExecutor::stream_range`] produces the rows; the stream ends after `range.limit` rows
+    /// (dropping the executor's stream then) or at the end of the result.
+    ///
+    /// # Errors
+    /// `INVALID_REQUEST` for a sort field that is not a column or an `offset` beyond `total_count`
+    /// (neither counted), and the errors of [`DualResponseServer::get_resource`]. Errors while
+    /// streaming arrive as stream items.
+    pub async fn stream_range(
+        &self,
+        id: ResourceId,
+        caller: &Caller,
+        sort: Option<Sort>,
+        range: RowRange,
+    ) -> Result<(ResourceRecord, RowStream), ServerError> {
         let record = self.authorized(id, caller).await?;
         let sort = sort.map(|s| validate_sort(&s, &record.columns)).transpose()?;
+        range.check(record.total_count)?;
         let executor: Arc<dyn QueryExecutor> = Arc::clone(self.inner.registry.get(&record.query.kind)?);
         let record = self.record_access(id).await?;
-        let stream = executor.stream(record.query.params.clone(), sort);
+        let stream = take_rows(
+            executor.stream_range(record.query.params.clone(), sort, range),
+            range.limit,
+        );
         Ok((record, stream))
     }
 

@@ -62,7 +62,12 @@ fn expect_export(reply: &Reply, check: &str, content_type: &str) {
 async fn json_array<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
     let check = "export_json_array";
     let before = ctx.access_count(id).await;
-    for accept in [None, Some("application/json"), Some("*/*"), Some("text/html")] {
+    for accept in [
+        None,
+        Some("application/json"),
+        Some("*/*"),
+        Some("text/html, */*;q=0.1"),
+    ] {
         let mut req = ctx.req(Method::GET, &format!("/{id}/data"));
         if let Some(accept) = accept {
             req = req.header(header::ACCEPT, accept);
@@ -173,7 +178,9 @@ async fn bad_queries<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
         ("sort=nope:desc", "sort.field"),
         ("sort=id:sideways", "sort.order"),
         ("sort=", "sort.field"),
-        ("limit=5", "`limit`"),
+        ("limit=0", "`limit`"),
+        ("offset=-1", "`offset`"),
+        ("page=2", "`page`"),
         ("sort=id&sort=score", "`sort`"),
         ("sort=%ZZ", "query string"),
     ] {

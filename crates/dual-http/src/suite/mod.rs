@@ -17,9 +17,11 @@
 
 mod auth_checks;
 mod cors_checks;
+mod encoding_checks;
 mod error_checks;
 mod export_checks;
 mod fixtures;
+mod range_checks;
 mod read_checks;
 mod support;
 mod write_checks;
@@ -127,6 +129,8 @@ where
     read_checks::run(&ctx, &mut passed).await;
     write_checks::run(&ctx, &mut passed).await;
     export_checks::run(&ctx, &mut passed).await;
+    range_checks::run(&ctx, &mut passed).await;
+    encoding_checks::run(&ctx, &mut passed).await;
     error_checks::run(&ctx, &mut passed).await;
     auth_checks::run(&ctx, &mut passed).await;
     cors_checks::run(&ctx, &mut passed).await;

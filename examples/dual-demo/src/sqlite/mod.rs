@@ -6,7 +6,8 @@
 //!
 //! * count: `SELECT COUNT(*) FROM (⟨sql⟩)`
 //! * page: `SELECT * FROM (⟨sql⟩) ORDER BY "field" DESC LIMIT ? OFFSET ?`
-//! * export: `SELECT * FROM (⟨sql⟩) ORDER BY …`, stepped once, in batches through a bounded channel.
+//! * export: `SELECT * FROM (⟨sql⟩) ORDER BY … LIMIT ? OFFSET ?` (the row range; `LIMIT -1` for all
+//!   rows), stepped once, in batches through a bounded channel.
 //!
 //! A slow or stalled reader never blocks anyone else: exports may hold at most
 //! [`SqliteOptions::export_slots`] of the pool's connections (pages, counts and tool calls always
@@ -25,7 +26,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use dual_core::{Column, Row, Sort, SortOrder};
+use dual_core::{Column, Row, RowRange, Sort, SortOrder};
 use dual_server::{ExecutorError, QueryExecutor, RowStream};
 use rusqlite::types::Value as SqlValue;
 use serde_json::Value;
@@ -254,6 +255,12 @@ impl QueryExecutor for SqliteExecutor {
     }
 
     fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
+        self.stream_range(params, sort, RowRange::ALL)
+    }
+
+    /// One statement seeks to the range (`LIMIT … OFFSET …`), so a range late in the result costs
+    /// SQLite's skipping, not the rows before it crossing the channel.
+    fn stream_range(self: Arc<Self>, params: Value, sort: Option<Sort>, range: RowRange) -> RowStream {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Vec<Row>, ExecutorError>>(STREAM_BUFFER);
         let limit = self.pool.time_limit();
         let runtime = tokio::runtime::Handle::current();
@@ -271,7 +278,8 @@ impl QueryExecutor for SqliteExecutor {
                 let lease = self.pool.get(Use::Export).map_err(take_error)?;
                 let query = self.query(lease.conn(), &params).map_err(ExecutorError::new)?;
                 lease.restart_clock();
-                stream_rows(&lease, &query, sort.as_ref(), &sender).map_err(|e| executor_error(&e, limit))
+                stream_rows(&lease, query, sort.as_ref(), range, &sender)
+                    .map_err(|e| executor_error(&e, limit))
             })();
             match result {
                 Ok(true) => completed.store(true, Ordering::Release),
@@ -338,8 +346,26 @@ impl Sender {
 /// Steps one statement over the whole result, sending [`STREAM_BATCH`]-row batches; stops early when
 /// the receiver is dropped or stalls. The time limit applies to each batch. `Ok(true)` when every row
 /// was sent.
-fn stream_rows(lease: &Lease, query: &Query, sort: Option<&Sort>, sender: &Sender) -> rusqlite::Result<bool> {
-    let sql = format!("SELECT * FROM (\n{}\n){}", query.sql, order_by(sort));
+fn stream_rows(
+    lease: &Lease,
+    mut query: Query,
+    sort: Option<&Sort>,
+    range: RowRange,
+    sender: &Sender,
+) -> rusqlite::Result<bool> {
+    let sql = format!(
+        "SELECT * FROM (\n{}\n){} LIMIT ? OFFSET ?",
+        query.sql,
+        order_by(sort)
+    );
+    // SQLite reads a negative LIMIT as "no limit".
+    let limit = range
+        .limit
+        .map_or(-1, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
+    query.binds.push(SqlValue::Integer(limit));
+    query
+        .binds
+        .push(SqlValue::Integer(i64::try_from(range.offset).unwrap_or(i64::MAX)));
     let mut stmt = lease.conn().prepare_cached(&sql)?;
     let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
     let mut rows = stmt.query(rusqlite::params_from_iter(&query.binds))?;

@@ -140,6 +140,41 @@ async fn stream_returns_every_row_once_in_order() {
 }
 
 #[tokio::test]
+async fn stream_range_seeks_with_limit_and_offset() {
+    let (db, dir) = small_db();
+    let exec = executor(&db, SQL_KIND);
+    let params = sql("SELECT id FROM degrees_awarded");
+    let total = i64::from(DatasetSize::SMALL.degrees);
+    let sort = Some(Sort::new("id", SortOrder::Desc));
+    let collect = |range: RowRange| {
+        let stream = Arc::clone(&exec).stream_range(params.clone(), sort.clone(), range);
+        async move {
+            let batches: Vec<_> = stream.collect().await;
+            batches
+                .into_iter()
+                .flat_map(|batch| batch.expect("batch"))
+                .filter_map(|r| r["id"].as_i64())
+                .collect::<Vec<i64>>()
+        }
+    };
+    assert_eq!(
+        collect(RowRange::new(2, Some(3))).await,
+        [total - 2, total - 3, total - 4]
+    );
+    assert_eq!(collect(RowRange::new(0, Some(1))).await, [total]);
+    let tail = collect(RowRange::new(u64::try_from(total - 2).unwrap_or(0), None)).await;
+    assert_eq!(tail, [2, 1]);
+    assert!(
+        collect(RowRange::new(u64::try_from(total).unwrap_or(0), Some(10)))
+            .await
+            .is_empty()
+    );
+    let whole = collect(RowRange::ALL).await;
+    assert_eq!(whole.len() as i64, total);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
 async fn the_time_limit_interrupts_runaway_queries() {
     let (_, dir) = small_db();
     let db = SqliteDb::open(&dir.join("small.sqlite"), 1, Duration::from_millis(50)).expect("opens");
