@@ -1,8 +1,11 @@
 //! Client-side cost of fetching a whole result, against the floor of parsing the same bytes in-process.
 //!
-//! The server here is the cheapest possible one: it streams pre-serialised NDJSON (or pre-serialised
-//! pages) from memory over loopback, so the figures are the client's own cost. The end-to-end figure
-//! against a real `dual-http` server lives in `docs/PERFORMANCE.md`.
+//! The server here is the cheapest possible one: it streams row ranges of pre-serialised NDJSON
+//! (`/data?offset&limit`, zero-copy slices) or pre-serialised pages from memory over loopback, so the
+//! figures are the client's own cost. The floors: parsing the NDJSON in-process, and downloading its
+//! raw bytes in one request and then parsing them. The target of `fetch_all` with parallelism 4 is at
+//! most 1.5× the second. The end-to-end figure against a real `dual-http` server lives in
+//! `docs/PERFORMANCE.md`.
 //!
 //! `cargo bench -p dual-client --bench fetch_all` (`DUAL_BENCH_ROWS` sets the row count, default 100,000).
 
@@ -45,14 +48,38 @@ fn row(i: u64) -> Row {
 
 struct Data {
     ndjson: Bytes,
+    /// Where each row's line starts in `ndjson`, and its length at the end.
+    line_starts: Vec<usize>,
     pages: Vec<Bytes>,
+}
+
+impl Data {
+    /// The bytes of rows `offset..offset + limit` (all rows without an offset); `None` past the end.
+    fn range(&self, query: Option<&str>) -> Option<Bytes> {
+        let rows = self.line_starts.len() - 1;
+        let param = |name: &str| {
+            query?
+                .split('&')
+                .find_map(|p| p.strip_prefix(name)?.strip_prefix('='))?
+                .parse::<usize>()
+                .ok()
+        };
+        let offset = param("offset").unwrap_or(0);
+        if offset > rows {
+            return None;
+        }
+        let end = param("limit").map_or(rows, |l| offset.saturating_add(l).min(rows));
+        Some(self.ndjson.slice(self.line_starts[offset]..self.line_starts[end]))
+    }
 }
 
 fn data(rows: &[Row]) -> Data {
     let mut ndjson = Vec::new();
+    let mut line_starts = vec![0];
     for row in rows {
         serde_json::to_writer(&mut ndjson, row).unwrap_or_default();
         ndjson.push(b'\n');
+        line_starts.push(ndjson.len());
     }
     let total = rows.len() as u64;
     let pages = rows
@@ -71,6 +98,7 @@ fn data(rows: &[Row]) -> Data {
         .collect();
     Data {
         ndjson: Bytes::from(ndjson),
+        line_starts,
         pages,
     }
 }
@@ -87,12 +115,17 @@ async fn serve(data: Arc<Data>, export: bool) -> String {
                     async move {
                         let is_export = req.uri().path().ends_with("/data");
                         let body: BoxBody<Bytes, Infallible> = if is_export && export {
+                            let Some(bytes) = data.range(req.uri().query()) else {
+                                let mut response = Response::new(Full::new(Bytes::new()).boxed());
+                                *response.status_mut() = StatusCode::BAD_REQUEST;
+                                return Ok::<_, Infallible>(response);
+                            };
                             // 64 KiB frames, zero-copy slices of the pre-serialised export.
-                            let frames: Vec<Result<Frame<Bytes>, Infallible>> = (0..data.ndjson.len())
+                            let frames: Vec<Result<Frame<Bytes>, Infallible>> = (0..bytes.len())
                                 .step_by(64 * 1024)
                                 .map(|at| {
-                                    let end = (at + 64 * 1024).min(data.ndjson.len());
-                                    Ok(Frame::data(data.ndjson.slice(at..end)))
+                                    let end = (at + 64 * 1024).min(bytes.len());
+                                    Ok(Frame::data(bytes.slice(at..end)))
                                 })
                                 .collect();
                             BodyExt::boxed(StreamBody::new(futures_util::stream::iter(frames)))
@@ -155,7 +188,11 @@ fn bench(c: &mut Criterion) {
     let data = Arc::new(data(&rows));
     drop(rows);
     let runtime = Runtime::new().expect("runtime");
-    let with_export = parsed(&runtime.block_on(serve(Arc::clone(&data), true)), n as usize);
+    let export_base = runtime.block_on(serve(Arc::clone(&data), true));
+    let with_export = parsed(&export_base, n as usize);
+    let raw = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Full<Bytes>>();
+    let export_uri: http::Uri = format!("{export_base}/{ID}/data").parse().expect("uri");
     let without_export = parsed(&runtime.block_on(serve(Arc::clone(&data), false)), n as usize);
 
     let mut group = c.benchmark_group("fetch_all");
@@ -169,18 +206,35 @@ fn bench(c: &mut Criterion) {
                 .collect::<Vec<_>>()
         });
     });
-    group.bench_function("export (NDJSON over loopback)", |b| {
+    group.bench_function("floor: download the NDJSON, then parse it in-process", |b| {
         b.iter(|| {
-            runtime
-                .block_on(with_export.fetch_all(FetchAllOptions::new()))
-                .map(|r| r.len())
+            runtime.block_on(async {
+                let response = raw.get(export_uri.clone()).await.expect("response");
+                let bytes = response.into_body().collect().await.expect("body").to_bytes();
+                bytes
+                    .split(|b| *b == b'\n')
+                    .filter(|line| !line.is_empty())
+                    .map(|line| serde_json::from_slice::<Row>(line).unwrap_or_default())
+                    .collect::<Vec<_>>()
+            })
         });
     });
+    for parallelism in [1, 4] {
+        group.bench_function(format!("ranges of the export, parallelism {parallelism}"), |b| {
+            b.iter(|| {
+                runtime
+                    .block_on(with_export.fetch_all(FetchAllOptions::new().parallelism(parallelism)))
+                    .map(|r| r.len())
+                    .expect("fetch_all")
+            });
+        });
+    }
     group.bench_function("pages of 500, 4 at once", |b| {
         b.iter(|| {
             runtime
                 .block_on(without_export.fetch_all(FetchAllOptions::new()))
                 .map(|r| r.len())
+                .expect("fetch_all")
         });
     });
     group.bench_function("fetch_stream, batches of 500", |b| {

@@ -123,6 +123,12 @@ impl ClientError {
         self
     }
 
+    /// Puts `context` (say, which row range) in front of the message.
+    pub(crate) fn context(mut self, context: impl fmt::Display) -> Self {
+        self.inner.message = format!("{context}: {}", self.inner.message);
+        self
+    }
+
     pub(crate) fn connect(mut self) -> Self {
         self.inner.connect = true;
         self

@@ -11,7 +11,7 @@ use tokio::time::timeout;
 use crate::client::DualResponseClient;
 use crate::error::ClientError;
 use crate::ndjson::NdjsonDecoder;
-use crate::transport::{Call, NDJSON, error_from_response};
+use crate::transport::{Call, NDJSON, Sent, error_from_response};
 
 /// An open export body and its decoder.
 #[derive(Debug)]
@@ -24,8 +24,8 @@ pub(crate) struct Export {
 
 /// Opens the export of the resource at `url`.
 ///
-/// `Ok(None)` means the server has no export (404 other than `expired`, 405, 501, or a 200 that is not
-/// NDJSON): the caller falls back to pages, which tell a missing resource from a missing endpoint.
+/// `Ok(None)` means the server has no export (see [`body_of`]): the caller falls back to pages, which
+/// tell a missing resource from a missing endpoint.
 pub(crate) async fn open(
     client: &DualResponseClient,
     url: &str,
@@ -37,6 +37,20 @@ pub(crate) async fn open(
         ..Call::new(Method::GET, &export_url)
     };
     let sent = client.send(&call).await?;
+    Ok(body_of(sent).await?.map(|body| Export {
+        body,
+        decoder: NdjsonDecoder::default(),
+        idle: client.timeout(),
+        ended: false,
+    }))
+}
+
+/// The NDJSON body of an answer to an export request (whole or a range).
+///
+/// `Ok(None)` means the server has no export: 404 other than `expired`, 405, 501, or a 200 that is not
+/// NDJSON. Any other error status is its error, and so is a `Content-Encoding` the client never asked
+/// for (it asks for none).
+pub(crate) async fn body_of(sent: Sent) -> Result<Option<Incoming>, ClientError> {
     let status = sent.response.status();
     match status {
         StatusCode::OK => {}
@@ -54,9 +68,8 @@ pub(crate) async fn open(
         }
         _ => return Err(error_from_response(sent).await),
     }
-    let is_ndjson = sent
-        .response
-        .headers()
+    let headers = sent.response.headers();
+    let is_ndjson = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
@@ -70,12 +83,16 @@ pub(crate) async fn open(
         tracing::debug!("export answered without NDJSON; falling back to pages");
         return Ok(None);
     }
-    Ok(Some(Export {
-        body: sent.response.into_body(),
-        decoder: NdjsonDecoder::default(),
-        idle: client.timeout(),
-        ended: false,
-    }))
+    let encoded = headers
+        .get(header::CONTENT_ENCODING)
+        .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"));
+    if encoded {
+        return Err(ClientError::fetch(
+            "the export is content-encoded although the client asked for no encoding",
+        )
+        .with_status(status));
+    }
+    Ok(Some(sent.response.into_body()))
 }
 
 impl Export {

@@ -1,4 +1,4 @@
-//! `fetch_all`: every row, from the streamed export when the server has one, else pages in parallel.
+//! `fetch_all`: every row, as row ranges of the `/data` export downloaded in parallel, else pages.
 
 use std::fmt;
 
@@ -6,20 +6,23 @@ use dual_core::{MAX_PAGE_LIMIT, Row, Sort};
 use futures_util::{StreamExt, stream};
 use tracing::Instrument;
 
-use crate::client::DualResponseClient;
 use crate::error::ClientError;
-use crate::export;
+use crate::parallel::{self, Source};
 use crate::parsed::{FetchOptions, FetchResult, ParsedDualResponse, fetch_page};
+use crate::progress::{Progress, ProgressFn};
+use crate::ranges;
 
-/// The default batch size of [`fetch_all`](ParsedDualResponse::fetch_all) and
-/// [`fetch_stream`](ParsedDualResponse::fetch_stream).
+/// The default batch size of [`fetch_all`](ParsedDualResponse::fetch_all) (rows between two progress
+/// reports, and the page size with a server that has no export) and of
+/// [`fetch_stream`](ParsedDualResponse::fetch_stream) (rows per batch).
 pub const DEFAULT_BATCH_SIZE: usize = 500;
 
-/// The default number of pages [`fetch_all`](ParsedDualResponse::fetch_all) fetches at once when the
-/// server has no export endpoint.
-pub const DEFAULT_CONCURRENCY: usize = 4;
+/// The default number of requests [`fetch_all`](ParsedDualResponse::fetch_all) has in flight at once.
+pub const DEFAULT_PARALLELISM: usize = 4;
 
-type ProgressFn = Box<dyn FnMut(u64, u64) + Send>;
+/// The former name of [`DEFAULT_PARALLELISM`].
+#[deprecated(since = "0.1.0", note = "use `DEFAULT_PARALLELISM`")]
+pub const DEFAULT_CONCURRENCY: usize = DEFAULT_PARALLELISM;
 
 /// How [`ParsedDualResponse::fetch_all`] fetches.
 ///
@@ -27,13 +30,14 @@ type ProgressFn = Box<dyn FnMut(u64, u64) + Send>;
 /// use dual_client::FetchAllOptions;
 ///
 /// let options = FetchAllOptions::new()
-///     .batch_size(1000)
+///     .parallelism(8)
 ///     .on_progress(|fetched, total| eprintln!("{fetched}/{total}"));
-/// assert!(format!("{options:?}").contains("batch_size: 1000"));
+/// assert!(format!("{options:?}").contains("parallelism: 8"));
 /// ```
 pub struct FetchAllOptions {
     batch_size: usize,
-    concurrency: usize,
+    parallelism: usize,
+    range_rows: Option<u64>,
     sort: Option<Sort>,
     on_progress: Option<ProgressFn>,
 }
@@ -42,7 +46,8 @@ impl Default for FetchAllOptions {
     fn default() -> Self {
         Self {
             batch_size: DEFAULT_BATCH_SIZE,
-            concurrency: DEFAULT_CONCURRENCY,
+            parallelism: DEFAULT_PARALLELISM,
+            range_rows: None,
             sort: None,
             on_progress: None,
         }
@@ -53,7 +58,8 @@ impl fmt::Debug for FetchAllOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FetchAllOptions")
             .field("batch_size", &self.batch_size)
-            .field("concurrency", &self.concurrency)
+            .field("parallelism", &self.parallelism)
+            .field("range_rows", &self.range_rows)
             .field("sort", &self.sort)
             .field("on_progress", &self.on_progress.is_some())
             .finish()
@@ -61,40 +67,65 @@ impl fmt::Debug for FetchAllOptions {
 }
 
 impl FetchAllOptions {
-    /// Batches of 500 rows, 4 pages at once, unsorted, no progress callback.
+    /// 4 requests at once, ranges sized from the total, progress every 500 rows, unsorted, no
+    /// progress callback.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Rows per page when paging (at most the server's maximum page limit, 10,000), and rows between
-    /// two progress reports when streaming. At least 1.
+    /// How many requests are in flight at once (default [`DEFAULT_PARALLELISM`], 4): row ranges of
+    /// the export, or pages with a server that has no export. 1 downloads one range after the other.
+    /// 0 counts as 1. Rows keep their order whatever the parallelism.
+    #[must_use]
+    pub fn parallelism(mut self, requests: usize) -> Self {
+        self.parallelism = requests.max(1);
+        self
+    }
+
+    /// The former name of [`parallelism`](Self::parallelism), which it sets.
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `parallelism`, which also bounds the export ranges in flight"
+    )]
+    #[must_use]
+    pub fn concurrency(self, pages: usize) -> Self {
+        self.parallelism(pages)
+    }
+
+    /// Rows per range request of the export (at least 1).
+    ///
+    /// By default `max(4096, ⌈total / (4 × parallelism)⌉)`: about four ranges per request in flight
+    /// for large results, so a slow or retried range costs little, and a single request for results of
+    /// up to 4,096 rows.
+    #[must_use]
+    pub fn range_rows(mut self, rows: u64) -> Self {
+        self.range_rows = Some(rows.max(1));
+        self
+    }
+
+    /// The most rows between two progress reports (a report may come later, when a chunk of the body
+    /// ends), and the page size (at most the server's maximum page limit, 10,000) with a server that
+    /// has no export. At least 1.
     #[must_use]
     pub fn batch_size(mut self, rows: usize) -> Self {
         self.batch_size = rows.max(1);
         self
     }
 
-    /// How many pages are fetched at once when the server has no export (at least 1). Rows keep
-    /// their order whatever the concurrency.
-    #[must_use]
-    pub fn concurrency(mut self, pages: usize) -> Self {
-        self.concurrency = pages.max(1);
-        self
-    }
-
-    /// Sorts the result by a column (the server re-executes the query with it).
+    /// Sorts the result by a column (the server re-executes the query with it); every range request
+    /// carries it.
     #[must_use]
     pub fn sort(mut self, sort: Sort) -> Self {
         self.sort = Some(sort);
         self
     }
 
-    /// Called with `(rows fetched so far, total count)` after every batch, as rows arrive.
+    /// Called with `(rows fetched so far, total count)` as rows arrive: after every `batch_size` rows
+    /// or so, and once with the final count. The rows so far only grow.
     ///
-    /// The total is the count at creation (for a lone `resource_link`, from the metadata or the first
-    /// page). The query re-executes, so the rows can outnumber it when the data grew since; the total
-    /// reported is then raised to the rows fetched, so it is never below them.
+    /// The total is the count at creation: from the tool result, or for a lone `resource_link` from
+    /// the metadata.
     #[must_use]
     pub fn on_progress(mut self, callback: impl FnMut(u64, u64) + Send + 'static) -> Self {
         self.on_progress = Some(Box::new(callback));
@@ -128,20 +159,31 @@ pub(crate) fn next_offset(page: &FetchResult, offset: u64) -> Result<Option<u64>
 }
 
 impl ParsedDualResponse {
-    /// Fetches every row, in order.
+    /// Fetches every row, in order, checking that there are exactly `total_count` of them.
     ///
-    /// Uses the streamed export (`GET {url}/data`, NDJSON) when the server has one, decoding rows as
-    /// bytes arrive. A server without it (404 or 405 there, like the reference implementation) is read
-    /// page by page instead, several pages at once, in order. Progress is reported after every batch.
+    /// The count comes from the tool result, or from the metadata (`GET {url}`) for a lone
+    /// `resource_link` or a count of 0. `0..total_count` is split into contiguous row ranges (see
+    /// [`FetchAllOptions::range_rows`]), downloaded with at most
+    /// [`parallelism`](FetchAllOptions::parallelism) requests in flight over the client's connection
+    /// pool, each as `GET {url}/data?offset=N&limit=M` (NDJSON, decoded as bytes arrive), and put back
+    /// in order. A range answered with 429 or 503 is retried by itself, honouring `Retry-After` within
+    /// the client's retry policy, and so is one whose response is cut off (from its first missing row);
+    /// finished ranges are never downloaded again.
+    ///
+    /// A server without the export (404 or 405 there, like the reference implementation) is read page
+    /// by page instead, `parallelism` pages at once.
     ///
     /// Every row ends up in memory: for very large results prefer
     /// [`fetch_stream`](Self::fetch_stream).
     ///
     /// # Errors
     /// `RESOURCE_NOT_FOUND`, `RESOURCE_EXPIRED`, `TIMEOUT` or `FETCH_ERROR` (including a body cut off
-    /// midway or a line that is not a row object).
+    /// midway more often than the retries allow, or a line that is not a row object). Never a partial
+    /// result: fewer or more rows than `total_count`, or a range (not the last) with fewer rows than
+    /// asked for, is a `FETCH_ERROR` saying how many rows were expected and how many came.
     pub async fn fetch_all(&self, options: FetchAllOptions) -> Result<Vec<Row>, ClientError> {
-        let span = tracing::debug_span!("dual_client.fetch_all", url = %self.url, batch_size = options.batch_size,
+        let span = tracing::debug_span!("dual_client.fetch_all", url = %self.url,
+            parallelism = options.parallelism, batch_size = options.batch_size,
             sort = options.sort.as_ref().map(tracing::field::display));
         self.fetch_all_inner(options).instrument(span).await
     }
@@ -149,75 +191,82 @@ impl ParsedDualResponse {
     async fn fetch_all_inner(&self, options: FetchAllOptions) -> Result<Vec<Row>, ClientError> {
         let FetchAllOptions {
             batch_size,
-            concurrency,
+            parallelism,
+            range_rows,
             sort,
             on_progress,
         } = options;
-        let mut progress = Progress {
-            callback: on_progress,
-            total: self.total_count(),
+        let total = match self.total_count() {
+            Some(total) if total > 0 => total,
+            // A lone link has no count; and an empty result still checks the resource is there.
+            _ => self.metadata().await?.total_count,
         };
-        let Some(mut export) = export::open(&self.client, &self.url, sort.as_ref()).await? else {
-            return all_pages(&self.client, &self.url, batch_size, concurrency, sort, progress).await;
+        let progress = Progress::new(on_progress, total, batch_size);
+        let range_rows = range_rows.unwrap_or_else(|| ranges::default_range_rows(total, parallelism));
+        let source = Source {
+            client: &self.client,
+            url: &self.url,
+            sort: sort.as_ref(),
+            progress: &progress,
         };
-        if progress.total.is_none() && progress.callback.is_some() {
-            // A lone resource link: the count is in the metadata. Without it, progress shows rows so far.
-            progress.total = self.metadata().await.ok().map(|m| m.total_count);
-        }
-        let mut rows = Vec::with_capacity(initial_capacity(progress.total));
-        while let Some(batch) = export.next_batch(batch_size).await? {
-            rows.extend(batch);
-            progress.report(rows.len());
-        }
-        tracing::debug!(rows = rows.len(), "fetched every row from the export");
+        let ranges = ranges::plan(total, range_rows);
+        tracing::debug!(total, ranges = ranges.len(), range_rows, "downloading row ranges");
+        let rows = match parallel::download(source, ranges, parallelism).await? {
+            Some(rows) => rows,
+            None => all_pages(source, batch_size, parallelism).await?,
+        };
+        check_count(total, rows.len())?;
+        progress.finish();
+        tracing::debug!(rows = rows.len(), "fetched every row");
         Ok(rows)
     }
 }
 
-struct Progress {
-    callback: Option<ProgressFn>,
-    total: Option<u64>,
-}
-
-impl Progress {
-    fn report(&mut self, fetched: usize) {
-        if let Some(callback) = self.callback.as_mut() {
-            let fetched = fetched as u64;
-            callback(fetched, self.total.unwrap_or(fetched).max(fetched));
-        }
+/// A `FETCH_ERROR` unless `got` rows are the `total_count` of `expected`.
+fn check_count(expected: u64, got: usize) -> Result<(), ClientError> {
+    let got = got as u64;
+    if got == expected {
+        return Ok(());
     }
+    let what = if got < expected { "fewer" } else { "more" };
+    Err(ClientError::fetch(format!(
+        "the server returned {what} rows than total_count: expected {expected}, got {got}"
+    )))
 }
 
-/// Room for at most 64 Ki rows up front: the count comes from the tool result and is not trusted with
-/// a large allocation.
-fn initial_capacity(total: Option<u64>) -> usize {
-    usize::try_from(total.unwrap_or(0).min(1 << 16)).unwrap_or(0)
+/// Room for at most 64 Ki rows up front: the count comes from the server and is not trusted with a
+/// large allocation.
+fn initial_capacity(total: u64) -> usize {
+    usize::try_from(total.min(1 << 16)).unwrap_or(0)
 }
 
-/// Every row from pages: the first alone (it tells the total), the planned rest `concurrency` at a
-/// time in order, then any rows past the planned end (the data may have grown) one page at a time.
+/// Every row from pages: the first alone (it tells the total), the planned rest `parallelism` at a
+/// time in order, then any rows past the planned end one page at a time (so that the count check sees
+/// them).
 async fn all_pages(
-    client: &DualResponseClient,
-    url: &str,
+    source: Source<'_>,
     batch_size: usize,
-    concurrency: usize,
-    sort: Option<Sort>,
-    mut progress: Progress,
+    parallelism: usize,
 ) -> Result<Vec<Row>, ClientError> {
+    let Source {
+        client,
+        url,
+        sort,
+        progress,
+    } = source;
     let limit = page_limit(batch_size);
     let options = |offset: u64| FetchOptions {
         offset,
         limit: Some(limit),
-        sort: sort.clone(),
+        sort: sort.cloned(),
     };
     let first = fetch_page(client, url, options(0)).await?;
-    progress.total = progress.total.or(Some(first.total_count));
     let mut next = next_offset(&first, 0)?;
     let total = first.total_count;
     let first_len = first.returned_count;
     let mut rows = first.data;
-    rows.reserve(initial_capacity(Some(first.total_count)));
-    progress.report(rows.len());
+    rows.reserve(initial_capacity(total));
+    progress.add(rows.len());
     if let Some(start) = next {
         // Plan the remaining pages with the page size the server actually used (it may cap the limit).
         let step = first_len.max(1);
@@ -228,7 +277,7 @@ async fn all_pages(
         let last = offsets.last().copied();
         let mut pages = stream::iter(offsets)
             .map(|offset| fetch_page(client, url, options(offset)))
-            .buffered(concurrency)
+            .buffered(parallelism)
             .enumerate();
         while let Some((index, page)) = pages.next().await {
             let page = page?;
@@ -236,15 +285,15 @@ async fn all_pages(
                 // The last planned page decides whether more rows follow (the data may have grown).
                 next = next_offset(&page, last.unwrap_or(start))?;
             }
+            progress.add(page.data.len());
             rows.extend(page.data);
-            progress.report(rows.len());
         }
     }
     while let Some(offset) = next {
         let page = fetch_page(client, url, options(offset)).await?;
         next = next_offset(&page, offset)?;
+        progress.add(page.data.len());
         rows.extend(page.data);
-        progress.report(rows.len());
     }
     tracing::debug!(rows = rows.len(), "fetched every row from pages");
     Ok(rows)

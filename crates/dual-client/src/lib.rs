@@ -44,9 +44,10 @@
 //! # Fetching
 //!
 //! A [`ParsedDualResponse`] fetches with the client that parsed it: [`fetch`](ParsedDualResponse::fetch)
-//! one page, [`fetch_all`](ParsedDualResponse::fetch_all) every row (from the streamed `/data` export
-//! when the server has it, else pages in parallel), [`fetch_stream`](ParsedDualResponse::fetch_stream)
-//! batches with bounded memory, [`metadata`](ParsedDualResponse::metadata),
+//! one page, [`fetch_all`](ParsedDualResponse::fetch_all) every row (row ranges of the streamed `/data`
+//! export downloaded in parallel and put back in order, else pages in parallel; always exactly
+//! `total_count` rows or an error), [`fetch_stream`](ParsedDualResponse::fetch_stream) batches in
+//! order with bounded memory, [`metadata`](ParsedDualResponse::metadata),
 //! [`pin`](ParsedDualResponse::pin) and [`delete`](ParsedDualResponse::delete).
 //!
 //! ```no_run
@@ -69,7 +70,7 @@
 //! println!("{} of {} rows, more: {}", page.returned_count, page.total_count, page.has_next);
 //!
 //! let rows = parsed
-//!     .fetch_all(FetchAllOptions::new().on_progress(|done, total| eprintln!("{done}/{total}")))
+//!     .fetch_all(FetchAllOptions::new().parallelism(4).on_progress(|done, total| eprintln!("{done}/{total}")))
 //!     .await?;
 //! println!("fetched {} rows", rows.len());
 //! # Ok(())
@@ -82,8 +83,9 @@
 //! a well-formed dual response, or its URL is unusable), `FETCH_ERROR` (connection failed, an error
 //! status, or a truncated, non-JSON or wrongly shaped response body), `TIMEOUT`, `RESOURCE_NOT_FOUND`
 //! (404 `not_found`) and `RESOURCE_EXPIRED` (404 `expired`), plus the HTTP [`status`](ClientError::status).
-//! Connect errors, 429 and 503 are retried with exponential backoff and jitter, honouring `Retry-After`;
-//! other statuses and timeouts are not.
+//! Connect errors, 429, 503 and 409 with `Retry-After` (`not_ready`) are retried with exponential backoff
+//! and jitter, honouring `Retry-After`; other statuses and timeouts are not. `fetch_all` retries one
+//! failed row range by itself, and resumes a range whose response was cut off at its first missing row.
 //!
 //! # Security
 //!
@@ -100,8 +102,11 @@ mod error;
 mod export;
 mod fetch_all;
 mod ndjson;
+mod parallel;
 mod parse;
 mod parsed;
+mod progress;
+mod ranges;
 mod retry;
 mod stream;
 #[cfg(feature = "test-suite")]
@@ -112,7 +117,9 @@ mod url;
 pub use builder::{DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT, DualResponseClientBuilder};
 pub use client::DualResponseClient;
 pub use error::{BuildError, ClientError, ErrorCode};
-pub use fetch_all::{DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, FetchAllOptions};
+#[expect(deprecated, reason = "the former name stays exported for one release")]
+pub use fetch_all::DEFAULT_CONCURRENCY;
+pub use fetch_all::{DEFAULT_BATCH_SIZE, DEFAULT_PARALLELISM, FetchAllOptions};
 pub use parsed::{FetchOptions, FetchResult, ParsedDualResponse};
 pub use stream::{FetchStreamOptions, RowBatches};
 

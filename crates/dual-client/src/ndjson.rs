@@ -73,14 +73,56 @@ impl NdjsonDecoder {
         self.decode(range)
     }
 
-    fn decode(&mut self, range: std::ops::Range<usize>) -> Result<Option<Row>, ClientError> {
-        let line = &self.buf[range];
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(None);
+    /// Decodes every complete line of `chunk` (after any buffered partial line) and hands each row to
+    /// `emit`, buffering only the incomplete last line.
+    ///
+    /// Unlike [`push`](Self::push) plus [`next_row`](Self::next_row), complete lines are decoded straight
+    /// from `chunk`: the body is not copied, only a line split across chunks is.
+    ///
+    /// # Errors
+    /// As [`next_row`](Self::next_row).
+    pub(crate) fn feed(&mut self, chunk: &[u8], mut emit: impl FnMut(Row)) -> Result<(), ClientError> {
+        let mut rest = chunk;
+        if self.start < self.buf.len() {
+            // Finish the buffered partial line (and any complete lines still buffered) first.
+            let Some(pos) = memchr::memchr(b'\n', rest) else {
+                self.push(rest);
+                return self.next_row().map(|row| debug_assert!(row.is_none()));
+            };
+            self.push(&rest[..=pos]);
+            rest = &rest[pos + 1..];
+            while let Some(row) = self.next_row()? {
+                emit(row);
+            }
         }
-        self.line += 1;
-        crate::transport::decode_json::<Row>(line, &format!("export line {}", self.line)).map(Some)
+        self.buf.clear();
+        self.start = 0;
+        self.scan = 0;
+        while let Some(pos) = memchr::memchr(b'\n', rest) {
+            if let Some(row) = decode_line(&rest[..pos], &mut self.line)? {
+                emit(row);
+            }
+            rest = &rest[pos + 1..];
+        }
+        if !rest.is_empty() {
+            self.push(rest);
+            self.next_row().map(|row| debug_assert!(row.is_none()))?;
+        }
+        Ok(())
     }
+
+    fn decode(&mut self, range: std::ops::Range<usize>) -> Result<Option<Row>, ClientError> {
+        decode_line(&self.buf[range], &mut self.line)
+    }
+}
+
+/// Decodes one line as a row; `None` for a blank line. `line` counts the non-blank lines so far.
+fn decode_line(line: &[u8], count: &mut u64) -> Result<Option<Row>, ClientError> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    *count += 1;
+    crate::transport::decode_json::<Row>(line, &format!("export line {count}")).map(Some)
 }
 
 #[cfg(test)]
@@ -129,6 +171,23 @@ mod tests {
                 decoder.push(&bytes[last..cut]);
                 last = cut;
                 prop_assert!(drain(&mut decoder, &mut got).is_ok());
+            }
+            prop_assert!(decoder.finish().ok() == Some(None));
+            prop_assert_eq!(got, expected);
+        }
+
+        #[test]
+        fn feeding_any_chunking_yields_the_same_rows(n in 0usize..40, cuts in proptest::collection::vec(0usize..4000, 0..30)) {
+            let expected = rows(n);
+            let bytes = encode(&expected);
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort_unstable();
+            let mut decoder = NdjsonDecoder::default();
+            let mut got = Vec::new();
+            let mut last = 0;
+            for cut in cuts.into_iter().chain([bytes.len()]) {
+                prop_assert!(decoder.feed(&bytes[last..cut], |row| got.push(row)).is_ok());
+                last = cut;
             }
             prop_assert!(decoder.finish().ok() == Some(None));
             prop_assert_eq!(got, expected);

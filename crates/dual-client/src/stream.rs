@@ -81,12 +81,15 @@ struct Target {
     url: Arc<str>,
     batch_size: usize,
     sort: Option<Sort>,
+    /// The tool result's `total_count`, checked against the rows the export sent.
+    expected: Option<u64>,
     span: tracing::Span,
 }
 
 enum State {
     Start(Target),
-    Export(Target, Export),
+    /// Reading the export; the rows it has sent so far.
+    Export(Target, Export, u64),
     Pages(Target, u64),
     Done,
 }
@@ -94,8 +97,14 @@ enum State {
 impl ParsedDualResponse {
     /// Streams the result in batches of `options.batch_size` rows, with memory bounded by one batch.
     ///
-    /// Reads the streamed export (`GET {url}/data`, NDJSON) when the server has one, else pages of
-    /// `batch_size` rows one after the other. The stream ends after the first error it yields.
+    /// Reads the streamed export (`GET {url}/data`, NDJSON, one request) when the server has one, else
+    /// pages of `batch_size` rows one after the other. Nothing is read ahead of the consumer, so memory
+    /// holds at most one batch of rows, one chunk of undecoded body and one partial line, whatever the
+    /// size of the result. The stream ends after the first error it yields.
+    ///
+    /// When the tool result gave a `total_count`, an export that ends with fewer or more rows ends the
+    /// stream with a `FETCH_ERROR` saying how many were expected and how many came (never a silently
+    /// partial result).
     ///
     /// ```no_run
     /// use dual_client::{DualResponseClient, FetchStreamOptions};
@@ -118,11 +127,12 @@ impl ParsedDualResponse {
             url: Arc::clone(&self.url),
             batch_size: options.batch_size.max(1),
             sort: options.sort,
+            expected: self.total_count(),
             span,
         };
         let stream = futures_util::stream::unfold(State::Start(target), |state| async move {
             let span = match &state {
-                State::Start(t) | State::Export(t, _) | State::Pages(t, _) => t.span.clone(),
+                State::Start(t) | State::Export(t, _, _) | State::Pages(t, _) => t.span.clone(),
                 State::Done => return None,
             };
             step(state).instrument(span).await
@@ -140,15 +150,27 @@ async fn step(mut state: State) -> Option<(Result<Vec<Row>, ClientError>, State)
             State::Start(target) => {
                 match export::open(&target.client, &target.url, target.sort.as_ref()).await {
                     Err(error) => return Some((Err(error), State::Done)),
-                    Ok(Some(export)) => State::Export(target, export),
+                    Ok(Some(export)) => State::Export(target, export, 0),
                     Ok(None) => State::Pages(target, 0),
                 }
             }
-            State::Export(target, mut export) => {
+            State::Export(target, mut export, sent) => {
                 return match export.next_batch(target.batch_size).await {
                     Err(error) => Some((Err(error), State::Done)),
-                    Ok(None) => None,
-                    Ok(Some(rows)) => Some((Ok(rows), State::Export(target, export))),
+                    Ok(None) => match target.expected {
+                        Some(expected) if expected != sent => {
+                            let what = if sent < expected { "fewer" } else { "more" };
+                            let error = ClientError::fetch(format!(
+                                "the export sent {what} rows than total_count: expected {expected}, got {sent}"
+                            ));
+                            Some((Err(error), State::Done))
+                        }
+                        _ => None,
+                    },
+                    Ok(Some(rows)) => {
+                        let sent = sent + rows.len() as u64;
+                        Some((Ok(rows), State::Export(target, export, sent)))
+                    }
                 };
             }
             State::Pages(target, offset) => {

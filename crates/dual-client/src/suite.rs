@@ -189,7 +189,7 @@ pub async fn check_fetch_all_sorted(client: &DualResponseClient, fixture: &Fixtu
     let sort = Sort::new(&fixture.sort_field, SortOrder::Desc);
     let options = FetchAllOptions::new()
         .batch_size(2)
-        .concurrency(3)
+        .parallelism(3)
         .sort(sort.clone());
     let rows = ok(parsed.fetch_all(options).await, "sorted fetch_all");
     assert_eq!(rows, sorted(fixture, &sort), "sorted fetch_all rows");

@@ -47,7 +47,8 @@ pub(crate) struct Sent {
 }
 
 impl DualResponseClient {
-    /// Sends `call`, retrying connect errors, 429 and 503 as the retry policy allows.
+    /// Sends `call`, retrying connect errors, 429, 503 and 409 with `Retry-After` (`not_ready`: the result
+    /// is still being computed) as the retry policy allows.
     ///
     /// Returns the final response whatever its status; the caller decides what a status means. Each
     /// attempt has its own deadline of `timeout`, and the returned deadline bounds reading the body.
@@ -71,7 +72,10 @@ impl DualResponseClient {
                 }
                 Ok(Ok(response)) => {
                     let status = response.status();
-                    let delay = (is_retryable_status(status) && retry < shared.retry.max_retries)
+                    let retryable = is_retryable_status(status)
+                        || (status == StatusCode::CONFLICT
+                            && response.headers().contains_key(header::RETRY_AFTER));
+                    let delay = (retryable && retry < shared.retry.max_retries)
                         .then(|| shared.retry.delay_for_response(retry, response.headers()))
                         .flatten();
                     let sent = Sent { response, deadline };

@@ -93,6 +93,18 @@ pub(crate) fn export_url(url: &str, sort: Option<&Sort>) -> String {
     out
 }
 
+/// `{url}/data?offset={offset}&limit={limit}`, with `&sort=field:order` when sorting.
+pub(crate) fn range_url(url: &str, offset: u64, limit: u64, sort: Option<&Sort>) -> String {
+    let mut out = format!("{url}/data?offset={offset}&limit={limit}");
+    if let Some(sort) = sort {
+        out.push_str("&sort=");
+        percent_encode(&sort.field, &mut out);
+        out.push(':');
+        out.push_str(sort.order.as_str());
+    }
+    out
+}
+
 /// Percent-encodes everything but unreserved characters.
 fn percent_encode(text: &str, out: &mut String) {
     for byte in text.bytes() {
@@ -142,6 +154,14 @@ mod tests {
         assert_eq!(
             export_url("http://h/r/1", Some(&sort)),
             "http://h/r/1/data?sort=first%20name%26x:desc"
+        );
+        assert_eq!(
+            range_url("http://h/r/1", 5, 10, None),
+            "http://h/r/1/data?offset=5&limit=10"
+        );
+        assert_eq!(
+            range_url("http://h/r/1", 0, 1, Some(&sort)),
+            "http://h/r/1/data?offset=0&limit=1&sort=first%20name%26x:desc"
         );
     }
 }

@@ -195,7 +195,7 @@ async fn query_then_fetch_every_row_over_rest_matches_sqlite() {
         let all = parsed.fetch_all(FetchAllOptions::new()).await.expect("fetch_all");
         assert_eq!(all, expected);
         let paged = parsed
-            .fetch_all(FetchAllOptions::new().batch_size(97).concurrency(3))
+            .fetch_all(FetchAllOptions::new().batch_size(97).parallelism(3))
             .await
             .expect("fetch_all in pages");
         assert_eq!(paged, expected);

@@ -1,8 +1,10 @@
 //! Integration tests of dual-client: fixture parsing, every operation against an in-test server that
-//! speaks the REST contract, misbehaving servers, and HTTPS. One test binary keeps linking cheap.
+//! speaks the REST contract, misbehaving servers, parallel
+//! range downloads, and HTTPS. One test binary keeps linking cheap.
 
 mod https;
 mod misbehaving;
 mod operations;
+mod parallel;
 mod parse;
 mod support;

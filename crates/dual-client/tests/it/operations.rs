@@ -47,7 +47,7 @@ async fn conformance_suite_through_a_base_url() {
 }
 
 #[tokio::test]
-async fn fetch_all_uses_the_export_in_one_request() {
+async fn fetch_all_of_a_small_result_is_one_range_request() {
     let server = FakeServer::start(FakeConfig {
         chunk_bytes: 3,
         ..FakeConfig::default()
@@ -75,7 +75,10 @@ async fn fetch_all_uses_the_export_in_one_request() {
     );
     let log = server.log();
     assert_eq!(log.len(), 1, "{log:?}");
-    assert!(log[0].starts_with("GET /resources/") && log[0].ends_with("/data"));
+    assert!(
+        log[0].starts_with("GET /resources/") && log[0].ends_with("/data?offset=0&limit=1235"),
+        "one range of every row, and one more to catch extra rows: {log:?}"
+    );
 }
 
 #[tokio::test]
@@ -94,7 +97,7 @@ async fn fetch_all_without_export_fetches_pages_in_parallel_in_order() {
         .fetch_all(
             FetchAllOptions::new()
                 .batch_size(100)
-                .concurrency(4)
+                .parallelism(4)
                 .on_progress(move |done, total| sink.lock().expect("lock").push((done, total))),
         )
         .await

@@ -13,7 +13,7 @@ use dual_core::{
     ResourceId, ResourceMetadata, ResourceStatus, Row, Sort, SortOrder, infer_columns, parse_sort_param,
     validate_sort,
 };
-use futures_util::stream;
+use futures_util::{StreamExt, stream};
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
@@ -39,6 +39,12 @@ pub(crate) struct FakeConfig {
     pub(crate) max_limit: u64,
     /// The sample size of created resources.
     pub(crate) sample_size: usize,
+    /// How long every `/data` response waits before its body, so that requests overlap.
+    pub(crate) data_delay: Option<std::time::Duration>,
+    /// A dishonest server: the range starting at this offset is one row short.
+    pub(crate) short_range_at: Option<u64>,
+    /// The first range request starting at this offset gets 503 `storage_error` with `Retry-After: 1`.
+    pub(crate) fail_once_at: Option<u64>,
 }
 
 impl Default for FakeConfig {
@@ -48,6 +54,9 @@ impl Default for FakeConfig {
             chunk_bytes: 7,
             max_limit: 10_000,
             sample_size: 5,
+            data_delay: None,
+            short_range_at: None,
+            fail_once_at: None,
         }
     }
 }
@@ -66,6 +75,31 @@ struct Resource {
 struct State {
     resources: HashMap<String, Resource>,
     log: Vec<String>,
+    failed_once: bool,
+}
+
+/// Counts `/data` responses in flight (from the request until the body is dropped) and their maximum.
+#[derive(Debug, Default)]
+struct InFlight {
+    now: AtomicUsize,
+    max: AtomicUsize,
+}
+
+/// One `/data` response in flight; dropped with its body.
+struct Flight(Arc<InFlight>);
+
+impl Flight {
+    fn start(counters: &Arc<InFlight>) -> Self {
+        let now = counters.now.fetch_add(1, AtomicOrdering::SeqCst) + 1;
+        counters.max.fetch_max(now, AtomicOrdering::SeqCst);
+        Self(Arc::clone(counters))
+    }
+}
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, AtomicOrdering::SeqCst);
+    }
 }
 
 /// A running fake server; dropped, it stops accepting.
@@ -75,6 +109,7 @@ pub(crate) struct FakeServer {
     config: FakeConfig,
     state: Arc<Mutex<State>>,
     connections: Arc<AtomicUsize>,
+    in_flight: Arc<InFlight>,
     task: JoinHandle<()>,
 }
 
@@ -114,16 +149,20 @@ impl FakeServer {
         let cfg = config.clone();
         let connections = Arc::new(AtomicUsize::new(0));
         let accepted = Arc::clone(&connections);
+        let in_flight = Arc::new(InFlight::default());
+        let counters = Arc::clone(&in_flight);
         let task = tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
                 accepted.fetch_add(1, AtomicOrdering::SeqCst);
                 let state = Arc::clone(&shared);
                 let cfg = cfg.clone();
+                let counters = Arc::clone(&counters);
                 tokio::spawn(async move {
                     let service = service_fn(move |req| {
                         let state = Arc::clone(&state);
                         let cfg = cfg.clone();
-                        async move { Ok::<_, Infallible>(handle(req, &state, &cfg).await) }
+                        let counters = Arc::clone(&counters);
+                        async move { Ok::<_, Infallible>(handle(req, &state, &cfg, &counters).await) }
                     });
                     drop(
                         http1::Builder::new()
@@ -138,6 +177,7 @@ impl FakeServer {
             config,
             state,
             connections,
+            in_flight,
             task,
         }
     }
@@ -197,13 +237,23 @@ impl FakeServer {
         self.connections.load(AtomicOrdering::SeqCst)
     }
 
+    /// The most `/data` responses that were in flight at once.
+    pub(crate) fn max_in_flight(&self) -> usize {
+        self.in_flight.max.load(AtomicOrdering::SeqCst)
+    }
+
     /// Every request so far, as `METHOD /path?query`.
     pub(crate) fn log(&self) -> Vec<String> {
         lock(&self.state).log.clone()
     }
 }
 
-async fn handle(req: Request<Incoming>, state: &Mutex<State>, config: &FakeConfig) -> Response<Body> {
+async fn handle(
+    req: Request<Incoming>,
+    state: &Mutex<State>,
+    config: &FakeConfig,
+    counters: &Arc<InFlight>,
+) -> Response<Body> {
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let query = req.uri().query().map(str::to_owned);
@@ -231,6 +281,10 @@ async fn handle(req: Request<Incoming>, state: &Mutex<State>, config: &FakeConfi
     if export && !config.export {
         return error(ErrorCode::NotFound, dual_core::NOT_FOUND_MESSAGE);
     }
+    let flight = export.then(|| Flight::start(counters));
+    if let Some(delay) = config.data_delay.filter(|_| export) {
+        tokio::time::sleep(delay).await;
+    }
     let mut guard = lock(state);
     let now = OffsetDateTime::now_utc();
     let Some(resource) = guard.resources.get_mut(id) else {
@@ -243,22 +297,42 @@ async fn handle(req: Request<Incoming>, state: &Mutex<State>, config: &FakeConfi
     resource.last_accessed_at = Some(now);
     match (method, export) {
         (Method::GET, true) => {
-            let sort = match query.as_deref().and_then(|q| q.strip_prefix("sort=")) {
-                Some(text) => {
-                    let text = text.replace("%20", " ");
-                    match parse_sort_param(&text).and_then(|s| validate_sort(&s, &resource.columns)) {
-                        Ok(sort) => Some(sort),
-                        Err(e) => return error(ErrorCode::InvalidRequest, e.to_string()),
-                    }
-                }
-                None => None,
+            let params = match DataParams::parse(query.as_deref(), &resource.columns) {
+                Ok(params) => params,
+                Err(message) => return error(ErrorCode::InvalidRequest, message),
             };
-            let rows = sorted(&resource.rows, sort.as_ref());
+            let total = resource.rows.len() as u64;
+            let offset = params.offset.unwrap_or(0);
+            if offset > total {
+                return error(
+                    ErrorCode::InvalidRequest,
+                    format!("`offset` {offset} is past the end ({total} rows)"),
+                );
+            }
+            let rows = sorted(&resource.rows, params.sort.as_ref());
+            if params.offset.is_some() && config.fail_once_at == Some(offset) && !guard.failed_once {
+                guard.failed_once = true;
+                let mut response = error(ErrorCode::StorageError, "storage briefly unavailable");
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+                return response;
+            }
             drop(guard);
+            let start = usize::try_from(offset).unwrap_or(usize::MAX);
+            let mut end = params
+                .limit
+                .map_or(rows.len(), |l| {
+                    start.saturating_add(usize::try_from(l).unwrap_or(usize::MAX))
+                })
+                .min(rows.len());
+            if params.offset.is_some() && config.short_range_at == Some(offset) && end > start {
+                end -= 1;
+            }
             if accept.contains("application/x-ndjson") {
-                ndjson(&rows, config.chunk_bytes)
+                ndjson(&rows[start..end], config.chunk_bytes, flight)
             } else {
-                json_response(StatusCode::OK, &rows)
+                json_response(StatusCode::OK, &&rows[start..end])
             }
         }
         (Method::GET, false) => {
@@ -309,6 +383,47 @@ async fn handle(req: Request<Incoming>, state: &Mutex<State>, config: &FakeConfi
     }
 }
 
+/// The query of `GET /{id}/data`: `offset`, `limit` (at least 1), `sort=field:order`; nothing else.
+struct DataParams {
+    offset: Option<u64>,
+    limit: Option<u64>,
+    sort: Option<Sort>,
+}
+
+impl DataParams {
+    fn parse(query: Option<&str>, columns: &[Column]) -> Result<Self, String> {
+        let mut params = Self {
+            offset: None,
+            limit: None,
+            sort: None,
+        };
+        for pair in query.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let number = || {
+                value
+                    .parse::<u64>()
+                    .map_err(|_| format!("`{name}` must be a non-negative integer"))
+            };
+            match name {
+                "offset" => params.offset = Some(number()?),
+                "limit" => match number()? {
+                    0 => return Err("`limit` must be at least 1".to_owned()),
+                    limit => params.limit = Some(limit),
+                },
+                "sort" => {
+                    let text = value.replace("%20", " ");
+                    let sort = parse_sort_param(&text)
+                        .and_then(|s| validate_sort(&s, columns))
+                        .map_err(|e| e.to_string())?;
+                    params.sort = Some(sort);
+                }
+                other => return Err(format!("unknown parameter `{other}`")),
+            }
+        }
+        Ok(params)
+    }
+}
+
 fn sorted(rows: &[Row], sort: Option<&Sort>) -> Vec<Row> {
     let mut rows = rows.to_vec();
     if let Some(sort) = sort {
@@ -329,7 +444,7 @@ fn sorted(rows: &[Row], sort: Option<&Sort>) -> Vec<Row> {
     rows
 }
 
-fn ndjson(rows: &[Row], chunk_bytes: usize) -> Response<Body> {
+fn ndjson(rows: &[Row], chunk_bytes: usize, flight: Option<Flight>) -> Response<Body> {
     let mut bytes = Vec::new();
     for row in rows {
         bytes.extend(serde_json::to_vec(row).unwrap_or_default());
@@ -339,7 +454,14 @@ fn ndjson(rows: &[Row], chunk_bytes: usize) -> Response<Body> {
         .chunks(chunk_bytes.max(1))
         .map(|c| Ok(Frame::data(Bytes::copy_from_slice(c))))
         .collect();
-    let mut response = Response::new(BodyExt::boxed(StreamBody::new(stream::iter(chunks))));
+    // The body owns the in-flight mark. It ends when the body has no more data, before the end of the
+    // body is written (so before the client can start another request), or when the body is dropped.
+    let mut flight = flight;
+    let frames = stream::iter(chunks).chain(stream::poll_fn(move |_| {
+        drop(flight.take());
+        std::task::Poll::Ready(None)
+    }));
+    let mut response = Response::new(BodyExt::boxed(StreamBody::new(frames)));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/x-ndjson"),
