@@ -2,6 +2,8 @@
 //! through dual-client, SQLite read directly for comparison, and the binary (`--stdio`, and its start-up
 //! failure with an unreachable store). Needs nothing but the toolchain.
 
+mod support;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -377,28 +379,15 @@ async fn stdio_mode_answers_initialize() {
     let dir = temp_dir("stdio");
     let db = dir.join("small.sqlite");
     dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-demo"))
-        .args(["serve", "--stdio", "--addr", "127.0.0.1:0", "--db"])
-        .arg(&db)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+    let mut child = support::stdio::command(&db, "warn")
         .stderr(Stdio::null())
-        .kill_on_drop(true)
         .spawn()
         .expect("the binary starts");
     let mut stdin = child.stdin.take().expect("stdin");
     let stdout = child.stdout.take().expect("stdout");
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "e2e", "version": "0"}}
-    });
+    let initialize = support::stdio::initialize_line("e2e");
     let answer = timeout(LIMIT, async {
-        stdin
-            .write_all(format!("{initialize}\n").as_bytes())
-            .await
-            .expect("write");
+        stdin.write_all(initialize.as_bytes()).await.expect("write");
         stdin.flush().await.expect("flush");
         let mut line = String::new();
         BufReader::new(stdout).read_line(&mut line).await.expect("read");

@@ -3,6 +3,8 @@
 //! version's published schema, a 2025-03-26 session works end to end, the text is lean on the demo dataset, and malformed requests get the JSON-RPC
 //! answers. `--stdio` (serving no `/mcp` over HTTP, plain logs) is driven through the binary.
 
+mod support;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -17,6 +19,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
+use support::schema::{assert_valid, validator};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::time::timeout;
 
@@ -196,46 +199,6 @@ fn assert_no_priming(body: &str) {
             "an event without data: {event:?}"
         );
     }
-}
-
-/// A validator for definition `name` of the vendored excerpt of a version's published schema, with
-/// `additionalProperties: false` added to the definitions a server sends (none of them sets it), so
-/// that a field the version does not define fails too; `format` is asserted in every draft.
-fn validator(version: &str, name: &str) -> jsonschema::Validator {
-    let path = format!("{}/tests/schemas/{version}.json", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut schema: Value = serde_json::from_str(&text).expect("a JSON schema");
-    // Draft-07 excerpts keep `definitions`, the 2020-12 one (2026-07-28) `$defs`.
-    let key = if schema.get("$defs").is_some() {
-        "$defs"
-    } else {
-        "definitions"
-    };
-    if let Some(definitions) = schema[key].as_object_mut() {
-        for (_, definition) in definitions.iter_mut() {
-            if let Some(definition) = definition.as_object_mut()
-                && definition.contains_key("properties")
-            {
-                definition
-                    .entry("additionalProperties")
-                    .or_insert(Value::Bool(false));
-            }
-        }
-    }
-    schema["$ref"] = Value::String(format!("#/{key}/{name}"));
-    jsonschema::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .expect("a valid schema")
-}
-
-fn assert_valid(version: &str, name: &str, value: &Value) {
-    let validator = validator(version, name);
-    let errors: Vec<String> = validator
-        .iter_errors(value)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{version} {name}: {errors:?}\n{value}");
 }
 
 fn texts(result: &Value) -> Vec<String> {
@@ -544,15 +507,9 @@ async fn stdio_mode_serves_only_rest_over_http_and_logs_plainly() {
     let dir = temp_dir("stdio");
     let db = dir.join("small.sqlite");
     dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-demo"))
-        .args(["serve", "--stdio", "--addr", "127.0.0.1:0", "--db"])
-        .arg(&db)
-        .env("RUST_LOG", "info")
+    let mut child = support::stdio::command(&db, "info")
         .env_remove("NO_COLOR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .expect("the binary starts");
     let stderr = child.stderr.take().expect("stderr");

@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use http_body_util::BodyExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use support::export::{assert_every_row, assert_truncated, create_big_resource, start_export};
 use support::{Instance, LIMIT, TempDb};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -113,27 +113,14 @@ async fn sigint_with_an_idle_keep_alive_connection_exits_0_at_once() {
 async fn stdio_mode_exits_0_on_sigterm() {
     timeout(LIMIT, async {
         let db = TempDb::new();
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-demo"))
-            .args(["serve", "--stdio", "--addr", "127.0.0.1:0", "--db"])
-            .arg(db.path())
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
+        let mut child = support::stdio::command(&db.path(), "info")
             .stderr(Stdio::null())
-            .kill_on_drop(true)
             .spawn()
             .expect("the binary starts");
         let mut stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
-        let initialize = json!({
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "shutdown", "version": "0"}}
-        });
-        stdin
-            .write_all(format!("{initialize}\n").as_bytes())
-            .await
-            .expect("write");
+        let initialize = support::stdio::initialize_line("shutdown");
+        stdin.write_all(initialize.as_bytes()).await.expect("write");
         stdin.flush().await.expect("flush");
         let mut line = String::new();
         BufReader::new(stdout)

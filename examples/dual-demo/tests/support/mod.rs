@@ -1,7 +1,7 @@
 //! Shared by the demo's integration tests: the services (feature `services`), a per-test Redis key
 //! prefix / PostgreSQL schema that cleans up after itself, `dual-demo serve` child processes that
 //! never outlive the test, in-process servers ([`in_process`]), plain HTTP requests ([`http`]), big
-//! exports ([`export`]) and small MCP / REST helpers.
+//! exports ([`export`]), `serve --stdio` children ([`stdio`]) and small MCP / REST helpers.
 #![allow(
     dead_code,
     reason = "each test binary uses a different part of the support module"
@@ -10,6 +10,8 @@
 pub(crate) mod export;
 pub(crate) mod http;
 pub(crate) mod in_process;
+pub(crate) mod schema;
+pub(crate) mod stdio;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
