@@ -1,52 +1,36 @@
 //! What the PostgreSQL store does without a PostgreSQL server: configuration errors, an unreachable
 //! server, and `Debug` output without the password. Needs nothing but the toolchain.
 
-use std::time::{Duration as StdDuration, Instant};
+use std::time::Duration as StdDuration;
 
-use dual_store::StoreError;
-use dual_store_postgres::{ConnectError, PostgresStore};
-
-type TestResult = Result<(), Box<dyn std::error::Error>>;
+use dual_store::suite::connect;
+use dual_store_postgres::{PostgresStore, PostgresStoreBuilder};
 
 #[tokio::test]
 async fn bad_configuration_is_rejected_before_connecting() {
     let url = "postgres://user:hunter2@127.0.0.1:5432/test";
-    for builder in [
+    let builders = [
         PostgresStore::builder(url).table("Bad-Name"),
         PostgresStore::builder(url).table("x; DROP TABLE y"),
         PostgresStore::builder(url).schema("1st"),
         PostgresStore::builder(url).pool_size(0),
         PostgresStore::builder(url).operation_timeout(StdDuration::ZERO),
         PostgresStore::builder("postgres://user:hunter2@127.0.0.1:notaport/test"),
-    ] {
-        match builder.connect().await {
-            Err(ConnectError::Config(message)) => assert!(!message.contains("hunter2"), "{message}"),
-            other => panic!("expected a configuration error, got {other:?}"),
-        }
-    }
+    ];
+    connect::refuses_bad_configurations(builders.map(PostgresStoreBuilder::connect), "hunter2").await;
 }
 
 #[tokio::test]
-async fn an_unreachable_server_fails_fast_as_unavailable() -> TestResult {
-    // A port that was free a moment ago: nothing listens there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    let started = Instant::now();
-    let result = PostgresStore::builder(format!("postgres://postgres:hunter2@127.0.0.1:{port}/test"))
-        .connect_timeout(StdDuration::from_millis(300))
-        .connect()
-        .await;
-    match result {
-        Err(ConnectError::Store(StoreError::Unavailable(message))) => {
-            assert!(!message.contains("hunter2"), "{message}");
-        }
-        other => panic!("expected Unavailable, got {other:?}"),
-    }
-    assert!(
-        started.elapsed() < StdDuration::from_secs(3),
-        "took {:?}",
-        started.elapsed()
-    );
-    Ok(())
+async fn an_unreachable_server_fails_fast_as_unavailable() {
+    connect::fails_fast_when_unreachable(
+        |port| {
+            PostgresStore::builder(format!("postgres://postgres:hunter2@127.0.0.1:{port}/test"))
+                .connect_timeout(StdDuration::from_millis(300))
+                .connect()
+        },
+        "hunter2",
+    )
+    .await;
 }
 
 #[test]

@@ -54,6 +54,7 @@
 
 mod breakable;
 mod concurrency;
+pub mod connect;
 mod live_count;
 mod lookup;
 pub mod outage;

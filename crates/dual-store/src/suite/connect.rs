@@ -1,0 +1,62 @@
+//! Checks of connecting a shared store that need no server: bad configurations are refused before
+//! any connection, and an unreachable server fails fast as `Unavailable`, never echoing a secret.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use crate::{ConnectError, StoreError};
+
+/// How long connecting to a closed port may take before it must have failed.
+const FAIL_FAST: Duration = Duration::from_secs(3);
+
+/// Every attempt fails with [`ConnectError::Config`], and no message contains `secret` (the password
+/// the attempts' URLs carry).
+///
+/// # Panics
+/// When an attempt connects or fails otherwise, or a message contains `secret`.
+pub async fn refuses_bad_configurations<S, F>(attempts: impl IntoIterator<Item = F>, secret: &str)
+where
+    S: Debug,
+    F: Future<Output = Result<S, ConnectError>>,
+{
+    for attempt in attempts {
+        match attempt.await {
+            Err(ConnectError::Config(message)) => {
+                assert!(
+                    !message.contains(secret),
+                    "a configuration error echoes the secret: {message}"
+                );
+            }
+            other => panic!("expected a configuration error, got {other:?}"),
+        }
+    }
+}
+
+/// `connect(port)` to a port nothing listens on fails within a few seconds as
+/// [`StoreError::Unavailable`], and its message does not contain `secret`.
+///
+/// # Panics
+/// When it connects, fails otherwise or too slowly, or echoes `secret`.
+pub async fn fails_fast_when_unreachable<S, F>(connect: impl FnOnce(u16) -> F, secret: &str)
+where
+    S: Debug,
+    F: Future<Output = Result<S, ConnectError>>,
+{
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|addr| addr.port())
+        .unwrap_or_else(|error| panic!("no free port: {error}"));
+    let started = Instant::now();
+    match connect(port).await {
+        Err(ConnectError::Store(StoreError::Unavailable(message))) => {
+            assert!(
+                !message.contains(secret),
+                "the error echoes the secret: {message}"
+            );
+        }
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+    assert!(started.elapsed() < FAIL_FAST, "took {:?}", started.elapsed());
+}
