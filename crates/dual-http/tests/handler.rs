@@ -210,7 +210,8 @@ async fn owner_fn_reads_a_principal_an_upstream_middleware_stored() {
 
 #[tokio::test]
 async fn an_executor_without_capacity_is_503_overloaded_with_retry_after() {
-    let server = common::server();
+    // Live: a snapshot never asks the executor again.
+    let server = common::live_server();
     // The sample (15 rows) is fetched; every later page or export finds the executor busy.
     let id = common::create(&server, json!({"n": 30, "busy_after_create": true})).await;
     let handler = DualHttp::builder(server).prefix("/resources").build();
