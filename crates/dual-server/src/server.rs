@@ -303,7 +303,7 @@ impl DualResponseServer {
     }
 
     /// The resource's whole result as a stream of row batches (for exports), counting an access.
-    /// The stream yields rows as the executor produces them; nothing is collected first.
+    /// The stream yields rows as the snapshot or the executor produces them; nothing is collected first.
     /// The same as [`DualResponseServer::stream_range`] with [`RowRange::ALL`].
     ///
     /// # Errors
@@ -322,9 +322,11 @@ impl DualResponseServer {
     /// (ranged exports, the unit of parallel download), counting an access.
     ///
     /// The range is checked against the record's `total_count`: `offset` may be at most
-    /// `total_count` (the empty range at the end is allowed). The executor's
-    /// [`QueryExecutor::stream_range`] produces the rows; the stream ends after `range.limit` rows
-    /// (dropping the executor's stream then) or at the end of the result.
+    /// `total_count` (the empty range at the end is allowed). A snapshot resource's rows are read
+    /// from the spool one segment per batch (sorted: through its cached sorted order, 1,000 rows per
+    /// batch); a live resource's come from the executor's [`QueryExecutor::stream_range`], and the
+    /// stream ends after `range.limit` rows (dropping the executor's stream then) or at the end of
+    /// the result.
     ///
     /// # Errors
     /// `INVALID_REQUEST` for a sort field that is not a column or an `offset` beyond `total_count`
