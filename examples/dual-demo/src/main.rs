@@ -29,7 +29,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve MCP (streamable HTTP at /mcp, or stdio with --stdio) and the REST API at /resources.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Call the `query` tool over MCP, show the sample, fetch every row, print a table or write CSV.
     Report(ReportArgs),
 }
@@ -187,7 +187,7 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match cli.command {
             None => dual_demo::demo::run(None).await,
-            Some(Command::Serve(args)) => run_serve(args).await,
+            Some(Command::Serve(args)) => run_serve(*args).await,
             Some(Command::Report(args)) => {
                 report::run(&ReportOptions {
                     mcp: args.mcp,
