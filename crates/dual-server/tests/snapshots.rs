@@ -393,3 +393,64 @@ impl QueryExecutor for Broken {
         paged_stream(self, params, sort, 50)
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_sweeper_removes_orphaned_snapshots_but_spares_young_ones() {
+    let table = Arc::new(Table::default());
+    table.replace(rows(20, "x"));
+    let spool = memory_spool();
+    // An orphan: a snapshot two hours old whose record was never saved (a crash in between).
+    let orphan = id_made_ago(Duration::from_secs(2 * 60 * 60));
+    let mut writer = spool.writer(orphan).await.expect("writer");
+    writer.append(br#"{"id":1}"#).await.expect("append");
+    writer.finish().await.expect("finish");
+    // A young one: maybe an instance still writing before it saves the record.
+    let young = ResourceId::new();
+    let mut writer = spool.writer(young).await.expect("writer");
+    writer.append(br#"{"id":1}"#).await.expect("append");
+    writer.finish().await.expect("finish");
+    let server = DualResponseServer::builder()
+        .base_url("https://api.example.com/resources")
+        .shared_executor("table", Arc::clone(&table) as Arc<dyn QueryExecutor>)
+        .spool(spool.clone())
+        .cleanup_interval(Duration::from_secs(60))
+        .build()
+        .expect("valid configuration");
+    let live = create(&server).await;
+    tokio::time::advance(Duration::from_secs(30)).await;
+    tokio::time::advance(Duration::from_secs(31)).await;
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+    let mut left: Vec<ResourceId> = spool
+        .list()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    left.sort();
+    let mut want = vec![young, live];
+    want.sort();
+    assert_eq!(
+        left, want,
+        "the orphan is gone, the young snapshot and the live resource's stay"
+    );
+    server.shutdown().await.expect("shutdown");
+}
+
+/// An id whose ULID timestamp is `ago` before now (ten Crockford base32 digits of milliseconds).
+fn id_made_ago(ago: Duration) -> ResourceId {
+    const DIGITS: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970");
+    let mut ms = (since_epoch - ago).as_millis() as u64;
+    let mut time = [b'0'; 10];
+    for digit in time.iter_mut().rev() {
+        *digit = DIGITS[(ms % 32) as usize];
+        ms /= 32;
+    }
+    let text = format!("{}{}", String::from_utf8_lossy(&time), "0000000000000001");
+    text.parse().expect("a ULID")
+}
