@@ -276,7 +276,14 @@ pub async fn build_server(
         .default_sample_size(options.sample_size)
         .max_sample_bytes(options.max_sample_bytes)
         .max_resources(options.max_resources);
-    if options.snapshot_max_mb == 0 {
+    // The demo's spool is in this process: instances sharing a Redis or PostgreSQL store could
+    // not read each other's snapshots, so a shared store serves every resource live until the
+    // demo can share a spool (`--spool s3://…`, not there yet).
+    let shared_store = options.store.trim() != "memory";
+    if shared_store && options.snapshot_max_mb > 0 {
+        tracing::warn!("a shared store without a shared spool: snapshots are off, every resource is live");
+    }
+    if options.snapshot_max_mb == 0 || shared_store {
         builder = builder.without_snapshots();
     } else {
         let mut spool = MemorySpool::builder().memory_budget_mb(options.spool_memory_mb);
