@@ -27,6 +27,7 @@
 //! ```
 
 mod column;
+mod consistency;
 mod error_body;
 mod id;
 pub mod mcp;
@@ -38,6 +39,7 @@ mod record;
 mod uri;
 
 pub use column::{Column, ColumnType, infer_columns};
+pub use consistency::{Consistency, UnknownConsistency};
 pub use error_body::{ErrorBody, ErrorCode, NOT_FOUND_MESSAGE};
 pub use id::{InvalidResourceId, ResourceId};
 pub use mcp::{DualResponse, output_schema};

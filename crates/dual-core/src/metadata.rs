@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use crate::{Column, ResourceId, ResourceRecord};
+use crate::{Column, Consistency, ResourceId, ResourceRecord};
 
 /// A resource's lifecycle status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,6 +41,10 @@ pub struct ResourceMetadata {
     pub last_accessed_at: Option<OffsetDateTime>,
     /// Custom JSON given at creation.
     pub metadata: Value,
+    /// `snapshot` (pages and exports serve the rows counted at creation) or `live` (they re-execute
+    /// the query); `live` when a server from before snapshots omits it.
+    #[serde(default)]
+    pub consistency: Consistency,
 }
 
 impl From<&ResourceRecord> for ResourceMetadata {
@@ -56,6 +60,7 @@ impl From<&ResourceRecord> for ResourceMetadata {
             access_count: record.access_count,
             last_accessed_at: record.last_accessed_at,
             metadata: record.metadata.clone(),
+            consistency: record.consistency,
         }
     }
 }

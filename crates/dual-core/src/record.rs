@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use crate::{Column, QuerySpec, ResourceId, Row};
+use crate::{Column, Consistency, QuerySpec, ResourceId, Row};
 
 /// Everything a store keeps about one resource.
 ///
@@ -17,7 +17,7 @@ pub struct ResourceRecord {
     pub id: ResourceId,
     /// A human-readable name, e.g. `"Institution Search Results"`.
     pub name: String,
-    /// The query to re-execute for pages and exports.
+    /// The query: re-executed for the pages and exports of a live resource.
     pub query: QuerySpec,
     /// The result's columns.
     pub columns: Vec<Column>,
@@ -41,6 +41,10 @@ pub struct ResourceRecord {
     pub owner: Option<String>,
     /// Custom JSON supplied at creation.
     pub metadata: Value,
+    /// Whether pages and exports are served from the snapshot written at creation or re-execute the
+    /// query; records stored before snapshots existed read as [`Consistency::Live`].
+    #[serde(default)]
+    pub consistency: Consistency,
 }
 
 impl ResourceRecord {
@@ -67,5 +71,27 @@ impl ResourceRecord {
             None => true,
             Some(bound) => owner == Some(bound.as_str()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_stored_before_snapshots_reads_as_live() {
+        let json = serde_json::json!({
+            "id": ResourceId::new(), "name": "old", "query": {"kind": "k", "params": null},
+            "columns": [], "total_count": 0, "sample": [], "created_at": "2026-01-01T00:00:00Z",
+            "expires_at": null, "access_count": 0, "last_accessed_at": null, "owner": null,
+            "metadata": null,
+        });
+        let record: ResourceRecord = serde_json::from_value(json).unwrap();
+        assert_eq!(record.consistency, Consistency::Live);
+        let mut snapshot = record;
+        snapshot.consistency = Consistency::Snapshot;
+        let text = serde_json::to_string(&snapshot).unwrap();
+        assert!(text.ends_with(r#""consistency":"snapshot"}"#), "{text}");
+        assert_eq!(serde_json::from_str::<ResourceRecord>(&text).unwrap(), snapshot);
     }
 }

@@ -172,6 +172,9 @@ impl From<ServerError> for Rejection {
             ServerError::Storage(store) => Self::Storage {
                 detail: store.to_string(),
             },
+            ServerError::Spool(spool) => Self::Storage {
+                detail: spool.to_string(),
+            },
             ServerError::Overloaded(executor) => Self::Overloaded {
                 retry_after_secs: executor
                     .retry_after()

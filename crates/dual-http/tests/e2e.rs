@@ -186,7 +186,8 @@ async fn exports_100k_rows_in_every_format() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_query_failing_mid_stream_breaks_the_transfer() {
-    let server = common::server();
+    // A snapshot would fail at creation: the failure midway is the live path's.
+    let server = common::live_server();
     let id = common::create(
         &server,
         serde_json::json!({"n": 50_000, "fail_stream_at": 20_000}),

@@ -210,7 +210,8 @@ async fn owner_fn_reads_a_principal_an_upstream_middleware_stored() {
 
 #[tokio::test]
 async fn an_executor_without_capacity_is_503_overloaded_with_retry_after() {
-    let server = common::server();
+    // Live: a snapshot never asks the executor again.
+    let server = common::live_server();
     // The sample (15 rows) is fetched; every later page or export finds the executor busy.
     let id = common::create(&server, json!({"n": 30, "busy_after_create": true})).await;
     let handler = DualHttp::builder(server).prefix("/resources").build();
@@ -270,4 +271,49 @@ async fn a_body_that_never_arrives_in_full_is_408_after_the_body_timeout() {
         (body["error"].as_str(), body["retryable"].as_bool()),
         (Some("request_timeout"), Some(false))
     );
+}
+
+#[tokio::test]
+async fn a_spool_outage_is_503_storage_error_and_never_shows_the_spool() {
+    let backend = dual_spool::suite::BreakableSpool::new(dual_spool::MemorySpool::new().expect("spool"));
+    let server = dual_server::DualResponseServer::builder()
+        .base_url("http://127.0.0.1/resources")
+        .executor("numbers", common::Numbers)
+        .spool(dual_spool::Spool::new(backend.clone()))
+        .without_sweeper()
+        .build()
+        .expect("valid configuration");
+    let id = common::create(&server, json!({"n": 30})).await;
+    let handler = DualHttp::new(server);
+    backend.break_storage();
+    for request in [
+        Request::post(format!("/{id}")).body(Empty::<Bytes>::new()),
+        Request::get(format!("/{id}/data")).body(Empty::<Bytes>::new()),
+        Request::get(format!("/{id}/data?sort=id:desc")).body(Empty::<Bytes>::new()),
+    ] {
+        let response = handler.handle(request.expect("request")).await;
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(response.headers().contains_key(header::RETRY_AFTER));
+        let body = body_json(response).await;
+        assert_eq!(
+            (body["error"].as_str(), body["retryable"].as_bool()),
+            (Some("storage_error"), Some(true))
+        );
+        assert!(
+            !body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("switched off"),
+            "no internals: {body}"
+        );
+    }
+    backend.restore();
+    let response = handler
+        .handle(
+            Request::get(format!("/{id}"))
+                .body(Empty::<Bytes>::new())
+                .expect("request"),
+        )
+        .await;
+    assert_eq!(body_json(response).await["consistency"], "snapshot");
 }

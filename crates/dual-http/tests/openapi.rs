@@ -275,7 +275,8 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
     let spec = Spec::load();
     assert_eq!(spec.doc["openapi"].as_str().map(|v| &v[..4]), Some("3.1."));
     let store = Arc::new(common::flaky_store());
-    let server = common::server_with(Arc::clone(&store));
+    // Live, so that pages and exports of `failing` reach the executor (500 query_failed).
+    let server = common::live_server_with(Arc::clone(&store));
     let fixture = Fixture {
         plain: DualHttp::new(server.clone()),
         cors: DualHttp::builder(server.clone()).cors(Cors::any()).build(),

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dual_core::{DEFAULT_PAGE_LIMIT, DEFAULT_URI_SCHEME, MAX_PAGE_LIMIT, PageLimits};
+use dual_spool::{MemorySpool, Spool};
 use dual_store::{Clock, MemoryStore, ResourceStore};
 
 use crate::registry::Registry;
@@ -19,6 +20,10 @@ pub const DEFAULT_CLEANUP_INTERVAL: Duration = Duration::from_secs(60);
 pub const DEFAULT_MAX_SAMPLE_BYTES: usize = 256 * 1024;
 /// Default cap on live resources in the store: 100,000.
 pub const DEFAULT_MAX_RESOURCES: u64 = 100_000;
+/// Default snapshot size cap: 1 GiB of compact JSON rows; larger results are served live.
+pub const DEFAULT_SNAPSHOT_MAX_BYTES: u64 = 1 << 30;
+/// Default memory budget of the cache of sorted orders of snapshots: 64 MiB (4 bytes per row).
+pub const DEFAULT_SORT_CACHE_BYTES: u64 = 64 << 20;
 /// Largest sample size accepted, so a tool result stays small enough for a model.
 pub const MAX_SAMPLE_SIZE: u64 = 1_000;
 
@@ -43,6 +48,11 @@ pub struct ServerConfig {
     /// Cap on live resources in the store (`None`: no cap); at the cap `create_response` fails with
     /// the retryable `TOO_MANY_RESOURCES` and nothing is evicted.
     pub max_resources: Option<u64>,
+    /// Largest snapshot in bytes of compact JSON rows; `None` when snapshots are off (every resource
+    /// is live). A result over it is served live.
+    pub snapshot_max_bytes: Option<u64>,
+    /// Byte budget of the in-memory cache of sorted orders of snapshots.
+    pub sort_cache_bytes: u64,
 }
 
 /// Builds a [`DualResponseServer`]. Only `base_url` is required.
@@ -71,6 +81,9 @@ pub struct DualResponseServerBuilder {
     max_sample_bytes: usize,
     max_resources: Option<u64>,
     store: Option<Arc<dyn ResourceStore>>,
+    spool: Option<Spool>,
+    snapshot_max_bytes: Option<u64>,
+    sort_cache_bytes: u64,
     registry: Registry,
     clock: Clock,
 }
@@ -90,6 +103,9 @@ impl Default for DualResponseServerBuilder {
             max_sample_bytes: DEFAULT_MAX_SAMPLE_BYTES,
             max_resources: Some(DEFAULT_MAX_RESOURCES),
             store: None,
+            spool: None,
+            snapshot_max_bytes: Some(DEFAULT_SNAPSHOT_MAX_BYTES),
+            sort_cache_bytes: DEFAULT_SORT_CACHE_BYTES,
             registry: Registry::default(),
             clock: Clock::system(),
         }
@@ -193,6 +209,34 @@ impl DualResponseServerBuilder {
         self
     }
 
+    /// The spool snapshots are written to (default: a [`MemorySpool`] with its default budget,
+    /// 256 MiB, spilling to a private temporary directory). Share one spool (an S3 one, say) between
+    /// the instances that share a store.
+    pub fn spool(mut self, spool: Spool) -> Self {
+        self.spool = Some(spool);
+        self
+    }
+
+    /// Largest snapshot, in bytes of compact JSON rows (default 1 GiB). A result that passes it is
+    /// not kept: its resource is served live (its metadata says `consistency: live`).
+    pub fn snapshot_max_bytes(mut self, bytes: u64) -> Self {
+        self.snapshot_max_bytes = Some(bytes);
+        self
+    }
+
+    /// Writes no snapshots: every resource is live, and its pages and exports re-execute the query.
+    pub fn without_snapshots(mut self) -> Self {
+        self.snapshot_max_bytes = None;
+        self
+    }
+
+    /// Byte budget of the cache of sorted orders of snapshots (default 64 MiB, 4 bytes per row);
+    /// the least recently used orders are evicted beyond it.
+    pub fn sort_cache_bytes(mut self, bytes: u64) -> Self {
+        self.sort_cache_bytes = bytes;
+        self
+    }
+
     /// The clock (default: the system clock). Tests pass [`Clock::tokio`] and pause tokio's time.
     pub fn clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
@@ -248,9 +292,21 @@ impl DualResponseServerBuilder {
             page_limits: self.page_limits,
             max_sample_bytes: self.max_sample_bytes,
             max_resources: self.max_resources,
+            snapshot_max_bytes: self.snapshot_max_bytes,
+            sort_cache_bytes: self.sort_cache_bytes,
         };
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
-        DualResponseServer::start(config, store, self.registry, self.clock)
+        let spool = match (self.spool, config.snapshot_max_bytes) {
+            (_, None) => None,
+            (Some(spool), Some(_)) => Some(spool),
+            (None, Some(_)) => Some(Spool::new(MemorySpool::new().map_err(|e| {
+                BuildError::InvalidOption {
+                    option: "spool",
+                    reason: e.to_string(),
+                }
+            })?)),
+        };
+        DualResponseServer::start(config, store, spool, self.registry, self.clock)
     }
 }
 

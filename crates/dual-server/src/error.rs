@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use dual_core::RequestError;
+use dual_spool::SpoolError;
 use dual_store::StoreError;
 
 use crate::ExecutorError;
@@ -86,6 +87,9 @@ pub enum ServerError {
     /// The store failed.
     #[error(transparent)]
     Storage(#[from] StoreError),
+    /// The snapshot spool failed (code `STORAGE_ERROR`; retryable when the spool's storage is down).
+    #[error("snapshot spool: {0}")]
+    Spool(#[source] SpoolError),
     /// No such resource.
     #[error("resource not found")]
     ResourceNotFound,
@@ -109,7 +113,7 @@ impl ServerError {
             Self::CountExecutionFailed(_) => ErrorCode::CountExecutionFailed,
             Self::Overloaded(_) => ErrorCode::Overloaded,
             Self::TooManyResources { .. } => ErrorCode::TooManyResources,
-            Self::Storage(_) => ErrorCode::StorageError,
+            Self::Storage(_) | Self::Spool(_) => ErrorCode::StorageError,
             Self::ResourceNotFound => ErrorCode::ResourceNotFound,
             Self::ResourceExpired => ErrorCode::ResourceExpired,
             Self::UnknownQueryKind(_) => ErrorCode::UnknownQueryKind,
@@ -122,6 +126,7 @@ impl ServerError {
     pub fn is_retryable(&self) -> bool {
         match self {
             Self::Storage(e) => e.is_retryable(),
+            Self::Spool(e) => e.is_retryable(),
             Self::Overloaded(_) | Self::TooManyResources { .. } => true,
             _ => false,
         }
@@ -144,6 +149,16 @@ impl ServerError {
             Self::Overloaded(error)
         } else {
             Self::QueryExecutionFailed(error)
+        }
+    }
+
+    /// A spool failure while serving a resource: a snapshot gone meanwhile (deleted or purged by
+    /// another request) is `RESOURCE_NOT_FOUND`, anything else [`ServerError::Spool`].
+    pub(crate) fn spool(error: SpoolError) -> Self {
+        if error.is_not_found() {
+            Self::ResourceNotFound
+        } else {
+            Self::Spool(error)
         }
     }
 

@@ -62,13 +62,16 @@ mod error;
 mod executor;
 mod registry;
 mod server;
+mod snapshot;
+mod sorted;
 mod sweeper;
 mod typed;
 
 pub use caller::Caller;
 pub use config::{
     DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES,
-    DEFAULT_SAMPLE_SIZE, DualResponseServerBuilder, MAX_SAMPLE_SIZE, ServerConfig,
+    DEFAULT_SAMPLE_SIZE, DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SORT_CACHE_BYTES, DualResponseServerBuilder,
+    MAX_SAMPLE_SIZE, ServerConfig,
 };
 pub use create::CreateResponse;
 pub use error::{BuildError, ErrorCode, ServerError};
@@ -80,4 +83,5 @@ pub use server::{DEFAULT_RESOURCE_NAME, DualResponseServer};
 pub use typed::{Typed, TypedExecutor};
 
 pub use dual_core;
+pub use dual_spool;
 pub use dual_store;

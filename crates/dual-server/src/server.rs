@@ -5,14 +5,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dual_core::{
-    DualResponse, PageRequest, PageResponse, ResourceId, ResourceMetadata, ResourceRecord, Row, RowRange,
-    Sort, infer_columns, validate_sort,
+    Consistency, DualResponse, PageRequest, PageResponse, ResourceId, ResourceMetadata, ResourceRecord, Row,
+    RowRange, Sort, infer_columns, validate_sort,
 };
+use dual_spool::Spool;
 use dual_store::{Clock, Lookup, ResourceStore};
 use tracing::Instrument;
 
 use crate::config::{MAX_SAMPLE_SIZE, ServerConfig};
 use crate::registry::Registry;
+use crate::snapshot;
+use crate::sorted::SortCache;
 use crate::sweeper::Sweeper;
 use crate::{
     BuildError, Caller, CreateResponse, DualResponseServerBuilder, QueryExecutor, RowStream, ServerError,
@@ -33,6 +36,9 @@ pub struct DualResponseServer {
 struct Inner {
     config: ServerConfig,
     store: Arc<dyn ResourceStore>,
+    /// `None` when snapshots are off.
+    spool: Option<Spool>,
+    sorts: Arc<SortCache>,
     registry: Registry,
     clock: Clock,
     /// Taken by `shutdown`; a std mutex because it is only held to `take()` the handle.
@@ -45,6 +51,7 @@ impl fmt::Debug for DualResponseServer {
         f.debug_struct("DualResponseServer")
             .field("config", &self.inner.config)
             .field("store", &self.inner.store)
+            .field("spool", &self.inner.spool)
             .field("registry", &self.inner.registry)
             .finish_non_exhaustive()
     }
@@ -59,13 +66,21 @@ impl DualResponseServer {
     pub(crate) fn start(
         config: ServerConfig,
         store: Arc<dyn ResourceStore>,
+        spool: Option<Spool>,
         registry: Registry,
         clock: Clock,
     ) -> Result<Self, BuildError> {
+        let sorts = Arc::new(SortCache::new(config.sort_cache_bytes));
         let sweeper = match config.cleanup_interval {
             Some(interval) => {
                 tokio::runtime::Handle::try_current().map_err(|_| BuildError::NoRuntime)?;
-                Some(Sweeper::spawn(Arc::clone(&store), clock, interval))
+                Some(Sweeper::spawn(
+                    Arc::clone(&store),
+                    spool.clone(),
+                    Arc::clone(&sorts),
+                    clock,
+                    interval,
+                ))
             }
             None => None,
         };
@@ -73,6 +88,8 @@ impl DualResponseServer {
             inner: Arc::new(Inner {
                 config,
                 store,
+                spool,
+                sorts,
                 registry,
                 clock,
                 sweeper: Mutex::new(sweeper),
@@ -93,6 +110,12 @@ impl DualResponseServer {
         &self.inner.store
     }
 
+    /// The snapshot spool; `None` when snapshots are off.
+    #[must_use]
+    pub fn spool(&self) -> Option<&Spool> {
+        self.inner.spool.as_ref()
+    }
+
     /// The server's clock.
     #[must_use]
     pub fn clock(&self) -> Clock {
@@ -107,13 +130,18 @@ impl DualResponseServer {
         kinds
     }
 
-    /// Runs the query (`count` and the sample fetch concurrently), stores the resource and returns the
-    /// dual response.
+    /// Runs the query, stores the resource and returns the dual response.
+    ///
+    /// With snapshots (the default), one pass of the executor's `stream` writes every row to the
+    /// spool, keeps the sample and counts the rows, so `total_count` is exactly the rows that pages
+    /// and exports serve (`consistency: snapshot`). A result over the snapshot cap, or a server
+    /// without snapshots, runs `count` and the sample `fetch` concurrently instead and is served by
+    /// re-executing the query (`consistency: live`).
     ///
     /// # Errors
     /// `UNKNOWN_QUERY_KIND`, `INVALID_REQUEST` (sample size or expiration out of range),
     /// `COUNT_EXECUTION_FAILED` / `QUERY_EXECUTION_FAILED` carrying the executor's message, or
-    /// `STORAGE_ERROR`.
+    /// `STORAGE_ERROR` (the store, or the spool).
     pub async fn create_response(&self, request: CreateResponse) -> Result<DualResponse, ServerError> {
         let span = tracing::info_span!("dual_create", kind = %request.query.kind, id = tracing::field::Empty);
         async move {
@@ -134,13 +162,30 @@ impl DualResponseServer {
             {
                 return Err(ServerError::TooManyResources { max });
             }
+            let id = ResourceId::new();
+            tracing::Span::current().record("id", tracing::field::display(id));
             let params = &request.query.params;
-            let (count, sample) = tokio::join!(
-                executor.count(params),
-                executor.fetch(params, 0, sample_size, None)
-            );
-            let total_count = count.map_err(ServerError::count_failed)?;
-            let mut sample = sample.map_err(ServerError::query_failed)?;
+            let written = match (&inner.spool, inner.config.snapshot_max_bytes) {
+                (Some(spool), Some(max_bytes)) => {
+                    snapshot::write(spool, Arc::clone(executor), params, id, sample_size, max_bytes).await?
+                }
+                _ => None,
+            };
+            let (consistency, total_count, mut sample) = match written {
+                Some(written) => (Consistency::Snapshot, written.rows, written.sample),
+                None => {
+                    let (count, sample) = tokio::join!(
+                        executor.count(params),
+                        executor.fetch(params, 0, sample_size, None)
+                    );
+                    let total_count = count.map_err(ServerError::count_failed)?;
+                    (
+                        Consistency::Live,
+                        total_count,
+                        sample.map_err(ServerError::query_failed)?,
+                    )
+                }
+            };
             sample.truncate(usize::try_from(sample_size).unwrap_or(usize::MAX));
             let fetched = sample.len();
             sample.truncate(rows_within(&sample, inner.config.max_sample_bytes));
@@ -157,7 +202,7 @@ impl DualResponseServer {
                 .or_else(|| executor.columns(params))
                 .unwrap_or_else(|| infer_columns(&sample));
             let record = ResourceRecord {
-                id: ResourceId::new(),
+                id,
                 name: request.name.unwrap_or_else(|| DEFAULT_RESOURCE_NAME.to_owned()),
                 query: request.query,
                 columns,
@@ -169,10 +214,15 @@ impl DualResponseServer {
                 last_accessed_at: None,
                 owner: request.owner,
                 metadata: request.metadata,
+                consistency,
             };
-            tracing::Span::current().record("id", tracing::field::display(record.id));
-            inner.store.save(&record).await?;
-            tracing::debug!(total_count, "resource created");
+            if let Err(error) = inner.store.save(&record).await {
+                if consistency == Consistency::Snapshot {
+                    self.delete_snapshot(id).await;
+                }
+                return Err(error.into());
+            }
+            tracing::debug!(total_count, %consistency, "resource created");
             Ok(DualResponse::from_record(
                 record,
                 &inner.config.uri_scheme,
@@ -203,8 +253,9 @@ impl DualResponseServer {
     }
 
     /// One page of the resource's result: validates the request against the server's limits and the
-    /// resource's columns, counts an access, and re-executes the query for `limit + 1` rows so that
-    /// `has_next` is exact. An invalid request is not counted.
+    /// resource's columns, counts an access, and reads `limit + 1` rows so that `has_next` is exact:
+    /// from the snapshot (sorted pages through the sort order derived once per resource and key), or
+    /// for a live resource by re-executing the query. An invalid request is not counted.
     ///
     /// # Errors
     /// `INVALID_REQUEST` naming the field, `RESOURCE_NOT_FOUND` (also for a resource bound to another
@@ -221,6 +272,19 @@ impl DualResponseServer {
         async move {
             let record = self.authorized(id, caller).await?;
             let page = request.validate(self.inner.config.page_limits, &record.columns)?;
+            if let Some(spool) = self.snapshot_of(&record) {
+                let record = self.record_access(id).await?;
+                let rows = snapshot::page(
+                    spool,
+                    &self.inner.sorts,
+                    id,
+                    page.offset,
+                    page.fetch_limit(),
+                    page.sort.as_ref(),
+                )
+                .await?;
+                return Ok(PageResponse::from_rows(rows, &page, record.total_count));
+            }
             let executor = self.inner.registry.get(&record.query.kind)?;
             let record = self.record_access(id).await?;
             let rows = executor
@@ -239,7 +303,7 @@ impl DualResponseServer {
     }
 
     /// The resource's whole result as a stream of row batches (for exports), counting an access.
-    /// The stream yields rows as the executor produces them; nothing is collected first.
+    /// The stream yields rows as the snapshot or the executor produces them; nothing is collected first.
     /// The same as [`DualResponseServer::stream_range`] with [`RowRange::ALL`].
     ///
     /// # Errors
@@ -258,9 +322,11 @@ impl DualResponseServer {
     /// (ranged exports, the unit of parallel download), counting an access.
     ///
     /// The range is checked against the record's `total_count`: `offset` may be at most
-    /// `total_count` (the empty range at the end is allowed). The executor's
-    /// [`QueryExecutor::stream_range`] produces the rows; the stream ends after `range.limit` rows
-    /// (dropping the executor's stream then) or at the end of the result.
+    /// `total_count` (the empty range at the end is allowed). A snapshot resource's rows are read
+    /// from the spool one segment per batch (sorted: through its cached sorted order, 1,000 rows per
+    /// batch); a live resource's come from the executor's [`QueryExecutor::stream_range`], and the
+    /// stream ends after `range.limit` rows (dropping the executor's stream then) or at the end of
+    /// the result.
     ///
     /// # Errors
     /// `INVALID_REQUEST` for a sort field that is not a column or an `offset` beyond `total_count`
@@ -276,6 +342,11 @@ impl DualResponseServer {
         let record = self.authorized(id, caller).await?;
         let sort = sort.map(|s| validate_sort(&s, &record.columns)).transpose()?;
         range.check(record.total_count)?;
+        if let Some(spool) = self.snapshot_of(&record) {
+            let record = self.record_access(id).await?;
+            let stream = snapshot::export(spool, &self.inner.sorts, id, sort, range).await?;
+            return Ok((record, stream));
+        }
         let executor: Arc<dyn QueryExecutor> = Arc::clone(self.inner.registry.get(&record.query.kind)?);
         let record = self.record_access(id).await?;
         let stream = take_rows(
@@ -300,7 +371,12 @@ impl DualResponseServer {
     /// `RESOURCE_NOT_FOUND` when there is nothing `caller` may delete (an unknown id, or a resource
     /// bound to another owner), `RESOURCE_EXPIRED`, or `STORAGE_ERROR`.
     pub async fn delete_resource(&self, id: ResourceId, caller: &Caller) -> Result<(), ServerError> {
-        self.authorized(id, caller).await?;
+        let record = self.authorized(id, caller).await?;
+        if let Some(spool) = self.snapshot_of(&record) {
+            // Before the record: a failure leaves the resource in place, to be deleted again.
+            spool.delete(id).await.map_err(ServerError::Spool)?;
+            self.inner.sorts.forget(id);
+        }
         if self.inner.store.delete(id).await? {
             Ok(())
         } else {
@@ -313,7 +389,13 @@ impl DualResponseServer {
     /// # Errors
     /// `STORAGE_ERROR`.
     pub async fn purge_expired(&self) -> Result<u64, ServerError> {
-        Ok(self.inner.store.purge_expired(self.inner.clock.now()).await?)
+        crate::sweeper::purge(
+            self.inner.store.as_ref(),
+            self.inner.spool.as_ref(),
+            &self.inner.sorts,
+            self.inner.clock.now(),
+        )
+        .await
     }
 
     /// Stops the sweeper and closes the store. Idempotent; other clones see the store closed.
@@ -332,6 +414,11 @@ impl DualResponseServer {
             .take();
         if let Some(sweeper) = sweeper {
             sweeper.stop().await;
+        }
+        if let Some(spool) = &self.inner.spool
+            && let Err(error) = spool.close().await
+        {
+            tracing::warn!(%error, "closing the snapshot spool failed");
         }
         self.inner.store.close().await?;
         tracing::info!("dual-response server shut down");
@@ -358,6 +445,24 @@ impl DualResponseServer {
             tracing::debug!(%id, "caller may not see the resource: answered as not found");
             Err(ServerError::ResourceNotFound)
         }
+    }
+
+    /// The spool to serve `record` from, when it is a snapshot. A snapshot record on a server
+    /// without snapshots has no spool here: it is served live.
+    fn snapshot_of(&self, record: &ResourceRecord) -> Option<&Spool> {
+        (record.consistency == Consistency::Snapshot)
+            .then_some(self.inner.spool.as_ref())
+            .flatten()
+    }
+
+    /// Removes the snapshot of `id`, logging a failure (the orphan sweep finishes the job).
+    async fn delete_snapshot(&self, id: ResourceId) {
+        if let Some(spool) = &self.inner.spool
+            && let Err(error) = spool.delete(id).await
+        {
+            tracing::warn!(%id, %error, "snapshot left for the orphan sweep");
+        }
+        self.inner.sorts.forget(id);
     }
 
     async fn record_access(&self, id: ResourceId) -> Result<ResourceRecord, ServerError> {

@@ -1,9 +1,15 @@
-//! The background task that purges expired resources.
+//! The background task that purges expired resources, their snapshots, and orphaned snapshots.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use dual_store::{Clock, ResourceStore};
+use dual_core::ResourceId;
+use dual_spool::Spool;
+use dual_store::{Clock, Lookup, ResourceStore};
+use time::OffsetDateTime;
+
+use crate::ServerError;
+use crate::sorted::SortCache;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tracing::Instrument;
@@ -17,7 +23,13 @@ pub(crate) struct Sweeper {
 
 impl Sweeper {
     /// Spawns a sweep every `interval` on the current runtime.
-    pub(crate) fn spawn(store: Arc<dyn ResourceStore>, clock: Clock, interval: Duration) -> Self {
+    pub(crate) fn spawn(
+        store: Arc<dyn ResourceStore>,
+        spool: Option<Spool>,
+        sorts: Arc<SortCache>,
+        clock: Clock,
+        interval: Duration,
+    ) -> Self {
         let stop = Arc::new(Notify::new());
         let signal = Arc::clone(&stop);
         let span = tracing::info_span!("dual_sweeper", interval_ms = interval.as_millis() as u64);
@@ -29,7 +41,7 @@ impl Sweeper {
                 loop {
                     tokio::select! {
                         () = signal.notified() => break,
-                        _ = ticks.tick() => sweep(store.as_ref(), clock).await,
+                        _ = ticks.tick() => sweep(store.as_ref(), spool.as_ref(), &sorts, clock).await,
                     }
                 }
                 tracing::debug!("sweeper stopped");
@@ -58,10 +70,79 @@ impl Drop for Sweeper {
     }
 }
 
-async fn sweep(store: &dyn ResourceStore, clock: Clock) {
-    match store.purge_expired(clock.now()).await {
+async fn sweep(store: &dyn ResourceStore, spool: Option<&Spool>, sorts: &SortCache, clock: Clock) {
+    match purge(store, spool, sorts, clock.now()).await {
         Ok(0) => {}
         Ok(purged) => tracing::debug!(purged, "purged expired resources"),
         Err(error) => tracing::warn!(%error, "expiry sweep failed; retrying next interval"),
     }
+    if let Some(spool) = spool {
+        match sweep_orphans(store, spool, sorts, clock.now()).await {
+            Ok(0) => {}
+            Ok(removed) => tracing::info!(removed, "orphaned snapshots removed"),
+            Err(error) => tracing::warn!(%error, "orphan sweep failed; retrying next interval"),
+        }
+    }
+}
+
+/// Expired ids looked up per batch before a purge.
+const PURGE_BATCH: usize = 1_000;
+/// Most spooled snapshots the orphan sweep looks up in the store per sweep.
+const ORPHAN_CHECKS: usize = 1_000;
+/// How old a snapshot's id must be before the orphan sweep may remove it while its record is
+/// missing: a snapshot is written before its record is saved, by this or another instance.
+pub(crate) const ORPHAN_GRACE: Duration = Duration::from_secs(60 * 60);
+
+/// Deletes the snapshots of the expired resources, then purges their records, returning how many
+/// records were purged. A snapshot whose deletion fails, or of a resource that expires between the
+/// two steps, is left to the orphan sweep; an expired resource is never served meanwhile.
+pub(crate) async fn purge(
+    store: &dyn ResourceStore,
+    spool: Option<&Spool>,
+    sorts: &SortCache,
+    now: OffsetDateTime,
+) -> Result<u64, ServerError> {
+    if let Some(spool) = spool {
+        // Bounded: a backlog larger than this is purged now and its snapshots swept as orphans.
+        let expired = store.find_expired(now, PURGE_BATCH).await?;
+        for id in expired {
+            sorts.forget(id);
+            if let Err(error) = spool.delete(id).await {
+                tracing::warn!(%id, %error, "snapshot of an expired resource left for the orphan sweep");
+            }
+        }
+    }
+    Ok(store.purge_expired(now).await?)
+}
+
+/// Removes the snapshots whose resource is gone (deleted, expired, or never saved: a crash between
+/// writing and saving), except those younger than [`ORPHAN_GRACE`]; looks at most
+/// [`ORPHAN_CHECKS`] snapshots up per call. Returns how many it removed.
+pub(crate) async fn sweep_orphans(
+    store: &dyn ResourceStore,
+    spool: &Spool,
+    sorts: &SortCache,
+    now: OffsetDateTime,
+) -> Result<usize, ServerError> {
+    let grace_ms = u64::try_from(ORPHAN_GRACE.as_millis()).unwrap_or(u64::MAX);
+    let now_ms = u64::try_from(now.unix_timestamp_nanos() / 1_000_000).unwrap_or(0);
+    let mut removed = 0;
+    let spooled = spool.list().await.map_err(ServerError::Spool)?;
+    for entry in spooled.into_iter().take(ORPHAN_CHECKS) {
+        if young(entry.id, now_ms, grace_ms) {
+            continue;
+        }
+        if matches!(store.get(entry.id, now).await?, Lookup::Found(_)) {
+            continue;
+        }
+        sorts.forget(entry.id);
+        spool.delete(entry.id).await.map_err(ServerError::Spool)?;
+        removed += 1;
+    }
+    Ok(removed)
+}
+
+/// Whether `id` was made less than `grace_ms` before `now_ms` (its ULID's timestamp).
+fn young(id: ResourceId, now_ms: u64, grace_ms: u64) -> bool {
+    id.as_ulid().timestamp_ms().saturating_add(grace_ms) > now_ms
 }

@@ -23,8 +23,9 @@ use crate::{ExecutorError, QueryExecutor};
 /// impl TypedExecutor for Institutions {
 ///     type Params = Search;
 ///     async fn count(&self, p: &Search) -> Result<u64, ExecutorError> { Ok(p.state.len() as u64) }
-///     async fn fetch(&self, _: &Search, _: u64, _: u64, _: Option<&Sort>) -> Result<Vec<Row>, ExecutorError> {
-///         Ok(vec![])
+///     async fn fetch(&self, p: &Search, offset: u64, limit: u64, _: Option<&Sort>) -> Result<Vec<Row>, ExecutorError> {
+///         let row = |c: char| serde_json::json!({"letter": c}).as_object().cloned().unwrap_or_default();
+///         Ok(p.state.chars().skip(offset as usize).take(limit as usize).map(row).collect())
 ///     }
 /// }
 ///

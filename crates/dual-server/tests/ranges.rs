@@ -12,11 +12,13 @@ use dual_server::{
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+/// A live server: these tests are about how ranges reach the executor (snapshots never do).
 fn server(executor: Arc<dyn QueryExecutor>) -> DualResponseServer {
     DualResponseServer::builder()
         .base_url("https://api.example.com/resources")
         .shared_executor("institutions", executor)
         .without_sweeper()
+        .without_snapshots()
         .build()
         .expect("valid configuration")
 }

@@ -100,7 +100,13 @@ async fn per_call_options_override_defaults() {
 
 #[tokio::test]
 async fn executor_errors_keep_the_message_and_code() {
-    let server = server();
+    // Live: a snapshot runs one stream, never `count`, so only the live path has COUNT_EXECUTION_FAILED.
+    let server = DualResponseServer::builder()
+        .base_url("https://api.example.com/resources/")
+        .shared_executor("institutions", common::shared() as Arc<dyn QueryExecutor>)
+        .without_snapshots()
+        .build()
+        .expect("valid configuration");
     let err = server
         .create_response(CreateResponse::new("institutions", json!({"n": 1, "fail": true})))
         .await;

@@ -1,6 +1,6 @@
 //! Records to statement parameters and rows back to records.
 
-use dual_core::{Column, QuerySpec, ResourceRecord, Row as SampleRow};
+use dual_core::{Column, Consistency, QuerySpec, ResourceRecord, Row as SampleRow};
 use dual_store::StoreError;
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -28,6 +28,7 @@ pub(crate) struct SaveParams<'a> {
     last_accessed_at: Option<OffsetDateTime>,
     owner: Option<&'a str>,
     metadata: Json<&'a Value>,
+    consistency: &'static str,
 }
 
 impl<'a> SaveParams<'a> {
@@ -49,11 +50,12 @@ impl<'a> SaveParams<'a> {
             last_accessed_at: record.last_accessed_at.map(micros),
             owner: record.owner.as_deref(),
             metadata: Json(&record.metadata),
+            consistency: record.consistency.as_str(),
         })
     }
 
     /// In the column order of the save statement.
-    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 12] {
+    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 13] {
         [
             &self.id,
             &self.name,
@@ -67,6 +69,7 @@ impl<'a> SaveParams<'a> {
             &self.last_accessed_at,
             &self.owner,
             &self.metadata,
+            &self.consistency,
         ]
     }
 }
@@ -98,6 +101,9 @@ pub(crate) fn decode(row: &Row) -> Result<ResourceRecord, StoreError> {
         last_accessed_at: column(row, "last_accessed_at")?,
         owner: column(row, "owner")?,
         metadata: column::<Json<Value>>(row, "metadata")?.0,
+        consistency: column::<String>(row, "consistency")?
+            .parse::<Consistency>()
+            .map_err(|e| StoreError::Corrupt(format!("column consistency: {e}")))?,
     })
 }
 

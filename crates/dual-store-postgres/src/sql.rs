@@ -4,7 +4,7 @@ use crate::ident::Ident;
 
 /// Every column of the table, in the order [`Sql::save`] binds them.
 const COLUMNS: &str = "id, name, query, columns, total_count, sample, created_at, expires_at, \
-                       access_count, last_accessed_at, owner, metadata";
+                       access_count, last_accessed_at, owner, metadata, consistency";
 
 /// The statements of a store over one table.
 #[derive(Debug)]
@@ -64,8 +64,17 @@ BEGIN
             access_count bigint NOT NULL DEFAULT 0,
             last_accessed_at timestamptz,
             owner text,
-            metadata json NOT NULL
+            metadata json NOT NULL,
+            consistency text NOT NULL DEFAULT 'live'
         );
+    END IF;
+    -- Tables created before snapshots lack `consistency`: their records are all live. Checked
+    -- first, like the table, so a role that may not alter a table that is already current starts.
+    IF NOT EXISTS (
+        SELECT 1 FROM pg_attribute
+        WHERE attrelid = to_regclass('{qualified}') AND attname = 'consistency' AND NOT attisdropped
+    ) THEN
+        ALTER TABLE {qualified} ADD COLUMN IF NOT EXISTS consistency text NOT NULL DEFAULT 'live';
     END IF;
     IF to_regclass('{qualified_index}') IS NULL THEN
         CREATE INDEX {index} ON {qualified} (expires_at) WHERE expires_at IS NOT NULL;
@@ -89,12 +98,12 @@ FROM (VALUES (1)) AS one (x) LEFT JOIN hit ON TRUE"
         Self {
             migrate,
             save: format!(
-                "INSERT INTO {qualified} ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                "INSERT INTO {qualified} ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, query = EXCLUDED.query,
     columns = EXCLUDED.columns, total_count = EXCLUDED.total_count, sample = EXCLUDED.sample,
     created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
     access_count = EXCLUDED.access_count, last_accessed_at = EXCLUDED.last_accessed_at,
-    owner = EXCLUDED.owner, metadata = EXCLUDED.metadata"
+    owner = EXCLUDED.owner, metadata = EXCLUDED.metadata, consistency = EXCLUDED.consistency"
             ),
             get: format!("SELECT {COLUMNS} FROM {qualified} WHERE id = $1"),
             record_access: update_live("access_count = access_count + 1, last_accessed_at = $2"),

@@ -187,3 +187,34 @@ async fn a_stores_debug_output_names_its_schema() {
     let store = namespace.store().await;
     assert!(format!("{store:?}").contains(namespace.schema()));
 }
+
+#[tokio::test]
+async fn the_migration_adds_consistency_to_a_table_from_before_snapshots() -> TestResult {
+    let namespace = Namespace::new();
+    let table = namespace.table();
+    let builder = namespace.builder().table(table.clone());
+    let first = builder.clone().connect().await?;
+    let now = now_micros();
+    let old = record(now, None);
+    first.save(&old).await?;
+    // A table of an earlier release: no `consistency` column.
+    let raw = namespace.raw().await;
+    raw.batch_execute(&format!(
+        "ALTER TABLE \"{}\".\"{table}\" DROP COLUMN consistency",
+        namespace.schema()
+    ))
+    .await?;
+    let upgraded = builder.connect().await?;
+    let Lookup::Found(seen) = upgraded.get(old.id, now).await? else {
+        panic!("the old record survives the migration");
+    };
+    assert_eq!(seen.consistency, dual_core::Consistency::Live);
+    let mut snapshot = record(now, None);
+    snapshot.consistency = dual_core::Consistency::Snapshot;
+    upgraded.save(&snapshot).await?;
+    let Lookup::Found(seen) = upgraded.get(snapshot.id, now).await? else {
+        panic!("saved");
+    };
+    assert_eq!(seen.consistency, dual_core::Consistency::Snapshot);
+    Ok(())
+}

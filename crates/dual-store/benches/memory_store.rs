@@ -164,6 +164,7 @@ fn resource(
         last_accessed_at: None,
         owner: Some(format!("tenant-{}", i % 100)),
         metadata: json!({"tool": "search_institutions"}),
+        consistency: dual_core::Consistency::Snapshot,
     }
 }
 

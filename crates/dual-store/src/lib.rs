@@ -26,6 +26,7 @@
 //!     last_accessed_at: None,
 //!     owner: None,
 //!     metadata: serde_json::Value::Null,
+//!     consistency: dual_core::Consistency::Live,
 //! };
 //! store.save(&record).await?;
 //! let Lookup::Found(seen) = store.record_access(record.id, now).await? else { unreachable!() };

@@ -19,6 +19,7 @@ fn record(now: OffsetDateTime, expires_at: Option<OffsetDateTime>) -> ResourceRe
         last_accessed_at: None,
         owner: None,
         metadata: serde_json::Value::Null,
+        consistency: dual_core::Consistency::Live,
     }
 }
 

@@ -29,7 +29,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve MCP (streamable HTTP at /mcp, or stdio with --stdio) and the REST API at /resources.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Call the `query` tool over MCP, show the sample, fetch every row, print a table or write CSV.
     Report(ReportArgs),
 }
@@ -84,6 +84,18 @@ struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_MAX_SAMPLE_BYTES,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_sample_bytes: usize,
+    /// Largest snapshot, in MiB of compact JSON rows: a resource's result is written once at
+    /// creation and its pages and exports are served from it; a larger result is served live (pages
+    /// re-run the query). 0 turns snapshots off.
+    #[arg(long, value_name = "MIB", default_value_t = dual_server::DEFAULT_SNAPSHOT_MAX_BYTES >> 20)]
+    snapshot_max_mb: u64,
+    /// Memory budget of the snapshot spool, in MiB; segments beyond it spill to disk.
+    #[arg(long, value_name = "MIB", default_value_t = dual_server::dual_spool::DEFAULT_MEMORY_BUDGET >> 20)]
+    spool_memory_mb: u64,
+    /// Directory snapshot segments spill to (default: a private temporary directory). Leftovers of a
+    /// crashed process in it are removed at start-up.
+    #[arg(long, value_name = "DIR")]
+    spool_dir: Option<std::path::PathBuf>,
     /// Most live resources; at the cap a tool call fails with a retryable error (nothing is evicted;
     /// deleting or expiring resources frees room).
     #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_MAX_RESOURCES,
@@ -175,7 +187,7 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match cli.command {
             None => dual_demo::demo::run(None).await,
-            Some(Command::Serve(args)) => run_serve(args).await,
+            Some(Command::Serve(args)) => run_serve(*args).await,
             Some(Command::Report(args)) => {
                 report::run(&ReportOptions {
                     mcp: args.mcp,
@@ -222,6 +234,9 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.export_slots = args.export_slots;
     options.max_sample_bytes = args.max_sample_bytes;
     options.max_resources = args.max_resources;
+    options.snapshot_max_mb = args.snapshot_max_mb;
+    options.spool_memory_mb = args.spool_memory_mb;
+    options.spool_dir = args.spool_dir;
     options.max_connections = args.max_connections;
     options.header_timeout = Duration::from_secs(args.header_timeout_secs);
     options.idle_timeout = Duration::from_secs(args.idle_timeout_secs);

@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use dual_server::DualResponseServer;
+use dual_server::dual_spool::{MemorySpool, Spool};
 use http_body_util::combinators::UnsyncBoxBody;
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
@@ -91,6 +92,13 @@ pub struct ServeOptions {
     pub max_sample_bytes: usize,
     /// Cap on live resources; at the cap a tool call fails with a retryable error.
     pub max_resources: u64,
+    /// Largest snapshot in MiB of compact JSON rows; larger results are served live. 0: no
+    /// snapshots, every resource live (pages and exports re-run the query).
+    pub snapshot_max_mb: u64,
+    /// Memory budget of the snapshot spool in MiB; beyond it segments spill to disk.
+    pub spool_memory_mb: u64,
+    /// Spill directory of the snapshot spool (default: a private temporary directory).
+    pub spool_dir: Option<PathBuf>,
     /// Most connections open at once; further clients wait in the listen backlog until one closes.
     pub max_connections: usize,
     /// Time a client has to send a request head: from connecting, or on a kept-alive connection
@@ -136,6 +144,9 @@ impl ServeOptions {
             export_slots: sqlite::DEFAULT_EXPORT_SLOTS,
             max_sample_bytes: dual_server::DEFAULT_MAX_SAMPLE_BYTES,
             max_resources: dual_server::DEFAULT_MAX_RESOURCES,
+            snapshot_max_mb: dual_server::DEFAULT_SNAPSHOT_MAX_BYTES >> 20,
+            spool_memory_mb: dual_server::dual_spool::DEFAULT_MEMORY_BUDGET >> 20,
+            spool_dir: None,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
@@ -197,6 +208,9 @@ pub enum ServeError {
     /// The server configuration was refused.
     #[error(transparent)]
     Build(#[from] dual_server::BuildError),
+    /// The snapshot spool could not be set up (its spill directory).
+    #[error("snapshot spool: {0}")]
+    Spool(#[source] dual_server::dual_spool::SpoolError),
     /// A limit of [`ServeOptions`] is zero.
     #[error("`{0}` must be greater than zero")]
     Limit(&'static str),
@@ -262,6 +276,31 @@ pub async fn build_server(
         .default_sample_size(options.sample_size)
         .max_sample_bytes(options.max_sample_bytes)
         .max_resources(options.max_resources);
+    // The demo's spool is in this process: instances sharing a Redis or PostgreSQL store could
+    // not read each other's snapshots, so a shared store serves every resource live until the
+    // demo can share a spool (`--spool s3://…`, not there yet).
+    let shared_store = options.store.trim() != "memory";
+    if shared_store && options.snapshot_max_mb > 0 {
+        tracing::warn!("a shared store without a shared spool: snapshots are off, every resource is live");
+    }
+    if options.snapshot_max_mb == 0 || shared_store {
+        builder = builder.without_snapshots();
+    } else {
+        let mut spool = MemorySpool::builder().memory_budget_mb(options.spool_memory_mb);
+        if let Some(dir) = &options.spool_dir {
+            spool = spool.dir(dir);
+        }
+        let spool = spool.build().await.map_err(ServeError::Spool)?;
+        tracing::info!(
+            memory_mb = options.spool_memory_mb,
+            dir = %spool.dir().display(),
+            snapshot_max_mb = options.snapshot_max_mb,
+            "snapshot spool ready"
+        );
+        builder = builder
+            .spool(Spool::new(spool))
+            .snapshot_max_bytes(options.snapshot_max_mb.saturating_mul(1 << 20));
+    }
     if opened.native_expiry {
         builder = builder.without_sweeper();
     }

@@ -55,6 +55,8 @@ async fn stalled_export_readers_never_delay_pages_metadata_or_tool_calls() {
             o.db_wait = DB_WAIT;
             o.export_slots = EXPORT_SLOTS;
             o.shutdown_grace = Duration::from_secs(2);
+            // Live: the export slots bound exports that read the database; snapshots read none.
+            o.snapshot_max_mb = 0;
         })
         .await;
         let id = create_big_resource(&server.running.mcp_url()).await;

@@ -41,6 +41,7 @@ async fn metadata<T: Target>(ctx: &Ctx<T>) {
         [
             "access_count",
             "columns",
+            "consistency",
             "created_at",
             "expires_at",
             "id",
@@ -54,6 +55,10 @@ async fn metadata<T: Target>(ctx: &Ctx<T>) {
     );
     assert_eq!(first["id"], id.to_string(), "[{check}] id");
     assert_eq!(first["status"], "ready", "[{check}] status");
+    assert!(
+        first["consistency"] == "snapshot" || first["consistency"] == "live",
+        "[{check}] consistency"
+    );
     assert_eq!(first["total_count"], 847, "[{check}] total_count");
     assert_eq!(first["name"], "Suite rows", "[{check}] name");
     assert_eq!(

@@ -23,6 +23,10 @@ pub(crate) const ALLOWED_ORIGIN: &str = "https://app.example.com";
 pub(crate) struct Ctx<T> {
     pub(crate) mount: String,
     pub(crate) server: DualResponseServer,
+    /// A server without snapshots on the same store and executor: it creates the resources whose
+    /// executor is set to fail later (`fail_*` params), which only a live resource asks again. The
+    /// targets serve them through `server` all the same, as live records.
+    live: DualResponseServer,
     pub(crate) store: Arc<BreakableStore>,
     plain: T,
     cors: T,
@@ -31,11 +35,18 @@ pub(crate) struct Ctx<T> {
 impl<T: Target> Ctx<T> {
     pub(crate) fn new<F: Fn(DualHttpBuilder) -> T>(mount: &str, make: &F) -> Self {
         let store = Arc::new(BreakableStore::new(STORE_SECRET));
-        let server = DualResponseServer::builder()
-            .base_url("http://127.0.0.1/resources")
-            .shared_store(Arc::clone(&store) as Arc<dyn dual_server::dual_store::ResourceStore>)
-            .shared_executor("rows", Arc::new(SuiteExecutor) as Arc<dyn QueryExecutor>)
-            .without_sweeper()
+        let configure = || {
+            DualResponseServer::builder()
+                .base_url("http://127.0.0.1/resources")
+                .shared_store(Arc::clone(&store) as Arc<dyn dual_server::dual_store::ResourceStore>)
+                .shared_executor("rows", Arc::new(SuiteExecutor) as Arc<dyn QueryExecutor>)
+                .without_sweeper()
+        };
+        let server = configure()
+            .build()
+            .unwrap_or_else(|e| panic!("the suite's server configuration is valid: {e}"));
+        let live = configure()
+            .without_snapshots()
             .build()
             .unwrap_or_else(|e| panic!("the suite's server configuration is valid: {e}"));
         let builder = || DualHttp::builder(server.clone()).authorize(BearerIsOwner);
@@ -47,17 +58,21 @@ impl<T: Target> Ctx<T> {
             plain: make(builder()),
             cors: make(builder().cors(cors)),
             server,
+            live,
             store,
         }
     }
 
-    /// Creates a resource of `n` rows with extra executor params.
+    /// Creates a resource of `n` rows with extra executor params: a live one when a `fail_*` param
+    /// sets the executor to fail after creation, a snapshot otherwise.
     pub(crate) async fn create_with(&self, params: Value, owner: Option<&str>) -> ResourceId {
         let mut request = CreateResponse::new("rows", params).name("Suite rows");
         if let Some(owner) = owner {
             request = request.owner(owner);
         }
-        match self.server.create_response(request).await {
+        let fails_later = params_fail(&request);
+        let server = if fails_later { &self.live } else { &self.server };
+        match server.create_response(request).await {
             Ok(response) => response.id,
             Err(error) => panic!("the suite could not create a resource: {error}"),
         }
@@ -260,4 +275,12 @@ impl Reply {
         }
         message
     }
+}
+
+fn params_fail(request: &CreateResponse) -> bool {
+    request
+        .query()
+        .params
+        .as_object()
+        .is_some_and(|params| params.keys().any(|key| key.starts_with("fail_")))
 }

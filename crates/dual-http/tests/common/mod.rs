@@ -105,6 +105,23 @@ pub fn server() -> DualResponseServer {
     server_with(Arc::new(flaky_store()))
 }
 
+/// A server without snapshots: pages and exports re-execute the query (the live path).
+pub fn live_server() -> DualResponseServer {
+    live_server_with(Arc::new(flaky_store()))
+}
+
+/// [`live_server`] on `store`.
+pub fn live_server_with(store: Arc<FlakyStore>) -> DualResponseServer {
+    DualResponseServer::builder()
+        .base_url("http://127.0.0.1/resources")
+        .shared_store(store)
+        .executor("numbers", Numbers)
+        .without_sweeper()
+        .without_snapshots()
+        .build()
+        .expect("valid configuration")
+}
+
 pub fn server_with(store: Arc<FlakyStore>) -> DualResponseServer {
     DualResponseServer::builder()
         .base_url("http://127.0.0.1/resources")

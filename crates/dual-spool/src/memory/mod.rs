@@ -81,6 +81,17 @@ impl MemorySpool {
         MemorySpoolBuilder::default()
     }
 
+    /// A spool with the default budget ([`DEFAULT_MEMORY_BUDGET`]) spilling to a new private
+    /// temporary directory. Unlike [`MemorySpoolBuilder::build`] it needs no runtime.
+    ///
+    /// # Errors
+    ///
+    /// [`SpoolError::Config`] when the directory cannot be created.
+    pub fn new() -> Result<Self, SpoolError> {
+        let dir = SpillDir::private().map_err(|e| SpoolError::Config(format!("spill directory: {e}")))?;
+        Ok(Self::from_parts(DEFAULT_MEMORY_BUDGET, dir))
+    }
+
     fn from_parts(budget: u64, dir: SpillDir) -> Self {
         Self {
             shared: Arc::new(Shared {

@@ -123,6 +123,7 @@ pub(crate) fn record(now: OffsetDateTime, expires_at: Option<OffsetDateTime>) ->
         last_accessed_at: None,
         owner: None,
         metadata: serde_json::Value::Null,
+        consistency: dual_core::Consistency::Live,
     }
 }
 

@@ -115,5 +115,6 @@ pub(crate) fn record(now: OffsetDateTime, expires_at: Option<OffsetDateTime>) ->
         last_accessed_at: None,
         owner: None,
         metadata: serde_json::Value::Null,
+        consistency: dual_core::Consistency::Live,
     }
 }

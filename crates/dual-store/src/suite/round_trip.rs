@@ -31,6 +31,7 @@ fn assert_same(got: &ResourceRecord, want: &ResourceRecord, what: &str) {
     );
     assert_eq!(got.owner, want.owner, "{what}: owner");
     assert_eq!(got.metadata, want.metadata, "{what}: metadata");
+    assert_eq!(got.consistency, want.consistency, "{what}: consistency");
     let text = |r: &ResourceRecord| serde_json::to_string(r).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(
         text(got),
@@ -41,7 +42,7 @@ fn assert_same(got: &ResourceRecord, want: &ResourceRecord, what: &str) {
 
 /// Every field of a record survives `save` then `get`: unicode text, nested JSON in its key order, every
 /// JSON type including integers beyond `f64` precision, every column type, owner present or absent,
-/// timestamps to the microsecond, metadata of any JSON type.
+/// timestamps to the microsecond, metadata of any JSON type, consistency `snapshot` and `live`.
 pub async fn round_trip_every_field(store: &dyn ResourceStore) {
     let now = base_now();
     let rich = rich_record(now);
@@ -50,6 +51,7 @@ pub async fn round_trip_every_field(store: &dyn ResourceStore) {
     odd.query.params = serde_json::json!([3, 2, 1]);
     odd.metadata = serde_json::json!("just a string");
     odd.owner = Some(String::new());
+    odd.consistency = dual_core::Consistency::Snapshot;
     for (what, saved) in [
         ("rich record", &rich),
         ("minimal record", &minimal),

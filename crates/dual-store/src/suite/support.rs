@@ -1,6 +1,6 @@
 //! Fixtures and helpers shared by the suite's cases.
 
-use dual_core::{Column, ColumnType, QuerySpec, ResourceId, ResourceRecord, Row};
+use dual_core::{Column, ColumnType, Consistency, QuerySpec, ResourceId, ResourceRecord, Row};
 use serde_json::{Value, json};
 use time::{Duration, OffsetDateTime};
 
@@ -36,6 +36,7 @@ pub(super) fn record(name: &str, now: OffsetDateTime, expires_at: Option<OffsetD
         last_accessed_at: None,
         owner: None,
         metadata: Value::Null,
+        consistency: Consistency::Live,
     }
 }
 
@@ -93,6 +94,7 @@ pub(super) fn rich_record(now: OffsetDateTime) -> ResourceRecord {
             "source": "suite", "nested": {"list": [1, 2.5, "x", null, false], "obj": {"k": "v"}},
             "emoji": "🎓", "count": 0, "null": null,
         }),
+        consistency: Consistency::Snapshot,
     }
 }
 
@@ -111,6 +113,7 @@ pub(super) fn minimal_record(now: OffsetDateTime) -> ResourceRecord {
         last_accessed_at: None,
         owner: None,
         metadata: Value::Null,
+        consistency: Consistency::Live,
     }
 }
 

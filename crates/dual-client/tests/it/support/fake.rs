@@ -347,6 +347,7 @@ async fn handle(
                 access_count: resource.access_count,
                 last_accessed_at: resource.last_accessed_at,
                 metadata: Value::Null,
+                consistency: dual_core::Consistency::Snapshot,
             };
             json_response(StatusCode::OK, &metadata)
         }

@@ -1,0 +1,221 @@
+//! Snapshots: one execution of a resource's query written to the spool at creation, and the
+//! pages and exports read back from it (docs/DESIGN.md §3).
+
+use std::sync::Arc;
+
+use dual_core::{ResourceId, Row, RowRange, Sort};
+use dual_spool::{RowRun, Spool, SpoolError};
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use crate::sorted::SortCache;
+use crate::{ExecutorError, QueryExecutor, RowStream, ServerError};
+
+/// What one execution wrote: the sample and the row count.
+#[derive(Debug)]
+pub(crate) struct Written {
+    /// The first `sample_size` rows.
+    pub(crate) sample: Vec<Row>,
+    /// Rows written: the resource's `total_count`.
+    pub(crate) rows: u64,
+}
+
+/// Runs the query once through `executor.stream` and writes every row to the snapshot of `id`,
+/// keeping the first `sample_size` rows. `Ok(None)` when the rows pass `max_bytes`: the writer is
+/// dropped, which removes what it stored, and the caller serves the resource live.
+pub(crate) async fn write(
+    spool: &Spool,
+    executor: Arc<dyn QueryExecutor>,
+    params: &Value,
+    id: ResourceId,
+    sample_size: u64,
+    max_bytes: u64,
+) -> Result<Option<Written>, ServerError> {
+    let sample_size = usize::try_from(sample_size).unwrap_or(usize::MAX);
+    let mut writer = spool.writer(id).await.map_err(ServerError::Spool)?;
+    let mut stream = executor.stream(params.clone(), None);
+    let mut sample = Vec::with_capacity(sample_size.min(1_000));
+    let mut bytes = 0u64;
+    while let Some(batch) = stream.next().await {
+        for row in batch.map_err(ServerError::query_failed)? {
+            let encoded = serde_json::to_vec(&row)
+                .map_err(|e| ServerError::query_failed(ExecutorError::from_error(e)))?;
+            bytes = bytes.saturating_add(encoded.len() as u64);
+            if bytes > max_bytes {
+                tracing::info!(
+                    rows = writer.rows(),
+                    max_bytes,
+                    "result larger than the snapshot cap: served live"
+                );
+                return Ok(None);
+            }
+            writer.append(&encoded).await.map_err(ServerError::Spool)?;
+            if sample.len() < sample_size {
+                sample.push(row);
+            }
+        }
+    }
+    drop(stream);
+    let manifest = writer.finish().await.map_err(ServerError::Spool)?;
+    tracing::debug!(
+        rows = manifest.rows(),
+        bytes = manifest.bytes(),
+        segments = manifest.segments().len(),
+        "snapshot written"
+    );
+    Ok(Some(Written {
+        sample,
+        rows: manifest.rows(),
+    }))
+}
+
+/// Decodes the rows of a run (written by [`write`] as the compact JSON of a [`Row`]).
+fn decode_run(id: ResourceId, run: &RowRun, into: &mut Vec<Row>) -> Result<(), ServerError> {
+    into.reserve(run.len());
+    for bytes in run.iter() {
+        into.push(decode(id, &bytes)?);
+    }
+    Ok(())
+}
+
+fn decode(id: ResourceId, bytes: &[u8]) -> Result<Row, ServerError> {
+    serde_json::from_slice(bytes).map_err(|_| {
+        ServerError::Spool(SpoolError::Corrupt {
+            id,
+            reason: "a row is not a JSON object",
+        })
+    })
+}
+
+/// Rows `offset..offset + limit` of the snapshot of `id` in `sort` order (snapshot order without).
+pub(crate) async fn page(
+    spool: &Spool,
+    sorts: &SortCache,
+    id: ResourceId,
+    offset: u64,
+    limit: u64,
+    sort: Option<&Sort>,
+) -> Result<Vec<Row>, ServerError> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    match sort {
+        None => {
+            let rows = spool
+                .read_rows(id, offset, limit)
+                .await
+                .map_err(ServerError::spool)?;
+            let mut out = Vec::with_capacity(rows.len());
+            for run in rows.runs() {
+                decode_run(id, run, &mut out)?;
+            }
+            Ok(out)
+        }
+        Some(sort) => {
+            let order = sorts.order(spool, id, sort).await?;
+            let start = usize::try_from(offset).unwrap_or(usize::MAX).min(order.len());
+            let end = start.saturating_add(limit).min(order.len());
+            rows_at(spool, id, &order[start..end]).await
+        }
+    }
+}
+
+/// The rows at snapshot indices `indices`, in that order. Reads each segment the indices touch once.
+async fn rows_at(spool: &Spool, id: ResourceId, indices: &[u32]) -> Result<Vec<Row>, ServerError> {
+    let manifest = spool.manifest(id).await.map_err(ServerError::spool)?;
+    // (segment, position in `indices`) pairs, grouped by segment.
+    let mut wanted: Vec<(usize, usize)> = Vec::with_capacity(indices.len());
+    for (at, &index) in indices.iter().enumerate() {
+        let segment = manifest
+            .locate(u64::from(index))
+            .ok_or(ServerError::Spool(SpoolError::Corrupt {
+                id,
+                reason: "sorted order points past the snapshot",
+            }))?;
+        wanted.push((segment, at));
+    }
+    wanted.sort_unstable();
+    let mut out: Vec<Option<Row>> = vec![None; indices.len()];
+    let mut group = wanted.as_slice();
+    while let Some(&(segment, _)) = group.first() {
+        let len = group.iter().take_while(|(s, _)| *s == segment).count();
+        let info = manifest.segments()[segment];
+        let limit = usize::try_from(info.rows).unwrap_or(usize::MAX);
+        let rows = spool
+            .read_rows(id, info.first_row, limit)
+            .await
+            .map_err(ServerError::spool)?;
+        let run = rows.runs().first();
+        for &(_, at) in &group[..len] {
+            let within = u64::from(indices[at]) - info.first_row;
+            let bytes = run
+                .and_then(|run| run.row(usize::try_from(within).unwrap_or(usize::MAX)))
+                .ok_or(ServerError::ResourceNotFound)?;
+            out[at] = Some(decode(id, &bytes)?);
+        }
+        group = &group[len..];
+    }
+    Ok(out.into_iter().flatten().collect())
+}
+
+/// How many rows a sorted export reads per step (the segments they touch are read one at a time).
+const SORTED_EXPORT_BATCH: usize = 1_000;
+
+/// The rows of `range` of the snapshot of `id`, in `sort` order, as a stream of batches: one
+/// segment per batch unsorted, [`SORTED_EXPORT_BATCH`] rows per batch sorted. Opening checks the
+/// snapshot (an outage is an error here, before any byte); later failures are stream items.
+pub(crate) async fn export(
+    spool: &Spool,
+    sorts: &SortCache,
+    id: ResourceId,
+    sort: Option<Sort>,
+    range: RowRange,
+) -> Result<RowStream, ServerError> {
+    let Some(sort) = sort else {
+        let cursor = spool
+            .cursor(id, range.offset, range.limit)
+            .await
+            .map_err(ServerError::spool)?;
+        return Ok(Box::pin(futures_util::stream::unfold(
+            Some(cursor),
+            move |cursor| async move {
+                let mut cursor = cursor?;
+                match cursor.next().await {
+                    Ok(None) => None,
+                    Ok(Some(run)) => {
+                        let mut rows = Vec::new();
+                        match decode_run(id, &run, &mut rows) {
+                            Ok(()) => Some((Ok(rows), Some(cursor))),
+                            Err(error) => Some((Err(ExecutorError::from_error(error)), None)),
+                        }
+                    }
+                    Err(error) => Some((Err(ExecutorError::from_error(error)), None)),
+                }
+            },
+        )));
+    };
+    let order = sorts.order(spool, id, &sort).await?;
+    let start = usize::try_from(range.offset)
+        .unwrap_or(usize::MAX)
+        .min(order.len());
+    let end = range
+        .limit
+        .map_or(order.len(), |limit| {
+            start.saturating_add(usize::try_from(limit).unwrap_or(usize::MAX))
+        })
+        .min(order.len());
+    let spool = spool.clone();
+    Ok(Box::pin(futures_util::stream::unfold(Some(start), move |next| {
+        let spool = spool.clone();
+        let order = Arc::clone(&order);
+        async move {
+            let from = next?;
+            if from >= end {
+                return None;
+            }
+            let to = from.saturating_add(SORTED_EXPORT_BATCH).min(end);
+            match rows_at(&spool, id, &order[from..to]).await {
+                Ok(rows) => Some((Ok(rows), Some(to))),
+                Err(error) => Some((Err(ExecutorError::from_error(error)), None)),
+            }
+        }
+    })))
+}
