@@ -161,8 +161,13 @@ impl DualResponseServerBuilder {
         self
     }
 
-    /// Runs no sweeper (expired resources are still never served; stores with native expiry, such as
-    /// Redis, need none). Lets `build` run outside a Tokio runtime.
+    /// Runs no sweeper (expired resources are still never served). Lets `build` run outside a Tokio
+    /// runtime.
+    ///
+    /// The sweeper also removes the snapshots of expired resources and orphaned snapshots from the
+    /// spool. Without it, call [`DualResponseServer::purge_expired`](crate::DualResponseServer::purge_expired)
+    /// on a schedule of your own, or build `without_snapshots()` too: otherwise the spool keeps the
+    /// snapshots of expired resources, even with a store that expires records by itself (Redis).
     pub fn without_sweeper(mut self) -> Self {
         self.cleanup_interval = None;
         self
