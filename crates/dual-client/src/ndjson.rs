@@ -157,19 +157,30 @@ mod tests {
         out
     }
 
+    /// `bytes` cut at the positions `cuts` names (clamped and sorted), every byte in exactly one chunk.
+    fn chunks(bytes: &[u8], cuts: Vec<usize>) -> Vec<&[u8]> {
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+        cuts.sort_unstable();
+        let mut last = 0;
+        cuts.into_iter()
+            .chain([bytes.len()])
+            .map(|cut| {
+                let chunk = &bytes[last..cut];
+                last = cut;
+                chunk
+            })
+            .collect()
+    }
+
     proptest! {
         #[test]
         fn any_chunking_yields_the_same_rows(n in 0usize..40, cuts in proptest::collection::vec(0usize..4000, 0..30)) {
             let expected = rows(n);
             let bytes = encode(&expected);
-            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
-            cuts.sort_unstable();
             let mut decoder = NdjsonDecoder::default();
             let mut got = Vec::new();
-            let mut last = 0;
-            for cut in cuts.into_iter().chain([bytes.len()]) {
-                decoder.push(&bytes[last..cut]);
-                last = cut;
+            for chunk in chunks(&bytes, cuts) {
+                decoder.push(chunk);
                 prop_assert!(drain(&mut decoder, &mut got).is_ok());
             }
             prop_assert!(decoder.finish().ok() == Some(None));
@@ -180,14 +191,10 @@ mod tests {
         fn feeding_any_chunking_yields_the_same_rows(n in 0usize..40, cuts in proptest::collection::vec(0usize..4000, 0..30)) {
             let expected = rows(n);
             let bytes = encode(&expected);
-            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
-            cuts.sort_unstable();
             let mut decoder = NdjsonDecoder::default();
             let mut got = Vec::new();
-            let mut last = 0;
-            for cut in cuts.into_iter().chain([bytes.len()]) {
-                prop_assert!(decoder.feed(&bytes[last..cut], |row| got.push(row)).is_ok());
-                last = cut;
+            for chunk in chunks(&bytes, cuts) {
+                prop_assert!(decoder.feed(chunk, |row| got.push(row)).is_ok());
             }
             prop_assert!(decoder.finish().ok() == Some(None));
             prop_assert_eq!(got, expected);

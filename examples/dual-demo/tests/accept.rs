@@ -91,14 +91,7 @@ async fn out_of_file_descriptors_the_accept_loop_backs_off() {
         assert!(instance.is_running());
 
         drop(connections);
-        assert!(
-            served(instance.addr(), Duration::from_secs(5)).await,
-            "serves again once descriptors are free:\n{}",
-            instance.log()
-        );
-        instance.signal("TERM");
-        let status = instance.exit_status(Duration::from_secs(15)).await;
-        assert!(status.success(), "{status:?}");
+        serves_again_and_exits_cleanly(&mut instance, "once descriptors are free").await;
     })
     .await
     .expect("within the time limit");
@@ -125,15 +118,20 @@ async fn at_the_connection_cap_the_accept_loop_waits_quietly() {
         );
 
         drop(connections);
-        assert!(
-            served(instance.addr(), Duration::from_secs(5)).await,
-            "serves again once connections close:\n{}",
-            instance.log()
-        );
-        instance.signal("TERM");
-        let status = instance.exit_status(Duration::from_secs(15)).await;
-        assert!(status.success(), "{status:?}");
+        serves_again_and_exits_cleanly(&mut instance, "once connections close").await;
     })
     .await
     .expect("within the time limit");
+}
+
+/// After the pressure is gone: `instance` serves again within 5 s, and SIGTERM ends it with exit 0.
+async fn serves_again_and_exits_cleanly(instance: &mut Instance, when: &str) {
+    assert!(
+        served(instance.addr(), Duration::from_secs(5)).await,
+        "serves again {when}:\n{}",
+        instance.log()
+    );
+    instance.signal("TERM");
+    let status = instance.exit_status(Duration::from_secs(15)).await;
+    assert!(status.success(), "{status:?}");
 }
