@@ -306,12 +306,22 @@ impl PageResponse {
     /// true; `next_offset` is then `offset + limit`.
     #[must_use]
     pub fn from_rows(mut rows: Vec<Row>, page: &ValidPage, total_count: u64) -> Self {
+        let mut response = Self::paginate(&mut rows, page, total_count);
+        response.data = rows;
+        response
+    }
+
+    /// The pagination of a page whose rows are kept elsewhere (say, already encoded): cuts `rows`,
+    /// fetched with `page.fetch_limit()`, to `page.limit` exactly as [`PageResponse::from_rows`]
+    /// does, and returns the page with empty `data`.
+    #[must_use]
+    pub fn paginate<T>(rows: &mut Vec<T>, page: &ValidPage, total_count: u64) -> Self {
         let limit = usize::try_from(page.limit).unwrap_or(usize::MAX);
         let has_next = rows.len() > limit;
         rows.truncate(limit);
         let returned_count = rows.len() as u64;
         Self {
-            data: rows,
+            data: Vec::new(),
             total_count,
             returned_count,
             offset: page.offset,

@@ -1,7 +1,7 @@
 //! Execute: run a parsed operation against the server, authorising it first.
 
-use dual_core::{PageResponse, PinResponse, ResourceId, ResourceMetadata, ResourceRecord};
-use dual_server::{DualResponseServer, RowStream, ServerError};
+use dual_core::{PinResponse, ResourceId, ResourceMetadata, ResourceRecord};
+use dual_server::{BatchStream, DualResponseServer, EncodedPage, RowBatch, ServerError};
 use futures_util::StreamExt;
 use http::request::Parts;
 
@@ -15,8 +15,8 @@ use crate::{ApiRequest, ContentCoding, ExportFormat, HttpConfig, Rejection};
 pub enum ApiResponse {
     /// 200, the metadata.
     Metadata(ResourceMetadata),
-    /// 200, one page.
-    Page(PageResponse),
+    /// 200, one page (a snapshot's rows still encoded).
+    Page(EncodedPage),
     /// 200, `{"status":"pinned","expires_at":null}`.
     Pinned(PinResponse),
     /// 204, the resource was deleted.
@@ -88,7 +88,7 @@ async fn run(
     Ok(match request {
         ApiRequest::Metadata { id } => ApiResponse::Metadata(server.metadata(id, &caller).await?),
         ApiRequest::Page { id, request } => {
-            ApiResponse::Page(server.fetch_page(id, &caller, &request).await?)
+            ApiResponse::Page(server.fetch_page_encoded(id, &caller, &request).await?)
         }
         ApiRequest::Pin { id } => {
             server.pin_resource(id, &caller).await?;
@@ -105,7 +105,7 @@ async fn run(
             format,
             encoding,
         } => {
-            let stream = server.stream_range(id, &caller, sort, range).await?;
+            let stream = server.export_range(id, &caller, sort, range).await?;
             ApiResponse::Export(start_export(id, stream, format, encoding).await?)
         }
         ApiRequest::Options { allow } => ApiResponse::Options { allow },
@@ -115,14 +115,14 @@ async fn run(
 /// Waits for the executor's first batch (so a query failing outright is a 500), then wraps the rest.
 async fn start_export(
     id: ResourceId,
-    (record, mut stream): (ResourceRecord, RowStream),
+    (record, mut stream): (ResourceRecord, BatchStream),
     format: ExportFormat,
     encoding: ContentCoding,
 ) -> Result<Export, Rejection> {
     let (first, rest) = match stream.next().await {
         Some(Ok(batch)) => (batch, Some(stream)),
         Some(Err(error)) => return Err(Rejection::from(ServerError::query_failed(error))),
-        None => (Vec::new(), None),
+        None => (RowBatch::Rows(Vec::new()), None),
     };
     let encoder = Encoder::new(format, record.columns);
     let (body, encoding) = ExportBody::new(id, encoder, first, rest, encoding);

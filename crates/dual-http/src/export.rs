@@ -4,7 +4,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use dual_core::{ResourceId, Row};
-use dual_server::RowStream;
+use dual_server::{BatchStream, ExecutorError, JsonRows, RowBatch};
 use http_body::Frame;
 
 #[cfg(feature = "compression")]
@@ -21,13 +21,34 @@ pub(crate) struct ExportBody {
     id: ResourceId,
     encoder: Encoder,
     /// `None` once the executor has ended (or failed).
-    stream: Option<RowStream>,
+    stream: Option<BatchStream>,
     /// Rows of the current batch not yet encoded.
-    pending: std::vec::IntoIter<Row>,
+    pending: Pending,
     /// Compresses each frame on its way out; `None` for identity.
     #[cfg(feature = "compression")]
     compressor: Option<Compressor>,
     state: State,
+}
+
+/// The rows of the current batch not yet encoded: decoded rows from an executor, or a snapshot's
+/// rows as stored, which the JSON formats copy as they are.
+enum Pending {
+    Rows(std::vec::IntoIter<Row>),
+    Json { rows: JsonRows, next: usize },
+}
+
+impl Pending {
+    fn empty() -> Self {
+        Self::Rows(Vec::new().into_iter())
+    }
+
+    fn new(batch: RowBatch) -> Result<Self, ExecutorError> {
+        Ok(match batch {
+            RowBatch::Json(rows) => Self::Json { rows, next: 0 },
+            RowBatch::Rows(rows) => Self::Rows(rows.into_iter()),
+            other => Self::Rows(other.into_rows()?.into_iter()),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,8 +77,8 @@ impl ExportBody {
     pub(crate) fn new(
         id: ResourceId,
         encoder: Encoder,
-        first: Vec<Row>,
-        stream: Option<RowStream>,
+        first: RowBatch,
+        stream: Option<BatchStream>,
         coding: ContentCoding,
     ) -> (Self, ContentCoding) {
         #[cfg(feature = "compression")]
@@ -73,11 +94,19 @@ impl ExportBody {
             let _ = coding;
             ContentCoding::Identity
         };
+        let (pending, stream) = match Pending::new(first) {
+            Ok(pending) => (pending, stream),
+            Err(error) => {
+                // Only a batch kind this crate does not know: end the export with an error.
+                let failed: BatchStream = Box::pin(futures_util::stream::iter([Err(error)]));
+                (Pending::empty(), Some(failed))
+            }
+        };
         let body = Self {
             id,
             encoder,
             stream,
-            pending: first.into_iter(),
+            pending,
             #[cfg(feature = "compression")]
             compressor,
             state: State::Start,
@@ -127,8 +156,20 @@ impl ExportBody {
         }
         loop {
             while out.len() < FRAME_TARGET {
-                let Some(row) = self.pending.next() else { break };
-                if let Err(error) = self.encoder.row(&row, &mut out) {
+                let encoded = match &mut self.pending {
+                    Pending::Rows(rows) => match rows.next() {
+                        Some(row) => self.encoder.row(&row, &mut out),
+                        None => break,
+                    },
+                    Pending::Json { rows, next } => match rows.get(*next) {
+                        Some(row) => {
+                            *next += 1;
+                            self.encoder.json_row(&row, &mut out)
+                        }
+                        None => break,
+                    },
+                };
+                if let Err(error) = encoded {
                     return Poll::Ready(Err(self.abort(&error.to_string())));
                 }
             }
@@ -141,7 +182,10 @@ impl ExportBody {
                 return Poll::Ready(Ok((out, true)));
             };
             match stream.as_mut().poll_next(cx) {
-                Poll::Ready(Some(Ok(batch))) => self.pending = batch.into_iter(),
+                Poll::Ready(Some(Ok(batch))) => match Pending::new(batch) {
+                    Ok(pending) => self.pending = pending,
+                    Err(error) => return Poll::Ready(Err(self.abort(error.message()))),
+                },
                 Poll::Ready(Some(Err(error))) => return Poll::Ready(Err(self.abort(error.message()))),
                 Poll::Ready(None) => self.stream = None,
                 Poll::Pending if out.is_empty() => return Poll::Pending,
@@ -174,7 +218,7 @@ impl ExportBody {
     fn abort(&mut self, detail: &str) -> BodyError {
         self.state = State::Done;
         self.stream = None;
-        self.pending = Vec::new().into_iter();
+        self.pending = Pending::empty();
         tracing::error!(
             id = %self.id,
             rows_sent = self.encoder.rows(),
@@ -189,7 +233,6 @@ impl ExportBody {
 mod tests {
     use super::*;
     use crate::ExportFormat;
-    use dual_server::ExecutorError;
     use http_body_util::BodyExt;
     use serde_json::json;
 
@@ -200,12 +243,13 @@ mod tests {
     }
 
     fn body(batches: Vec<Result<Vec<Row>, ExecutorError>>) -> crate::ResponseBody {
-        let stream: RowStream = Box::pin(futures_util::stream::iter(batches));
+        let batches = batches.into_iter().map(|batch| batch.map(RowBatch::Rows));
+        let stream: BatchStream = Box::pin(futures_util::stream::iter(batches));
         let encoder = Encoder::new(ExportFormat::Ndjson, vec![]);
         let (body, _) = ExportBody::new(
             ResourceId::new(),
             encoder,
-            rows(0..2),
+            RowBatch::Rows(rows(0..2)),
             Some(stream),
             ContentCoding::Identity,
         );

@@ -24,7 +24,7 @@ pub fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) -> Resp
     let mut preflight_allow = None;
     let mut out = match response {
         ApiResponse::Metadata(metadata) => json(StatusCode::OK, &metadata),
-        ApiResponse::Page(page) => json(StatusCode::OK, &page),
+        ApiResponse::Page(page) => json_bytes(StatusCode::OK, page.to_json()),
         ApiResponse::Pinned(pin) => json(StatusCode::OK, &pin),
         ApiResponse::Deleted => status_only(StatusCode::NO_CONTENT),
         ApiResponse::Export(export) => {
@@ -90,7 +90,11 @@ pub fn render_rejection(rejection: &Rejection) -> Response<ResponseBody> {
 }
 
 fn json(status: StatusCode, value: &impl Serialize) -> Response<ResponseBody> {
-    match serde_json::to_vec(value) {
+    json_bytes(status, serde_json::to_vec(value))
+}
+
+fn json_bytes(status: StatusCode, bytes: Result<Vec<u8>, serde_json::Error>) -> Response<ResponseBody> {
+    match bytes {
         Ok(bytes) => {
             let len = bytes.len();
             let mut out = Response::new(ResponseBody::full(bytes));

@@ -58,6 +58,7 @@
 mod caller;
 mod config;
 mod create;
+mod encoded;
 mod error;
 mod executor;
 mod registry;
@@ -74,6 +75,7 @@ pub use config::{
     MAX_SAMPLE_SIZE, ServerConfig,
 };
 pub use create::CreateResponse;
+pub use encoded::{BatchStream, EncodedPage, JsonRows, RowBatch};
 pub use error::{BuildError, ErrorCode, ServerError};
 pub use executor::{
     DEFAULT_STREAM_BATCH, ExecutorError, QueryExecutor, RowStream, paged_range_stream, paged_stream,

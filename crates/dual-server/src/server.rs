@@ -13,6 +13,7 @@ use dual_store::{Clock, Lookup, ResourceStore};
 use tracing::Instrument;
 
 use crate::config::{MAX_SAMPLE_SIZE, ServerConfig};
+use crate::encoded::{self, BatchStream, EncodedPage};
 use crate::registry::Registry;
 use crate::snapshot;
 use crate::sorted::SortCache;
@@ -257,6 +258,9 @@ impl DualResponseServer {
     /// from the snapshot (sorted pages through the sort order derived once per resource and key), or
     /// for a live resource by re-executing the query. An invalid request is not counted.
     ///
+    /// This decodes a snapshot's rows; to send the page on, [`DualResponseServer::fetch_page_encoded`]
+    /// writes it without decoding.
+    ///
     /// # Errors
     /// `INVALID_REQUEST` naming the field, `RESOURCE_NOT_FOUND` (also for a resource bound to another
     /// owner), `RESOURCE_EXPIRED`, `QUERY_EXECUTION_FAILED`, `OVERLOADED` (the executor had no
@@ -268,6 +272,23 @@ impl DualResponseServer {
         caller: &Caller,
         request: &PageRequest,
     ) -> Result<PageResponse, ServerError> {
+        self.fetch_page_encoded(id, caller, request)
+            .await?
+            .into_response(id)
+    }
+
+    /// [`DualResponseServer::fetch_page`] with a snapshot's rows left as they are stored (compact
+    /// JSON): [`EncodedPage::to_json`] writes the `POST /{id}` body by copying them, the fast path of
+    /// the REST API.
+    ///
+    /// # Errors
+    /// As [`DualResponseServer::fetch_page`].
+    pub async fn fetch_page_encoded(
+        &self,
+        id: ResourceId,
+        caller: &Caller,
+        request: &PageRequest,
+    ) -> Result<EncodedPage, ServerError> {
         let span = tracing::info_span!("dual_fetch_page", %id);
         async move {
             let record = self.authorized(id, caller).await?;
@@ -283,7 +304,7 @@ impl DualResponseServer {
                     page.sort.as_ref(),
                 )
                 .await?;
-                return Ok(PageResponse::from_rows(rows, &page, record.total_count));
+                return Ok(EncodedPage::json(rows, &page, record.total_count));
             }
             let executor = self.inner.registry.get(&record.query.kind)?;
             let record = self.record_access(id).await?;
@@ -296,7 +317,7 @@ impl DualResponseServer {
                 )
                 .await
                 .map_err(ServerError::query_failed)?;
-            Ok(PageResponse::from_rows(rows, &page, record.total_count))
+            Ok(EncodedPage::decoded(rows, &page, record.total_count))
         }
         .instrument(span)
         .await
@@ -318,20 +339,11 @@ impl DualResponseServer {
         self.stream_range(id, caller, sort, RowRange::ALL).await
     }
 
-    /// The rows of `range` of the resource's result, sorted by `sort`, as a stream of row batches
-    /// (ranged exports, the unit of parallel download), counting an access.
-    ///
-    /// The range is checked against the record's `total_count`: `offset` may be at most
-    /// `total_count` (the empty range at the end is allowed). A snapshot resource's rows are read
-    /// from the spool one segment per batch (sorted: through its cached sorted order, 1,000 rows per
-    /// batch); a live resource's come from the executor's [`QueryExecutor::stream_range`], and the
-    /// stream ends after `range.limit` rows (dropping the executor's stream then) or at the end of
-    /// the result.
+    /// The rows of `range` of the resource's result, sorted by `sort`, as a stream of decoded row
+    /// batches, counting an access: [`DualResponseServer::export_range`] with every batch decoded.
     ///
     /// # Errors
-    /// `INVALID_REQUEST` for a sort field that is not a column or an `offset` beyond `total_count`
-    /// (neither counted), and the errors of [`DualResponseServer::get_resource`]. Errors while
-    /// streaming arrive as stream items.
+    /// As [`DualResponseServer::export_range`].
     pub async fn stream_range(
         &self,
         id: ResourceId,
@@ -339,6 +351,33 @@ impl DualResponseServer {
         sort: Option<Sort>,
         range: RowRange,
     ) -> Result<(ResourceRecord, RowStream), ServerError> {
+        let (record, stream) = self.export_range(id, caller, sort, range).await?;
+        Ok((record, encoded::into_rows(stream)))
+    }
+
+    /// The rows of `range` of the resource's result, sorted by `sort`, as a stream of
+    /// [`RowBatch`](crate::RowBatch)es (ranged exports, the unit of parallel download), counting an
+    /// access.
+    ///
+    /// The range is checked against the record's `total_count`: `offset` may be at most
+    /// `total_count` (the empty range at the end is allowed). A snapshot resource's rows are read
+    /// from the spool one segment per batch (sorted: through its cached sorted order, 1,000 rows per
+    /// batch) and stay as stored ([`RowBatch::Json`](crate::RowBatch::Json)), so JSON and NDJSON
+    /// exports copy them; a live resource's come decoded ([`RowBatch::Rows`](crate::RowBatch::Rows))
+    /// from the executor's [`QueryExecutor::stream_range`], and the stream ends after `range.limit`
+    /// rows (dropping the executor's stream then) or at the end of the result.
+    ///
+    /// # Errors
+    /// `INVALID_REQUEST` for a sort field that is not a column or an `offset` beyond `total_count`
+    /// (neither counted), and the errors of [`DualResponseServer::get_resource`]. Errors while
+    /// streaming arrive as stream items.
+    pub async fn export_range(
+        &self,
+        id: ResourceId,
+        caller: &Caller,
+        sort: Option<Sort>,
+        range: RowRange,
+    ) -> Result<(ResourceRecord, BatchStream), ServerError> {
         let record = self.authorized(id, caller).await?;
         let sort = sort.map(|s| validate_sort(&s, &record.columns)).transpose()?;
         range.check(record.total_count)?;
@@ -353,7 +392,7 @@ impl DualResponseServer {
             executor.stream_range(record.query.params.clone(), sort, range),
             range.limit,
         );
-        Ok((record, stream))
+        Ok((record, encoded::from_rows(stream)))
     }
 
     /// Removes the resource's expiry, returning the pinned record.

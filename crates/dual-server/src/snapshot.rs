@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use dual_core::{ResourceId, Row, RowRange, Sort};
-use dual_spool::{RowRun, Spool, SpoolError};
+use dual_spool::{Spool, SpoolError};
 use futures_util::StreamExt;
 use serde_json::Value;
 
 use crate::sorted::SortCache;
-use crate::{ExecutorError, QueryExecutor, RowStream, ServerError};
+use crate::{BatchStream, ExecutorError, JsonRows, QueryExecutor, RowBatch, ServerError};
 
 /// What one execution wrote: the sample and the row count.
 #[derive(Debug)]
@@ -69,25 +70,8 @@ pub(crate) async fn write(
     }))
 }
 
-/// Decodes the rows of a run (written by [`write`] as the compact JSON of a [`Row`]).
-fn decode_run(id: ResourceId, run: &RowRun, into: &mut Vec<Row>) -> Result<(), ServerError> {
-    into.reserve(run.len());
-    for bytes in run.iter() {
-        into.push(decode(id, &bytes)?);
-    }
-    Ok(())
-}
-
-fn decode(id: ResourceId, bytes: &[u8]) -> Result<Row, ServerError> {
-    serde_json::from_slice(bytes).map_err(|_| {
-        ServerError::Spool(SpoolError::Corrupt {
-            id,
-            reason: "a row is not a JSON object",
-        })
-    })
-}
-
-/// Rows `offset..offset + limit` of the snapshot of `id` in `sort` order (snapshot order without).
+/// Rows `offset..offset + limit` of the snapshot of `id` in `sort` order (snapshot order without),
+/// as stored: each the compact JSON of one row.
 pub(crate) async fn page(
     spool: &Spool,
     sorts: &SortCache,
@@ -95,7 +79,7 @@ pub(crate) async fn page(
     offset: u64,
     limit: u64,
     sort: Option<&Sort>,
-) -> Result<Vec<Row>, ServerError> {
+) -> Result<Vec<Bytes>, ServerError> {
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     match sort {
         None => {
@@ -103,11 +87,7 @@ pub(crate) async fn page(
                 .read_rows(id, offset, limit)
                 .await
                 .map_err(ServerError::spool)?;
-            let mut out = Vec::with_capacity(rows.len());
-            for run in rows.runs() {
-                decode_run(id, run, &mut out)?;
-            }
-            Ok(out)
+            Ok(rows.iter().collect())
         }
         Some(sort) => {
             let order = sorts.order(spool, id, sort).await?;
@@ -118,8 +98,9 @@ pub(crate) async fn page(
     }
 }
 
-/// The rows at snapshot indices `indices`, in that order. Reads each segment the indices touch once.
-async fn rows_at(spool: &Spool, id: ResourceId, indices: &[u32]) -> Result<Vec<Row>, ServerError> {
+/// The rows at snapshot indices `indices`, in that order, as stored. Reads each segment the indices
+/// touch once.
+async fn rows_at(spool: &Spool, id: ResourceId, indices: &[u32]) -> Result<Vec<Bytes>, ServerError> {
     let manifest = spool.manifest(id).await.map_err(ServerError::spool)?;
     // (segment, position in `indices`) pairs, grouped by segment.
     let mut wanted: Vec<(usize, usize)> = Vec::with_capacity(indices.len());
@@ -133,7 +114,7 @@ async fn rows_at(spool: &Spool, id: ResourceId, indices: &[u32]) -> Result<Vec<R
         wanted.push((segment, at));
     }
     wanted.sort_unstable();
-    let mut out: Vec<Option<Row>> = vec![None; indices.len()];
+    let mut out: Vec<Option<Bytes>> = vec![None; indices.len()];
     let mut group = wanted.as_slice();
     while let Some(&(segment, _)) = group.first() {
         let len = group.iter().take_while(|(s, _)| *s == segment).count();
@@ -149,7 +130,7 @@ async fn rows_at(spool: &Spool, id: ResourceId, indices: &[u32]) -> Result<Vec<R
             let bytes = run
                 .and_then(|run| run.row(usize::try_from(within).unwrap_or(usize::MAX)))
                 .ok_or(ServerError::ResourceNotFound)?;
-            out[at] = Some(decode(id, &bytes)?);
+            out[at] = Some(bytes);
         }
         group = &group[len..];
     }
@@ -168,7 +149,7 @@ pub(crate) async fn export(
     id: ResourceId,
     sort: Option<Sort>,
     range: RowRange,
-) -> Result<RowStream, ServerError> {
+) -> Result<BatchStream, ServerError> {
     let Some(sort) = sort else {
         let cursor = spool
             .cursor(id, range.offset, range.limit)
@@ -180,13 +161,7 @@ pub(crate) async fn export(
                 let mut cursor = cursor?;
                 match cursor.next().await {
                     Ok(None) => None,
-                    Ok(Some(run)) => {
-                        let mut rows = Vec::new();
-                        match decode_run(id, &run, &mut rows) {
-                            Ok(()) => Some((Ok(rows), Some(cursor))),
-                            Err(error) => Some((Err(ExecutorError::from_error(error)), None)),
-                        }
-                    }
+                    Ok(Some(run)) => Some((Ok(RowBatch::Json(JsonRows::run(run))), Some(cursor))),
                     Err(error) => Some((Err(ExecutorError::from_error(error)), None)),
                 }
             },
@@ -213,7 +188,7 @@ pub(crate) async fn export(
             }
             let to = from.saturating_add(SORTED_EXPORT_BATCH).min(end);
             match rows_at(&spool, id, &order[from..to]).await {
-                Ok(rows) => Some((Ok(rows), Some(to))),
+                Ok(rows) => Some((Ok(RowBatch::Json(JsonRows::list(rows))), Some(to))),
                 Err(error) => Some((Err(ExecutorError::from_error(error)), None)),
             }
         }

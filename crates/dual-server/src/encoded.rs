@@ -1,0 +1,293 @@
+//! Rows as the wire carries them: pages and export batches whose rows may still be the compact JSON
+//! the snapshot stores, so that a JSON page or export is written without decoding a row.
+
+use std::pin::Pin;
+
+use bytes::Bytes;
+use dual_core::{PageResponse, ResourceId, Row, ValidPage};
+use dual_spool::{RowRun, SpoolError};
+use futures_core::Stream;
+
+use crate::{ExecutorError, RowStream, ServerError};
+
+/// A page from [`DualResponseServer::fetch_page_encoded`](crate::DualResponseServer::fetch_page_encoded):
+/// the pagination of a [`PageResponse`] and its rows, decoded (a live resource) or still the compact
+/// JSON of each row (a snapshot).
+///
+/// [`EncodedPage::to_json`] writes exactly the bytes `serde_json::to_vec` writes for the
+/// [`PageResponse`] that [`EncodedPage::into_response`] returns.
+#[derive(Debug, Clone)]
+pub struct EncodedPage {
+    /// The pagination; `data` is always empty here.
+    page: PageResponse,
+    rows: PageRows,
+}
+
+#[derive(Debug, Clone)]
+enum PageRows {
+    Decoded(Vec<Row>),
+    Json(Vec<Bytes>),
+}
+
+/// `{"data":[]`, how the serialisation of a [`PageResponse`] with no rows starts.
+const EMPTY_DATA: &[u8] = b"{\"data\":[]";
+
+impl EncodedPage {
+    /// A page of decoded rows fetched with `page.fetch_limit()`.
+    pub(crate) fn decoded(mut rows: Vec<Row>, page: &ValidPage, total_count: u64) -> Self {
+        let meta = PageResponse::paginate(&mut rows, page, total_count);
+        Self {
+            page: meta,
+            rows: PageRows::Decoded(rows),
+        }
+    }
+
+    /// A page of rows encoded as compact JSON objects, fetched with `page.fetch_limit()`.
+    pub(crate) fn json(mut rows: Vec<Bytes>, page: &ValidPage, total_count: u64) -> Self {
+        let meta = PageResponse::paginate(&mut rows, page, total_count);
+        Self {
+            page: meta,
+            rows: PageRows::Json(rows),
+        }
+    }
+
+    /// The pagination: a [`PageResponse`] whose `data` is empty.
+    #[must_use]
+    pub fn pagination(&self) -> &PageResponse {
+        &self.page
+    }
+
+    /// The page as `POST /{id}` sends it: a snapshot's rows are copied in as they are stored.
+    ///
+    /// # Errors
+    ///
+    /// Serialising a decoded row failed (a JSON map cannot fail to serialise).
+    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
+        match &self.rows {
+            PageRows::Decoded(rows) => {
+                let mut out = serde_json::to_vec(&self.page)?;
+                // Splice the rows in, as for encoded rows: no clone of the page.
+                let tail = out.split_off(EMPTY_DATA.len());
+                out.truncate(EMPTY_DATA.len() - 1);
+                for (i, row) in rows.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    serde_json::to_writer(&mut out, row)?;
+                }
+                out.push(b']');
+                out.extend_from_slice(&tail);
+                Ok(out)
+            }
+            PageRows::Json(rows) => {
+                let meta = serde_json::to_vec(&self.page)?;
+                let data: usize = rows.iter().map(|row| row.len() + 1).sum();
+                let mut out = Vec::with_capacity(meta.len() + data);
+                out.extend_from_slice(&EMPTY_DATA[..EMPTY_DATA.len() - 1]);
+                for (i, row) in rows.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(row);
+                }
+                out.push(b']');
+                out.extend_from_slice(&meta[EMPTY_DATA.len()..]);
+                Ok(out)
+            }
+        }
+    }
+
+    /// The page with its rows decoded.
+    ///
+    /// # Errors
+    ///
+    /// `STORAGE_ERROR` when a stored row is not a JSON object (a corrupt snapshot).
+    pub fn into_response(self, id: ResourceId) -> Result<PageResponse, ServerError> {
+        let mut page = self.page;
+        page.data = match self.rows {
+            PageRows::Decoded(rows) => rows,
+            PageRows::Json(rows) => rows.iter().map(|row| decode(id, row)).collect::<Result<_, _>>()?,
+        };
+        Ok(page)
+    }
+}
+
+/// Decodes one stored row (the compact JSON of a [`Row`]).
+pub(crate) fn decode(id: ResourceId, bytes: &[u8]) -> Result<Row, ServerError> {
+    serde_json::from_slice(bytes).map_err(|_| {
+        ServerError::Spool(SpoolError::Corrupt {
+            id,
+            reason: "a row is not a JSON object",
+        })
+    })
+}
+
+/// A batch of an export from
+/// [`DualResponseServer::export_range`](crate::DualResponseServer::export_range).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum RowBatch {
+    /// Decoded rows, from an executor (a live resource).
+    Rows(Vec<Row>),
+    /// Rows as compact JSON objects, from a snapshot: write them as they are.
+    Json(JsonRows),
+}
+
+impl RowBatch {
+    /// Rows in the batch.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Rows(rows) => rows.len(),
+            Self::Json(rows) => rows.len(),
+        }
+    }
+
+    /// Whether the batch has no rows.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The rows, decoded.
+    ///
+    /// # Errors
+    ///
+    /// A stored row that is not a JSON object (a corrupt snapshot).
+    pub fn into_rows(self) -> Result<Vec<Row>, ExecutorError> {
+        match self {
+            Self::Rows(rows) => Ok(rows),
+            Self::Json(rows) => rows
+                .iter()
+                .map(|row| {
+                    serde_json::from_slice(&row)
+                        .map_err(|_| ExecutorError::new("a stored row is not a JSON object"))
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Consecutive rows of a snapshot, each the compact JSON of one row object; cloning shares the bytes.
+#[derive(Debug, Clone)]
+pub struct JsonRows(JsonRowsInner);
+
+#[derive(Debug, Clone)]
+enum JsonRowsInner {
+    /// A run of one segment (unsorted exports).
+    Run(RowRun),
+    /// Rows gathered from several segments (sorted exports).
+    List(Vec<Bytes>),
+}
+
+impl JsonRows {
+    pub(crate) fn run(run: RowRun) -> Self {
+        Self(JsonRowsInner::Run(run))
+    }
+
+    pub(crate) fn list(rows: Vec<Bytes>) -> Self {
+        Self(JsonRowsInner::List(rows))
+    }
+
+    /// Rows in the batch.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            JsonRowsInner::Run(run) => run.len(),
+            JsonRowsInner::List(rows) => rows.len(),
+        }
+    }
+
+    /// Whether the batch has no rows.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Row `i`, `None` past the end.
+    #[must_use]
+    pub fn get(&self, i: usize) -> Option<Bytes> {
+        match &self.0 {
+            JsonRowsInner::Run(run) => run.row(i),
+            JsonRowsInner::List(rows) => rows.get(i).cloned(),
+        }
+    }
+
+    /// The rows, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Bytes> + '_ {
+        (0..self.len()).map_while(|i| self.get(i))
+    }
+}
+
+/// A stream of export batches, as [`DualResponseServer::export_range`](crate::DualResponseServer::export_range)
+/// yields them.
+pub type BatchStream = Pin<Box<dyn Stream<Item = Result<RowBatch, ExecutorError>> + Send>>;
+
+/// An executor's stream as batches of decoded rows.
+pub(crate) fn from_rows(stream: RowStream) -> BatchStream {
+    use futures_util::StreamExt;
+    Box::pin(stream.map(|batch| batch.map(RowBatch::Rows)))
+}
+
+/// Batches decoded to rows.
+pub(crate) fn into_rows(stream: BatchStream) -> RowStream {
+    use futures_util::StreamExt;
+    Box::pin(stream.map(|batch| batch.and_then(RowBatch::into_rows)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dual_core::PageRequest;
+    use serde_json::json;
+
+    fn rows(n: u64) -> Vec<Row> {
+        (0..n)
+            .map(|i| {
+                json!({"id": i, "name": format!("row \"{i}\""), "nested": {"a": [1, null]}})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    fn valid(offset: u64, limit: u64) -> ValidPage {
+        let request = PageRequest {
+            offset: Some(offset),
+            limit: Some(limit),
+            ..PageRequest::default()
+        };
+        request
+            .validate(dual_core::PageLimits::default(), &[])
+            .unwrap_or_else(|e| panic!("valid page: {e}"))
+    }
+
+    #[test]
+    fn json_pages_are_byte_identical_to_serialised_pages() {
+        let id = ResourceId::new();
+        for (n, offset, limit) in [(0, 0, 10), (3, 0, 10), (11, 5, 10), (10, 0, 10), (1, 7, 1)] {
+            let page = valid(offset, limit);
+            let expected = serde_json::to_vec(&PageResponse::from_rows(rows(n), &page, 99)).ok();
+            let encoded: Vec<Bytes> = rows(n)
+                .iter()
+                .map(|row| Bytes::from(serde_json::to_vec(row).unwrap_or_default()))
+                .collect();
+            let json = EncodedPage::json(encoded, &page, 99);
+            assert_eq!(json.to_json().ok(), expected, "{n} rows, offset {offset}");
+            let decoded = EncodedPage::decoded(rows(n), &page, 99);
+            assert_eq!(decoded.to_json().ok(), expected);
+            let back = json.into_response(id).ok();
+            assert_eq!(back, Some(PageResponse::from_rows(rows(n), &page, 99)));
+        }
+    }
+
+    #[test]
+    fn a_stored_row_that_is_not_an_object_is_corrupt() {
+        let page = valid(0, 10);
+        let json = EncodedPage::json(vec![Bytes::from_static(b"[1]")], &page, 1);
+        assert!(json.into_response(ResourceId::new()).is_err());
+        let batch = RowBatch::Json(JsonRows::list(vec![Bytes::from_static(b"nope")]));
+        assert!(batch.into_rows().is_err());
+    }
+}
