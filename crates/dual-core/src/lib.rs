@@ -36,6 +36,7 @@ mod page;
 mod query;
 mod range;
 mod record;
+mod status;
 mod uri;
 
 pub use column::{Column, ColumnType, infer_columns};
@@ -43,7 +44,7 @@ pub use consistency::{Consistency, UnknownConsistency};
 pub use error_body::{ErrorBody, ErrorCode, NOT_FOUND_MESSAGE};
 pub use id::{InvalidResourceId, ResourceId};
 pub use mcp::{DualResponse, output_schema};
-pub use metadata::{PinResponse, PinStatus, ResourceMetadata, ResourceStatus};
+pub use metadata::{PinResponse, PinStatus, ResourceMetadata};
 pub use page::{
     DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, PageLimits, PageRequest, PageResponse, RequestError, ValidPage,
     parse_sort_param, validate_sort,
@@ -51,6 +52,7 @@ pub use page::{
 pub use query::{QuerySpec, Sort, SortOrder};
 pub use range::RowRange;
 pub use record::ResourceRecord;
+pub use status::{FailureCode, FailureSummary, Progress, QueryFailure, ResourceStatus};
 pub use uri::{DEFAULT_URI_SCHEME, ParsedUri, parse_resource_uri, resource_uri, resource_url};
 
 /// One result row: column name → JSON value, in column order.

@@ -4,16 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use crate::{Column, Consistency, ResourceId, ResourceRecord};
-
-/// A resource's lifecycle status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum ResourceStatus {
-    /// The result can be fetched.
-    Ready,
-}
+use crate::{Column, Consistency, FailureSummary, Progress, ResourceId, ResourceRecord, ResourceStatus};
 
 /// What `GET /{id}` returns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,9 +13,9 @@ pub struct ResourceMetadata {
     pub id: ResourceId,
     /// Its name.
     pub name: String,
-    /// Always `ready` for now (long-running queries are a later step).
+    /// `pending`, `ready` or `failed` (docs/DESIGN.md §8).
     pub status: ResourceStatus,
-    /// The row count at creation.
+    /// The row count at creation; while pending, the rows so far.
     pub total_count: u64,
     /// The columns.
     pub columns: Vec<Column>,
@@ -45,14 +36,44 @@ pub struct ResourceMetadata {
     /// the query); `live` when a server from before snapshots omits it.
     #[serde(default)]
     pub consistency: Consistency,
+    /// While pending: the rows so far and the time since the query started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<Progress>,
+    /// When failed: the failure's code and whether a new run may succeed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<FailureSummary>,
+}
+
+impl ResourceMetadata {
+    /// The metadata of `record` as of `now` (the progress of a pending record counts from its
+    /// creation to `now`).
+    #[must_use]
+    pub fn at(record: &ResourceRecord, now: time::OffsetDateTime) -> Self {
+        let mut metadata = Self::from(record);
+        if let Some(progress) = &mut metadata.progress {
+            let elapsed = (now - record.created_at).whole_milliseconds();
+            progress.elapsed_ms = u64::try_from(elapsed).unwrap_or(0);
+        }
+        metadata
+    }
 }
 
 impl From<&ResourceRecord> for ResourceMetadata {
+    /// The metadata of `record`; a pending record's `progress.elapsed_ms` is 0 (see
+    /// [`ResourceMetadata::at`]).
     fn from(record: &ResourceRecord) -> Self {
         Self {
+            progress: (record.status == ResourceStatus::Pending).then_some(Progress {
+                rows: record.total_count,
+                elapsed_ms: 0,
+            }),
+            error: match (record.status, &record.failure) {
+                (ResourceStatus::Failed, Some(failure)) => Some(FailureSummary::from(failure)),
+                _ => None,
+            },
             id: record.id,
             name: record.name.clone(),
-            status: ResourceStatus::Ready,
+            status: record.status,
             total_count: record.total_count,
             columns: record.columns.clone(),
             created_at: record.created_at,

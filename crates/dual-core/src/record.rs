@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use crate::{Column, Consistency, QuerySpec, ResourceId, Row};
+use crate::{Column, Consistency, QueryFailure, QuerySpec, ResourceId, ResourceStatus, Row};
 
 /// Everything a store keeps about one resource.
 ///
@@ -21,7 +21,7 @@ pub struct ResourceRecord {
     pub query: QuerySpec,
     /// The result's columns.
     pub columns: Vec<Column>,
-    /// The row count at creation.
+    /// The row count at creation; while the query is pending, the rows written so far.
     pub total_count: u64,
     /// The sample rows shown to the model. Shared, so that copying a record (every store read does)
     /// does not copy its rows.
@@ -45,6 +45,17 @@ pub struct ResourceRecord {
     /// query; records stored before snapshots existed read as [`Consistency::Live`].
     #[serde(default)]
     pub consistency: Consistency,
+    /// `pending` while the query runs, then `ready` or `failed` (docs/DESIGN.md §8); records stored
+    /// before statuses existed read as ready.
+    #[serde(default)]
+    pub status: ResourceStatus,
+    /// While pending: until when the instance running the query has promised to renew this record.
+    /// A pending record past its lease lost its instance, and reads as failed (`query_interrupted`).
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub lease_expires_at: Option<OffsetDateTime>,
+    /// Why the query failed, when `status` is `failed`.
+    #[serde(default)]
+    pub failure: Option<QueryFailure>,
 }
 
 impl ResourceRecord {
@@ -55,6 +66,13 @@ impl ResourceRecord {
     #[must_use]
     pub fn is_expired_at(&self, now: OffsetDateTime) -> bool {
         self.expires_at.is_some_and(|at| at <= now)
+    }
+
+    /// Whether the record is pending and its lease has lapsed at `now`: the instance running its
+    /// query died, and the resource is to be treated as failed (`query_interrupted`).
+    #[must_use]
+    pub fn lease_lapsed_at(&self, now: OffsetDateTime) -> bool {
+        self.status == ResourceStatus::Pending && self.lease_expires_at.is_none_or(|at| at <= now)
     }
 
     /// Whether the record has been pinned (has no expiry).

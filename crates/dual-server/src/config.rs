@@ -24,6 +24,13 @@ pub const DEFAULT_MAX_RESOURCES: u64 = 100_000;
 pub const DEFAULT_SNAPSHOT_MAX_BYTES: u64 = 1 << 30;
 /// Default memory budget of the cache of sorted orders of snapshots: 64 MiB (4 bytes per row).
 pub const DEFAULT_SORT_CACHE_BYTES: u64 = 64 << 20;
+/// Default time limit of a query: 300 seconds.
+pub const DEFAULT_QUERY_TIME_LIMIT: Duration = Duration::from_secs(300);
+/// Default interval at which a pending query's progress and lease are written to the store: 1 second.
+pub const DEFAULT_PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
+/// Default lease of a pending query: 15 seconds without renewal and the resource reads as failed
+/// (`query_interrupted`).
+pub const DEFAULT_QUERY_LEASE: Duration = Duration::from_secs(15);
 /// Largest sample size accepted, so a tool result stays small enough for a model.
 pub const MAX_SAMPLE_SIZE: u64 = 1_000;
 
@@ -53,6 +60,16 @@ pub struct ServerConfig {
     pub snapshot_max_bytes: Option<u64>,
     /// Byte budget of the in-memory cache of sorted orders of snapshots.
     pub sort_cache_bytes: u64,
+    /// How long `create_response` waits for a snapshot's query before it returns a `pending`
+    /// resource and lets the query finish in the background; `None` waits for the end.
+    pub pending_after: Option<Duration>,
+    /// The longest a query may run, in the background or not; past it, it is cancelled
+    /// (`QUERY_TIMEOUT`, or a failed resource with `query_timeout`).
+    pub query_time_limit: Duration,
+    /// How often a pending query's progress and lease are written to the store.
+    pub progress_interval: Duration,
+    /// How long a pending query's lease lasts without renewal.
+    pub query_lease: Duration,
 }
 
 /// Builds a [`DualResponseServer`]. Only `base_url` is required.
@@ -84,6 +101,10 @@ pub struct DualResponseServerBuilder {
     spool: Option<Spool>,
     snapshot_max_bytes: Option<u64>,
     sort_cache_bytes: u64,
+    pending_after: Option<Duration>,
+    query_time_limit: Duration,
+    progress_interval: Duration,
+    query_lease: Duration,
     registry: Registry,
     clock: Clock,
 }
@@ -106,6 +127,10 @@ impl Default for DualResponseServerBuilder {
             spool: None,
             snapshot_max_bytes: Some(DEFAULT_SNAPSHOT_MAX_BYTES),
             sort_cache_bytes: DEFAULT_SORT_CACHE_BYTES,
+            pending_after: None,
+            query_time_limit: DEFAULT_QUERY_TIME_LIMIT,
+            progress_interval: DEFAULT_PROGRESS_INTERVAL,
+            query_lease: DEFAULT_QUERY_LEASE,
             registry: Registry::default(),
             clock: Clock::system(),
         }
@@ -242,6 +267,30 @@ impl DualResponseServerBuilder {
         self
     }
 
+    /// Returns a `pending` resource when a snapshot's query has not finished within `wait`, and lets
+    /// it finish in the background (docs/DESIGN.md §8). Default: `create_response` waits for the end.
+    /// Resources served live (without snapshots, or over the snapshot cap) are never pending.
+    pub fn pending_after(mut self, wait: Duration) -> Self {
+        self.pending_after = Some(wait);
+        self
+    }
+
+    /// The longest a query may run (default 300 s): past it the query is cancelled, and creation
+    /// fails with `QUERY_TIMEOUT` (a pending resource turns failed, `query_timeout`).
+    pub fn query_time_limit(mut self, limit: Duration) -> Self {
+        self.query_time_limit = limit;
+        self
+    }
+
+    /// How often a pending query's progress and lease are written to the store (default 1 s), and
+    /// how long its lease lasts without renewal (default 15 s); `lease` must be longer than
+    /// `interval`. A pending resource whose lease lapsed reads as failed (`query_interrupted`).
+    pub fn progress_interval(mut self, interval: Duration, lease: Duration) -> Self {
+        self.progress_interval = interval;
+        self.query_lease = lease;
+        self
+    }
+
     /// The clock (default: the system clock). Tests pass [`Clock::tokio`] and pause tokio's time.
     pub fn clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
@@ -288,6 +337,13 @@ impl DualResponseServerBuilder {
         if let Some(interval) = self.cleanup_interval {
             check(!interval.is_zero(), "cleanup_interval", "must be positive")?;
         }
+        check(!self.query_time_limit.is_zero(), "query_time_limit", "must be positive")?;
+        check(!self.progress_interval.is_zero(), "progress_interval", "must be positive")?;
+        check(
+            self.query_lease > self.progress_interval,
+            "query_lease",
+            "must be longer than progress_interval",
+        )?;
         let config = ServerConfig {
             base_url: base_url.trim_end_matches('/').to_owned(),
             uri_scheme: self.uri_scheme,
@@ -299,6 +355,10 @@ impl DualResponseServerBuilder {
             max_resources: self.max_resources,
             snapshot_max_bytes: self.snapshot_max_bytes,
             sort_cache_bytes: self.sort_cache_bytes,
+            pending_after: self.pending_after,
+            query_time_limit: self.query_time_limit,
+            progress_interval: self.progress_interval,
+            query_lease: self.query_lease,
         };
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let spool = match (self.spool, config.snapshot_max_bytes) {

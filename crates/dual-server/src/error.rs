@@ -2,11 +2,14 @@
 
 use std::time::Duration;
 
-use dual_core::RequestError;
+use dual_core::{QueryFailure, RequestError};
 use dual_spool::SpoolError;
 use dual_store::StoreError;
 
 use crate::ExecutorError;
+
+/// How long a caller of a pending resource is told to wait before asking again.
+pub const NOT_READY_RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// The stable code of a [`ServerError`] (docs/DESIGN.md §7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -31,6 +34,12 @@ pub enum ErrorCode {
     /// The store holds the configured maximum of live resources; retryable once some are deleted or
     /// expire.
     TooManyResources,
+    /// The resource's query is still running (docs/DESIGN.md §8); retryable.
+    NotReady,
+    /// The resource's query failed (docs/DESIGN.md §8); retryable when its failure code is.
+    ResourceFailed,
+    /// The query ran past the server's time limit.
+    QueryTimeout,
 }
 
 impl ErrorCode {
@@ -47,6 +56,9 @@ impl ErrorCode {
             Self::InvalidRequest => "INVALID_REQUEST",
             Self::Overloaded => "OVERLOADED",
             Self::TooManyResources => "TOO_MANY_RESOURCES",
+            Self::NotReady => "NOT_READY",
+            Self::ResourceFailed => "RESOURCE_FAILED",
+            Self::QueryTimeout => "QUERY_TIMEOUT",
         }
     }
 }
@@ -102,6 +114,24 @@ pub enum ServerError {
     /// A page request or option is invalid; the message names the field.
     #[error(transparent)]
     InvalidRequest(#[from] RequestError),
+    /// The resource's query is still running: retry after [`ServerError::retry_after`].
+    #[error("the resource's query is still running ({rows} rows so far)")]
+    NotReady {
+        /// Rows written so far.
+        rows: u64,
+    },
+    /// The resource's query failed; `failure.message` is for the model only.
+    #[error("the resource's query failed ({}): {}", failure.code, failure.message)]
+    ResourceFailed {
+        /// The code and message.
+        failure: QueryFailure,
+    },
+    /// The query ran past the server's time limit and was cancelled.
+    #[error("the query ran past the time limit of {} s and was cancelled", limit.as_secs_f64())]
+    QueryTimeout {
+        /// The limit.
+        limit: Duration,
+    },
 }
 
 impl ServerError {
@@ -118,6 +148,9 @@ impl ServerError {
             Self::ResourceExpired => ErrorCode::ResourceExpired,
             Self::UnknownQueryKind(_) => ErrorCode::UnknownQueryKind,
             Self::InvalidRequest(_) => ErrorCode::InvalidRequest,
+            Self::NotReady { .. } => ErrorCode::NotReady,
+            Self::ResourceFailed { .. } => ErrorCode::ResourceFailed,
+            Self::QueryTimeout { .. } => ErrorCode::QueryTimeout,
         }
     }
 
@@ -127,7 +160,8 @@ impl ServerError {
         match self {
             Self::Storage(e) => e.is_retryable(),
             Self::Spool(e) => e.is_retryable(),
-            Self::Overloaded(_) | Self::TooManyResources { .. } => true,
+            Self::Overloaded(_) | Self::TooManyResources { .. } | Self::NotReady { .. } => true,
+            Self::ResourceFailed { failure } => failure.code.is_retryable(),
             _ => false,
         }
     }
@@ -137,6 +171,7 @@ impl ServerError {
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             Self::Overloaded(e) => e.retry_after(),
+            Self::NotReady { .. } => Some(NOT_READY_RETRY_AFTER),
             _ => None,
         }
     }

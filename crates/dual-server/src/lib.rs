@@ -61,6 +61,7 @@ mod create;
 mod encoded;
 mod error;
 mod executor;
+mod pending;
 mod registry;
 mod server;
 mod snapshot;
@@ -71,12 +72,13 @@ mod typed;
 pub use caller::Caller;
 pub use config::{
     DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES,
-    DEFAULT_SAMPLE_SIZE, DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SORT_CACHE_BYTES, DualResponseServerBuilder,
-    MAX_SAMPLE_SIZE, ServerConfig,
+    DEFAULT_PROGRESS_INTERVAL, DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE,
+    DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SORT_CACHE_BYTES, DualResponseServerBuilder, MAX_SAMPLE_SIZE,
+    ServerConfig,
 };
 pub use create::CreateResponse;
 pub use encoded::{BatchStream, EncodedPage, JsonRows, RowBatch};
-pub use error::{BuildError, ErrorCode, ServerError};
+pub use error::{BuildError, ErrorCode, NOT_READY_RETRY_AFTER, ServerError};
 pub use executor::{
     DEFAULT_STREAM_BATCH, ExecutorError, QueryExecutor, RowStream, paged_range_stream, paged_stream,
     take_rows,

@@ -5,14 +5,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dual_core::{
-    Consistency, DualResponse, PageRequest, PageResponse, ResourceId, ResourceMetadata, ResourceRecord, Row,
-    RowRange, Sort, infer_columns, validate_sort,
+    Consistency, DualResponse, FailureCode, PageRequest, PageResponse, QueryFailure, ResourceId,
+    ResourceMetadata, ResourceRecord, ResourceStatus, Row, RowRange, Sort, infer_columns, validate_sort,
 };
 use dual_spool::Spool;
 use dual_store::{Clock, Lookup, ResourceStore};
 use tracing::Instrument;
 
 use crate::config::{MAX_SAMPLE_SIZE, ServerConfig};
+use crate::pending::{self, AbortOnDrop, QueryProgress, RunningQueries};
 use crate::encoded::{self, BatchStream, EncodedPage};
 use crate::registry::Registry;
 use crate::snapshot;
@@ -34,14 +35,16 @@ pub struct DualResponseServer {
     inner: Arc<Inner>,
 }
 
-struct Inner {
-    config: ServerConfig,
-    store: Arc<dyn ResourceStore>,
+pub(crate) struct Inner {
+    pub(crate) config: ServerConfig,
+    pub(crate) store: Arc<dyn ResourceStore>,
     /// `None` when snapshots are off.
     spool: Option<Spool>,
     sorts: Arc<SortCache>,
-    registry: Registry,
+    pub(crate) registry: Registry,
     clock: Clock,
+    /// The queries of pending resources this instance runs.
+    pub(crate) running: RunningQueries,
     /// Taken by `shutdown`; a std mutex because it is only held to `take()` the handle.
     sweeper: Mutex<Option<Sweeper>>,
     shut_down: AtomicBool,
@@ -93,6 +96,7 @@ impl DualResponseServer {
                 sorts,
                 registry,
                 clock,
+                running: RunningQueries::default(),
                 sweeper: Mutex::new(sweeper),
                 shut_down: AtomicBool::new(false),
             }),
@@ -166,38 +170,83 @@ impl DualResponseServer {
             let id = ResourceId::new();
             tracing::Span::current().record("id", tracing::field::display(id));
             let params = &request.query.params;
+            let limit = inner.config.query_time_limit;
             let written = match (&inner.spool, inner.config.snapshot_max_bytes) {
                 (Some(spool), Some(max_bytes)) => {
-                    snapshot::write(spool, Arc::clone(executor), params, id, sample_size, max_bytes).await?
+                    let progress = Arc::new(QueryProgress::new(usize::try_from(sample_size).unwrap_or(usize::MAX)));
+                    let write = snapshot::write(
+                        spool.clone(),
+                        Arc::clone(executor),
+                        params.clone(),
+                        id,
+                        max_bytes,
+                        Arc::clone(&progress),
+                    );
+                    let mut writer = AbortOnDrop(Some(tokio::spawn(time_limited(limit, write))));
+                    let waited = match writer.0.as_mut() {
+                        Some(task) => pending::wait(task, inner.config.pending_after).await,
+                        None => None,
+                    };
+                    match waited {
+                        Some(written) => written?,
+                        None => {
+                            let Some(task) = writer.0.take() else {
+                                return Err(ServerError::ResourceNotFound);
+                            };
+                            let fixed_columns = request.columns.is_some();
+                            let sample = self.cut_sample(progress.sample());
+                            let columns = request
+                                .columns
+                                .or_else(|| executor.columns(params))
+                                .unwrap_or_else(|| infer_columns(&sample));
+                            let record = ResourceRecord {
+                                id,
+                                name: request.name.unwrap_or_else(|| DEFAULT_RESOURCE_NAME.to_owned()),
+                                query: request.query,
+                                columns,
+                                total_count: progress.rows(),
+                                sample: sample.into(),
+                                created_at: now,
+                                expires_at: now.checked_add(expiration),
+                                access_count: 0,
+                                last_accessed_at: None,
+                                owner: request.owner,
+                                metadata: request.metadata,
+                                consistency: Consistency::Snapshot,
+                                status: ResourceStatus::Pending,
+                                lease_expires_at: Some(self.lease_from_now()),
+                                failure: None,
+                            };
+                            self.go_pending(record.clone(), task, progress, fixed_columns || executor.columns(&record.query.params).is_some())
+                                .await?;
+                            return Ok(DualResponse::from_record(
+                                record,
+                                &inner.config.uri_scheme,
+                                &inner.config.base_url,
+                            ));
+                        }
+                    }
                 }
                 _ => None,
             };
-            let (consistency, total_count, mut sample) = match written {
+            let (consistency, total_count, sample) = match written {
                 Some(written) => (Consistency::Snapshot, written.rows, written.sample),
                 None => {
-                    let (count, sample) = tokio::join!(
-                        executor.count(params),
-                        executor.fetch(params, 0, sample_size, None)
-                    );
-                    let total_count = count.map_err(ServerError::count_failed)?;
-                    (
-                        Consistency::Live,
-                        total_count,
-                        sample.map_err(ServerError::query_failed)?,
-                    )
+                    let (total_count, sample) = time_limited(limit, async {
+                        let (count, sample) = tokio::join!(
+                            executor.count(params),
+                            executor.fetch(params, 0, sample_size, None)
+                        );
+                        Ok((
+                            count.map_err(ServerError::count_failed)?,
+                            sample.map_err(ServerError::query_failed)?,
+                        ))
+                    })
+                    .await?;
+                    (Consistency::Live, total_count, sample)
                 }
             };
-            sample.truncate(usize::try_from(sample_size).unwrap_or(usize::MAX));
-            let fetched = sample.len();
-            sample.truncate(rows_within(&sample, inner.config.max_sample_bytes));
-            if sample.len() < fetched {
-                tracing::debug!(
-                    fetched,
-                    kept = sample.len(),
-                    max_sample_bytes = inner.config.max_sample_bytes,
-                    "sample cut to whole rows within the byte limit"
-                );
-            }
+            let sample = self.cut_sample(sample);
             let columns = request
                 .columns
                 .or_else(|| executor.columns(params))
@@ -216,6 +265,9 @@ impl DualResponseServer {
                 owner: request.owner,
                 metadata: request.metadata,
                 consistency,
+                status: ResourceStatus::Ready,
+                lease_expires_at: None,
+                failure: None,
             };
             if let Err(error) = inner.store.save(&record).await {
                 if consistency == Consistency::Snapshot {
@@ -248,9 +300,17 @@ impl DualResponseServer {
     /// # Errors
     /// As [`DualResponseServer::get_resource`].
     pub async fn metadata(&self, id: ResourceId, caller: &Caller) -> Result<ResourceMetadata, ServerError> {
-        self.authorized(id, caller).await?;
-        let record = self.record_access(id).await?;
-        Ok(ResourceMetadata::from(&record))
+        let seen = self.authorized(id, caller).await?;
+        let mut record = self.record_access(id).await?;
+        if seen.status == ResourceStatus::Failed && record.status == ResourceStatus::Pending {
+            // Lease lapsed just now (`authorized` stored the failure, best effort).
+            record = ResourceRecord {
+                access_count: record.access_count,
+                last_accessed_at: record.last_accessed_at,
+                ..seen
+            };
+        }
+        Ok(ResourceMetadata::at(&record, self.inner.clock.now()))
     }
 
     /// One page of the resource's result: validates the request against the server's limits and the
@@ -292,6 +352,7 @@ impl DualResponseServer {
         let span = tracing::info_span!("dual_fetch_page", %id);
         async move {
             let record = self.authorized(id, caller).await?;
+            Self::readable(&record)?;
             let page = request.validate(self.inner.config.page_limits, &record.columns)?;
             if let Some(spool) = self.snapshot_of(&record) {
                 let record = self.record_access(id).await?;
@@ -379,6 +440,7 @@ impl DualResponseServer {
         range: RowRange,
     ) -> Result<(ResourceRecord, BatchStream), ServerError> {
         let record = self.authorized(id, caller).await?;
+        Self::readable(&record)?;
         let sort = sort.map(|s| validate_sort(&s, &record.columns)).transpose()?;
         range.check(record.total_count)?;
         if let Some(spool) = self.snapshot_of(&record) {
@@ -411,6 +473,9 @@ impl DualResponseServer {
     /// bound to another owner), `RESOURCE_EXPIRED`, or `STORAGE_ERROR`.
     pub async fn delete_resource(&self, id: ResourceId, caller: &Caller) -> Result<(), ServerError> {
         let record = self.authorized(id, caller).await?;
+        // A pending query run here stops now; one run elsewhere stops at its next lease renewal,
+        // which finds the record gone.
+        self.inner.running.cancel(id);
         if let Some(spool) = self.snapshot_of(&record) {
             // Before the record: a failure leaves the resource in place, to be deleted again.
             spool.delete(id).await.map_err(ServerError::Spool)?;
@@ -445,6 +510,12 @@ impl DualResponseServer {
         if self.inner.shut_down.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
+        let running = self.inner.running.len();
+        if running > 0 {
+            // Their resources stay pending until their lease lapses, then read as interrupted.
+            tracing::info!(running, "shutting down: cancelling the queries of pending resources");
+            self.inner.running.cancel_all();
+        }
         let sweeper = self
             .inner
             .sweeper
@@ -477,8 +548,12 @@ impl DualResponseServer {
     /// The one authorization check: the live record of `id` when `caller` may see it, and exactly
     /// what an unknown id gets (`RESOURCE_NOT_FOUND`) when not. Every operation on a resource starts here.
     async fn authorized(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
-        let record = found(self.inner.store.get(id, self.inner.clock.now()).await?)?;
+        let now = self.inner.clock.now();
+        let record = found(self.inner.store.get(id, now).await?)?;
         if caller.may_see(&record) {
+            if record.lease_lapsed_at(now) {
+                return Ok(self.interrupted(record).await);
+            }
             Ok(record)
         } else {
             tracing::debug!(%id, "caller may not see the resource: answered as not found");
@@ -495,7 +570,7 @@ impl DualResponseServer {
     }
 
     /// Removes the snapshot of `id`, logging a failure (the orphan sweep finishes the job).
-    async fn delete_snapshot(&self, id: ResourceId) {
+    pub(crate) async fn delete_snapshot(&self, id: ResourceId) {
         if let Some(spool) = &self.inner.spool
             && let Err(error) = spool.delete(id).await
         {
@@ -504,9 +579,77 @@ impl DualResponseServer {
         self.inner.sorts.forget(id);
     }
 
+    pub(crate) fn inner(&self) -> &Inner {
+        &self.inner
+    }
+
+    /// The sample as a tool result carries it: at most `sample_size` rows (already), cut to the whole
+    /// rows that fit in `max_sample_bytes`.
+    pub(crate) fn cut_sample(&self, mut sample: Vec<Row>) -> Vec<Row> {
+        let max_bytes = self.inner.config.max_sample_bytes;
+        let fetched = sample.len();
+        sample.truncate(rows_within(&sample, max_bytes));
+        if sample.len() < fetched {
+            tracing::debug!(
+                fetched,
+                kept = sample.len(),
+                max_sample_bytes = max_bytes,
+                "sample cut to whole rows within the byte limit"
+            );
+        }
+        sample
+    }
+
+    /// Counts and samples the query of `record` as a live resource is, under the time limit: for a
+    /// pending query whose result passed the snapshot cap.
+    pub(crate) async fn live_outcome(&self, record: &ResourceRecord) -> Result<(u64, Vec<Row>), ServerError> {
+        let executor = self.inner.registry.get(&record.query.kind)?;
+        let params = &record.query.params;
+        let sample_size = self.inner.config.default_sample_size.max(record.sample.len() as u64);
+        time_limited(self.inner.config.query_time_limit, async {
+            let (count, sample) = tokio::join!(
+                executor.count(params),
+                executor.fetch(params, 0, sample_size, None)
+            );
+            Ok((
+                count.map_err(ServerError::count_failed)?,
+                sample.map_err(ServerError::query_failed)?,
+            ))
+        })
+        .await
+    }
+
+    /// A resource's result can be read only when it is ready: `NOT_READY` while pending,
+    /// `RESOURCE_FAILED` once failed.
+    fn readable(record: &ResourceRecord) -> Result<(), ServerError> {
+        match (record.status, &record.failure) {
+            (ResourceStatus::Ready, _) => Ok(()),
+            (ResourceStatus::Pending, _) => Err(ServerError::NotReady {
+                rows: record.total_count,
+            }),
+            (_, Some(failure)) => Err(ServerError::ResourceFailed {
+                failure: failure.clone(),
+            }),
+            (_, None) => Err(ServerError::ResourceFailed {
+                failure: QueryFailure::new(FailureCode::QueryExecutionFailed, "the query failed"),
+            }),
+        }
+    }
+
     async fn record_access(&self, id: ResourceId) -> Result<ResourceRecord, ServerError> {
         found(self.inner.store.record_access(id, self.inner.clock.now()).await?)
     }
+}
+
+/// Runs `future` under the query time limit: past it, the future is dropped (and with it the
+/// executor's work) and the result is `QUERY_TIMEOUT`.
+pub(crate) async fn time_limited<T>(
+    limit: std::time::Duration,
+    future: impl Future<Output = Result<T, ServerError>>,
+) -> Result<T, ServerError> {
+    tokio::time::timeout(limit, future)
+        .await
+        .unwrap_or(Err(ServerError::QueryTimeout { limit }))
 }
 
 fn found(lookup: Lookup) -> Result<ResourceRecord, ServerError> {

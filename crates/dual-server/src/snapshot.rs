@@ -9,6 +9,7 @@ use dual_spool::{Spool, SpoolError};
 use futures_util::StreamExt;
 use serde_json::Value;
 
+use crate::pending::QueryProgress;
 use crate::sorted::SortCache;
 use crate::{BatchStream, ExecutorError, JsonRows, QueryExecutor, RowBatch, ServerError};
 
@@ -22,24 +23,25 @@ pub(crate) struct Written {
 }
 
 /// Runs the query once through `executor.stream` and writes every row to the snapshot of `id`,
-/// keeping the first `sample_size` rows. `Ok(None)` when the rows pass `max_bytes`: the writer is
-/// dropped, which removes what it stored, and the caller serves the resource live.
+/// counting rows and keeping the sample in `progress` as they come. `Ok(None)` when the rows pass
+/// `max_bytes`: the writer is dropped, which removes what it stored, and the caller serves the
+/// resource live. Dropping the future (a cancelled or timed-out query) drops the executor's stream.
 pub(crate) async fn write(
-    spool: &Spool,
+    spool: Spool,
     executor: Arc<dyn QueryExecutor>,
-    params: &Value,
+    params: Value,
     id: ResourceId,
-    sample_size: u64,
     max_bytes: u64,
+    progress: Arc<QueryProgress>,
 ) -> Result<Option<Written>, ServerError> {
-    let sample_size = usize::try_from(sample_size).unwrap_or(usize::MAX);
     let mut writer = spool.writer(id).await.map_err(ServerError::Spool)?;
-    let mut stream = executor.stream(params.clone(), None);
-    let mut sample = Vec::with_capacity(sample_size.min(1_000));
+    let mut stream = executor.stream(params, None);
     let mut bytes = 0u64;
+    let mut encoded = Vec::with_capacity(512);
     while let Some(batch) = stream.next().await {
         for row in batch.map_err(ServerError::query_failed)? {
-            let encoded = serde_json::to_vec(&row)
+            encoded.clear();
+            serde_json::to_writer(&mut encoded, &row)
                 .map_err(|e| ServerError::query_failed(ExecutorError::from_error(e)))?;
             bytes = bytes.saturating_add(encoded.len() as u64);
             if bytes > max_bytes {
@@ -51,9 +53,7 @@ pub(crate) async fn write(
                 return Ok(None);
             }
             writer.append(&encoded).await.map_err(ServerError::Spool)?;
-            if sample.len() < sample_size {
-                sample.push(row);
-            }
+            progress.push(&row);
         }
     }
     drop(stream);
@@ -65,7 +65,7 @@ pub(crate) async fn write(
         "snapshot written"
     );
     Ok(Some(Written {
-        sample,
+        sample: progress.take_sample(),
         rows: manifest.rows(),
     }))
 }

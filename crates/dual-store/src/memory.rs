@@ -211,6 +211,23 @@ impl ResourceStore for MemoryStore {
         self.update_live(id, now, true, Some(&pin))
     }
 
+    async fn update_query(&self, record: &ResourceRecord) -> Result<bool, StoreError> {
+        let shared = self.open()?;
+        let mut shard = shared.shard(record.id);
+        let Some(stored) = shard.get_mut(&record.id) else {
+            return Ok(false);
+        };
+        let stored = Arc::make_mut(stored);
+        stored.status = record.status;
+        stored.total_count = record.total_count;
+        stored.columns.clone_from(&record.columns);
+        stored.sample = Arc::clone(&record.sample);
+        stored.consistency = record.consistency;
+        stored.lease_expires_at = record.lease_expires_at;
+        stored.failure.clone_from(&record.failure);
+        Ok(true)
+    }
+
     async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
         let shared = self.open()?;
         let removed = {

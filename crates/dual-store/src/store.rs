@@ -58,6 +58,15 @@ pub trait ResourceStore: Send + Sync + fmt::Debug + 'static {
     /// record cannot be pinned.
     async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError>;
 
+    /// Overwrites the query's part of the stored record `record.id` with `record`'s: `status`,
+    /// `total_count`, `columns`, `sample`, `consistency`, `lease_expires_at` and `failure`. The rest
+    /// (access count, last access, expiry or pin, name, owner, metadata, query, creation time) stays
+    /// as stored, so a concurrent `record_access` or `pin` is never lost. Returns whether a record
+    /// with that id was there (expired or not); a missing record is not created.
+    ///
+    /// The server calls it while a pending query runs (progress and lease) and when it ends (docs/DESIGN.md §8).
+    async fn update_query(&self, record: &ResourceRecord) -> Result<bool, StoreError>;
+
     /// Deletes `id`, returning whether a record was there (expired or not).
     async fn delete(&self, id: ResourceId) -> Result<bool, StoreError>;
 

@@ -112,6 +112,10 @@ impl ResourceStore for Buggy {
         self.inner.pin(id, now).await
     }
 
+    async fn update_query(&self, record: &ResourceRecord) -> Result<bool, StoreError> {
+        self.inner.update_query(record).await
+    }
+
     async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
         self.inner.delete(id).await
     }

@@ -8,7 +8,7 @@ use super::{
     ContentBlock, JSON_MIME_TYPE, RenderOptions, ResourceLinkInfo, ResultMetadata, StructuredContent,
     TextFormat, ToolResult, text,
 };
-use crate::{Column, ResourceId, ResourceRecord, Row, resource_uri, resource_url};
+use crate::{Column, ResourceId, ResourceRecord, ResourceStatus, Row, resource_uri, resource_url};
 
 /// A dual response: the sample and count for the model, the link for the application.
 ///
@@ -49,6 +49,9 @@ pub struct DualResponse {
     pub executed_at: OffsetDateTime,
     /// When the resource expires; `None` when pinned.
     pub expires_at: Option<OffsetDateTime>,
+    /// `pending` when the query was still running as `create_response` returned (`total_count` then
+    /// counts the rows so far); `ready` otherwise.
+    pub status: ResourceStatus,
 }
 
 impl DualResponse {
@@ -65,6 +68,7 @@ impl DualResponse {
             columns: record.columns,
             executed_at: record.created_at,
             expires_at: record.expires_at,
+            status: record.status,
         }
     }
 
@@ -100,6 +104,7 @@ impl DualResponse {
                 columns: self.columns.clone(),
                 executed_at: self.executed_at,
                 expires_at: self.expires_at,
+                status: self.status,
             },
         }
     }

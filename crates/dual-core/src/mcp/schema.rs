@@ -50,7 +50,11 @@ pub fn output_schema() -> Value {
                         }
                     },
                     "executed_at": {"type": "string", "format": "date-time"},
-                    "expires_at": {"type": ["string", "null"], "format": "date-time"}
+                    "expires_at": {"type": ["string", "null"], "format": "date-time"},
+                    "status": {
+                        "enum": ["pending", "ready", "failed"],
+                        "description": "Absent when ready. `pending`: the query is still running; total_count counts the rows so far."
+                    }
                 }
             }
         }

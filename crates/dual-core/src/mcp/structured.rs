@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use super::ContentBlock;
-use crate::{Column, Row};
+use crate::{Column, ResourceStatus, Row};
 
 /// `structuredContent.resource`: where the full result lives.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +38,10 @@ pub struct ResultMetadata {
     /// When the resource expires; `null` when pinned (absent in the reference shape).
     #[serde(default, with = "time::serde::rfc3339::option")]
     pub expires_at: Option<OffsetDateTime>,
+    /// `pending` while the query still runs (`total_count` then counts the rows so far); absent
+    /// when ready (docs/DESIGN.md §8).
+    #[serde(default, skip_serializing_if = "ResourceStatus::is_ready")]
+    pub status: ResourceStatus,
 }
 
 /// The tool result's `structuredContent` object.

@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::DualResponse;
-use crate::{Column, Row};
+use crate::{Column, ResourceStatus, Row};
 
 /// The page size the summary suggests for `resources/read`.
 pub(super) const SUGGESTED_PAGE: u64 = 100;
@@ -19,6 +19,16 @@ pub(super) fn summary(response: &DualResponse) -> String {
     let total = response.total_count;
     let uri = &response.uri;
     let mut text = format!("{}: ", response.name);
+    if response.status == ResourceStatus::Pending {
+        let _ = write!(
+            text,
+            "the query is still running ({total} {} so far, {shown} shown below). The application \
+             fetches the complete result from {uri} once it is ready; resources/read on {uri} shows \
+             its status.",
+            rows(total)
+        );
+        return text;
+    }
     if total == 0 {
         text.push_str("no rows.");
     } else if shown >= total {

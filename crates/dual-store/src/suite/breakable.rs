@@ -63,7 +63,13 @@ impl ResourceStore for BreakableStore {
         self.inner.pin(id, now).await
     }
 
+    async fn update_query(&self, record: &ResourceRecord) -> Result<bool, StoreError> {
+        self.check()?;
+        self.inner.update_query(record).await
+    }
+
     async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
+        self.check()?;
         self.check()?;
         self.inner.delete(id).await
     }

@@ -61,6 +61,7 @@ pub mod outage;
 mod pin_delete;
 pub mod proxy;
 mod purge;
+mod query_state;
 mod round_trip;
 pub mod services;
 mod support;
@@ -76,6 +77,7 @@ pub use live_count::live_count_counts_live_records;
 pub use lookup::{expired_is_never_found, expiry_boundary, record_access_counts, unknown_id_is_missing};
 pub use pin_delete::{delete_removes, pin_removes_expiry};
 pub use purge::{MANY_RECORDS, find_expired_order_and_limit, many_records_mixed_expiry, purge_expired_exact};
+pub use query_state::update_query_touches_only_the_query;
 pub use round_trip::{round_trip_every_field, save_replaces};
 
 use crate::ResourceStore;
@@ -113,6 +115,7 @@ where
         purge_expired_exact,
         many_records_mixed_expiry,
         live_count_counts_live_records,
+        update_query_touches_only_the_query,
     ];
     by_arc![concurrent_record_access, concurrent_saves, concurrent_purges];
 }

@@ -1,6 +1,9 @@
 //! Fixtures and helpers shared by the suite's cases.
 
-use dual_core::{Column, ColumnType, Consistency, QuerySpec, ResourceId, ResourceRecord, Row};
+use dual_core::{
+    Column, ColumnType, Consistency, FailureCode, QueryFailure, QuerySpec, ResourceId, ResourceRecord, ResourceStatus,
+    Row,
+};
 use serde_json::{Value, json};
 use time::{Duration, OffsetDateTime};
 
@@ -37,6 +40,9 @@ pub(super) fn record(name: &str, now: OffsetDateTime, expires_at: Option<OffsetD
         owner: None,
         metadata: Value::Null,
         consistency: Consistency::Live,
+        status: ResourceStatus::Ready,
+        lease_expires_at: None,
+        failure: None,
     }
 }
 
@@ -95,6 +101,12 @@ pub(super) fn rich_record(now: OffsetDateTime) -> ResourceRecord {
             "emoji": "🎓", "count": 0, "null": null,
         }),
         consistency: Consistency::Snapshot,
+        status: ResourceStatus::Failed,
+        lease_expires_at: Some(with_micros(now + Duration::seconds(15), 500_001)),
+        failure: Some(QueryFailure::new(
+            FailureCode::QueryExecutionFailed,
+            "no such column: «naïve» 🎓 \"x\" \\ ;--\n",
+        )),
     }
 }
 
@@ -114,6 +126,9 @@ pub(super) fn minimal_record(now: OffsetDateTime) -> ResourceRecord {
         owner: None,
         metadata: Value::Null,
         consistency: Consistency::Live,
+        status: ResourceStatus::Ready,
+        lease_expires_at: None,
+        failure: None,
     }
 }
 
