@@ -165,6 +165,9 @@ fn resource(
         owner: Some(format!("tenant-{}", i % 100)),
         metadata: json!({"tool": "search_institutions"}),
         consistency: dual_core::Consistency::Snapshot,
+        status: dual_core::ResourceStatus::Ready,
+        lease_expires_at: None,
+        failure: None,
     }
 }
 

@@ -20,6 +20,9 @@ fn record(now: OffsetDateTime, expires_at: Option<OffsetDateTime>) -> ResourceRe
         owner: None,
         metadata: serde_json::Value::Null,
         consistency: dual_core::Consistency::Live,
+        status: dual_core::ResourceStatus::Ready,
+        lease_expires_at: None,
+        failure: None,
     }
 }
 

@@ -116,5 +116,8 @@ pub(crate) fn record(now: OffsetDateTime, expires_at: Option<OffsetDateTime>) ->
         owner: None,
         metadata: serde_json::Value::Null,
         consistency: dual_core::Consistency::Live,
+        status: dual_core::ResourceStatus::Ready,
+        lease_expires_at: None,
+        failure: None,
     }
 }
