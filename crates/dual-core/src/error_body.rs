@@ -24,7 +24,10 @@ pub enum ErrorCode {
     PayloadTooLarge,
     /// 415: the body is not JSON.
     UnsupportedMediaType,
-    /// 500: the query executor failed.
+    /// 409: the resource's query is still running (docs/DESIGN.md §8); sent with `Retry-After`,
+    /// retry later.
+    NotReady,
+    /// 500: the query executor failed, or the resource's query failed (docs/DESIGN.md §8).
     QueryFailed,
     /// 503: the store is unreachable or failing; retry later.
     StorageError,
@@ -49,6 +52,7 @@ impl ErrorCode {
             Self::RequestTimeout => "request_timeout",
             Self::PayloadTooLarge => "payload_too_large",
             Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::NotReady => "not_ready",
             Self::QueryFailed => "query_failed",
             Self::StorageError => "storage_error",
             Self::Overloaded => "overloaded",
@@ -67,6 +71,7 @@ impl ErrorCode {
             Self::RequestTimeout => 408,
             Self::PayloadTooLarge => 413,
             Self::UnsupportedMediaType => 415,
+            Self::NotReady => 409,
             Self::QueryFailed | Self::Unknown => 500,
             Self::StorageError | Self::Overloaded => 503,
         }
@@ -75,7 +80,7 @@ impl ErrorCode {
     /// Whether a client may retry the same request later.
     #[must_use]
     pub const fn retryable(self) -> bool {
-        matches!(self, Self::StorageError | Self::Overloaded)
+        matches!(self, Self::StorageError | Self::Overloaded | Self::NotReady)
     }
 }
 

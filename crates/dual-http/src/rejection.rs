@@ -1,6 +1,6 @@
 //! Every way a request can fail, each knowing its status, its JSON body and its log event.
 
-use dual_core::{ErrorBody, ErrorCode, NOT_FOUND_MESSAGE, RequestError};
+use dual_core::{ErrorBody, ErrorCode, FailureCode, NOT_FOUND_MESSAGE, RequestError};
 use dual_server::ServerError;
 use http::StatusCode;
 
@@ -43,6 +43,17 @@ pub enum Rejection {
     },
     /// 415 `unsupported_media_type`: a body that is not declared as JSON.
     UnsupportedMediaType,
+    /// 409 `not_ready` (retryable, with `Retry-After`): the resource's query is still running.
+    NotReady {
+        /// Seconds to wait before asking again, sent as `Retry-After`.
+        retry_after_secs: u64,
+    },
+    /// 500 `query_failed`: the resource's query failed (docs/DESIGN.md §8); retryable when its
+    /// failure code is (`query_interrupted`, `storage_error`).
+    ResourceFailed {
+        /// The failure's code (the message stays with the model).
+        code: FailureCode,
+    },
     /// 500 `query_failed`: the executor failed (or is not registered on this instance).
     QueryFailed {
         /// What went wrong, for the log only.
@@ -82,7 +93,8 @@ impl Rejection {
             Self::RequestTimeout { .. } => ErrorCode::RequestTimeout,
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
             Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
-            Self::QueryFailed { .. } => ErrorCode::QueryFailed,
+            Self::NotReady { .. } => ErrorCode::NotReady,
+            Self::QueryFailed { .. } | Self::ResourceFailed { .. } => ErrorCode::QueryFailed,
             Self::Storage { .. } => ErrorCode::StorageError,
             Self::Overloaded { .. } => ErrorCode::Overloaded,
         }
@@ -117,6 +129,10 @@ impl Rejection {
             Self::UnsupportedMediaType => {
                 "request body must be JSON (Content-Type: application/json)".to_owned()
             }
+            Self::NotReady { retry_after_secs } => format!(
+                "The resource's query is still running; retry in {retry_after_secs} s (GET the resource for its progress)"
+            ),
+            Self::ResourceFailed { code } => format!("The resource's query failed ({code})"),
             Self::QueryFailed { .. } => "The query could not be executed".to_owned(),
             Self::Storage { .. } => "The resource store is unavailable; retry later".to_owned(),
             Self::Overloaded { retry_after_secs, .. } => format!(
@@ -128,7 +144,11 @@ impl Rejection {
     /// The JSON body.
     #[must_use]
     pub fn body(&self) -> ErrorBody {
-        ErrorBody::new(self.code(), self.message())
+        let mut body = ErrorBody::new(self.code(), self.message());
+        if let Self::ResourceFailed { code } = self {
+            body.retryable = code.is_retryable();
+        }
+        body
     }
 
     /// Emits the rejection's one `tracing` event; [`render`](crate::render) calls it.
@@ -181,6 +201,10 @@ impl From<ServerError> for Rejection {
                     .map_or(1, |after| after.as_secs_f64().ceil().max(1.0) as u64),
                 detail: executor.to_string(),
             },
+            ServerError::NotReady { .. } => Self::NotReady {
+                retry_after_secs: dual_server::NOT_READY_RETRY_AFTER.as_secs().max(1),
+            },
+            ServerError::ResourceFailed { failure } => Self::ResourceFailed { code: failure.code },
             ServerError::UnknownQueryKind(kind) => Self::QueryFailed {
                 detail: format!("no executor is registered for kind `{kind}` on this instance"),
             },

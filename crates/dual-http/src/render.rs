@@ -80,7 +80,7 @@ pub fn render_rejection(rejection: &Rejection) -> Response<ResponseBody> {
             out.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
-        Rejection::Overloaded { retry_after_secs, .. } => {
+        Rejection::Overloaded { retry_after_secs, .. } | Rejection::NotReady { retry_after_secs } => {
             out.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
         }

@@ -1,5 +1,6 @@
 //! A store that can be switched to fail, for testing how layers above a store handle its failures.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
@@ -8,12 +9,13 @@ use time::OffsetDateTime;
 
 use crate::{Lookup, MemoryStore, ResourceStore, StoreError};
 
-/// A [`MemoryStore`] that fails every call but `close` with [`StoreError::Unavailable`] carrying
-/// `message` while broken. Give it a message that must never reach a caller (an address, say) to
-/// check that errors are not leaked.
-#[derive(Debug, Default)]
+/// A store (a [`MemoryStore`] of its own, or any store it wraps) that fails every call but `close`
+/// with [`StoreError::Unavailable`] carrying `message` while broken. Give it a message that must
+/// never reach a caller (an address, say) to check that errors are not leaked. Wrapping a store
+/// that another server also uses cuts one server off from it: an instance that dies, say.
+#[derive(Debug)]
 pub struct BreakableStore {
-    inner: MemoryStore,
+    inner: Arc<dyn ResourceStore>,
     broken: AtomicBool,
     message: String,
 }
@@ -21,9 +23,15 @@ pub struct BreakableStore {
 impl BreakableStore {
     /// A working store whose failures, once broken, carry `message`.
     pub fn new(message: impl Into<String>) -> Self {
+        Self::wrapping(Arc::new(MemoryStore::new()), message)
+    }
+
+    /// `inner`, breakable: while broken, calls through this handle fail, and `inner` is untouched.
+    pub fn wrapping(inner: Arc<dyn ResourceStore>, message: impl Into<String>) -> Self {
         Self {
+            inner,
+            broken: AtomicBool::new(false),
             message: message.into(),
-            ..Self::default()
         }
     }
 

@@ -1,0 +1,483 @@
+//! Long-running queries (docs/DESIGN.md §8): every status transition of a pending resource, cancel,
+//! the time limit, and two instances sharing a store and a spool, one of which dies.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use dual_core::{FailureCode, PageRequest, ResourceId, ResourceStatus, Row, RowRange, Sort};
+use dual_server::dual_spool::{MemorySpool, Spool};
+use dual_server::{
+    Caller, CreateResponse, DualResponseServer, ErrorCode, ExecutorError, QueryExecutor, RowStream,
+};
+use dual_store::suite::BreakableStore;
+use dual_store::{MemoryStore, ResourceStore};
+use serde_json::{Value, json};
+
+/// A query whose rows come in two parts: `before` rows at once, then, once the gate opens,
+/// `after` more rows (or an error). Counts how many of its streams are alive.
+#[derive(Debug)]
+struct Gated {
+    before: u64,
+    after: u64,
+    fail_after_gate: bool,
+    gate: tokio::sync::Semaphore,
+    streams_alive: Arc<AtomicU64>,
+}
+
+impl Default for Gated {
+    fn default() -> Self {
+        Self {
+            before: 0,
+            after: 0,
+            fail_after_gate: false,
+            gate: tokio::sync::Semaphore::new(0),
+            streams_alive: Arc::default(),
+        }
+    }
+}
+
+impl Gated {
+    fn new(before: u64, after: u64) -> Arc<Self> {
+        Arc::new(Self {
+            before,
+            after,
+            ..Self::default()
+        })
+    }
+
+    fn open(&self) {
+        self.gate.add_permits(1);
+    }
+
+    fn alive(&self) -> u64 {
+        self.streams_alive.load(Ordering::SeqCst)
+    }
+}
+
+fn row(i: u64) -> Row {
+    json!({"id": i, "name": format!("row {i}")})
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Decrements the live-stream count when the executor's stream is dropped.
+struct Alive(Arc<AtomicU64>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[async_trait::async_trait]
+impl QueryExecutor for Gated {
+    async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
+        Ok(self.before + self.after)
+    }
+
+    async fn fetch(
+        &self,
+        _: &Value,
+        offset: u64,
+        limit: u64,
+        _: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        Ok((offset..(self.before + self.after).min(offset + limit))
+            .map(row)
+            .collect())
+    }
+
+    fn stream(self: Arc<Self>, _: Value, _: Option<Sort>) -> RowStream {
+        self.streams_alive.fetch_add(1, Ordering::SeqCst);
+        let alive = Alive(Arc::clone(&self.streams_alive));
+        Box::pin(futures_util::stream::unfold(
+            (0u8, self, alive),
+            |(stage, me, alive)| async move {
+                match stage {
+                    0 => Some((Ok((0..me.before).map(row).collect()), (1, me, alive))),
+                    1 => {
+                        let permit = me.gate.acquire().await.ok()?;
+                        permit.forget();
+                        if me.fail_after_gate {
+                            return Some((Err(ExecutorError::new("no such column: nme")), (2, me, alive)));
+                        }
+                        let rows = (me.before..me.before + me.after).map(row).collect();
+                        Some((Ok(rows), (2, me, alive)))
+                    }
+                    _ => None,
+                }
+            },
+        ))
+    }
+}
+
+fn builder(executor: Arc<Gated>) -> dual_server::DualResponseServerBuilder {
+    DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .shared_executor("gated", executor)
+        .pending_after(Duration::from_millis(100))
+        .progress_interval(Duration::from_millis(50), Duration::from_millis(400))
+}
+
+async fn create(server: &DualResponseServer) -> dual_core::DualResponse {
+    server
+        .create_response(CreateResponse::new("gated", json!({})).sample_size(5))
+        .await
+        .unwrap_or_else(|e| panic!("create_response: {e}"))
+}
+
+/// Polls until `id` leaves `pending` (at most 5 s), returning its status.
+async fn settled(server: &DualResponseServer, id: ResourceId) -> dual_core::ResourceRecord {
+    for _ in 0..500 {
+        let record = server
+            .get_resource(id, &Caller::anonymous())
+            .await
+            .unwrap_or_else(|e| panic!("get: {e}"));
+        if record.status != ResourceStatus::Pending {
+            return record;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{id} still pending after 5 s");
+}
+
+/// Waits (at most 2 s) until no stream of `executor` is alive.
+async fn streams_dropped(executor: &Gated) {
+    for _ in 0..200 {
+        if executor.alive() == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the executor's stream is still alive");
+}
+
+#[tokio::test]
+async fn a_fast_query_is_ready_at_once() {
+    let executor = Gated::new(20, 0);
+    executor.open();
+    let server = builder(Arc::clone(&executor))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let response = create(&server).await;
+    assert_eq!(
+        (response.status, response.total_count),
+        (ResourceStatus::Ready, 20)
+    );
+    let metadata = server
+        .metadata(response.id, &Caller::anonymous())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (metadata.status, metadata.progress, metadata.error),
+        (ResourceStatus::Ready, None, None)
+    );
+}
+
+#[tokio::test]
+async fn pending_then_ready() {
+    let executor = Gated::new(7, 93);
+    let server = builder(Arc::clone(&executor))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let anyone = Caller::anonymous();
+    let response = create(&server).await;
+    assert_eq!(response.status, ResourceStatus::Pending);
+    assert_eq!(response.total_count, 7, "the rows so far");
+    assert_eq!(
+        response.sample.len(),
+        5,
+        "the sample, once that many rows arrived"
+    );
+    let tool = serde_json::to_value(response.tool_result()).unwrap_or_default();
+    assert_eq!(tool["structuredContent"]["metadata"]["status"], "pending");
+    let text = tool["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("still running"), "{text}");
+
+    let metadata = server
+        .metadata(response.id, &anyone)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(metadata.status, ResourceStatus::Pending);
+    assert_eq!(metadata.progress.map(|p| p.rows), Some(7));
+    let page = server
+        .fetch_page(response.id, &anyone, &PageRequest::default())
+        .await;
+    let error = page
+        .err()
+        .unwrap_or_else(|| panic!("a page of a pending resource"));
+    assert_eq!(error.code(), ErrorCode::NotReady);
+    assert!(error.is_retryable() && error.retry_after().is_some());
+    let export = server
+        .stream_range(response.id, &anyone, None, RowRange::ALL)
+        .await;
+    assert_eq!(export.err().map(|e| e.code()), Some(ErrorCode::NotReady));
+
+    executor.open();
+    let record = settled(&server, response.id).await;
+    assert_eq!(
+        (record.status, record.total_count, record.lease_expires_at),
+        (ResourceStatus::Ready, 100, None)
+    );
+    assert_eq!(record.sample.len(), 5);
+    let page = server
+        .fetch_page(
+            response.id,
+            &anyone,
+            &PageRequest {
+                offset: Some(90),
+                ..PageRequest::default()
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((page.returned_count, page.total_count), (10, 100));
+    assert_eq!(page.data.last(), Some(&row(99)));
+    let metadata = server
+        .metadata(response.id, &anyone)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (metadata.status, metadata.progress),
+        (ResourceStatus::Ready, None)
+    );
+    assert_eq!(executor.alive(), 0);
+}
+
+#[tokio::test]
+async fn a_query_failing_in_the_background_fails_the_resource() {
+    let executor = Arc::new(Gated {
+        before: 3,
+        after: 10,
+        fail_after_gate: true,
+        ..Gated::default()
+    });
+    let server = builder(Arc::clone(&executor))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let response = create(&server).await;
+    assert_eq!(response.status, ResourceStatus::Pending);
+    executor.open();
+    let record = settled(&server, response.id).await;
+    assert_eq!(record.status, ResourceStatus::Failed);
+    let failure = record.failure.unwrap_or_else(|| panic!("a failure"));
+    assert_eq!(failure.code, FailureCode::QueryExecutionFailed);
+    assert!(
+        failure.message.contains("no such column: nme"),
+        "the model reads the executor's message"
+    );
+    let anyone = Caller::anonymous();
+    let metadata = server
+        .metadata(response.id, &anyone)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(metadata.status, ResourceStatus::Failed);
+    assert_eq!(
+        metadata.error.map(|e| (e.code, e.retryable)),
+        Some((FailureCode::QueryExecutionFailed, false))
+    );
+    let error = server
+        .fetch_page(response.id, &anyone, &PageRequest::default())
+        .await
+        .err();
+    assert_eq!(error.as_ref().map(|e| e.code()), Some(ErrorCode::ResourceFailed));
+    assert_eq!(error.map(|e| e.is_retryable()), Some(false));
+    let spool = server.spool().cloned().unwrap_or_else(|| panic!("a spool"));
+    assert!(
+        spool.manifest(response.id).await.is_err(),
+        "a failed query's segments are removed"
+    );
+}
+
+#[tokio::test]
+async fn delete_cancels_a_pending_query_within_a_second() {
+    let executor = Gated::new(4, 10);
+    let server = builder(Arc::clone(&executor))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let response = create(&server).await;
+    assert_eq!((response.status, executor.alive()), (ResourceStatus::Pending, 1));
+    let started = std::time::Instant::now();
+    server
+        .delete_resource(response.id, &Caller::anonymous())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    streams_dropped(&executor).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "cancelled in {:?}",
+        started.elapsed()
+    );
+    let gone = server.get_resource(response.id, &Caller::anonymous()).await.err();
+    assert_eq!(gone.map(|e| e.code()), Some(ErrorCode::ResourceNotFound));
+    executor.open();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let spool = server.spool().cloned().unwrap_or_else(|| panic!("a spool"));
+    let listed = spool.list().await.unwrap_or_default();
+    assert!(
+        listed.iter().all(|s| s.id != response.id),
+        "no segments left: {listed:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_time_limit_fails_a_pending_query() {
+    let executor = Gated::new(2, 10);
+    let server = builder(Arc::clone(&executor))
+        .query_time_limit(Duration::from_millis(300))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let response = create(&server).await;
+    assert_eq!(response.status, ResourceStatus::Pending);
+    let record = settled(&server, response.id).await;
+    assert_eq!(record.status, ResourceStatus::Failed);
+    assert_eq!(record.failure.map(|f| f.code), Some(FailureCode::QueryTimeout));
+    streams_dropped(&executor).await;
+
+    // Waiting for the end (no `pending_after`), the time limit is a creation error.
+    let executor = Gated::new(2, 10);
+    let server = DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .shared_executor("gated", Arc::clone(&executor) as Arc<dyn QueryExecutor>)
+        .query_time_limit(Duration::from_millis(200))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let error = server
+        .create_response(CreateResponse::new("gated", json!({})))
+        .await
+        .err();
+    assert_eq!(error.map(|e| e.code()), Some(ErrorCode::QueryTimeout));
+    streams_dropped(&executor).await;
+}
+
+/// Two instances share a store and a spool: B sees A's pending resource, its progress and its end.
+#[tokio::test]
+async fn another_instance_sees_progress_and_the_end() {
+    let store: Arc<dyn ResourceStore> = Arc::new(MemoryStore::new());
+    let spool = Spool::new(
+        MemorySpool::builder()
+            .build()
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let executor = Gated::new(6, 44);
+    let a = builder(Arc::clone(&executor))
+        .shared_store(Arc::clone(&store))
+        .spool(spool.clone())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let b = builder(Gated::new(0, 0))
+        .shared_store(Arc::clone(&store))
+        .spool(spool.clone())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let response = create(&a).await;
+    let anyone = Caller::anonymous();
+    let metadata = b
+        .metadata(response.id, &anyone)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (metadata.status, metadata.progress.map(|p| p.rows)),
+        (ResourceStatus::Pending, Some(6))
+    );
+    executor.open();
+    let record = settled(&b, response.id).await;
+    assert_eq!((record.status, record.total_count), (ResourceStatus::Ready, 50));
+    let page = b
+        .fetch_page(
+            response.id,
+            &anyone,
+            &PageRequest {
+                limit: Some(50),
+                ..PageRequest::default()
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        page.data,
+        (0..50).map(row).collect::<Vec<_>>(),
+        "B serves the snapshot A wrote"
+    );
+
+    // DELETE through B cancels the query A runs, at A's next lease renewal.
+    let executor = Gated::new(3, 3);
+    let a = builder(Arc::clone(&executor))
+        .shared_store(Arc::clone(&store))
+        .spool(spool.clone())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let response = create(&a).await;
+    assert_eq!(response.status, ResourceStatus::Pending);
+    b.delete_resource(response.id, &anyone)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    streams_dropped(&executor).await;
+}
+
+/// The instance running a query dies (cut off from the store): once its lease lapses, the
+/// resource reads as failed with the retryable `query_interrupted`, never pending forever.
+#[tokio::test]
+async fn a_dead_instance_leaves_a_failed_resource_once_its_lease_lapses() {
+    let store: Arc<dyn ResourceStore> = Arc::new(MemoryStore::new());
+    let spool = Spool::new(
+        MemorySpool::builder()
+            .build()
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let severable = Arc::new(BreakableStore::wrapping(Arc::clone(&store), "instance A is gone"));
+    let executor = Gated::new(5, 5);
+    let a = builder(Arc::clone(&executor))
+        .shared_store(Arc::clone(&severable) as Arc<dyn ResourceStore>)
+        .spool(spool.clone())
+        .without_sweeper()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let b = builder(Gated::new(0, 0))
+        .shared_store(Arc::clone(&store))
+        .spool(spool)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let response = create(&a).await;
+    assert_eq!(response.status, ResourceStatus::Pending);
+    severable.set_broken(true);
+    let anyone = Caller::anonymous();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let metadata = b
+        .metadata(response.id, &anyone)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        metadata.status,
+        ResourceStatus::Pending,
+        "within the lease it is still pending"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let metadata = b
+        .metadata(response.id, &anyone)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(metadata.status, ResourceStatus::Failed);
+    assert_eq!(
+        metadata.error.map(|e| (e.code, e.retryable)),
+        Some((FailureCode::QueryInterrupted, true))
+    );
+    let error = b
+        .fetch_page(response.id, &anyone, &PageRequest::default())
+        .await
+        .err();
+    assert_eq!(error.as_ref().map(|e| e.code()), Some(ErrorCode::ResourceFailed));
+    assert_eq!(error.map(|e| e.is_retryable()), Some(true));
+    // The failure is stored: a reader that knows nothing of leases sees it too.
+    let stored = store
+        .get(response.id, time::OffsetDateTime::now_utc())
+        .await
+        .ok()
+        .and_then(|l| l.found());
+    assert_eq!(stored.map(|r| r.status), Some(ResourceStatus::Failed));
+    executor.open();
+}
