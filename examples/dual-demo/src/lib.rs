@@ -14,5 +14,6 @@ pub mod render;
 pub mod report;
 pub mod serve;
 pub mod shutdown;
+pub mod spool;
 pub mod sqlite;
 pub mod store;

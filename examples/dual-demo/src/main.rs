@@ -89,13 +89,27 @@ struct ServeArgs {
     /// re-run the query). 0 turns snapshots off.
     #[arg(long, value_name = "MIB", default_value_t = dual_server::DEFAULT_SNAPSHOT_MAX_BYTES >> 20)]
     snapshot_max_mb: u64,
-    /// Memory budget of the snapshot spool, in MiB; segments beyond it spill to disk.
-    #[arg(long, value_name = "MIB", default_value_t = dual_server::dual_spool::DEFAULT_MEMORY_BUDGET >> 20)]
-    spool_memory_mb: u64,
+    /// Where snapshots are kept: `memory` (this process's; with a shared --store snapshots are then
+    /// off and every resource is live) or `s3://BUCKET[/PREFIX]`, shared by every instance that shares
+    /// the store, so instance B serves what instance A wrote. S3's endpoint, region and credentials come
+    /// from AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN, …);
+    /// an http:// endpoint is allowed. Instances sharing a spool prefix must share the store: each
+    /// sweep removes the snapshots (older than an hour) that its store has no record of.
+    #[arg(long, value_name = "memory|s3://BUCKET[/PREFIX]", default_value = dual_demo::spool::MEMORY)]
+    spool: String,
+    /// Memory budget of the memory spool, in MiB (default 256); segments beyond it spill to disk.
+    /// Memory spool only.
+    #[arg(long, value_name = "MIB")]
+    spool_memory_mb: Option<u64>,
     /// Directory snapshot segments spill to (default: a private temporary directory). Leftovers of a
-    /// crashed process in it are removed at start-up.
+    /// crashed process in it are removed at start-up. Memory spool only.
     #[arg(long, value_name = "DIR")]
     spool_dir: Option<std::path::PathBuf>,
+    /// Seconds between sweeps, which remove expired resources, their snapshots, and orphaned
+    /// snapshots (a crash between writing one and saving its resource).
+    #[arg(long, value_name = "SECS", default_value_t = dual_server::DEFAULT_CLEANUP_INTERVAL.as_secs(),
+          value_parser = secs())]
+    cleanup_interval_secs: u64,
     /// Most live resources; at the cap a tool call fails with a retryable error (nothing is evicted;
     /// deleting or expiring resources frees room).
     #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_MAX_RESOURCES,
@@ -235,8 +249,10 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.max_sample_bytes = args.max_sample_bytes;
     options.max_resources = args.max_resources;
     options.snapshot_max_mb = args.snapshot_max_mb;
+    options.spool = args.spool;
     options.spool_memory_mb = args.spool_memory_mb;
     options.spool_dir = args.spool_dir;
+    options.cleanup_interval = Duration::from_secs(args.cleanup_interval_secs);
     options.max_connections = args.max_connections;
     options.header_timeout = Duration::from_secs(args.header_timeout_secs);
     options.idle_timeout = Duration::from_secs(args.idle_timeout_secs);

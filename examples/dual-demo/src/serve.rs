@@ -22,7 +22,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use dual_server::DualResponseServer;
-use dual_server::dual_spool::{MemorySpool, Spool};
 use http_body_util::combinators::UnsyncBoxBody;
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
@@ -32,6 +31,7 @@ pub use running::Running;
 
 use crate::auth::AuthTokens;
 use crate::dataset::{self, DatasetSize};
+use crate::spool::{self, SpoolOptions, SpoolSpec, SpoolSpecError};
 use crate::sqlite::{self, INSTITUTIONS_KIND, SQL_KIND, SqliteDb, SqliteOptions};
 use crate::store::{self, StoreOptions, StoreSpecError};
 
@@ -95,10 +95,18 @@ pub struct ServeOptions {
     /// Largest snapshot in MiB of compact JSON rows; larger results are served live. 0: no
     /// snapshots, every resource live (pages and exports re-run the query).
     pub snapshot_max_mb: u64,
-    /// Memory budget of the snapshot spool in MiB; beyond it segments spill to disk.
-    pub spool_memory_mb: u64,
-    /// Spill directory of the snapshot spool (default: a private temporary directory).
+    /// Snapshot spool: `memory` (this process's, the default) or `s3://BUCKET[/PREFIX]` (shared by
+    /// the instances that share the store; endpoint, region and credentials from `AWS_*`).
+    pub spool: String,
+    /// Memory budget of the memory spool in MiB (`None`: 256); beyond it segments spill to disk.
+    /// An error with an S3 spool.
+    pub spool_memory_mb: Option<u64>,
+    /// Spill directory of the memory spool (default: a private temporary directory). An error with
+    /// an S3 spool.
     pub spool_dir: Option<PathBuf>,
+    /// Time between sweeps, which remove expired resources, their snapshots and orphaned
+    /// snapshots.
+    pub cleanup_interval: Duration,
     /// Most connections open at once; further clients wait in the listen backlog until one closes.
     pub max_connections: usize,
     /// Time a client has to send a request head: from connecting, or on a kept-alive connection
@@ -145,8 +153,10 @@ impl ServeOptions {
             max_sample_bytes: dual_server::DEFAULT_MAX_SAMPLE_BYTES,
             max_resources: dual_server::DEFAULT_MAX_RESOURCES,
             snapshot_max_mb: dual_server::DEFAULT_SNAPSHOT_MAX_BYTES >> 20,
-            spool_memory_mb: dual_server::dual_spool::DEFAULT_MEMORY_BUDGET >> 20,
+            spool: spool::MEMORY.to_owned(),
+            spool_memory_mb: None,
             spool_dir: None,
+            cleanup_interval: dual_server::DEFAULT_CLEANUP_INTERVAL,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
@@ -179,6 +189,7 @@ impl ServeOptions {
             ("mcp_session_idle", self.mcp_session_idle),
             ("query_time_limit", self.query_time_limit),
             ("db_wait", self.db_wait),
+            ("cleanup_interval", self.cleanup_interval),
         ];
         counts
             .into_iter()
@@ -208,9 +219,9 @@ pub enum ServeError {
     /// The server configuration was refused.
     #[error(transparent)]
     Build(#[from] dual_server::BuildError),
-    /// The snapshot spool could not be set up (its spill directory).
-    #[error("snapshot spool: {0}")]
-    Spool(#[source] dual_server::dual_spool::SpoolError),
+    /// `--spool` names no known spool, or the spool cannot be set up or reached.
+    #[error(transparent)]
+    Spool(#[from] SpoolSpecError),
     /// A limit of [`ServeOptions`] is zero.
     #[error("`{0}` must be greater than zero")]
     Limit(&'static str),
@@ -224,9 +235,13 @@ pub enum ServeError {
     },
 }
 
-/// Opens the database (generating the embedded dataset on first use), connects the store and builds
-/// the [`DualResponseServer`] with the `sql` and `institutions` executors. Redis expires resources by
-/// itself, so with it the server runs no sweeper; the memory and PostgreSQL stores keep theirs.
+/// Opens the database (generating the embedded dataset on first use), connects the store and the
+/// spool and builds the [`DualResponseServer`] with the `sql` and `institutions` executors.
+///
+/// Snapshots need a spool every instance sharing the store can read: with a shared store they are
+/// on with an S3 spool, and off (every resource live, with a warning) with the memory spool. Redis
+/// expires resources by itself, so with it and no snapshots the server runs no sweeper; otherwise
+/// the sweeper runs every `cleanup_interval`, removing expired resources' snapshots and orphans.
 ///
 /// # Errors
 /// [`ServeError`] for a dataset, database, store or configuration failure.
@@ -234,6 +249,12 @@ pub async fn build_server(
     options: &ServeOptions,
     base_url: &str,
 ) -> Result<(DualResponseServer, PathBuf), ServeError> {
+    // Checked first: a bad `--spool` fails before anything is opened.
+    let spool = SpoolSpec::parse(&SpoolOptions {
+        spec: options.spool.clone(),
+        memory_mb: options.spool_memory_mb,
+        dir: options.spool_dir.clone(),
+    })?;
     let path = match &options.db {
         Some(path) => path.clone(),
         None => {
@@ -276,33 +297,27 @@ pub async fn build_server(
         .default_sample_size(options.sample_size)
         .max_sample_bytes(options.max_sample_bytes)
         .max_resources(options.max_resources);
-    // The demo's spool is in this process: instances sharing a Redis or PostgreSQL store could
-    // not read each other's snapshots, so a shared store serves every resource live until the
-    // demo can share a spool (`--spool s3://…`, not there yet).
+    // A memory spool is this process's: instances sharing a Redis or PostgreSQL store could not
+    // read each other's snapshots, so with it a shared store serves every resource live.
     let shared_store = options.store.trim() != "memory";
-    if shared_store && options.snapshot_max_mb > 0 {
+    let snapshots = options.snapshot_max_mb > 0 && (spool.is_shared() || !shared_store);
+    if shared_store && options.snapshot_max_mb > 0 && !snapshots {
         tracing::warn!("a shared store without a shared spool: snapshots are off, every resource is live");
     }
-    if options.snapshot_max_mb == 0 || shared_store {
-        builder = builder.without_snapshots();
-    } else {
-        let mut spool = MemorySpool::builder().memory_budget_mb(options.spool_memory_mb);
-        if let Some(dir) = &options.spool_dir {
-            spool = spool.dir(dir);
-        }
-        let spool = spool.build().await.map_err(ServeError::Spool)?;
-        tracing::info!(
-            memory_mb = options.spool_memory_mb,
-            dir = %spool.dir().display(),
-            snapshot_max_mb = options.snapshot_max_mb,
-            "snapshot spool ready"
-        );
+    if snapshots {
+        let spool = spool.open().await?;
+        tracing::info!(snapshot_max_mb = options.snapshot_max_mb, "snapshots on");
         builder = builder
-            .spool(Spool::new(spool))
+            .spool(spool)
             .snapshot_max_bytes(options.snapshot_max_mb.saturating_mul(1 << 20));
+    } else {
+        builder = builder.without_snapshots();
     }
-    if opened.native_expiry {
+    // Snapshots of expired resources are removed by the sweep only, whatever the store.
+    if opened.native_expiry && !snapshots {
         builder = builder.without_sweeper();
+    } else {
+        builder = builder.cleanup_interval(options.cleanup_interval);
     }
     for kind in [SQL_KIND, INSTITUTIONS_KIND] {
         if let Some(executor) = db.executor(kind) {

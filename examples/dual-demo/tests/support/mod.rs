@@ -1,7 +1,8 @@
 //! Shared by the demo's integration tests: the services (feature `services`), a per-test Redis key
 //! prefix / PostgreSQL schema that cleans up after itself, `dual-demo serve` child processes that
 //! never outlive the test, in-process servers ([`in_process`]), plain HTTP requests ([`http`]), big
-//! exports ([`export`]), `serve --stdio` children ([`stdio`]) and small MCP / REST helpers.
+//! exports ([`export`]), `serve --stdio` children ([`stdio`]), per-test S3 buckets ([`s3`]) and small
+//! MCP / REST helpers.
 #![allow(
     dead_code,
     reason = "each test binary uses a different part of the support module"
@@ -10,6 +11,7 @@
 pub(crate) mod export;
 pub(crate) mod http;
 pub(crate) mod in_process;
+pub(crate) mod s3;
 pub(crate) mod schema;
 pub(crate) mod stdio;
 
@@ -210,7 +212,15 @@ fn with_sources(error: &dyn std::error::Error) -> String {
 
 impl Drop for Namespace {
     fn drop(&mut self) {
-        if let Err(e) = self.clean_up() {
+        // A few tries: a blocking call may fail with EINTR when a killed child's SIGCHLD arrives.
+        let mut outcome = self.clean_up();
+        for _ in 1..3 {
+            if outcome.is_ok() {
+                break;
+            }
+            outcome = self.clean_up();
+        }
+        if let Err(e) = outcome {
             eprintln!("could not clean up the test namespace {}: {e}", self.prefix);
         }
     }
