@@ -156,7 +156,11 @@ mod tests {
 
     #[test]
     fn wire_names_round_trip() {
-        for status in [ResourceStatus::Pending, ResourceStatus::Ready, ResourceStatus::Failed] {
+        for status in [
+            ResourceStatus::Pending,
+            ResourceStatus::Ready,
+            ResourceStatus::Failed,
+        ] {
             assert_eq!(ResourceStatus::parse(status.as_str()), Some(status));
             assert_eq!(serde_json::to_value(status).ok(), Some(status.as_str().into()));
         }

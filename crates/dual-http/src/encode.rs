@@ -191,7 +191,11 @@ mod tests {
                 assert!(encoder.json_row(&stored, &mut out).is_ok());
             }
             encoder.close(&mut out);
-            assert_eq!(String::from_utf8(out).ok(), Some(encode(format, &rows)), "{format:?}");
+            assert_eq!(
+                String::from_utf8(out).ok(),
+                Some(encode(format, &rows)),
+                "{format:?}"
+            );
         }
         let mut csv = Encoder::new(ExportFormat::Csv, vec![Column::new("id", ColumnType::Integer)]);
         assert!(csv.json_row(b"not json", &mut Vec::new()).is_err());

@@ -337,8 +337,16 @@ impl DualResponseServerBuilder {
         if let Some(interval) = self.cleanup_interval {
             check(!interval.is_zero(), "cleanup_interval", "must be positive")?;
         }
-        check(!self.query_time_limit.is_zero(), "query_time_limit", "must be positive")?;
-        check(!self.progress_interval.is_zero(), "progress_interval", "must be positive")?;
+        check(
+            !self.query_time_limit.is_zero(),
+            "query_time_limit",
+            "must be positive",
+        )?;
+        check(
+            !self.progress_interval.is_zero(),
+            "progress_interval",
+            "must be positive",
+        )?;
         check(
             self.query_lease > self.progress_interval,
             "query_lease",

@@ -133,7 +133,10 @@ pub(crate) fn failure_of(error: &ServerError) -> QueryFailure {
 
 /// The failure of a writer task that panicked.
 fn panicked() -> QueryFailure {
-    QueryFailure::new(FailureCode::QueryExecutionFailed, "the query task failed unexpectedly")
+    QueryFailure::new(
+        FailureCode::QueryExecutionFailed,
+        "the query task failed unexpectedly",
+    )
 }
 
 impl DualResponseServer {
@@ -209,7 +212,14 @@ impl DualResponseServer {
                 match self.live_outcome(&record).await {
                     Ok((total_count, sample)) => {
                         record.consistency = Consistency::Live;
-                        self.ready(&mut record, Written { sample, rows: total_count }, fixed_columns);
+                        self.ready(
+                            &mut record,
+                            Written {
+                                sample,
+                                rows: total_count,
+                            },
+                            fixed_columns,
+                        );
                     }
                     Err(error) => fail(&mut record, failure_of(&error)),
                 }
@@ -221,7 +231,9 @@ impl DualResponseServer {
             self.delete_snapshot(id).await;
         }
         match inner.store.update_query(&record).await {
-            Ok(true) => tracing::info!(%id, status = %record.status, rows = record.total_count, "pending query ended"),
+            Ok(true) => {
+                tracing::info!(%id, status = %record.status, rows = record.total_count, "pending query ended")
+            }
             Ok(false) => {
                 tracing::info!(%id, "pending resource deleted as its query ended");
                 self.delete_snapshot(id).await;

@@ -13,8 +13,8 @@ use dual_store::{Clock, Lookup, ResourceStore};
 use tracing::Instrument;
 
 use crate::config::{MAX_SAMPLE_SIZE, ServerConfig};
-use crate::pending::{self, AbortOnDrop, QueryProgress, RunningQueries};
 use crate::encoded::{self, BatchStream, EncodedPage};
+use crate::pending::{self, AbortOnDrop, QueryProgress, RunningQueries};
 use crate::registry::Registry;
 use crate::snapshot;
 use crate::sorted::SortCache;
@@ -173,7 +173,9 @@ impl DualResponseServer {
             let limit = inner.config.query_time_limit;
             let written = match (&inner.spool, inner.config.snapshot_max_bytes) {
                 (Some(spool), Some(max_bytes)) => {
-                    let progress = Arc::new(QueryProgress::new(usize::try_from(sample_size).unwrap_or(usize::MAX)));
+                    let progress = Arc::new(QueryProgress::new(
+                        usize::try_from(sample_size).unwrap_or(usize::MAX),
+                    ));
                     let write = snapshot::write(
                         spool.clone(),
                         Arc::clone(executor),
@@ -217,8 +219,13 @@ impl DualResponseServer {
                                 lease_expires_at: Some(self.lease_from_now()),
                                 failure: None,
                             };
-                            self.go_pending(record.clone(), task, progress, fixed_columns || executor.columns(&record.query.params).is_some())
-                                .await?;
+                            self.go_pending(
+                                record.clone(),
+                                task,
+                                progress,
+                                fixed_columns || executor.columns(&record.query.params).is_some(),
+                            )
+                            .await?;
                             return Ok(DualResponse::from_record(
                                 record,
                                 &inner.config.uri_scheme,
@@ -513,7 +520,10 @@ impl DualResponseServer {
         let running = self.inner.running.len();
         if running > 0 {
             // Their resources stay pending until their lease lapses, then read as interrupted.
-            tracing::info!(running, "shutting down: cancelling the queries of pending resources");
+            tracing::info!(
+                running,
+                "shutting down: cancelling the queries of pending resources"
+            );
             self.inner.running.cancel_all();
         }
         let sweeper = self
@@ -605,7 +615,11 @@ impl DualResponseServer {
     pub(crate) async fn live_outcome(&self, record: &ResourceRecord) -> Result<(u64, Vec<Row>), ServerError> {
         let executor = self.inner.registry.get(&record.query.kind)?;
         let params = &record.query.params;
-        let sample_size = self.inner.config.default_sample_size.max(record.sample.len() as u64);
+        let sample_size = self
+            .inner
+            .config
+            .default_sample_size
+            .max(record.sample.len() as u64);
         time_limited(self.inner.config.query_time_limit, async {
             let (count, sample) = tokio::join!(
                 executor.count(params),

@@ -2,9 +2,7 @@
 
 use std::sync::Arc;
 
-use dual_core::{
-    Column, ColumnType, Consistency, FailureCode, QueryFailure, ResourceId, ResourceStatus,
-};
+use dual_core::{Column, ColumnType, Consistency, FailureCode, QueryFailure, ResourceId, ResourceStatus};
 use serde_json::json;
 use time::Duration;
 
@@ -35,18 +33,28 @@ pub async fn update_query_touches_only_the_query(store: &dyn ResourceStore) {
     update.access_count = 999;
     update.total_count = 12_345;
     update.lease_expires_at = Some(with_micros(now + Duration::seconds(16), 1));
-    assert!(store.update_query(&update).await.or_panic("update_query"), "the record is there");
+    assert!(
+        store.update_query(&update).await.or_panic("update_query"),
+        "the record is there"
+    );
     let got = found(store.get(saved.id, now).await.or_panic("get"), "after progress");
     assert_eq!(got.total_count, 12_345);
     assert_eq!(got.lease_expires_at, update.lease_expires_at);
-    assert_eq!((got.access_count, got.name.as_str()), (1, "pending"), "access count and name kept");
+    assert_eq!(
+        (got.access_count, got.name.as_str()),
+        (1, "pending"),
+        "access count and name kept"
+    );
     assert_eq!(got.expires_at, None, "the pin is kept");
     assert_eq!(got.status, ResourceStatus::Pending);
 
     // The end: ready, with the final count, columns and sample; the lease cleared.
     update.status = ResourceStatus::Ready;
     update.total_count = 70_000;
-    update.columns = vec![Column::new("n", ColumnType::Integer), Column::new("ü", ColumnType::String)];
+    update.columns = vec![
+        Column::new("n", ColumnType::Integer),
+        Column::new("ü", ColumnType::String),
+    ];
     update.sample = vec![json!({"n": 1, "ü": "☃"}).as_object().cloned().unwrap_or_default()].into();
     update.lease_expires_at = None;
     update.consistency = Consistency::Live;
@@ -65,22 +73,43 @@ pub async fn update_query_touches_only_the_query(store: &dyn ResourceStore) {
     assert_eq!(got, want, "ready: every query field written, nothing else");
 
     // A failure, on a record already expired: still written (the sweep removes it later).
-    let mut expired = record("expired", now - Duration::minutes(10), Some(now - Duration::minutes(1)));
+    let mut expired = record(
+        "expired",
+        now - Duration::minutes(10),
+        Some(now - Duration::minutes(1)),
+    );
     expired.status = ResourceStatus::Pending;
     store.save(&expired).await.or_panic("save");
     expired.status = ResourceStatus::Failed;
-    expired.failure = Some(QueryFailure::new(FailureCode::QueryTimeout, "ran past 300 s — «x»"));
-    assert!(store.update_query(&expired).await.or_panic("update_query of an expired record"));
+    expired.failure = Some(QueryFailure::new(
+        FailureCode::QueryTimeout,
+        "ran past 300 s — «x»",
+    ));
+    assert!(
+        store
+            .update_query(&expired)
+            .await
+            .or_panic("update_query of an expired record")
+    );
     let got = found(
-        store.get(expired.id, now - Duration::minutes(5)).await.or_panic("get"),
+        store
+            .get(expired.id, now - Duration::minutes(5))
+            .await
+            .or_panic("get"),
         "the failed record before its expiry",
     );
-    assert_eq!((got.status, got.failure), (ResourceStatus::Failed, expired.failure.clone()));
+    assert_eq!(
+        (got.status, got.failure),
+        (ResourceStatus::Failed, expired.failure.clone())
+    );
 
     let mut missing = record("missing", now, None);
     missing.id = ResourceId::new();
     assert!(
-        !store.update_query(&missing).await.or_panic("update_query of a missing record"),
+        !store
+            .update_query(&missing)
+            .await
+            .or_panic("update_query of a missing record"),
         "a missing record is reported"
     );
     assert!(

@@ -1,8 +1,8 @@
 //! Fixtures and helpers shared by the suite's cases.
 
 use dual_core::{
-    Column, ColumnType, Consistency, FailureCode, QueryFailure, QuerySpec, ResourceId, ResourceRecord, ResourceStatus,
-    Row,
+    Column, ColumnType, Consistency, FailureCode, QueryFailure, QuerySpec, ResourceId, ResourceRecord,
+    ResourceStatus, Row,
 };
 use serde_json::{Value, json};
 use time::{Duration, OffsetDateTime};
