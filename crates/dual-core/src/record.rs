@@ -106,10 +106,17 @@ mod tests {
         });
         let record: ResourceRecord = serde_json::from_value(json).unwrap();
         assert_eq!(record.consistency, Consistency::Live);
+        assert_eq!(
+            (record.status, record.lease_expires_at, record.failure.clone()),
+            (ResourceStatus::Ready, None, None)
+        );
         let mut snapshot = record;
         snapshot.consistency = Consistency::Snapshot;
         let text = serde_json::to_string(&snapshot).unwrap();
-        assert!(text.ends_with(r#""consistency":"snapshot"}"#), "{text}");
+        assert!(
+            text.contains(r#""consistency":"snapshot","status":"ready""#),
+            "{text}"
+        );
         assert_eq!(serde_json::from_str::<ResourceRecord>(&text).unwrap(), snapshot);
     }
 }

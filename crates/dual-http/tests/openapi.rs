@@ -293,6 +293,8 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
     )
     .await;
     let expired = common::expired_copy(&server, id).await;
+    let pending = common::copy_with_status(&server, id, dual_core::ResourceStatus::Pending).await;
+    let failed = common::copy_with_status(&server, id, dual_core::ResourceStatus::Failed).await;
     let unknown = dual_core::ResourceId::new();
     let item = |id: dual_core::ResourceId| format!("/{id}");
     let data = |id: dual_core::ResourceId| format!("/{id}/data");
@@ -322,6 +324,13 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
             .json("{\"offset\":")
             .stalled_body(),
         case("/{id}", Method::POST, item(failing)),
+        case("/{id}", Method::GET, item(pending)),
+        case("/{id}", Method::GET, item(failed)),
+        case("/{id}", Method::POST, item(pending)),
+        case("/{id}", Method::POST, item(failed)),
+        case("/{id}/data", Method::GET, data(pending)),
+        case("/{id}/data", Method::GET, data(failed)),
+        case("/{id}/data", Method::HEAD, data(pending)),
         case("/{id}", Method::POST, item(id)).broken_store(),
         case("/{id}", Method::PUT, item(id)),
         case("/{id}", Method::PUT, format!("{}?x", item(id))),

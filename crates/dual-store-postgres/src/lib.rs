@@ -43,10 +43,24 @@
 //!     access_count bigint NOT NULL DEFAULT 0,
 //!     last_accessed_at timestamptz,
 //!     owner text,
-//!     metadata json NOT NULL
+//!     metadata json NOT NULL,
+//!     consistency text NOT NULL DEFAULT 'live', -- snapshot | live
+//!     status text NOT NULL DEFAULT 'ready',     -- pending | ready | failed
+//!     lease_expires_at timestamptz,             -- while pending
+//!     failure json                              -- {"code": …, "message": …} once failed
 //! );
 //! CREATE INDEX dual_resources_expires_at_idx ON dual_resources (expires_at) WHERE expires_at IS NOT NULL;
 //! ```
+//!
+//! The migration also brings a table of an earlier release up to date: it adds each of `consistency`,
+//! `status`, `lease_expires_at` and `failure` that is missing (`ADD COLUMN IF NOT EXISTS`), so the
+//! records already there read as live and ready, without lease or failure. An unknown `consistency`,
+//! `status` or failure code read back is [`StoreError::Corrupt`](dual_store::StoreError::Corrupt)
+//! naming its column.
+//!
+//! `update_query` is one `UPDATE … SET status, total_count, columns, sample, consistency,
+//! lease_expires_at, failure WHERE id = $1`: expired or not, and never touching the access count, the
+//! last access or the expiry, so a concurrent access or pin is kept.
 //!
 //! Accesses are counted by one `UPDATE … SET access_count = access_count + 1 … WHERE id = $1 AND
 //! (expires_at IS NULL OR expires_at > $2) RETURNING …`, which also reports in the same round trip

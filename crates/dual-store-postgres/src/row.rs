@@ -1,6 +1,8 @@
 //! Records to statement parameters and rows back to records.
 
-use dual_core::{Column, Consistency, QuerySpec, ResourceRecord, Row as SampleRow};
+use dual_core::{
+    Column, Consistency, QueryFailure, QuerySpec, ResourceRecord, ResourceStatus, Row as SampleRow,
+};
 use dual_store::StoreError;
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -14,62 +16,101 @@ pub(crate) fn micros(at: OffsetDateTime) -> OffsetDateTime {
         .unwrap_or(at)
 }
 
+/// A count as a `bigint` parameter, or why it does not fit one.
+fn bigint(what: &str, value: u64) -> Result<i64, StoreError> {
+    i64::try_from(value)
+        .map_err(|_| StoreError::Backend(format!("{what} {value} does not fit a bigint column")))
+}
+
+/// The parameters of the `update_query` statement (the id and the query's columns), converted once
+/// so `params` can lend them out.
+pub(crate) struct QueryParams<'a> {
+    id: String,
+    status: &'static str,
+    total_count: i64,
+    columns: Json<&'a [Column]>,
+    sample: Json<&'a [SampleRow]>,
+    consistency: &'static str,
+    lease_expires_at: Option<OffsetDateTime>,
+    failure: Option<Json<&'a QueryFailure>>,
+}
+
+impl<'a> QueryParams<'a> {
+    pub(crate) fn new(record: &'a ResourceRecord) -> Result<Self, StoreError> {
+        Ok(Self {
+            id: record.id.to_string(),
+            status: record.status.as_str(),
+            total_count: bigint("total_count", record.total_count)?,
+            columns: Json(&record.columns),
+            sample: Json(&record.sample[..]),
+            consistency: record.consistency.as_str(),
+            lease_expires_at: record.lease_expires_at.map(micros),
+            failure: record.failure.as_ref().map(Json),
+        })
+    }
+
+    /// In the parameter order of the `update_query` statement.
+    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 8] {
+        [
+            &self.id,
+            &self.status,
+            &self.total_count,
+            &self.columns,
+            &self.sample,
+            &self.consistency,
+            &self.lease_expires_at,
+            &self.failure,
+        ]
+    }
+}
+
 /// The parameters of the save statement, converted once so `params` can lend them out.
 pub(crate) struct SaveParams<'a> {
-    id: String,
+    part: QueryParams<'a>,
     name: &'a str,
     query: Json<&'a QuerySpec>,
-    columns: Json<&'a [Column]>,
-    total_count: i64,
-    sample: Json<&'a [SampleRow]>,
     created_at: OffsetDateTime,
     expires_at: Option<OffsetDateTime>,
     access_count: i64,
     last_accessed_at: Option<OffsetDateTime>,
     owner: Option<&'a str>,
     metadata: Json<&'a Value>,
-    consistency: &'static str,
 }
 
 impl<'a> SaveParams<'a> {
     pub(crate) fn new(record: &'a ResourceRecord) -> Result<Self, StoreError> {
-        let bigint = |what: &str, value: u64| {
-            i64::try_from(value)
-                .map_err(|_| StoreError::Backend(format!("{what} {value} does not fit a bigint column")))
-        };
         Ok(Self {
-            id: record.id.to_string(),
+            part: QueryParams::new(record)?,
             name: &record.name,
             query: Json(&record.query),
-            columns: Json(&record.columns),
-            total_count: bigint("total_count", record.total_count)?,
-            sample: Json(&record.sample[..]),
             created_at: micros(record.created_at),
             expires_at: record.expires_at.map(micros),
             access_count: bigint("access_count", record.access_count)?,
             last_accessed_at: record.last_accessed_at.map(micros),
             owner: record.owner.as_deref(),
             metadata: Json(&record.metadata),
-            consistency: record.consistency.as_str(),
         })
     }
 
     /// In the column order of the save statement.
-    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 13] {
+    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 16] {
         [
-            &self.id,
+            &self.part.id,
             &self.name,
             &self.query,
-            &self.columns,
-            &self.total_count,
-            &self.sample,
+            &self.part.columns,
+            &self.part.total_count,
+            &self.part.sample,
             &self.created_at,
             &self.expires_at,
             &self.access_count,
             &self.last_accessed_at,
             &self.owner,
             &self.metadata,
-            &self.consistency,
+            &self.part.consistency,
+            &self.part.status,
+            &self.part.lease_expires_at,
+            &self.part.failure,
         ]
     }
 }
@@ -104,6 +145,15 @@ pub(crate) fn decode(row: &Row) -> Result<ResourceRecord, StoreError> {
         consistency: column::<String>(row, "consistency")?
             .parse::<Consistency>()
             .map_err(|e| StoreError::Corrupt(format!("column consistency: {e}")))?,
+        status: {
+            let status: String = column(row, "status")?;
+            ResourceStatus::parse(&status).ok_or_else(|| {
+                StoreError::Corrupt("column status: not `pending`, `ready` or `failed`".into())
+            })?
+        },
+        lease_expires_at: column(row, "lease_expires_at")?,
+        // An unknown failure code fails the JSON decode, which `column` reports naming the column.
+        failure: column::<Option<Json<QueryFailure>>>(row, "failure")?.map(|failure| failure.0),
     })
 }
 

@@ -4,7 +4,18 @@ use crate::ident::Ident;
 
 /// Every column of the table, in the order [`Sql::save`] binds them.
 const COLUMNS: &str = "id, name, query, columns, total_count, sample, created_at, expires_at, \
-                       access_count, last_accessed_at, owner, metadata, consistency";
+                       access_count, last_accessed_at, owner, metadata, consistency, status, \
+                       lease_expires_at, failure";
+
+/// Columns later releases added, with their definitions: the migration adds each one missing from a
+/// table an earlier release created. Their defaults read the old rows as they were meant: every
+/// record stored before snapshots is live, and every one stored before statuses is ready.
+const ADDED_COLUMNS: [(&str, &str); 4] = [
+    ("consistency", "text NOT NULL DEFAULT 'live'"),
+    ("status", "text NOT NULL DEFAULT 'ready'"),
+    ("lease_expires_at", "timestamptz"),
+    ("failure", "json"),
+];
 
 /// The statements of a store over one table.
 #[derive(Debug)]
@@ -17,6 +28,7 @@ pub(crate) struct Sql {
     pub(crate) get: String,
     pub(crate) record_access: String,
     pub(crate) pin: String,
+    pub(crate) update_query: String,
     pub(crate) delete: String,
     pub(crate) find_expired: String,
     pub(crate) purge_batch: String,
@@ -43,6 +55,20 @@ impl Sql {
             )
         });
         let lock_key = lock_key(&qualified);
+        let add_columns: String = ADDED_COLUMNS
+            .iter()
+            .map(|(name, definition)| {
+                format!(
+                    "
+    IF NOT EXISTS (
+        SELECT 1 FROM pg_attribute
+        WHERE attrelid = to_regclass('{qualified}') AND attname = '{name}' AND NOT attisdropped
+    ) THEN
+        ALTER TABLE {qualified} ADD COLUMN IF NOT EXISTS {name} {definition};
+    END IF;"
+                )
+            })
+            .collect();
         // A `DO` block checks existence before creating, so a role that may use but not create the
         // objects (a DBA created them) still starts; the advisory lock serialises instances starting
         // together. One simple query runs as one transaction, so the lock lasts until the end.
@@ -65,17 +91,15 @@ BEGIN
             last_accessed_at timestamptz,
             owner text,
             metadata json NOT NULL,
-            consistency text NOT NULL DEFAULT 'live'
+            consistency text NOT NULL DEFAULT 'live',
+            status text NOT NULL DEFAULT 'ready',
+            lease_expires_at timestamptz,
+            failure json
         );
     END IF;
-    -- Tables created before snapshots lack `consistency`: their records are all live. Checked
-    -- first, like the table, so a role that may not alter a table that is already current starts.
-    IF NOT EXISTS (
-        SELECT 1 FROM pg_attribute
-        WHERE attrelid = to_regclass('{qualified}') AND attname = 'consistency' AND NOT attisdropped
-    ) THEN
-        ALTER TABLE {qualified} ADD COLUMN IF NOT EXISTS consistency text NOT NULL DEFAULT 'live';
-    END IF;
+    -- Tables created before snapshots lack `consistency`, and before statuses `status`,
+    -- `lease_expires_at` and `failure`. Each is checked first, like the table, so a role that may
+    -- not alter a table that is already current starts.{add_columns}
     IF to_regclass('{qualified_index}') IS NULL THEN
         CREATE INDEX {index} ON {qualified} (expires_at) WHERE expires_at IS NOT NULL;
     END IF;
@@ -98,16 +122,24 @@ FROM (VALUES (1)) AS one (x) LEFT JOIN hit ON TRUE"
         Self {
             migrate,
             save: format!(
-                "INSERT INTO {qualified} ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                "INSERT INTO {qualified} ({COLUMNS})
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, query = EXCLUDED.query,
     columns = EXCLUDED.columns, total_count = EXCLUDED.total_count, sample = EXCLUDED.sample,
     created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
     access_count = EXCLUDED.access_count, last_accessed_at = EXCLUDED.last_accessed_at,
-    owner = EXCLUDED.owner, metadata = EXCLUDED.metadata, consistency = EXCLUDED.consistency"
+    owner = EXCLUDED.owner, metadata = EXCLUDED.metadata, consistency = EXCLUDED.consistency,
+    status = EXCLUDED.status, lease_expires_at = EXCLUDED.lease_expires_at, failure = EXCLUDED.failure"
             ),
             get: format!("SELECT {COLUMNS} FROM {qualified} WHERE id = $1"),
             record_access: update_live("access_count = access_count + 1, last_accessed_at = $2"),
             pin: update_live("expires_at = NULL"),
+            // Expired or not: only the query's columns, so a concurrent access or pin is kept.
+            update_query: format!(
+                "UPDATE {qualified} SET status = $2, total_count = $3, columns = $4, sample = $5,
+    consistency = $6, lease_expires_at = $7, failure = $8
+WHERE id = $1"
+            ),
             delete: format!("DELETE FROM {qualified} WHERE id = $1"),
             find_expired: format!(
                 "SELECT id FROM {qualified} WHERE expires_at <= $1 ORDER BY expires_at, id LIMIT $2"

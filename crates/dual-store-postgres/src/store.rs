@@ -14,7 +14,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use crate::error::{breaks_connection, map_pg_error, map_pool_error};
-use crate::row::{self, SaveParams, micros};
+use crate::row::{self, QueryParams, SaveParams, micros};
 use crate::sql::Sql;
 use crate::{ConnectError, PostgresStoreBuilder};
 
@@ -186,6 +186,15 @@ impl ResourceStore for PostgresStore {
     #[tracing::instrument(name = "postgres_store.pin", level = "debug", skip_all, fields(%id))]
     async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
         self.update_live("pin", &self.shared.sql.pin, id, now).await
+    }
+
+    #[tracing::instrument(name = "postgres_store.update_query", level = "debug", skip_all, fields(id = %record.id))]
+    async fn update_query(&self, record: &ResourceRecord) -> Result<bool, StoreError> {
+        let params = QueryParams::new(record)?;
+        let updated = self
+            .execute("update_query", &self.shared.sql.update_query, &params.params())
+            .await?;
+        Ok(updated > 0)
     }
 
     #[tracing::instrument(name = "postgres_store.delete", level = "debug", skip_all, fields(%id))]

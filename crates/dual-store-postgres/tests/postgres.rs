@@ -1,5 +1,6 @@
 //! What the PostgreSQL store does beyond the conformance suite: its migration and table, sharing a
-//! table between instances, microsecond resolution, batched purges, and its errors. Needs PostgreSQL
+//! table between instances, microsecond resolution, batched purges, the query state columns, and its
+//! errors. Needs PostgreSQL
 //! (feature `services`); `no_server.rs` has the tests that need none.
 #![cfg(feature = "services")]
 
@@ -216,5 +217,147 @@ async fn the_migration_adds_consistency_to_a_table_from_before_snapshots() -> Te
         panic!("saved");
     };
     assert_eq!(seen.consistency, dual_core::Consistency::Snapshot);
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_migration_adds_the_query_state_columns_to_a_table_from_before_statuses() -> TestResult {
+    let namespace = Namespace::new();
+    let table = namespace.table();
+    let builder = namespace.builder().table(table.clone());
+    let first = builder.clone().connect().await?;
+    let now = now_micros();
+    let old = record(now, None);
+    first.save(&old).await?;
+    // A table of an earlier release: no `status`, `lease_expires_at` or `failure` column.
+    let raw = namespace.raw().await;
+    raw.batch_execute(&format!(
+        "ALTER TABLE \"{schema}\".\"{table}\" DROP COLUMN status, DROP COLUMN lease_expires_at, \
+         DROP COLUMN failure",
+        schema = namespace.schema()
+    ))
+    .await?;
+    let upgraded = builder.connect().await?;
+    let Lookup::Found(seen) = upgraded.get(old.id, now).await? else {
+        panic!("the old record survives the migration");
+    };
+    assert_eq!(seen, old, "read as ready, without lease or failure");
+
+    let columns = raw
+        .query(
+            "SELECT column_name::text, data_type::text, is_nullable::text, coalesce(column_default, '') \
+             FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 \
+             AND column_name IN ('status', 'lease_expires_at', 'failure') ORDER BY column_name",
+            &[&namespace.schema(), &table],
+        )
+        .await?;
+    let columns: Vec<(String, String, String, String)> = columns
+        .iter()
+        .map(|row| (row.get(0), row.get(1), row.get(2), row.get(3)))
+        .collect();
+    let column = |name: &str, ty: &str, nullable: &str, default: &str| {
+        (
+            name.to_owned(),
+            ty.to_owned(),
+            nullable.to_owned(),
+            default.to_owned(),
+        )
+    };
+    assert_eq!(
+        columns,
+        vec![
+            column("failure", "json", "YES", ""),
+            column("lease_expires_at", "timestamp with time zone", "YES", ""),
+            column("status", "text", "NO", "'ready'::text"),
+        ]
+    );
+
+    let mut failed = old.clone();
+    failed.status = dual_core::ResourceStatus::Failed;
+    failed.failure = Some(dual_core::QueryFailure::new(
+        dual_core::FailureCode::StorageError,
+        "disk full",
+    ));
+    assert!(upgraded.update_query(&failed).await?);
+    let Lookup::Found(seen) = upgraded.get(old.id, now).await? else {
+        panic!("updated");
+    };
+    assert_eq!(seen, failed);
+    Ok(())
+}
+
+#[tokio::test]
+async fn update_query_writes_only_the_query_columns_and_keeps_json_text() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    let now = now_micros();
+    let saved = record(now, Some(now + Duration::minutes(5)));
+    store.save(&saved).await?;
+    let mut update = saved.clone();
+    update.name = "not written".to_owned();
+    update.access_count = 7;
+    update.status = dual_core::ResourceStatus::Pending;
+    update.lease_expires_at = Some(now.replace_nanosecond(123_456_789)?);
+    update.failure = Some(dual_core::QueryFailure::new(
+        dual_core::FailureCode::QueryExecutionFailed,
+        "«x» \"q\" 🎓",
+    ));
+    assert!(store.update_query(&update).await?);
+
+    let raw = namespace.raw().await;
+    let sql = format!(
+        "SELECT name, access_count, failure::text FROM {} WHERE id = $1",
+        store.table()
+    );
+    let row = raw.query_one(&sql, &[&saved.id.to_string()]).await?;
+    assert_eq!(row.get::<_, String>(0), saved.name, "the name is kept");
+    assert_eq!(row.get::<_, i64>(1), 0, "the access count is kept");
+    assert_eq!(
+        row.get::<_, String>(2),
+        r#"{"code":"query_execution_failed","message":"«x» \"q\" 🎓"}"#,
+        "stored as json text"
+    );
+    let Lookup::Found(got) = store.get(saved.id, now).await? else {
+        panic!("updated");
+    };
+    assert_eq!(
+        got.lease_expires_at.map(OffsetDateTime::nanosecond),
+        Some(123_456_000),
+        "the lease is truncated to the microsecond"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_unknown_status_or_failure_code_is_corrupt_naming_its_column() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    let now = now_micros();
+    let saved = record(now, None);
+    store.save(&saved).await?;
+    let raw = namespace.raw().await;
+    for (column, value) in [
+        ("status", "'done'"),
+        ("failure", r#"'{"code":"query_exploded","message":"x"}'"#),
+    ] {
+        let sql = format!(
+            "UPDATE {} SET status = 'ready', failure = NULL WHERE id = $1",
+            store.table()
+        );
+        raw.execute(&sql, &[&saved.id.to_string()]).await?;
+        let sql = format!("UPDATE {} SET {column} = {value} WHERE id = $1", store.table());
+        raw.execute(&sql, &[&saved.id.to_string()]).await?;
+        for result in [
+            store.get(saved.id, now).await,
+            store.record_access(saved.id, now).await,
+        ] {
+            match result {
+                Err(StoreError::Corrupt(message)) => {
+                    assert!(message.contains(&format!("column {column}")), "{message}");
+                }
+                other => panic!("{column} = {value}: expected Corrupt, got {other:?}"),
+            }
+        }
+    }
     Ok(())
 }

@@ -1,13 +1,19 @@
 //! How a record is laid out in its Redis hash, and back.
 
-use dual_core::ResourceRecord;
+use std::sync::Arc;
+
+use dual_core::{Column, Consistency, QueryFailure, ResourceRecord, ResourceStatus, Row};
 use dual_store::StoreError;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-/// The record as JSON, as saved (its `access_count`, `last_accessed_at` and, once pinned,
-/// `expires_at` are superseded by the fields below).
+/// The record as JSON, as saved (its `access_count`, `last_accessed_at`, once pinned `expires_at`,
+/// and once `update_query` ran its query's part are superseded by the fields below).
 pub(crate) const RECORD: &str = "rec";
+/// The query's part of the record as JSON ([`QueryPart`]), written by `update_query`; absent until
+/// then (a save deletes it with the rest of the key).
+pub(crate) const QUERY: &str = "q";
 /// The access counter, an integer `HINCRBY` bumps.
 pub(crate) const COUNT: &str = "n";
 /// The last access, RFC 3339; absent until the first access.
@@ -53,6 +59,47 @@ pub(crate) fn encode(record: &ResourceRecord) -> Result<Vec<(&'static str, Strin
     Ok(fields)
 }
 
+/// The value of [`QUERY`] for `record`'s query part.
+pub(crate) fn encode_query(record: &ResourceRecord) -> Result<String, StoreError> {
+    let part = QueryPartRef {
+        status: record.status,
+        total_count: record.total_count,
+        columns: &record.columns,
+        sample: &record.sample,
+        consistency: record.consistency,
+        lease_expires_at: record.lease_expires_at,
+        failure: record.failure.as_ref(),
+    };
+    serde_json::to_string(&part).map_err(|e| StoreError::Backend(format!("cannot encode query state: {e}")))
+}
+
+/// The fields `update_query` overwrites, with the record's wire names, borrowed for encoding.
+#[derive(Serialize)]
+struct QueryPartRef<'a> {
+    status: ResourceStatus,
+    total_count: u64,
+    columns: &'a [Column],
+    sample: &'a [Row],
+    consistency: Consistency,
+    #[serde(with = "time::serde::rfc3339::option")]
+    lease_expires_at: Option<OffsetDateTime>,
+    failure: Option<&'a QueryFailure>,
+}
+
+/// The fields `update_query` overwrites, as [`QUERY`] holds them. The store always writes all of
+/// them; a value without one (but `failure`, which serde reads as `None` when absent) is corrupt.
+#[derive(Deserialize)]
+struct QueryPart {
+    status: ResourceStatus,
+    total_count: u64,
+    columns: Vec<Column>,
+    sample: Arc<[Row]>,
+    consistency: Consistency,
+    #[serde(with = "time::serde::rfc3339::option")]
+    lease_expires_at: Option<OffsetDateTime>,
+    failure: Option<QueryFailure>,
+}
+
 pub(crate) fn format_time(at: OffsetDateTime) -> Result<String, StoreError> {
     at.format(&Rfc3339)
         .map_err(|e| StoreError::Backend(format!("cannot format timestamp: {e}")))
@@ -62,6 +109,8 @@ pub(crate) fn format_time(at: OffsetDateTime) -> Result<String, StoreError> {
 #[derive(Debug)]
 pub(crate) struct Stored {
     pub(crate) json: String,
+    /// The query's part ([`QUERY`]); `None` or empty when `update_query` never ran.
+    pub(crate) query: Option<String>,
     pub(crate) count: Option<u64>,
     /// The last access, RFC 3339; `None` or empty when never accessed.
     pub(crate) last_access: Option<String>,
@@ -84,6 +133,17 @@ impl Stored {
         };
         if self.pinned {
             record.expires_at = None;
+        }
+        if let Some(text) = self.query.as_deref().filter(|text| !text.is_empty()) {
+            let part: QueryPart = serde_json::from_str(text)
+                .map_err(|e| StoreError::Corrupt(format!("query state JSON: {e}")))?;
+            record.status = part.status;
+            record.total_count = part.total_count;
+            record.columns = part.columns;
+            record.sample = part.sample;
+            record.consistency = part.consistency;
+            record.lease_expires_at = part.lease_expires_at;
+            record.failure = part.failure;
         }
         Ok(record)
     }

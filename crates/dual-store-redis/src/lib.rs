@@ -26,11 +26,18 @@
 //!
 //! # How records are kept
 //!
-//! Each record is one hash, `{prefix}r:{id}`, holding the record as JSON plus the fields that change
-//! after creation: the access counter (bumped with `HINCRBY`, so concurrent reads never lose a count),
-//! the last access time, and the expiry split into whole microseconds and the nanoseconds past them so
-//! Lua compares it exactly. Every operation is one round trip: a `MULTI` pipeline or a Lua script that
-//! checks expiry and updates in one step.
+//! Each record is one hash, `{prefix}r:{id}`, holding the record as JSON (`rec`, as saved) plus the
+//! fields that change after creation and supersede parts of it when present: the access counter (`n`,
+//! bumped with `HINCRBY`, so concurrent reads never lose a count), the last access time (`la`), the
+//! expiry split into whole microseconds and the nanoseconds past them so Lua compares it exactly
+//! (`eu`, `en`; absent once pinned), and the query's part (`q`): the JSON of `status`, `total_count`,
+//! `columns`, `sample`, `consistency`, `lease_expires_at` and `failure`, which `update_query` writes
+//! with one `HSET` when the record is there (expired or not), leaving the key's TTL, the saved JSON and
+//! every other field alone. A save deletes the key first, so no field of an earlier record survives
+//! it. No script decodes the JSON (Lua's `cjson` would round big integers and reorder keys): they pass
+//! `rec` and `q` through as strings, and the store decodes them preserving key order. Records saved
+//! before statuses existed carry none in their JSON and read as `ready`. Every operation is one round
+//! trip: a `MULTI` pipeline or a Lua script that checks expiry and updates in one step.
 //!
 //! Redis's own TTL drives expiry: a save sets `PEXPIRE` to the time left until `expires_at` plus a
 //! grace window (one hour by default, [`RedisStoreBuilder::grace`]) and a pin `PERSIST`s the key. During

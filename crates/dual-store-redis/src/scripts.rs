@@ -3,7 +3,11 @@
 //! Times arrive as two arguments, whole microseconds since the Unix epoch and the nanoseconds past
 //! them (see [`SplitTime`](crate::fields::SplitTime)), so the expiry test is exact: a record whose
 //! `expires_at` is at or before `now` is expired. Scripts that read or write a record answer
-//! `{status, json, count, last_access, pinned}` with status 0 = missing, 1 = expired, 2 = found.
+//! `{status, json, query, count, last_access, pinned}` with status 0 = missing, 1 = expired,
+//! 2 = found, and `query` the query's part (`''` when never updated).
+//!
+//! No script decodes or re-encodes the record's JSON: Lua's `cjson` would round integers beyond 2^53
+//! and reorder object keys. Scripts pass the `rec` and `q` fields through as opaque strings.
 
 use std::sync::LazyLock;
 
@@ -29,14 +33,14 @@ macro_rules! lua {
 pub(crate) static RECORD_ACCESS: LazyLock<Script> = LazyLock::new(|| {
     Script::new(lua!(
         r"
-local v = redis.call('HMGET', KEYS[1], 'rec', 'eu', 'en')
-if not v[1] then return {0, '', 0, '', 0} end
-if v[2] and expired(v[2], v[3]) then return {1, '', 0, '', 0} end
+local v = redis.call('HMGET', KEYS[1], 'rec', 'eu', 'en', 'q')
+if not v[1] then return {0, '', '', 0, '', 0} end
+if v[2] and expired(v[2], v[3]) then return {1, '', '', 0, '', 0} end
 local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
 redis.call('HSET', KEYS[1], 'la', ARGV[3])
 local pinned = 0
 if not v[2] then pinned = 1 end
-return {2, v[1], n, ARGV[3], pinned}
+return {2, v[1], v[4] or '', n, ARGV[3], pinned}
 "
     ))
 });
@@ -47,18 +51,32 @@ return {2, v[1], n, ARGV[3], pinned}
 pub(crate) static PIN: LazyLock<Script> = LazyLock::new(|| {
     Script::new(lua!(
         r"
-local v = redis.call('HMGET', KEYS[1], 'rec', 'eu', 'en', 'n', 'la')
-if not v[1] then return {0, '', 0, '', 0} end
-if v[2] and expired(v[2], v[3]) then return {1, '', 0, '', 0} end
+local v = redis.call('HMGET', KEYS[1], 'rec', 'eu', 'en', 'n', 'la', 'q')
+if not v[1] then return {0, '', '', 0, '', 0} end
+if v[2] and expired(v[2], v[3]) then return {1, '', '', 0, '', 0} end
 if v[2] then
   redis.call('HDEL', KEYS[1], 'eu', 'en')
   redis.call('PERSIST', KEYS[1])
   redis.call('ZREM', KEYS[2], ARGV[3])
 end
 redis.call('SADD', KEYS[3], ARGV[3])
-return {2, v[1], tonumber(v[4]) or 0, v[5] or '', 1}
+return {2, v[1], v[6] or '', tonumber(v[4]) or 0, v[5] or '', 1}
 "
     ))
+});
+
+/// `KEYS[1]` record; `ARGV[1]` the query's part as JSON. Writes it into the record's `q` field when
+/// the record is there (expired or not) and answers 1, else 0 without creating the key. `HSET` keeps
+/// the key's TTL, and nothing else of the record is touched, so a concurrent access or pin is kept.
+/// Takes no `now`: an expired record is updated too.
+pub(crate) static UPDATE_QUERY: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+if redis.call('HEXISTS', KEYS[1], 'rec') == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'q', ARGV[1])
+return 1
+",
+    )
 });
 
 /// `KEYS[1]` expiry index; `ARGV[3]` the record key prefix, `ARGV[4]` the limit. Ids of expired

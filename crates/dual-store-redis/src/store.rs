@@ -56,8 +56,8 @@ impl Keys {
     }
 }
 
-/// A record or a status as the scripts answer it: `{status, json, count, last_access, pinned}`.
-type ScriptReply = (i64, String, u64, String, i64);
+/// A record or a status as the scripts answer it: `{status, json, query, count, last_access, pinned}`.
+type ScriptReply = (i64, String, String, u64, String, i64);
 
 impl RedisStore {
     /// Options for a store at `url` (`redis://[user:password@]host[:port][/db]`).
@@ -122,12 +122,13 @@ impl RedisStore {
                     .await
             })
             .await?;
-        let (status, json, count, last_access, pinned) = reply;
+        let (status, json, query, count, last_access, pinned) = reply;
         match status {
             0 => Ok(Lookup::Missing),
             1 => Ok(Lookup::Expired),
             2 => Stored {
                 json,
+                query: Some(query),
                 count: Some(count),
                 last_access: Some(last_access),
                 pinned: pinned == 1,
@@ -189,7 +190,8 @@ impl ResourceStore for RedisStore {
     #[tracing::instrument(name = "redis_store.get", level = "debug", skip_all, fields(%id))]
     async fn get(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
         let key = self.shared.keys.record(id);
-        let (json, count, last_access, expires): (
+        let (json, query, count, last_access, expires): (
+            Option<String>,
             Option<String>,
             Option<u64>,
             Option<String>,
@@ -201,6 +203,7 @@ impl ResourceStore for RedisStore {
                 redis::cmd("HMGET")
                     .arg(key)
                     .arg(fields::RECORD)
+                    .arg(fields::QUERY)
                     .arg(fields::COUNT)
                     .arg(fields::LAST_ACCESS)
                     .arg(fields::EXPIRES_MICROS)
@@ -213,6 +216,7 @@ impl ResourceStore for RedisStore {
         };
         let record = Stored {
             json,
+            query,
             count,
             last_access,
             pinned: expires.is_none(),
@@ -236,6 +240,24 @@ impl ResourceStore for RedisStore {
     async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
         self.run_script("pin", &scripts::PIN, id, now, id.to_string())
             .await
+    }
+
+    #[tracing::instrument(name = "redis_store.update_query", level = "debug", skip_all, fields(id = %record.id))]
+    async fn update_query(&self, record: &ResourceRecord) -> Result<bool, StoreError> {
+        let key = self.shared.keys.record(record.id);
+        let query = fields::encode_query(record)?;
+        let updated: i64 = self
+            .shared
+            .connection
+            .run("update_query", |mut con| async move {
+                scripts::UPDATE_QUERY
+                    .key(key)
+                    .arg(query)
+                    .invoke_async(&mut con)
+                    .await
+            })
+            .await?;
+        Ok(updated == 1)
     }
 
     #[tracing::instrument(name = "redis_store.delete", level = "debug", skip_all, fields(%id))]

@@ -1,5 +1,6 @@
 //! What the Redis store does beyond the conformance suite: its data layout, native TTLs, the expiry
-//! index and the pinned set, key-prefix isolation, sub-microsecond expiry, and its errors. Needs Redis
+//! index and the pinned set, the query state `update_query` writes, key-prefix isolation,
+//! sub-microsecond expiry, and its errors. Needs Redis
 //! (feature `services`); `no_server.rs` has the tests that need none.
 #![cfg(feature = "services")]
 
@@ -7,7 +8,7 @@ mod support;
 
 use std::time::Duration as StdDuration;
 
-use dual_core::ResourceId;
+use dual_core::{FailureCode, QueryFailure, ResourceId, ResourceStatus};
 use dual_store::{Lookup, ResourceStore, StoreError};
 use dual_store_redis::RedisStore;
 use redis::AsyncCommands;
@@ -255,6 +256,150 @@ async fn a_corrupt_record_is_reported_not_served() -> TestResult {
         store.record_access(saved.id, now).await,
         Err(StoreError::Corrupt(_))
     ));
+    Ok(())
+}
+
+#[tokio::test]
+async fn update_query_writes_only_the_query_field_and_keeps_the_ttl() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    let mut raw = namespace.raw().await;
+    let now = OffsetDateTime::now_utc();
+    let mut saved = record(now, Some(now + Duration::minutes(15)));
+    saved.status = ResourceStatus::Pending;
+    saved.lease_expires_at = Some(now + Duration::seconds(15));
+    store.save(&saved).await?;
+    let key = format!("{}r:{}", store.key_prefix(), saved.id);
+    let rec_before: String = raw.hget(&key, "rec").await?;
+    let ttl_before: i64 = raw.pttl(&key).await?;
+    let has_query: bool = raw.hexists(&key, "q").await?;
+    assert!(!has_query, "a save writes no query field");
+
+    let mut update = saved.clone();
+    update.status = ResourceStatus::Failed;
+    update.total_count = 9_007_199_254_740_993;
+    update.lease_expires_at = None;
+    update.failure = Some(QueryFailure::new(FailureCode::QueryTimeout, "«x» 🎓"));
+    let sample = serde_json::json!({
+        "z": u64::MAX, "a": i64::MIN, "m": 6.022_140_76e23_f64, "b": 0.1_f64, "k": {"y": [1, null], "x": "ü"},
+    });
+    update.sample = vec![sample.as_object().cloned().unwrap_or_default()].into();
+    assert!(store.update_query(&update).await?);
+    let ttl_after: i64 = raw.pttl(&key).await?;
+    assert!(
+        (ttl_before - 5_000..=ttl_before).contains(&ttl_after),
+        "PTTL {ttl_after} ms after update_query, {ttl_before} ms before: the TTL is kept"
+    );
+    let rec_after: String = raw.hget(&key, "rec").await?;
+    assert_eq!(rec_after, rec_before, "the saved JSON is left byte for byte");
+    let query: String = raw.hget(&key, "q").await?;
+    assert!(query.contains(r#""total_count":9007199254740993"#), "{query}");
+
+    // Every read path applies the query field: get, and the scripts of record_access and pin.
+    let Lookup::Found(got) = store.get(saved.id, now).await? else {
+        panic!("get after update_query");
+    };
+    assert_eq!(got, update);
+    assert_eq!(
+        serde_json::to_string(&got.sample)?,
+        serde_json::to_string(&update.sample)?,
+        "big integers, floats and key order are kept"
+    );
+    let Lookup::Found(accessed) = store.record_access(saved.id, now).await? else {
+        panic!("record_access after update_query");
+    };
+    assert_eq!(
+        (accessed.status, accessed.total_count),
+        (ResourceStatus::Failed, update.total_count)
+    );
+    assert_eq!(accessed.failure, update.failure);
+    let Lookup::Found(pinned) = store.pin(saved.id, now).await? else {
+        panic!("pin after update_query");
+    };
+    assert_eq!(
+        (pinned.status, pinned.failure),
+        (ResourceStatus::Failed, update.failure.clone())
+    );
+    assert_eq!(pinned.access_count, 1);
+
+    update.status = ResourceStatus::Ready;
+    update.failure = None;
+    assert!(store.update_query(&update).await?);
+    assert_eq!(
+        raw.pttl::<_, i64>(&key).await?,
+        -1,
+        "a pinned record stays without TTL"
+    );
+
+    // A save replaces the whole record: the query field goes with the rest.
+    store.save(&saved).await?;
+    let has_query: bool = raw.hexists(&key, "q").await?;
+    assert!(!has_query, "a save drops the query field of an earlier update");
+    let Lookup::Found(got) = store.get(saved.id, now).await? else {
+        panic!("get after the second save");
+    };
+    assert_eq!(got, saved);
+
+    let missing = record(now, None);
+    assert!(!store.update_query(&missing).await?);
+    let exists: bool = raw
+        .exists(format!("{}r:{}", store.key_prefix(), missing.id))
+        .await?;
+    assert!(!exists, "update_query of a missing record writes no key");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_corrupt_query_field_is_reported_not_served() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    let mut raw = namespace.raw().await;
+    let now = OffsetDateTime::now_utc();
+    let saved = record(now, Some(now + Duration::minutes(5)));
+    store.save(&saved).await?;
+    assert!(store.update_query(&saved).await?);
+    let key = format!("{}r:{}", store.key_prefix(), saved.id);
+    let query: String = raw.hget(&key, "q").await?;
+    let unknown = query.replace(r#""status":"ready""#, r#""status":"done""#);
+    assert_ne!(unknown, query, "{query}");
+    for corrupt in [unknown.as_str(), "{not json", r#"{"status":"ready"}"#] {
+        let _: usize = raw.hset(&key, "q", corrupt).await?;
+        assert!(
+            matches!(store.get(saved.id, now).await, Err(StoreError::Corrupt(_))),
+            "get of {corrupt}"
+        );
+        assert!(
+            matches!(
+                store.record_access(saved.id, now).await,
+                Err(StoreError::Corrupt(_))
+            ),
+            "record_access of {corrupt}"
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_record_saved_before_statuses_reads_as_ready() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    let mut raw = namespace.raw().await;
+    let now = OffsetDateTime::now_utc();
+    let saved = record(now, None);
+    store.save(&saved).await?;
+    // The JSON an earlier release wrote: no status, lease or failure.
+    let mut old = serde_json::to_value(&saved)?;
+    if let Some(fields) = old.as_object_mut() {
+        for field in ["status", "lease_expires_at", "failure"] {
+            assert!(fields.remove(field).is_some(), "{field} is written");
+        }
+    }
+    let key = format!("{}r:{}", store.key_prefix(), saved.id);
+    let _: usize = raw.hset(&key, "rec", serde_json::to_string(&old)?).await?;
+    let Lookup::Found(got) = store.get(saved.id, now).await? else {
+        panic!("an old record is served");
+    };
+    assert_eq!(got, saved, "read as ready, without lease or failure");
     Ok(())
 }
 

@@ -66,10 +66,15 @@ struct ServeArgs {
     /// (/mcp is 404 there).
     #[arg(long)]
     stdio: bool,
-    /// Seconds one SQL query (or one export batch) may run before it is interrupted.
+    /// Seconds a query may run, in the background or not (and one SQL statement of a live page or
+    /// export batch); past it the query is cancelled and its resource fails with `query_timeout`.
     #[arg(long, value_name = "SECS", default_value_t = dual_demo::sqlite::DEFAULT_TIME_LIMIT.as_secs(),
           value_parser = secs())]
     query_time_limit_secs: u64,
+    /// Milliseconds a tool call waits for its query; a query still running then gives a `pending`
+    /// resource that becomes ready (or failed) in the background. 0 waits for the end.
+    #[arg(long, value_name = "MS", default_value_t = dual_demo::serve::DEFAULT_PENDING_AFTER.as_millis() as u64)]
+    pending_after_ms: u64,
     /// Milliseconds a request waits for a free database connection; then 503 `overloaded` (retryable,
     /// Retry-After), never a hang.
     #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
@@ -244,6 +249,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.expiration = Duration::from_secs(args.expiration_secs);
     options.sample_size = args.sample_size;
     options.query_time_limit = Duration::from_secs(args.query_time_limit_secs);
+    options.pending_after = (args.pending_after_ms > 0).then(|| Duration::from_millis(args.pending_after_ms));
     options.db_wait = Duration::from_millis(args.db_wait_ms);
     options.export_slots = args.export_slots;
     options.max_sample_bytes = args.max_sample_bytes;

@@ -43,6 +43,8 @@ pub const REST_PREFIX: &str = "/resources";
 /// The response body of the router: rmcp's and dual-http's bodies, boxed.
 pub type RouterBody = UnsyncBoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 
+/// Default of [`ServeOptions::pending_after`]: 2 seconds.
+pub const DEFAULT_PENDING_AFTER: Duration = Duration::from_secs(2);
 /// Default of [`ServeOptions::max_connections`].
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// Default of [`ServeOptions::header_timeout`]: 10 s.
@@ -81,8 +83,12 @@ pub struct ServeOptions {
     pub expiration: Duration,
     /// Sample rows per tool result.
     pub sample_size: u64,
-    /// Time limit of one SQL query.
+    /// Time limit of a query, in the background or not (and of one SQL statement of a live page or
+    /// export); past it the query is cancelled.
     pub query_time_limit: Duration,
+    /// How long a tool call waits for its query before it returns a `pending` resource and lets the
+    /// query finish in the background (docs/DESIGN.md §8); `None` waits for the end.
+    pub pending_after: Option<Duration>,
     /// Longest wait for a free database connection; then the request is `503 overloaded`.
     pub db_wait: Duration,
     /// How many of the database connections exports may hold at once (the rest stay for pages and
@@ -148,6 +154,7 @@ impl ServeOptions {
             expiration: dual_server::DEFAULT_EXPIRATION,
             sample_size: dual_server::DEFAULT_SAMPLE_SIZE,
             query_time_limit: sqlite::DEFAULT_TIME_LIMIT,
+            pending_after: Some(DEFAULT_PENDING_AFTER),
             db_wait: sqlite::DEFAULT_WAIT,
             export_slots: sqlite::DEFAULT_EXPORT_SLOTS,
             max_sample_bytes: dual_server::DEFAULT_MAX_SAMPLE_BYTES,
@@ -296,7 +303,11 @@ pub async fn build_server(
         .default_expiration(options.expiration)
         .default_sample_size(options.sample_size)
         .max_sample_bytes(options.max_sample_bytes)
-        .max_resources(options.max_resources);
+        .max_resources(options.max_resources)
+        .query_time_limit(options.query_time_limit);
+    if let Some(wait) = options.pending_after {
+        builder = builder.pending_after(wait);
+    }
     // A memory spool is this process's: instances sharing a Redis or PostgreSQL store could not
     // read each other's snapshots, so with it a shared store serves every resource live.
     let shared_store = options.store.trim() != "memory";

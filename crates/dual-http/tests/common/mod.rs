@@ -152,6 +152,31 @@ pub async fn expired_copy(server: &DualResponseServer, id: ResourceId) -> Resour
     record.id
 }
 
+/// A copy of `id` saved as `pending` (its lease far ahead) or `failed` (`query_timeout`), as a
+/// long-running query leaves it.
+pub async fn copy_with_status(
+    server: &DualResponseServer,
+    id: ResourceId,
+    status: dual_core::ResourceStatus,
+) -> ResourceId {
+    let mut record = server
+        .get_resource(id, &dual_server::Caller::anonymous())
+        .await
+        .expect("live record");
+    record.id = ResourceId::new();
+    record.status = status;
+    record.lease_expires_at = Some(server.clock().now() + dual_core::time::Duration::hours(1));
+    if status == dual_core::ResourceStatus::Failed {
+        record.lease_expires_at = None;
+        record.failure = Some(dual_core::QueryFailure::new(
+            dual_core::FailureCode::QueryTimeout,
+            "ran past the time limit",
+        ));
+    }
+    server.store().save(&record).await.expect("saved");
+    record.id
+}
+
 pub async fn create(server: &DualResponseServer, params: Value) -> dual_core::ResourceId {
     server
         .create_response(CreateResponse::new("numbers", params))

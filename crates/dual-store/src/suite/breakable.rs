@@ -78,7 +78,6 @@ impl ResourceStore for BreakableStore {
 
     async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
         self.check()?;
-        self.check()?;
         self.inner.delete(id).await
     }
 

@@ -40,7 +40,7 @@ pub const SQL_KIND: &str = "sql";
 /// The executor kind for the institution search: params `{"state"?: "NJ", "control"?: "public"}`.
 pub const INSTITUTIONS_KIND: &str = "institutions";
 /// Default time limit of one query (of one batch, for exports).
-pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(5);
+pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(300);
 /// Default number of pooled connections.
 pub const DEFAULT_POOL_SIZE: usize = 4;
 /// Default number of the pool's connections exports may hold at once.
