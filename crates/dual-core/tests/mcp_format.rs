@@ -26,6 +26,7 @@ fn response(sample: Vec<Row>, total_count: u64, expires: bool) -> DualResponse {
         total_count,
         executed_at,
         expires_at: expires.then(|| executed_at + time::Duration::minutes(15)),
+        status: dual_core::ResourceStatus::Ready,
     }
 }
 

@@ -117,6 +117,7 @@ mod tests {
             expires_at: Some(
                 dual_core::time::OffsetDateTime::UNIX_EPOCH + dual_core::time::Duration::minutes(15),
             ),
+            status: dual_core::ResourceStatus::Ready,
         }
     }
 

@@ -25,6 +25,7 @@ use crate::{Column, ResourceId, ResourceRecord, ResourceStatus, Row, resource_ur
 ///     columns: vec![Column::new("id", ColumnType::Integer)],
 ///     executed_at: time::OffsetDateTime::UNIX_EPOCH,
 ///     expires_at: None,
+///     status: dual_core::ResourceStatus::Ready,
 /// };
 /// let result = serde_json::to_value(response.tool_result()).unwrap_or_default();
 /// assert_eq!(result["structuredContent"]["metadata"]["total_count"], 847);
