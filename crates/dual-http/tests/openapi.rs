@@ -408,6 +408,7 @@ fn error_codes_and_page_request_schema_agree_with_the_implementation() {
         C::RequestTimeout,
         C::PayloadTooLarge,
         C::UnsupportedMediaType,
+        C::NotReady,
         C::QueryFailed,
         C::StorageError,
         C::Overloaded,
