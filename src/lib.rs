@@ -12,6 +12,9 @@
 //! | [`server`] | `dual-server`: `DualResponseServer` | `server` |
 //! | [`http`] | `dual-http`: the REST handler | `http` |
 //! | [`client`] | `dual-client`: parse tool results, fetch full results | `client` |
+//!
+//! The feature `arrow` (off by default; it implies `http`) turns on `dual-http`'s Arrow IPC stream
+//! exports (`Accept: application/vnd.apache.arrow.stream`).
 
 pub use dual_core as core;
 

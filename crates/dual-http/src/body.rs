@@ -95,8 +95,9 @@ impl Body for ResponseBody {
     }
 }
 
-/// An export was aborted because the query failed while streaming (the details are logged, never
-/// sent). Returned by [`ResponseBody`]'s `poll_frame`.
+/// An export was aborted because the query failed while streaming, or (Arrow exports) a value did
+/// not fit its column (the details are logged, never sent). Returned by [`ResponseBody`]'s
+/// `poll_frame`.
 #[derive(Debug, thiserror::Error)]
 #[error("export aborted: the query failed while streaming")]
 pub struct BodyError {

@@ -1,9 +1,25 @@
-//! Row encoders of the three export formats: a JSON array, NDJSON and RFC 4180 CSV.
+//! Row encoders of the export formats: a JSON array, NDJSON, RFC 4180 CSV and, with feature
+//! `arrow`, the Arrow IPC stream (its own module, `arrow.rs`).
 
 use dual_core::{Column, Row};
 use serde_json::Value;
 
 use crate::ExportFormat;
+#[cfg(feature = "arrow")]
+use crate::arrow::{ArrowEncoder, ArrowExportError};
+
+/// Why an export's bytes could not be written; the export body aborts with it (and logs it).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum EncodeError {
+    /// A row could not be serialised as JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// A value does not fit its Arrow column, or Arrow could not write a batch.
+    #[cfg(feature = "arrow")]
+    #[error(transparent)]
+    Arrow(#[from] ArrowExportError),
+}
 
 /// Writes an export's bytes: [`Encoder::open`] once, [`Encoder::row`] per row, [`Encoder::close`] once.
 #[derive(Debug)]
@@ -12,11 +28,16 @@ pub(crate) struct Encoder {
     /// The CSV header and the order of CSV fields; unused by the JSON formats.
     columns: Vec<Column>,
     rows: u64,
+    /// The Arrow batch builder: `Some` exactly when `format` is Arrow (boxed: it is large).
+    #[cfg(feature = "arrow")]
+    arrow: Option<Box<ArrowEncoder>>,
 }
 
 impl Encoder {
     pub(crate) fn new(format: ExportFormat, columns: Vec<Column>) -> Self {
         Self {
+            #[cfg(feature = "arrow")]
+            arrow: (format == ExportFormat::Arrow).then(|| Box::new(ArrowEncoder::new(&columns))),
             format,
             columns,
             rows: 0,
@@ -28,7 +49,8 @@ impl Encoder {
         self.rows
     }
 
-    pub(crate) fn open(&self, out: &mut Vec<u8>) {
+    /// Writes what comes before the first row (`[`, the CSV header, the Arrow schema message).
+    pub(crate) fn open(&mut self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         match self.format {
             ExportFormat::Json => out.push(b'['),
             ExportFormat::Ndjson => {}
@@ -43,11 +65,20 @@ impl Encoder {
                     out.extend_from_slice(b"\r\n");
                 }
             }
+            #[cfg(feature = "arrow")]
+            ExportFormat::Arrow => {
+                if let Some(arrow) = &mut self.arrow {
+                    arrow.open(out)?;
+                }
+            }
         }
+        Ok(())
     }
 
-    /// Appends one row. Fails only if a row cannot be serialised, which a JSON map cannot.
-    pub(crate) fn row(&mut self, row: &Row, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    /// Appends one row (Arrow: buffers it, writing a record batch when one is full). The JSON formats
+    /// fail only if a row cannot be serialised, which a JSON map cannot; Arrow fails on a value that
+    /// does not fit its column.
+    pub(crate) fn row(&mut self, row: &Row, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         match self.format {
             ExportFormat::Json => {
                 if self.rows > 0 {
@@ -70,14 +101,20 @@ impl Encoder {
                     out.extend_from_slice(b"\r\n");
                 }
             }
+            #[cfg(feature = "arrow")]
+            ExportFormat::Arrow => {
+                if let Some(arrow) = &mut self.arrow {
+                    arrow.row(row, out)?;
+                }
+            }
         }
         self.rows += 1;
         Ok(())
     }
 
     /// Appends one row given as the compact JSON of a row object (a snapshot's stored form): the
-    /// JSON formats copy it, CSV decodes it first.
-    pub(crate) fn json_row(&mut self, row: &[u8], out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    /// JSON formats copy it; CSV and Arrow decode it first.
+    pub(crate) fn json_row(&mut self, row: &[u8], out: &mut Vec<u8>) -> Result<(), EncodeError> {
         match self.format {
             ExportFormat::Json => {
                 if self.rows > 0 {
@@ -89,16 +126,28 @@ impl Encoder {
                 out.extend_from_slice(row);
                 out.push(b'\n');
             }
-            ExportFormat::Csv => return self.row(&serde_json::from_slice(row)?, out),
+            _ => {
+                let decoded: dual_core::Row = serde_json::from_slice(row)?;
+                return self.row(&decoded, out);
+            }
         }
         self.rows += 1;
         Ok(())
     }
 
-    pub(crate) fn close(&self, out: &mut Vec<u8>) {
-        if self.format == ExportFormat::Json {
-            out.push(b']');
+    /// Writes what comes after the last row (`]`; Arrow: the last batch and the end-of-stream marker).
+    pub(crate) fn close(&mut self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        match self.format {
+            ExportFormat::Json => out.push(b']'),
+            ExportFormat::Ndjson | ExportFormat::Csv => {}
+            #[cfg(feature = "arrow")]
+            ExportFormat::Arrow => {
+                if let Some(arrow) = &mut self.arrow {
+                    arrow.close(out)?;
+                }
+            }
         }
+        Ok(())
     }
 }
 
@@ -147,12 +196,12 @@ mod tests {
         ];
         let mut encoder = Encoder::new(format, columns);
         let mut out = Vec::new();
-        encoder.open(&mut out);
+        assert!(encoder.open(&mut out).is_ok());
         for row in rows {
             let row = row.as_object().cloned().unwrap_or_default();
             assert!(encoder.row(&row, &mut out).is_ok());
         }
-        encoder.close(&mut out);
+        assert!(encoder.close(&mut out).is_ok());
         String::from_utf8(out).unwrap_or_default()
     }
 

@@ -151,8 +151,10 @@ impl ExportBody {
     fn fill(&mut self, cx: &mut Context<'_>) -> Poll<Result<(Vec<u8>, bool), BodyError>> {
         let mut out = Vec::new();
         if self.state == State::Start {
-            self.encoder.open(&mut out);
             self.state = State::Rows;
+            if let Err(error) = self.encoder.open(&mut out) {
+                return Poll::Ready(Err(self.abort(&error.to_string())));
+            }
         }
         loop {
             while out.len() < FRAME_TARGET {
@@ -177,7 +179,9 @@ impl ExportBody {
                 return Poll::Ready(Ok((out, false)));
             }
             let Some(stream) = self.stream.as_mut() else {
-                self.encoder.close(&mut out);
+                if let Err(error) = self.encoder.close(&mut out) {
+                    return Poll::Ready(Err(self.abort(&error.to_string())));
+                }
                 self.state = State::Done;
                 return Poll::Ready(Ok((out, true)));
             };
@@ -223,7 +227,7 @@ impl ExportBody {
             id = %self.id,
             rows_sent = self.encoder.rows(),
             detail,
-            "dual-http export aborted: the query failed while streaming"
+            "dual-http export aborted: the query failed, or a value did not fit the export format, while streaming"
         );
         BodyError::new()
     }

@@ -9,7 +9,7 @@
 //! | `POST /{id}` `{"offset","limit","sort"}` (all optional) | 200 one page |
 //! | `PUT /{id}` | 200 `{"status":"pinned","expires_at":null}` |
 //! | `DELETE /{id}` | 204 |
-//! | `GET /{id}/data[?sort=field:desc&offset=N&limit=M]` | 200 every row, or the row range, streamed: JSON array, NDJSON (`Accept: application/x-ndjson`) or CSV (`Accept: text/csv`); 406 for an `Accept` it cannot produce |
+//! | `GET /{id}/data[?sort=field:desc&offset=N&limit=M]` | 200 every row, or the row range, streamed: JSON array, NDJSON (`Accept: application/x-ndjson`), CSV (`Accept: text/csv`) or, with feature `arrow`, an Arrow IPC stream (`Accept: application/vnd.apache.arrow.stream`); 406 for an `Accept` it cannot produce |
 //! | `OPTIONS` | CORS preflight, when configured |
 //!
 //! Errors are JSON `{"error", "message", "retryable"}` with the statuses of docs/DESIGN.md §5, and never carry
@@ -22,6 +22,24 @@
 //! gzip` and `zstd` (see [`ContentCoding::negotiate`]), compressed and flushed frame by frame so rows
 //! arrive as they are produced; metadata, pages and errors are small JSON documents and are never
 //! compressed. Build with `default-features = false` to leave compression (and its dependencies) out.
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `compression` | on | `Accept-Encoding: gzip` / `zstd` for exports (flate2, pure Rust, and zstd) |
+//! | `arrow` | off | `ExportFormat::Arrow`: exports as Arrow IPC streams (arrow-rs's `arrow-ipc`, no compression codecs); see below |
+//! | `tower` | off | `tower::Service` for [`DualHttp`] (axum's `nest_service`, tower stacks) |
+//! | `test-suite` | off | `dual_http::suite`, the HTTP conformance suite adapters run |
+//! | `services` | off | only this crate's test that reads an Arrow export with pyarrow (implies `arrow`) |
+//!
+//! An Arrow export is the schema, record batches of up to 8,192 rows (cut earlier at about 1 MiB of
+//! values, so an export holds one batch in memory) and the end-of-stream marker. Every column is a
+//! nullable field: `integer` Int64, `number` Float64, `boolean` Boolean, `date` Date32, and `string`,
+//! `datetime` and `json` Utf8 (a `json` value as its JSON text); a missing key or a JSON `null` is a
+//! null. A value that does not fit its column (a string or `1.5` in an `integer` column) is never
+//! sent as a null or truncated: the export aborts, like a query failing midway, and the error is
+//! logged with the row and the column. docs/DESIGN.md §5 has the whole mapping.
 //!
 //! [`DualHttp`] is written against the `http` and `http-body` crates only: generic over the request
 //! body, infallible, and opening no sockets. It is a hyper `Service` (raw hyper, hyper-util's servers)
@@ -87,6 +105,8 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "arrow")]
+mod arrow;
 mod auth;
 mod body;
 mod coding;

@@ -13,6 +13,11 @@ pub enum ExportFormat {
     Ndjson,
     /// RFC 4180 CSV with a header row (`text/csv`).
     Csv,
+    /// An Arrow IPC stream (`application/vnd.apache.arrow.stream`), with feature `arrow`: the
+    /// schema, record batches of up to 8,192 rows, the end-of-stream marker. docs/DESIGN.md has the
+    /// type mapping; a value that does not fit its column aborts the export.
+    #[cfg(feature = "arrow")]
+    Arrow,
 }
 
 impl ExportFormat {
@@ -23,11 +28,19 @@ impl ExportFormat {
             Self::Json => "application/json",
             Self::Ndjson => "application/x-ndjson",
             Self::Csv => "text/csv; charset=utf-8; header=present",
+            #[cfg(feature = "arrow")]
+            Self::Arrow => "application/vnd.apache.arrow.stream",
         }
     }
 
     /// Server preference among equally acceptable formats.
-    const PREFERENCE: [Self; 3] = [Self::Json, Self::Ndjson, Self::Csv];
+    const PREFERENCE: &[Self] = &[
+        Self::Json,
+        Self::Ndjson,
+        Self::Csv,
+        #[cfg(feature = "arrow")]
+        Self::Arrow,
+    ];
 
     /// How specifically the media range `ty/sub` names this format: 2 exactly, 1 by `ty/*`, 0 by
     /// `*/*`, `None` not at all.
@@ -36,6 +49,8 @@ impl ExportFormat {
             Self::Json => ("application", &["json"]),
             Self::Ndjson => ("application", &["x-ndjson", "ndjson", "jsonl"]),
             Self::Csv => ("text", &["csv"]),
+            #[cfg(feature = "arrow")]
+            Self::Arrow => ("application", &["vnd.apache.arrow.stream"]),
         };
         if ty == "*" && sub == "*" {
             Some(0)
@@ -49,10 +64,18 @@ impl ExportFormat {
     }
 
     /// The media types the server can produce, for the message of a 406.
+    #[cfg(not(feature = "arrow"))]
     pub(crate) const PRODUCIBLE: &'static str = "application/json, application/x-ndjson, text/csv";
+    /// The media types the server can produce, for the message of a 406.
+    #[cfg(feature = "arrow")]
+    pub(crate) const PRODUCIBLE: &'static str =
+        "application/json, application/x-ndjson, text/csv, application/vnd.apache.arrow.stream";
 
     /// Picks the export format from the request's `Accept` headers: the acceptable format with the
-    /// highest quality, ties going to the one the client listed first, then to JSON, NDJSON, CSV.
+    /// highest quality, ties going to the one the client listed first, then to JSON, NDJSON, CSV,
+    /// Arrow. Arrow is acceptable only by name or by a wildcard (`application/*`, `*/*`) that no
+    /// other format outranks, and only with feature `arrow`: without it, an `Accept` of only
+    /// `application/vnd.apache.arrow.stream` is a 406 like any other format the server cannot produce.
     /// No `Accept` (or none with a well-formed media range) means JSON; `None` when `Accept` names
     /// media ranges but none of them, with a quality above 0, matches a format the server can
     /// produce — the 406 `not_acceptable` of [`parse_request`](crate::parse_request).
@@ -69,7 +92,7 @@ impl ExportFormat {
             return Some(Self::Json);
         }
         let mut best: Option<(u16, std::cmp::Reverse<usize>, Self)> = None;
-        for format in Self::PREFERENCE {
+        for &format in Self::PREFERENCE {
             // The most specific range naming the format decides its quality (RFC 9110 §12.5.1).
             let matched = ranges
                 .iter()
@@ -218,6 +241,49 @@ mod tests {
                 "{accept:?}"
             );
         }
+    }
+
+    #[cfg(feature = "arrow")]
+    #[test]
+    fn negotiates_arrow_by_name() {
+        use ExportFormat::{Arrow, Json};
+        let cases: &[(&[&'static str], Option<ExportFormat>)] = &[
+            (&["application/vnd.apache.arrow.stream"], Some(Arrow)),
+            (&["Application/VND.Apache.Arrow.Stream; q=0.9"], Some(Arrow)),
+            (
+                &["application/vnd.apache.arrow.stream, application/json;q=0.5"],
+                Some(Arrow),
+            ),
+            (
+                &["application/json, application/vnd.apache.arrow.stream"],
+                Some(Json),
+            ),
+            (
+                &["text/csv;q=0.1, application/vnd.apache.arrow.stream"],
+                Some(Arrow),
+            ),
+            (&["application/*"], Some(Json)),
+            (&["application/vnd.apache.arrow.stream;q=0"], None),
+            // The IPC file format is another media type, which the server does not produce.
+            (&["application/vnd.apache.arrow.file"], None),
+        ];
+        for (accept, expected) in cases {
+            assert_eq!(
+                ExportFormat::negotiate(&headers(ACCEPT, accept)),
+                *expected,
+                "{accept:?}"
+            );
+        }
+        assert_eq!(Arrow.content_type(), "application/vnd.apache.arrow.stream");
+        assert!(ExportFormat::PRODUCIBLE.ends_with("application/vnd.apache.arrow.stream"));
+    }
+
+    #[cfg(not(feature = "arrow"))]
+    #[test]
+    fn arrow_is_not_acceptable_without_the_feature() {
+        let accept = headers(ACCEPT, &["application/vnd.apache.arrow.stream"]);
+        assert_eq!(ExportFormat::negotiate(&accept), None);
+        assert!(!ExportFormat::PRODUCIBLE.contains("arrow"));
     }
 
     #[test]

@@ -246,6 +246,10 @@ fn check_body(spec: &Spec, documented: &Value, headers: &HeaderMap, body: &Bytes
         media.is_object(),
         "{what}: media type {essence} is not documented"
     );
+    if essence == "application/vnd.apache.arrow.stream" {
+        check_arrow(body, what);
+        return;
+    }
     let text = std::str::from_utf8(body).expect("UTF-8 body");
     match essence {
         "application/json" => {
@@ -268,6 +272,22 @@ fn check_body(spec: &Spec, documented: &Value, headers: &HeaderMap, body: &Bytes
         }
         other => panic!("{what}: unexpected media type {other}"),
     }
+}
+
+/// An Arrow IPC stream with every row.
+#[cfg(feature = "arrow")]
+fn check_arrow(body: &Bytes, what: &str) {
+    let reader = arrow_ipc::reader::StreamReader::try_new(&body[..], None)
+        .unwrap_or_else(|e| panic!("{what}: not an Arrow stream: {e}"));
+    let rows: usize = reader
+        .map(|batch| batch.map(|b| b.num_rows()).expect("a well-formed batch"))
+        .sum();
+    assert_eq!(rows, 250, "{what}");
+}
+
+#[cfg(not(feature = "arrow"))]
+fn check_arrow(_: &Bytes, what: &str) {
+    panic!("{what}: an Arrow export from a handler built without feature `arrow`");
 }
 
 #[tokio::test]
@@ -375,6 +395,10 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
             .header(header::ACCESS_CONTROL_REQUEST_METHOD, "GET")
             .cors(),
         case("/{id}/data", Method::OPTIONS, data(id)),
+        // 200 with feature `arrow`, else 406: documented either way.
+        case("/{id}/data", Method::GET, data(id))
+            .header(header::ACCEPT, "application/vnd.apache.arrow.stream")
+            .header(header::ACCEPT_ENCODING, "zstd"),
         // Last: deleting the resource the cases above read.
         case("/{id}", Method::DELETE, item(id)),
     ];

@@ -1,0 +1,93 @@
+//! Kind `typed`: rows with a value of every column type, for the Arrow exports.
+
+use dual_core::{Column, ColumnType, Row, Sort};
+use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use serde_json::{Value, json};
+
+/// The columns of kind `typed`, one of each type.
+pub fn columns() -> Vec<Column> {
+    vec![
+        Column::new("id", ColumnType::Integer),
+        Column::new("ratio", ColumnType::Number),
+        Column::new("active", ColumnType::Boolean),
+        Column::new("name", ColumnType::String),
+        Column::new("founded", ColumnType::Date),
+        Column::new("updated", ColumnType::Datetime),
+        Column::new("tags", ColumnType::Json),
+        Column::new("note", ColumnType::String),
+    ]
+}
+
+/// Row `i`: `note` is null in even rows and missing in rows divisible by 3 and odd.
+pub fn row(i: u64) -> Row {
+    let mut value = json!({
+        "id": i,
+        "ratio": i as f64 / 4.0,
+        "active": i.is_multiple_of(3),
+        "name": format!("Name {i}, \"quoted\""),
+        "founded": format!("{:04}-{:02}-{:02}", 1900 + i % 100, i % 12 + 1, i % 28 + 1),
+        "updated": format!("2026-01-15T10:30:{:02}.5+01:00", i % 60),
+        "tags": {"k": i % 5, "even": i.is_multiple_of(2)},
+        "note": if i.is_multiple_of(2) { Value::Null } else { json!("odd") },
+    });
+    if let Some(map) = value.as_object_mut()
+        && i % 6 == 3
+    {
+        map.remove("note");
+    }
+    value.as_object().cloned().unwrap_or_default()
+}
+
+/// `{"n": rows, "bad_at": k}`: `n` rows of [`row`]; row `k`, if given, has a string `id`, which
+/// does not fit the `integer` column.
+#[derive(Debug, Default)]
+pub struct Typed;
+
+#[async_trait::async_trait]
+impl QueryExecutor for Typed {
+    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
+        Ok(params["n"].as_u64().unwrap_or(0))
+    }
+
+    async fn fetch(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        _sort: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        let n = params["n"].as_u64().unwrap_or(0);
+        let bad_at = params["bad_at"].as_u64();
+        Ok((offset.min(n)..n.min(offset.saturating_add(limit)))
+            .map(|i| {
+                let mut row = row(i);
+                if bad_at == Some(i) {
+                    row.insert("id".to_owned(), json!("not a number"));
+                }
+                row
+            })
+            .collect())
+    }
+
+    fn columns(&self, _params: &Value) -> Option<Vec<Column>> {
+        Some(columns())
+    }
+}
+
+/// A server with kind `typed`.
+pub fn server() -> DualResponseServer {
+    DualResponseServer::builder()
+        .base_url("http://127.0.0.1/resources")
+        .executor("typed", Typed)
+        .without_sweeper()
+        .build()
+        .expect("valid configuration")
+}
+
+pub async fn create(server: &DualResponseServer, params: Value) -> dual_core::ResourceId {
+    server
+        .create_response(CreateResponse::new("typed", params))
+        .await
+        .expect("created")
+        .id
+}
