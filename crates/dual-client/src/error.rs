@@ -3,7 +3,7 @@
 use std::error::Error as StdError;
 use std::fmt;
 
-use dual_core::ErrorBody;
+use dual_core::{ErrorBody, FailureCode, FailureSummary};
 use http::StatusCode;
 
 type BoxError = Box<dyn StdError + Send + Sync + 'static>;
@@ -24,6 +24,13 @@ pub enum ErrorCode {
     ResourceNotFound,
     /// `RESOURCE_EXPIRED`: the server answered 404 `expired` (or 410): the resource is past its expiry.
     ResourceExpired,
+    /// `NOT_READY`: the resource's query is still running (409 `not_ready`). Retryable: ask again
+    /// later, or wait for it with [`wait_ready`](crate::ParsedDualResponse::wait_ready).
+    NotReady,
+    /// `QUERY_FAILED`: the resource's query failed (its metadata says `failed`, or the server answered
+    /// 500 `query_failed`). [`ClientError::failure`] gives the failure's code and whether running the
+    /// query again may succeed, when the server said.
+    QueryFailed,
 }
 
 impl ErrorCode {
@@ -36,6 +43,8 @@ impl ErrorCode {
             Self::Timeout => "TIMEOUT",
             Self::ResourceNotFound => "RESOURCE_NOT_FOUND",
             Self::ResourceExpired => "RESOURCE_EXPIRED",
+            Self::NotReady => "NOT_READY",
+            Self::QueryFailed => "QUERY_FAILED",
         }
     }
 }
@@ -60,6 +69,7 @@ struct Inner {
     message: String,
     status: Option<StatusCode>,
     server: Option<ErrorBody>,
+    failure: Option<FailureSummary>,
     connect: bool,
     source: Option<BoxError>,
 }
@@ -72,6 +82,7 @@ impl ClientError {
                 message: message.into(),
                 status: None,
                 server: None,
+                failure: None,
                 connect: false,
                 source: None,
             }),
@@ -90,6 +101,31 @@ impl ClientError {
         Self::new(ErrorCode::Timeout, message)
     }
 
+    /// `QUERY_FAILED` for a resource whose metadata says `failed`, with the failure it reports.
+    pub(crate) fn query_failed(failure: Option<FailureSummary>) -> Self {
+        let message = match failure {
+            Some(failure) => format!(
+                "the resource's query failed ({}{})",
+                failure.code,
+                if failure.retryable {
+                    "; running it again may succeed"
+                } else {
+                    ""
+                }
+            ),
+            None => "the resource's query failed".to_owned(),
+        };
+        let mut error = Self::new(ErrorCode::QueryFailed, message);
+        error.inner.failure = failure;
+        error
+    }
+
+    /// Attaches the failure a `QUERY_FAILED` answer stands for, as the resource's metadata reports it.
+    pub(crate) fn with_failure(mut self, failure: FailureSummary) -> Self {
+        self.inner.failure = Some(failure);
+        self
+    }
+
     /// An error for a response with a non-success `status` and, when it parsed, the server's error body.
     pub(crate) fn from_status(status: StatusCode, body: Option<ErrorBody>) -> Self {
         let server_code = body.as_ref().map(|b| b.error);
@@ -98,6 +134,8 @@ impl ClientError {
                 ErrorCode::ResourceExpired
             }
             (StatusCode::NOT_FOUND, _) => ErrorCode::ResourceNotFound,
+            (_, Some(dual_core::ErrorCode::NotReady)) => ErrorCode::NotReady,
+            (_, Some(dual_core::ErrorCode::QueryFailed)) => ErrorCode::QueryFailed,
             _ => ErrorCode::Fetch,
         };
         let message = match &body {
@@ -176,6 +214,35 @@ impl ClientError {
         self.inner.code == ErrorCode::ResourceExpired
     }
 
+    /// Whether the resource's query is still running ([`ErrorCode::NotReady`]).
+    #[must_use]
+    pub fn is_not_ready(&self) -> bool {
+        self.inner.code == ErrorCode::NotReady
+    }
+
+    /// Whether the resource's query failed ([`ErrorCode::QueryFailed`]); see [`failure`](Self::failure).
+    #[must_use]
+    pub fn is_query_failed(&self) -> bool {
+        self.inner.code == ErrorCode::QueryFailed
+    }
+
+    /// For a [`QUERY_FAILED`](ErrorCode::QueryFailed) error, how the resource's query failed: its
+    /// [`FailureCode`] (`query_execution_failed`, `query_timeout`, `query_interrupted`,
+    /// `storage_error`) and whether running the query again (a new tool call) may succeed.
+    ///
+    /// `None` when the resource's metadata does not report a failure, e.g. when the executor of a
+    /// live resource failed while serving one page.
+    #[must_use]
+    pub fn failure(&self) -> Option<FailureSummary> {
+        self.inner.failure
+    }
+
+    /// The code of [`failure`](Self::failure).
+    #[must_use]
+    pub fn failure_code(&self) -> Option<FailureCode> {
+        self.inner.failure.map(|f| f.code)
+    }
+
     /// Whether a value could not be parsed as a dual response ([`ErrorCode::Parse`]).
     #[must_use]
     pub fn is_parse(&self) -> bool {
@@ -189,15 +256,19 @@ impl ClientError {
     }
 
     /// Whether the same request may succeed later: connect errors, 429 and 503 (after the client's
-    /// own retries were used up), or any error the server marked `retryable`.
+    /// own retries were used up), `NOT_READY`, or any error the server marked `retryable`. For a
+    /// `QUERY_FAILED` error, whether running the query again may succeed (see
+    /// [`failure`](Self::failure)).
     #[must_use]
     pub fn is_retryable(&self) -> bool {
         self.inner.connect
+            || self.inner.code == ErrorCode::NotReady
             || matches!(
                 self.inner.status,
                 Some(StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE)
             )
             || self.inner.server.as_ref().is_some_and(|b| b.retryable)
+            || self.inner.failure.is_some_and(|f| f.retryable)
     }
 }
 
@@ -208,6 +279,9 @@ impl fmt::Debug for ClientError {
             .field("message", &self.inner.message);
         if let Some(status) = self.inner.status {
             d.field("status", &status);
+        }
+        if let Some(failure) = &self.inner.failure {
+            d.field("failure", failure);
         }
         if self.inner.connect {
             d.field("connect", &true);
@@ -271,5 +345,44 @@ mod tests {
         let e = ClientError::from_status(StatusCode::SERVICE_UNAVAILABLE, Some(storage));
         assert!(e.is_retryable());
         assert!(e.to_string().starts_with("FETCH_ERROR: server answered 503"));
+
+        let not_ready = ErrorBody::new(dual_core::ErrorCode::NotReady, "still running");
+        let e = ClientError::from_status(StatusCode::CONFLICT, Some(not_ready));
+        assert!(e.is_not_ready() && e.is_retryable());
+        assert_eq!(e.code().as_str(), "NOT_READY");
+        let e = ClientError::from_status(StatusCode::CONFLICT, None);
+        assert_eq!(
+            e.code(),
+            ErrorCode::Fetch,
+            "a 409 without the body is no `not_ready`"
+        );
+        let mut failed = ErrorBody::new(dual_core::ErrorCode::QueryFailed, "failed");
+        failed.retryable = true;
+        let e = ClientError::from_status(StatusCode::INTERNAL_SERVER_ERROR, Some(failed));
+        assert!(e.is_query_failed() && e.is_retryable());
+        assert_eq!(e.failure(), None, "the body does not say which failure");
+        let e = e.with_failure(FailureSummary {
+            code: FailureCode::QueryInterrupted,
+            retryable: true,
+        });
+        assert_eq!(e.failure_code(), Some(FailureCode::QueryInterrupted));
+    }
+
+    #[test]
+    fn query_failures_carry_their_code() {
+        let e = ClientError::query_failed(Some(FailureSummary {
+            code: FailureCode::QueryExecutionFailed,
+            retryable: false,
+        }));
+        assert_eq!(e.code().as_str(), "QUERY_FAILED");
+        assert_eq!(e.failure_code(), Some(FailureCode::QueryExecutionFailed));
+        assert!(!e.is_retryable());
+        assert!(e.to_string().contains("query_execution_failed"), "{e}");
+        let e = ClientError::query_failed(Some(FailureSummary {
+            code: FailureCode::StorageError,
+            retryable: true,
+        }));
+        assert!(e.is_retryable());
+        assert!(format!("{e:?}").contains("StorageError"));
     }
 }

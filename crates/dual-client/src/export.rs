@@ -6,7 +6,7 @@ use dual_core::{Row, Sort};
 use http::{Method, StatusCode, header};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use tokio::time::timeout;
+use tokio::time::{Instant, timeout};
 
 use crate::client::DualResponseClient;
 use crate::error::ClientError;
@@ -22,7 +22,8 @@ pub(crate) struct Export {
     ended: bool,
 }
 
-/// Opens the export of the resource at `url`.
+/// Opens the export of the resource at `url`; a `not_ready` answer is asked again until `ready_by`
+/// when it is set.
 ///
 /// `Ok(None)` means the server has no export (see [`body_of`]): the caller falls back to pages, which
 /// tell a missing resource from a missing endpoint.
@@ -30,10 +31,12 @@ pub(crate) async fn open(
     client: &DualResponseClient,
     url: &str,
     sort: Option<&Sort>,
+    ready_by: Option<Instant>,
 ) -> Result<Option<Export>, ClientError> {
     let export_url = crate::url::export_url(url, sort);
     let call = Call {
         accept: NDJSON,
+        ready_by,
         ..Call::new(Method::GET, &export_url)
     };
     let sent = client.send(&call).await?;

@@ -1,16 +1,19 @@
 //! `fetch_all`: every row, as row ranges of the `/data` export downloaded in parallel, else pages.
 
 use std::fmt;
+use std::time::Duration;
 
-use dual_core::{MAX_PAGE_LIMIT, Row, Sort};
+use dual_core::{MAX_PAGE_LIMIT, ResourceStatus, Row, Sort};
 use futures_util::{StreamExt, stream};
+use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::error::ClientError;
 use crate::parallel::{self, Source};
-use crate::parsed::{FetchOptions, FetchResult, ParsedDualResponse, fetch_page};
+use crate::parsed::{FetchOptions, FetchResult, ParsedDualResponse, explain_failure, fetch_page};
 use crate::progress::{Progress, ProgressFn};
 use crate::ranges;
+use crate::wait::{self, DEFAULT_WAIT_TIMEOUT, WaitOptions};
 
 /// The default batch size of [`fetch_all`](ParsedDualResponse::fetch_all) (rows between two progress
 /// reports, and the page size with a server that has no export) and of
@@ -40,6 +43,7 @@ pub struct FetchAllOptions {
     range_rows: Option<u64>,
     sort: Option<Sort>,
     on_progress: Option<ProgressFn>,
+    wait_timeout: Duration,
 }
 
 impl Default for FetchAllOptions {
@@ -50,6 +54,7 @@ impl Default for FetchAllOptions {
             range_rows: None,
             sort: None,
             on_progress: None,
+            wait_timeout: DEFAULT_WAIT_TIMEOUT,
         }
     }
 }
@@ -62,13 +67,14 @@ impl fmt::Debug for FetchAllOptions {
             .field("range_rows", &self.range_rows)
             .field("sort", &self.sort)
             .field("on_progress", &self.on_progress.is_some())
+            .field("wait_timeout", &self.wait_timeout)
             .finish()
     }
 }
 
 impl FetchAllOptions {
     /// 4 requests at once, ranges sized from the total, progress every 500 rows, unsorted, no
-    /// progress callback.
+    /// progress callback, waiting at most 10 minutes for a pending resource.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
@@ -124,11 +130,22 @@ impl FetchAllOptions {
     /// Called with `(rows fetched so far, total count)` as rows arrive: after every `batch_size` rows
     /// or so, and once with the final count. The rows so far only grow.
     ///
-    /// The total is the count at creation: from the tool result, or for a lone `resource_link` from
-    /// the metadata.
+    /// The total is the count at creation: from the tool result, or for a lone `resource_link` or a
+    /// pending resource from the metadata once the resource is ready. Nothing is reported while
+    /// waiting for a pending resource; call [`wait_ready`](ParsedDualResponse::wait_ready) first
+    /// with a [`WaitOptions::on_progress`] to report that.
     #[must_use]
     pub fn on_progress(mut self, callback: impl FnMut(u64, u64) + Send + 'static) -> Self {
         self.on_progress = Some(Box::new(callback));
+        self
+    }
+
+    /// How long to wait for a pending resource's query to end, from the start of `fetch_all`: the
+    /// timeout of its [`wait_ready`](ParsedDualResponse::wait_ready), which also bounds asking again
+    /// a request answered `not_ready` (default [`DEFAULT_WAIT_TIMEOUT`], 10 minutes).
+    #[must_use]
+    pub fn wait_timeout(mut self, timeout: Duration) -> Self {
+        self.wait_timeout = timeout;
         self
     }
 }
@@ -161,9 +178,15 @@ pub(crate) fn next_offset(page: &FetchResult, offset: u64) -> Result<Option<u64>
 impl ParsedDualResponse {
     /// Fetches every row, in order, checking that there are exactly `total_count` of them.
     ///
+    /// A resource whose query is still running ([`status`](Self::status) `pending`) is waited for
+    /// first, as [`wait_ready`](Self::wait_ready) does, for at most
+    /// [`wait_timeout`](FetchAllOptions::wait_timeout); then the count is the final one. A request
+    /// answered `not_ready` all the same (a resource parsed from an older result) is asked again after
+    /// its `Retry-After`, within the same wait timeout.
+    ///
     /// The count comes from the tool result, or from the metadata (`GET {url}`) for a lone
-    /// `resource_link` or a count of 0. `0..total_count` is split into contiguous row ranges (see
-    /// [`FetchAllOptions::range_rows`]), downloaded with at most
+    /// `resource_link`, a pending resource or a count of 0. `0..total_count` is split into contiguous
+    /// row ranges (see [`FetchAllOptions::range_rows`]), downloaded with at most
     /// [`parallelism`](FetchAllOptions::parallelism) requests in flight over the client's connection
     /// pool, each as `GET {url}/data?offset=N&limit=M` (NDJSON, decoded as bytes arrive), and put back
     /// in order. A range answered with 429 or 503 is retried by itself, honouring `Retry-After` within
@@ -177,7 +200,9 @@ impl ParsedDualResponse {
     /// [`fetch_stream`](Self::fetch_stream).
     ///
     /// # Errors
-    /// `RESOURCE_NOT_FOUND`, `RESOURCE_EXPIRED`, `TIMEOUT` or `FETCH_ERROR` (including a body cut off
+    /// `QUERY_FAILED` when the resource's query failed (with its [`failure`](ClientError::failure)
+    /// code), `TIMEOUT` when it is still running after the wait timeout (or a request timed out),
+    /// `RESOURCE_NOT_FOUND`, `RESOURCE_EXPIRED` or `FETCH_ERROR` (including a body cut off
     /// midway more often than the retries allow, or a line that is not a row object). Never a partial
     /// result: fewer or more rows than `total_count`, or a range (not the last) with fewer rows than
     /// asked for, is a `FETCH_ERROR` saying how many rows were expected and how many came.
@@ -185,7 +210,14 @@ impl ParsedDualResponse {
         let span = tracing::debug_span!("dual_client.fetch_all", url = %self.url,
             parallelism = options.parallelism, batch_size = options.batch_size,
             sort = options.sort.as_ref().map(tracing::field::display));
-        self.fetch_all_inner(options).instrument(span).await
+        async {
+            match self.fetch_all_inner(options).await {
+                Err(error) => Err(explain_failure(&self.client, &self.url, error).await),
+                rows => rows,
+            }
+        }
+        .instrument(span)
+        .await
     }
 
     async fn fetch_all_inner(&self, options: FetchAllOptions) -> Result<Vec<Row>, ClientError> {
@@ -195,11 +227,19 @@ impl ParsedDualResponse {
             range_rows,
             sort,
             on_progress,
+            wait_timeout,
         } = options;
-        let total = match self.total_count() {
-            Some(total) if total > 0 => total,
-            // A lone link has no count; and an empty result still checks the resource is there.
-            _ => self.metadata().await?.total_count,
+        let ready_by = Instant::now() + wait_timeout;
+        let total = match (self.status(), self.total_count()) {
+            (ResourceStatus::Ready, Some(total)) if total > 0 => total,
+            // A pending resource's count grows until it is ready; a lone link has no count (and may be
+            // pending); an empty result still checks the resource is there.
+            _ => {
+                let options = WaitOptions::new().timeout(wait_timeout);
+                wait::until_ready(&self.client, &self.url, options)
+                    .await?
+                    .total_count
+            }
         };
         let progress = Progress::new(on_progress, total, batch_size);
         let range_rows = range_rows.unwrap_or_else(|| ranges::default_range_rows(total, parallelism));
@@ -208,6 +248,7 @@ impl ParsedDualResponse {
             url: &self.url,
             sort: sort.as_ref(),
             progress: &progress,
+            ready_by,
         };
         let ranges = ranges::plan(total, range_rows);
         tracing::debug!(total, ranges = ranges.len(), range_rows, "downloading row ranges");
@@ -253,6 +294,7 @@ async fn all_pages(
         url,
         sort,
         progress,
+        ready_by,
     } = source;
     let limit = page_limit(batch_size);
     let options = |offset: u64| FetchOptions {
@@ -260,7 +302,7 @@ async fn all_pages(
         limit: Some(limit),
         sort: sort.cloned(),
     };
-    let first = fetch_page(client, url, options(0)).await?;
+    let first = fetch_page(client, url, options(0), Some(ready_by)).await?;
     let mut next = next_offset(&first, 0)?;
     let total = first.total_count;
     let first_len = first.returned_count;
@@ -276,7 +318,7 @@ async fn all_pages(
         let planned = offsets.len();
         let last = offsets.last().copied();
         let mut pages = stream::iter(offsets)
-            .map(|offset| fetch_page(client, url, options(offset)))
+            .map(|offset| fetch_page(client, url, options(offset), Some(ready_by)))
             .buffered(parallelism)
             .enumerate();
         while let Some((index, page)) = pages.next().await {
@@ -290,7 +332,7 @@ async fn all_pages(
         }
     }
     while let Some(offset) = next {
-        let page = fetch_page(client, url, options(offset)).await?;
+        let page = fetch_page(client, url, options(offset), Some(ready_by)).await?;
         next = next_offset(&page, offset)?;
         progress.add(page.data.len());
         rows.extend(page.data);

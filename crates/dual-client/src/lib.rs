@@ -47,7 +47,8 @@
 //! one page, [`fetch_all`](ParsedDualResponse::fetch_all) every row (row ranges of the streamed `/data`
 //! export downloaded in parallel and put back in order, else pages in parallel; always exactly
 //! `total_count` rows or an error), [`fetch_stream`](ParsedDualResponse::fetch_stream) batches in
-//! order with bounded memory, [`metadata`](ParsedDualResponse::metadata),
+//! order with bounded memory, [`wait_ready`](ParsedDualResponse::wait_ready) for a query still running,
+//! [`metadata`](ParsedDualResponse::metadata),
 //! [`pin`](ParsedDualResponse::pin) and [`delete`](ParsedDualResponse::delete).
 //!
 //! ```no_run
@@ -77,14 +78,54 @@
 //! # }
 //! ```
 //!
+//! # Long-running queries
+//!
+//! A server may return the tool result before its query has ended: the result's
+//! [`status`](ParsedDualResponse::status) is then `pending`, its `total_count` counts the rows so far,
+//! and pages and exports answer `NOT_READY` until the query ends (docs/DESIGN.md §8).
+//! [`wait_ready`](ParsedDualResponse::wait_ready) polls the metadata with exponential backoff
+//! (250 ms doubling to 5 s, and at least the server's `Retry-After`), reports progress, and returns once the
+//! resource is `ready`, with `QUERY_FAILED` once it failed, or with `TIMEOUT` after 10 minutes (all
+//! configurable with [`WaitOptions`]). [`fetch_all`](ParsedDualResponse::fetch_all) and
+//! [`fetch_stream`](ParsedDualResponse::fetch_stream) wait by themselves;
+//! [`fetch`](ParsedDualResponse::fetch) does not, it answers `NOT_READY` at once.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use dual_client::{DualResponseClient, FailureCode, FetchAllOptions, ResourceStatus, WaitOptions};
+//!
+//! # async fn run(tool_result: serde_json::Value) -> Result<(), dual_client::ClientError> {
+//! let mut parsed = DualResponseClient::new().parse_strict(&tool_result)?;
+//! if parsed.status() == ResourceStatus::Pending {
+//!     let waited = parsed
+//!         .wait_ready(WaitOptions::new().on_progress(|rows, elapsed| eprintln!("{rows} rows, {elapsed:?}")))
+//!         .await;
+//!     match waited {
+//!         Ok(metadata) => println!("ready: {} rows", metadata.total_count),
+//!         Err(error) if error.failure_code() == Some(FailureCode::QueryTimeout) => {
+//!             eprintln!("the server gave up on the query");
+//!             return Err(error);
+//!         }
+//!         Err(error) => return Err(error),
+//!     }
+//! }
+//! let rows = parsed.fetch_all(FetchAllOptions::new()).await?; // exactly the final count
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Errors and retries
 //!
 //! Every failure is a [`ClientError`] with a [`code`](ClientError::code): `PARSE_ERROR` (a value is not
 //! a well-formed dual response, or its URL is unusable), `FETCH_ERROR` (connection failed, an error
 //! status, or a truncated, non-JSON or wrongly shaped response body), `TIMEOUT`, `RESOURCE_NOT_FOUND`
-//! (404 `not_found`) and `RESOURCE_EXPIRED` (404 `expired`), plus the HTTP [`status`](ClientError::status).
-//! Connect errors, 429, 503 and 409 with `Retry-After` (`not_ready`) are retried with exponential backoff
-//! and jitter, honouring `Retry-After`; other statuses and timeouts are not. `fetch_all` retries one
+//! (404 `not_found`), `RESOURCE_EXPIRED` (404 `expired`), `NOT_READY` (409 `not_ready`: the query is
+//! still running) and `QUERY_FAILED` (the query failed; [`failure`](ClientError::failure) gives its
+//! [`FailureCode`] and whether running it again may succeed), plus the HTTP
+//! [`status`](ClientError::status).
+//! Connect errors, 429 and 503 are retried with exponential backoff and jitter, honouring
+//! `Retry-After`; other statuses and timeouts are not (`fetch_all` and `fetch_stream` ask again after
+//! a 409 `not_ready`, within their wait timeout). `fetch_all` retries one
 //! failed row range by itself, and resumes a range whose response was cut off at its first missing row.
 //!
 //! # Security
@@ -113,6 +154,7 @@ mod stream;
 pub mod suite;
 mod transport;
 mod url;
+mod wait;
 
 pub use builder::{DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT, DualResponseClientBuilder};
 pub use client::DualResponseClient;
@@ -122,6 +164,10 @@ pub use fetch_all::DEFAULT_CONCURRENCY;
 pub use fetch_all::{DEFAULT_BATCH_SIZE, DEFAULT_PARALLELISM, FetchAllOptions};
 pub use parsed::{FetchOptions, FetchResult, ParsedDualResponse};
 pub use stream::{FetchStreamOptions, RowBatches};
+pub use wait::{DEFAULT_MAX_POLL_INTERVAL, DEFAULT_POLL_INTERVAL, DEFAULT_WAIT_TIMEOUT, WaitOptions};
 
 /// The wire types this crate's API uses, re-exported so users need not depend on `dual-core` directly.
-pub use dual_core::{Column, ColumnType, PageResponse, PinResponse, ResourceMetadata, Row, Sort, SortOrder};
+pub use dual_core::{
+    Column, ColumnType, FailureCode, FailureSummary, PageResponse, PinResponse, Progress, ResourceMetadata,
+    ResourceStatus, Row, Sort, SortOrder,
+};

@@ -7,7 +7,7 @@ use futures_util::{StreamExt, stream};
 use http::{Method, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use tokio::time::{sleep, timeout};
+use tokio::time::{Instant, sleep, timeout};
 
 use crate::client::DualResponseClient;
 use crate::error::ClientError;
@@ -23,6 +23,8 @@ pub(crate) struct Source<'a> {
     pub(crate) url: &'a str,
     pub(crate) sort: Option<&'a Sort>,
     pub(crate) progress: &'a Progress,
+    /// Until when a request answered `not_ready` is asked again.
+    pub(crate) ready_by: Instant,
 }
 
 /// Downloads `ranges` (contiguous, in order, covering `0..total`) with at most `parallelism` requests
@@ -72,7 +74,8 @@ enum Stop {
 ///
 /// A response cut off midway is resumed from the first missing row, as often as the client's retry
 /// policy allows; 429 and 503 (with their `Retry-After`) and connect errors are retried by the
-/// transport. Rows that arrived are kept, and counted in the progress once.
+/// transport, and so is 409 `not_ready` until `source.ready_by`. Rows that arrived are kept, and
+/// counted in the progress once.
 ///
 /// # Errors
 /// The response's error; a `FETCH_ERROR` when a range that is not the last has fewer rows than asked
@@ -99,6 +102,7 @@ async fn fetch_range(
         let url = crate::url::range_url(source.url, offset, limit, source.sort);
         let call = Call {
             accept: NDJSON,
+            ready_by: Some(source.ready_by),
             ..Call::new(Method::GET, &url)
         };
         let sent = source

@@ -7,7 +7,7 @@
 //! response wins over a malformed one, which wins over a lone `resource_link`.
 
 use dual_core::mcp::StructuredContent;
-use dual_core::{Column, Row};
+use dual_core::{Column, ResourceStatus, Row};
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -29,6 +29,8 @@ pub(crate) struct Found {
     pub(crate) columns: Option<Vec<Column>>,
     pub(crate) executed_at: Option<OffsetDateTime>,
     pub(crate) expires_at: Option<OffsetDateTime>,
+    /// `pending` when the result says so; `ready` when it says nothing (or for a lone link).
+    pub(crate) status: ResourceStatus,
 }
 
 impl Found {
@@ -42,6 +44,7 @@ impl Found {
             columns: Some(structured.metadata.columns.clone()).filter(|c| !c.is_empty()),
             executed_at: Some(structured.metadata.executed_at),
             expires_at: structured.metadata.expires_at,
+            status: structured.metadata.status,
         }
     }
 
@@ -205,6 +208,11 @@ fn structured(map: &Map<String, Value>) -> Result<Found, String> {
                 .map_err(|e| format!("`metadata.columns` must be a list of {{name, type}}: {e}"))?,
         ),
     };
+    let status = match metadata.get("status") {
+        None | Some(Value::Null) => ResourceStatus::Ready,
+        Some(Value::String(text)) => ResourceStatus::parse(text).ok_or(STATUS_ERROR)?,
+        Some(_) => return Err(STATUS_ERROR.to_owned()),
+    };
     Ok(Found {
         sample,
         total_count: Some(total_count),
@@ -214,8 +222,11 @@ fn structured(map: &Map<String, Value>) -> Result<Found, String> {
         columns,
         executed_at: optional_time(metadata, "executed_at")?,
         expires_at: optional_time(metadata, "expires_at")?,
+        status,
     })
 }
+
+const STATUS_ERROR: &str = "`metadata.status` must be `pending`, `ready` or `failed`";
 
 /// `{"type": "resource_link", "uri": …, "name": …}`.
 fn link(map: &Map<String, Value>) -> Result<Found, String> {
@@ -316,6 +327,14 @@ mod tests {
             (json!({"resource": {"uri": 3}}), "resource.uri"),
             (json!({"resource": {"uri": null, "url": ""}}), "`url` or a `uri`"),
             (json!({"metadata": 5}), "`metadata`"),
+            (
+                json!({"metadata": {"total_count": 1, "status": "done"}}),
+                "metadata.status",
+            ),
+            (
+                json!({"metadata": {"total_count": 1, "status": 1}}),
+                "metadata.status",
+            ),
         ];
         for (patch, needle) in cases {
             let mut value = structured_json();
@@ -331,6 +350,17 @@ mod tests {
             let error = find(&value).err().unwrap_or_default();
             assert!(error.contains(needle), "{needle}: {error}");
         }
+    }
+
+    #[test]
+    fn the_status_is_read() {
+        assert_eq!(
+            find(&structured_json()).map(|f| f.status),
+            Ok(ResourceStatus::Ready)
+        );
+        let mut value = structured_json();
+        value["metadata"]["status"] = json!("pending");
+        assert_eq!(find(&value).map(|f| f.status), Ok(ResourceStatus::Pending));
     }
 
     #[test]

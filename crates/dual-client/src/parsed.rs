@@ -4,13 +4,16 @@ use std::fmt;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use dual_core::{Column, PageRequest, PageResponse, PinResponse, ResourceMetadata, Row, Sort};
+use dual_core::{
+    Column, PageRequest, PageResponse, PinResponse, ResourceMetadata, ResourceStatus, Row, Sort,
+};
 use http::Method;
 use time::OffsetDateTime;
+use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::client::DualResponseClient;
-use crate::error::ClientError;
+use crate::error::{ClientError, ErrorCode};
 use crate::parse::Found;
 use crate::transport::Call;
 
@@ -82,6 +85,7 @@ pub struct ParsedDualResponse {
     columns: Vec<Column>,
     executed_at: Option<OffsetDateTime>,
     expires_at: Option<OffsetDateTime>,
+    status: ResourceStatus,
 }
 
 impl ParsedDualResponse {
@@ -100,6 +104,7 @@ impl ParsedDualResponse {
             columns,
             executed_at: found.executed_at,
             expires_at: found.expires_at,
+            status: found.status,
         })
     }
 
@@ -118,10 +123,40 @@ impl ParsedDualResponse {
     /// The number of rows the query matched when it ran.
     ///
     /// `None` when the tool result did not say, as for a lone `resource_link`;
-    /// [`load_metadata`](Self::load_metadata) fills it in.
+    /// [`load_metadata`](Self::load_metadata) fills it in. While the resource is
+    /// [pending](Self::status), the rows its query had produced so far;
+    /// [`wait_ready`](Self::wait_ready) replaces it with the final count.
     #[must_use]
     pub fn total_count(&self) -> Option<u64> {
         self.total_count
+    }
+
+    /// Whether the resource's query was still running (`pending`) when the tool result was made, as
+    /// its `structuredContent.metadata.status` says; `ready` when it says nothing, as every result
+    /// of a finished query (and a lone `resource_link`, whose status is unknown until
+    /// [`load_metadata`](Self::load_metadata)).
+    ///
+    /// Local knowledge: [`wait_ready`](Self::wait_ready) and [`load_metadata`](Self::load_metadata)
+    /// update it.
+    ///
+    /// ```
+    /// use dual_client::{DualResponseClient, ResourceStatus};
+    /// use serde_json::json;
+    ///
+    /// let pending = json!({
+    ///     "results": [{"id": 1}],
+    ///     "resource": {"uri": "resource://01J0000000000000000000000A",
+    ///                  "url": "https://api.example.com/resources/01J0000000000000000000000A"},
+    ///     "metadata": {"total_count": 1, "sample_count": 1, "status": "pending",
+    ///                  "executed_at": "2026-01-15T10:30:00Z"}
+    /// });
+    /// let parsed = DualResponseClient::new().parse(&pending).expect("a dual response");
+    /// assert_eq!(parsed.status(), ResourceStatus::Pending);
+    /// assert_eq!(parsed.total_count(), Some(1), "the rows so far");
+    /// ```
+    #[must_use]
+    pub fn status(&self) -> ResourceStatus {
+        self.status
     }
 
     /// The resource URI, e.g. `resource://01J…` (`None` when the result gave only a URL).
@@ -177,16 +212,27 @@ impl ParsedDualResponse {
 
     /// Fetches one page (`POST {url}`).
     ///
+    /// It does not wait for a pending resource: while the resource's query is still running the
+    /// answer is a `NOT_READY` error at once. [`wait_ready`](Self::wait_ready) waits for the query to
+    /// end.
+    ///
     /// # Errors
-    /// `RESOURCE_NOT_FOUND`, `RESOURCE_EXPIRED`, `TIMEOUT`, or `FETCH_ERROR` for any other failure,
+    /// `RESOURCE_NOT_FOUND`, `RESOURCE_EXPIRED`, `TIMEOUT`, `NOT_READY` (retryable) while the
+    /// resource's query is still running, `QUERY_FAILED` once it failed (with
+    /// [`ClientError::failure`] when the metadata reports it), or `FETCH_ERROR` for any other failure,
     /// including a 400 for a limit above the server's maximum or an unknown sort field, and a body
     /// that is not a page.
     pub async fn fetch(&self, options: FetchOptions) -> Result<FetchResult, ClientError> {
         let span = tracing::debug_span!("dual_client.fetch", url = %self.url, offset = options.offset,
             limit = options.limit, sort = options.sort.as_ref().map(tracing::field::display));
-        fetch_page(&self.client, &self.url, options)
-            .instrument(span)
-            .await
+        async {
+            match fetch_page(&self.client, &self.url, options, None).await {
+                Err(error) => Err(explain_failure(&self.client, &self.url, error).await),
+                page => page,
+            }
+        }
+        .instrument(span)
+        .await
     }
 
     /// Fetches the current metadata (`GET {url}`): status, count, columns, expiry, access count.
@@ -201,19 +247,26 @@ impl ParsedDualResponse {
             .await
     }
 
-    /// Fetches the metadata and updates `total_count`, `columns`, `expires_at` and `name` from it.
+    /// Fetches the metadata and updates `status`, `total_count`, `columns`, `expires_at` and `name`
+    /// from it.
     ///
     /// # Errors
     /// As [`fetch`](Self::fetch).
     pub async fn load_metadata(&mut self) -> Result<ResourceMetadata, ClientError> {
         let metadata = self.metadata().await?;
+        self.apply_metadata(&metadata);
+        Ok(metadata)
+    }
+
+    /// Updates what the metadata tells about the resource.
+    pub(crate) fn apply_metadata(&mut self, metadata: &ResourceMetadata) {
+        self.status = metadata.status;
         self.total_count = Some(metadata.total_count);
         self.expires_at = metadata.expires_at;
         self.name = Some(metadata.name.clone());
         if !metadata.columns.is_empty() {
             self.columns.clone_from(&metadata.columns);
         }
-        Ok(metadata)
     }
 
     /// Pins the resource so it never expires (`PUT {url}`), and clears `expires_at`.
@@ -245,11 +298,13 @@ impl ParsedDualResponse {
     }
 }
 
-/// `POST {url}` with `{"offset", "limit", "sort"}`.
+/// `POST {url}` with `{"offset", "limit", "sort"}`; a `not_ready` answer is asked again until
+/// `ready_by` when it is set (see [`Call::ready_by`]).
 pub(crate) async fn fetch_page(
     client: &DualResponseClient,
     url: &str,
     options: FetchOptions,
+    ready_by: Option<Instant>,
 ) -> Result<FetchResult, ClientError> {
     let request = PageRequest {
         offset: Some(options.offset),
@@ -260,9 +315,33 @@ pub(crate) async fn fetch_page(
         .map_err(|e| ClientError::fetch("cannot encode the page request").with_source(e))?;
     let call = Call {
         json_body: Some(Bytes::from(body)),
+        ready_by,
         ..Call::new(Method::POST, url)
     };
     client.json(&call, "page").await
+}
+
+/// Adds to a `QUERY_FAILED` error the failure the resource's metadata reports (one more request);
+/// any other error, or one whose metadata reports no failure, comes back as it was.
+pub(crate) async fn explain_failure(
+    client: &DualResponseClient,
+    url: &str,
+    error: ClientError,
+) -> ClientError {
+    if error.code() != ErrorCode::QueryFailed || error.failure().is_some() {
+        return error;
+    }
+    let metadata = client
+        .json::<ResourceMetadata>(&Call::new(Method::GET, url), "metadata")
+        .await;
+    match metadata {
+        Ok(ResourceMetadata {
+            status: ResourceStatus::Failed,
+            error: Some(failure),
+            ..
+        }) => error.with_failure(failure),
+        _ => error,
+    }
 }
 
 impl fmt::Debug for ParsedDualResponse {
@@ -277,6 +356,7 @@ impl fmt::Debug for ParsedDualResponse {
             .field("columns", &self.columns)
             .field("executed_at", &self.executed_at)
             .field("expires_at", &self.expires_at)
+            .field("status", &self.status)
             .finish_non_exhaustive()
     }
 }

@@ -4,16 +4,19 @@ use std::fmt;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
-use dual_core::{Row, Sort};
+use dual_core::{ResourceStatus, Row, Sort};
 use futures_core::Stream;
+use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::client::DualResponseClient;
 use crate::error::ClientError;
 use crate::export::{self, Export};
 use crate::fetch_all::{DEFAULT_BATCH_SIZE, next_offset, page_limit};
-use crate::parsed::{FetchOptions, ParsedDualResponse, fetch_page};
+use crate::parsed::{FetchOptions, ParsedDualResponse, explain_failure, fetch_page};
+use crate::wait::{self, DEFAULT_WAIT_TIMEOUT, WaitOptions};
 
 /// How [`ParsedDualResponse::fetch_stream`] fetches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,24 +25,26 @@ pub struct FetchStreamOptions {
     pub batch_size: usize,
     /// Sorts the result by a column (the server re-executes the query with it).
     pub sort: Option<Sort>,
+    /// How long to wait for a pending resource's query to end, from the first poll of the stream
+    /// (default [`DEFAULT_WAIT_TIMEOUT`], 10 minutes); see
+    /// [`FetchAllOptions::wait_timeout`](crate::FetchAllOptions::wait_timeout).
+    pub wait_timeout: Duration,
 }
 
 impl Default for FetchStreamOptions {
     fn default() -> Self {
-        Self {
-            batch_size: DEFAULT_BATCH_SIZE,
-            sort: None,
-        }
+        Self::new(DEFAULT_BATCH_SIZE)
     }
 }
 
 impl FetchStreamOptions {
-    /// Batches of `batch_size` rows, unsorted.
+    /// Batches of `batch_size` rows, unsorted, waiting at most 10 minutes for a pending resource.
     #[must_use]
     pub fn new(batch_size: usize) -> Self {
         Self {
             batch_size,
             sort: None,
+            wait_timeout: DEFAULT_WAIT_TIMEOUT,
         }
     }
 
@@ -47,6 +52,13 @@ impl FetchStreamOptions {
     #[must_use]
     pub fn sort(mut self, sort: Sort) -> Self {
         self.sort = Some(sort);
+        self
+    }
+
+    /// Sets the wait timeout for a pending resource.
+    #[must_use]
+    pub fn wait_timeout(mut self, timeout: Duration) -> Self {
+        self.wait_timeout = timeout;
         self
     }
 }
@@ -81,8 +93,14 @@ struct Target {
     url: Arc<str>,
     batch_size: usize,
     sort: Option<Sort>,
-    /// The tool result's `total_count`, checked against the rows the export sent.
+    /// The tool result's `total_count` (or the ready metadata's), checked against the rows the export
+    /// sent.
     expected: Option<u64>,
+    /// Whether to wait for the resource to be ready (and learn its count) before the first request.
+    wait_first: bool,
+    wait_timeout: Duration,
+    /// Until when a request answered `not_ready` is asked again; set by the first poll.
+    ready_by: Option<Instant>,
     span: tracing::Span,
 }
 
@@ -102,9 +120,16 @@ impl ParsedDualResponse {
     /// holds at most one batch of rows, one chunk of undecoded body and one partial line, whatever the
     /// size of the result. The stream ends after the first error it yields.
     ///
-    /// When the tool result gave a `total_count`, an export that ends with fewer or more rows ends the
-    /// stream with a `FETCH_ERROR` saying how many were expected and how many came (never a silently
-    /// partial result).
+    /// A resource whose query is still running ([`status`](Self::status) `pending`), or of unknown
+    /// count (a lone `resource_link`), is first waited for as [`wait_ready`](Self::wait_ready) does,
+    /// for at most [`wait_timeout`](FetchStreamOptions::wait_timeout) from the first poll; a request
+    /// answered `not_ready` all the same is asked again after its `Retry-After` within that timeout.
+    /// A failed query ends the stream with `QUERY_FAILED`, one still running after the wait with
+    /// `TIMEOUT`.
+    ///
+    /// When the count is known (from the tool result, or the metadata of the ready resource), an
+    /// export that ends with fewer or more rows ends the stream with a `FETCH_ERROR` saying how many
+    /// were expected and how many came (never a silently partial result).
     ///
     /// ```no_run
     /// use dual_client::{DualResponseClient, FetchStreamOptions};
@@ -128,6 +153,9 @@ impl ParsedDualResponse {
             batch_size: options.batch_size.max(1),
             sort: options.sort,
             expected: self.total_count(),
+            wait_first: self.status() != ResourceStatus::Ready || self.total_count().is_none(),
+            wait_timeout: options.wait_timeout,
+            ready_by: None,
             span,
         };
         let stream = futures_util::stream::unfold(State::Start(target), |state| async move {
@@ -147,9 +175,20 @@ async fn step(mut state: State) -> Option<(Result<Vec<Row>, ClientError>, State)
     loop {
         state = match state {
             State::Done => return None,
-            State::Start(target) => {
-                match export::open(&target.client, &target.url, target.sort.as_ref()).await {
-                    Err(error) => return Some((Err(error), State::Done)),
+            State::Start(mut target) => {
+                let ready_by = Instant::now() + target.wait_timeout;
+                target.ready_by = Some(ready_by);
+                if target.wait_first {
+                    let options = WaitOptions::new().timeout(target.wait_timeout);
+                    match wait::until_ready(&target.client, &target.url, options).await {
+                        Err(error) => return Some((Err(error), State::Done)),
+                        Ok(metadata) => target.expected = Some(metadata.total_count),
+                    }
+                }
+                let opened =
+                    export::open(&target.client, &target.url, target.sort.as_ref(), Some(ready_by)).await;
+                match opened {
+                    Err(error) => return Some((Err(target.explain(error).await), State::Done)),
                     Ok(Some(export)) => State::Export(target, export, 0),
                     Ok(None) => State::Pages(target, 0),
                 }
@@ -179,9 +218,10 @@ async fn step(mut state: State) -> Option<(Result<Vec<Row>, ClientError>, State)
                     limit: Some(page_limit(target.batch_size)),
                     sort: target.sort.clone(),
                 };
-                let page = match fetch_page(&target.client, &target.url, options).await {
+                let page = fetch_page(&target.client, &target.url, options, target.ready_by).await;
+                let page = match page {
                     Ok(page) => page,
-                    Err(error) => return Some((Err(error), State::Done)),
+                    Err(error) => return Some((Err(target.explain(error).await), State::Done)),
                 };
                 let next = match next_offset(&page, offset) {
                     Ok(next) => next,
@@ -198,5 +238,12 @@ async fn step(mut state: State) -> Option<(Result<Vec<Row>, ClientError>, State)
                 }
             }
         };
+    }
+}
+
+impl Target {
+    /// The error, with the failure the metadata reports when it is `QUERY_FAILED`.
+    async fn explain(&self, error: ClientError) -> ClientError {
+        explain_failure(&self.client, &self.url, error).await
     }
 }

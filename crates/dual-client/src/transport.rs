@@ -1,23 +1,31 @@
 //! Sending one request: default headers, per-attempt deadline, retries, bounded body reads.
 
 use std::error::Error as StdError;
+use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderValue, Method, Request, Response, StatusCode, Uri, header};
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, Uri, header};
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use serde::de::DeserializeOwned;
+use time::OffsetDateTime;
 use tokio::time::{Instant, sleep, timeout_at};
 
 use crate::client::DualResponseClient;
 use crate::error::ClientError;
-use crate::retry::is_retryable_status;
+use crate::retry::{is_retryable_status, retry_after};
 
 /// How much of an error body is read to find the server's `{"error", "message"}`.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
 pub(crate) const JSON: &str = "application/json";
 pub(crate) const NDJSON: &str = "application/x-ndjson";
+
+/// The wait before asking again after a 409 `not_ready` without `Retry-After` (servers send 1 s).
+const NOT_READY_DELAY: Duration = Duration::from_secs(1);
+
+/// The shortest wait before asking again after a 409 `not_ready`, whatever its `Retry-After` says.
+const MIN_NOT_READY_DELAY: Duration = Duration::from_millis(100);
 
 /// One request to make.
 #[derive(Debug, Clone)]
@@ -26,6 +34,9 @@ pub(crate) struct Call<'a> {
     pub(crate) url: &'a str,
     pub(crate) accept: &'static str,
     pub(crate) json_body: Option<Bytes>,
+    /// When set, a 409 `not_ready` (the resource's query is still running) is asked again after its
+    /// `Retry-After` until this instant, then is a `TIMEOUT`; when unset it is a `NOT_READY` error.
+    pub(crate) ready_by: Option<Instant>,
 }
 
 impl<'a> Call<'a> {
@@ -35,6 +46,7 @@ impl<'a> Call<'a> {
             url,
             accept: JSON,
             json_body: None,
+            ready_by: None,
         }
     }
 }
@@ -47,8 +59,8 @@ pub(crate) struct Sent {
 }
 
 impl DualResponseClient {
-    /// Sends `call`, retrying connect errors, 429, 503 and 409 with `Retry-After` (`not_ready`: the result
-    /// is still being computed) as the retry policy allows.
+    /// Sends `call`, retrying connect errors, 429 and 503 as the retry policy allows, and a 409
+    /// `not_ready` (the result is still being computed) until `call.ready_by` when it is set.
     ///
     /// Returns the final response whatever its status; the caller decides what a status means. Each
     /// attempt has its own deadline of `timeout`, and the returned deadline bounds reading the body.
@@ -72,9 +84,12 @@ impl DualResponseClient {
                 }
                 Ok(Ok(response)) => {
                     let status = response.status();
-                    let retryable = is_retryable_status(status)
-                        || (status == StatusCode::CONFLICT
-                            && response.headers().contains_key(header::RETRY_AFTER));
+                    if let Some(ready_by) = call.ready_by.filter(|_| status == StatusCode::CONFLICT) {
+                        let sent = Sent { response, deadline };
+                        wait_until_ready(sent, ready_by).await?;
+                        continue;
+                    }
+                    let retryable = is_retryable_status(status);
                     let delay = (retryable && retry < shared.retry.max_retries)
                         .then(|| shared.retry.delay_for_response(retry, response.headers()))
                         .flatten();
@@ -135,15 +150,26 @@ impl DualResponseClient {
         call: &Call<'_>,
         what: &str,
     ) -> Result<T, ClientError> {
+        self.json_and_headers(call, what).await.map(|(value, _)| value)
+    }
+
+    /// As [`json`](Self::json), with the response headers.
+    pub(crate) async fn json_and_headers<T: DeserializeOwned>(
+        &self,
+        call: &Call<'_>,
+        what: &str,
+    ) -> Result<(T, HeaderMap), ClientError> {
         let sent = self.send(call).await?;
         let status = sent.response.status();
         if !status.is_success() {
             return Err(error_from_response(sent).await);
         }
+        let headers = sent.response.headers().clone();
         let body = read_limited(sent, self.shared().max_body_bytes)
             .await
             .map_err(|e| e.with_status(status))?;
-        decode_json(&body, what).map_err(|e| e.with_status(status))
+        let value = decode_json(&body, what).map_err(|e| e.with_status(status))?;
+        Ok((value, headers))
     }
 
     /// Sends `call` and checks for a success status, discarding the body.
@@ -158,6 +184,35 @@ impl DualResponseClient {
             .map_err(|e| e.with_status(status))?;
         Ok(status)
     }
+}
+
+/// Waits as a 409 response asks before the request is sent again: its `Retry-After` (else 1 s; at
+/// least 100 ms), at most until `ready_by`.
+///
+/// # Errors
+/// The response's error when it is not `not_ready` (another conflict); a `TIMEOUT` when `ready_by`
+/// has passed.
+async fn wait_until_ready(sent: Sent, ready_by: Instant) -> Result<(), ClientError> {
+    let delay = retry_after(sent.response.headers(), OffsetDateTime::now_utc())
+        .unwrap_or(NOT_READY_DELAY)
+        .max(MIN_NOT_READY_DELAY);
+    let error = error_from_response(sent).await;
+    if !error.is_not_ready() {
+        return Err(error);
+    }
+    let now = Instant::now();
+    if now >= ready_by {
+        return Err(ClientError::timeout(
+            "the resource's query was still running when the wait for it ended",
+        ));
+    }
+    let delay = delay.min(ready_by - now);
+    tracing::debug!(
+        delay_ms = delay.as_millis(),
+        "the resource is not ready yet; asking again"
+    );
+    sleep(delay).await;
+    Ok(())
 }
 
 /// Decodes `body` as `T`. The message gives the position, not the content (which may be row data);

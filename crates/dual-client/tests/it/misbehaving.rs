@@ -170,7 +170,7 @@ async fn other_error_statuses_are_never_retried() {
         ("403 Forbidden", "forbidden"),
         ("409 Conflict", "conflict"),
         ("413 Payload Too Large", "payload_too_large"),
-        ("500 Internal Server Error", "query_failed"),
+        ("500 Internal Server Error", "internal"),
         ("502 Bad Gateway", "bad_gateway"),
     ] {
         let server = RawServer::start(move |_, _| error(status, code, false)).await;
@@ -182,6 +182,51 @@ async fn other_error_statuses_are_never_retried() {
         assert_eq!(error.code(), ErrorCode::Fetch, "{status}");
         assert_eq!(error.status().map(|s| s.as_u16()), status[..3].parse().ok());
     }
+}
+
+#[tokio::test]
+async fn query_failed_and_not_ready_have_their_codes_and_are_not_retried() {
+    // 500 `query_failed`, even marked retryable: the query would fail the same way again. The client
+    // asks the metadata once for the failure's code (here it fails too, so there is none).
+    let server = RawServer::start(|_, _| error("500 Internal Server Error", "query_failed", true)).await;
+    let error = parsed(&server, &client())
+        .fetch(FetchOptions::new())
+        .await
+        .expect_err("fails");
+    assert_eq!(error.code(), ErrorCode::QueryFailed);
+    assert_eq!(error.code().as_str(), "QUERY_FAILED");
+    assert!(error.is_query_failed() && error.is_retryable());
+    assert_eq!(error.failure(), None);
+    let seen: Vec<String> = server.seen().into_iter().map(|s| s.request_line).collect();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(
+        seen[0].starts_with("POST ") && seen[1].starts_with("GET "),
+        "{seen:?}"
+    );
+
+    // 409 `not_ready` from `fetch`: at once, whatever the `Retry-After`.
+    let server = RawServer::start(|_, _| {
+        response(
+            "409 Conflict",
+            &[("Retry-After", "1"), ("Content-Type", "application/json")],
+            r#"{"error":"not_ready","message":"still running","retryable":true}"#,
+        )
+    })
+    .await;
+    let started = Instant::now();
+    let error = parsed(&server, &client())
+        .fetch(FetchOptions::new())
+        .await
+        .expect_err("not ready");
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "fetch does not wait"
+    );
+    assert_eq!(error.code(), ErrorCode::NotReady);
+    assert_eq!(error.code().as_str(), "NOT_READY");
+    assert_eq!(error.status(), Some(StatusCode::CONFLICT));
+    assert!(error.is_not_ready() && error.is_retryable());
+    assert_eq!(server.hits(), 1);
 }
 
 #[tokio::test]

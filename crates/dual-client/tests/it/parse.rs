@@ -2,7 +2,7 @@
 
 use dual_client::{ColumnType, DualResponseClient, ErrorCode, ParsedDualResponse};
 use dual_core::mcp::StructuredContent;
-use dual_core::{Column, DualResponse, ResourceId};
+use dual_core::{Column, DualResponse, ResourceId, ResourceStatus};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use time::macros::datetime;
@@ -272,6 +272,7 @@ fn the_whole_result_fixture_is_what_dual_core_builds() {
         columns,
         executed_at: datetime!(2026-01-15 10:30:00 UTC),
         expires_at: Some(datetime!(2026-01-15 10:45:00 UTC)),
+        status: ResourceStatus::Ready,
     };
     let built = serde_json::to_value(response.tool_result()).unwrap_or_default();
     assert_eq!(built, fixture("tool_result.json"));
@@ -308,7 +309,7 @@ proptest! {
     /// JSON text option) and from an agent wrapper, to the same sample, count and expiry.
     #[test]
     fn dual_core_results_round_trip(sample in proptest::collection::vec(arb_row(), 0..6), total in 0u64..1_000_000,
-                                    pinned in any::<bool>()) {
+                                    pinned in any::<bool>(), pending in any::<bool>()) {
         let id = ResourceId::new();
         let response = DualResponse {
             id,
@@ -320,6 +321,7 @@ proptest! {
             total_count: total,
             executed_at: datetime!(2026-01-15 10:30:00 UTC),
             expires_at: (!pinned).then_some(datetime!(2026-01-15 10:45:00 UTC)),
+            status: if pending { ResourceStatus::Pending } else { ResourceStatus::Ready },
         };
         let whole = serde_json::to_value(response.tool_result()).unwrap_or_default();
         // `content` alone carries the JSON with the JSON text option (the default is a table).
@@ -336,6 +338,7 @@ proptest! {
             prop_assert_eq!(parsed.expires_at(), response.expires_at);
             prop_assert_eq!(parsed.columns(), response.columns.as_slice());
             prop_assert_eq!(parsed.resource_url(), response.url.as_str());
+            prop_assert_eq!(parsed.status(), response.status);
         }
     }
 

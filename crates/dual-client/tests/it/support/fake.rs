@@ -197,6 +197,7 @@ impl FakeServer {
             columns: columns.clone(),
             executed_at: now,
             expires_at: Some(now + Duration::minutes(15)),
+            status: ResourceStatus::Ready,
         };
         lock(&self.state).resources.insert(
             id.to_string(),
@@ -348,6 +349,8 @@ async fn handle(
                 last_accessed_at: resource.last_accessed_at,
                 metadata: Value::Null,
                 consistency: dual_core::Consistency::Snapshot,
+                progress: None,
+                error: None,
             };
             json_response(StatusCode::OK, &metadata)
         }
