@@ -42,6 +42,7 @@
 //!     columns: vec![Column::new("id", ColumnType::Integer)],
 //!     executed_at: dual_core::time::OffsetDateTime::UNIX_EPOCH,
 //!     expires_at: None,
+//!     status: dual_core::ResourceStatus::Ready,
 //! };
 //! let result = dual_rmcp::to_call_tool_result(&response);
 //! assert_eq!(result.is_error, Some(false));
@@ -52,22 +53,34 @@
 #[cfg(feature = "client")]
 mod client;
 #[cfg(feature = "server")]
+mod progress;
+#[cfg(feature = "server")]
 mod resources;
 mod schema;
+#[cfg(feature = "server")]
+mod tasks;
 mod tool_result;
 mod version;
+#[cfg(feature = "server")]
+mod wait;
 
 #[cfg(feature = "client")]
 pub use client::parse_call_tool_result;
+#[cfg(feature = "server")]
+pub use progress::ProgressReporter;
 #[cfg(feature = "server")]
 pub use resources::{
     RESOURCE_TEMPLATE_NAME, caller_from_extensions, read_resource, resource_template, resource_templates,
 };
 pub use schema::output_schema;
 #[cfg(feature = "server")]
-pub use tool_result::server_error_result;
+pub use tasks::{DualTasks, client_supports_tasks};
 pub use tool_result::{error_result, to_call_tool_result, to_call_tool_result_with};
+#[cfg(feature = "server")]
+pub use tool_result::{failure_result, server_error_result};
 pub use version::{protocol_version, resource_template_for_version, tool_for_version};
+#[cfg(feature = "server")]
+pub use wait::{DEFAULT_POLL_INTERVAL, WaitError, WaitOptions, wait_for_result};
 
 /// Re-exported so users name the same rmcp version.
 pub use rmcp;
