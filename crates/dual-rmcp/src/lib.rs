@@ -21,6 +21,13 @@
 //!   [`read_resource`] for `resources/read`, which returns one JSON page — the same fields as the REST
 //!   page — addressed in the URI by the template `resource://{id}{?offset,limit,sort}`, e.g.
 //!   `resource://{id}?offset=100&limit=100&sort=enrollment:desc`.
+//! * `server` feature, long-running queries (docs/DESIGN.md §8): [`wait_for_result`] waits for a
+//!   `pending` resource to be ready or failed, reporting the rows so far; [`ProgressReporter`]
+//!   sends them as `notifications/progress` for a request's progress token; [`DualTasks`] runs a
+//!   tool call as an MCP task on rmcp's `TaskManager` (`tasks/get`, and `tasks/cancel`, which
+//!   deletes the pending resource and so stops the query) for clients that
+//!   [declare tasks](client_supports_tasks); [`failure_result`] is the tool error of a failed query.
+//!   [`read_resource`] answers a pending or failed resource with its status instead of a page.
 //! * `client` feature: [`parse_call_tool_result`] turns a `CallToolResult` into dual-client's
 //!   `ParsedDualResponse`.
 //!
