@@ -118,11 +118,13 @@ impl NdjsonDecoder {
 
 /// Decodes one line as a row; `None` for a blank line. `line` counts the non-blank lines so far.
 fn decode_line(line: &[u8], count: &mut u64) -> Result<Option<Row>, ClientError> {
-    if line.iter().all(u8::is_ascii_whitespace) {
+    // A row starts with `{`: only a line that does not is scanned for being blank.
+    if line.first() != Some(&b'{') && line.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
     *count += 1;
-    crate::transport::decode_json::<Row>(line, &format!("export line {count}")).map(Some)
+    let line_number = *count;
+    crate::transport::decode_json_with::<Row>(line, || format!("export line {line_number}")).map(Some)
 }
 
 #[cfg(test)]

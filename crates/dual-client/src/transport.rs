@@ -218,7 +218,17 @@ async fn wait_until_ready(sent: Sent, ready_by: Instant) -> Result<(), ClientErr
 /// Decodes `body` as `T`. The message gives the position, not the content (which may be row data);
 /// the serde error with its details is the source.
 pub(crate) fn decode_json<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, ClientError> {
+    decode_json_with(body, || what.to_owned())
+}
+
+/// [`decode_json`] naming the body only when it fails: `what` runs on the error path alone, so a
+/// caller decoding many small bodies (the lines of an export) formats nothing per body.
+pub(crate) fn decode_json_with<T: DeserializeOwned>(
+    body: &[u8],
+    what: impl FnOnce() -> String,
+) -> Result<T, ClientError> {
     serde_json::from_slice(body).map_err(|e| {
+        let what = what();
         let kind = match e.classify() {
             serde_json::error::Category::Eof => "truncated JSON",
             serde_json::error::Category::Syntax | serde_json::error::Category::Io => "invalid JSON",

@@ -376,6 +376,14 @@ async fn micro(iterations: u32) -> Result<(), BoxError> {
     time("server.fetch_page", started);
     let started = Instant::now();
     for _ in 0..iterations {
+        let page = server
+            .fetch_page_encoded(id, &dual_server::Caller::anonymous(), &request)
+            .await?;
+        std::hint::black_box(page.to_json()?);
+    }
+    time("fetch_page_encoded + to_json", started);
+    let started = Instant::now();
+    for _ in 0..iterations {
         let request = http::Request::post(format!("/{id}")).body(Full::new(Bytes::new()))?;
         let response = handler.call(request).await?;
         std::hint::black_box(response.into_body().collect().await?.to_bytes());

@@ -21,6 +21,13 @@
 //!   [`read_resource`] for `resources/read`, which returns one JSON page — the same fields as the REST
 //!   page — addressed in the URI by the template `resource://{id}{?offset,limit,sort}`, e.g.
 //!   `resource://{id}?offset=100&limit=100&sort=enrollment:desc`.
+//! * `server` feature, long-running queries (docs/DESIGN.md §8): [`wait_for_result`] waits for a
+//!   `pending` resource to be ready or failed, reporting the rows so far; [`ProgressReporter`]
+//!   sends them as `notifications/progress` for a request's progress token; [`DualTasks`] runs a
+//!   tool call as an MCP task on rmcp's `TaskManager` (`tasks/get`, and `tasks/cancel`, which
+//!   deletes the pending resource and so stops the query) for clients that
+//!   [declare tasks](client_supports_tasks); [`failure_result`] is the tool error of a failed query.
+//!   [`read_resource`] answers a pending or failed resource with its status instead of a page.
 //! * `client` feature: [`parse_call_tool_result`] turns a `CallToolResult` into dual-client's
 //!   `ParsedDualResponse`.
 //!
@@ -53,22 +60,34 @@
 #[cfg(feature = "client")]
 mod client;
 #[cfg(feature = "server")]
+mod progress;
+#[cfg(feature = "server")]
 mod resources;
 mod schema;
+#[cfg(feature = "server")]
+mod tasks;
 mod tool_result;
 mod version;
+#[cfg(feature = "server")]
+mod wait;
 
 #[cfg(feature = "client")]
 pub use client::parse_call_tool_result;
+#[cfg(feature = "server")]
+pub use progress::ProgressReporter;
 #[cfg(feature = "server")]
 pub use resources::{
     RESOURCE_TEMPLATE_NAME, caller_from_extensions, read_resource, resource_template, resource_templates,
 };
 pub use schema::output_schema;
 #[cfg(feature = "server")]
-pub use tool_result::server_error_result;
+pub use tasks::{DualTasks, client_supports_tasks};
 pub use tool_result::{error_result, to_call_tool_result, to_call_tool_result_with};
+#[cfg(feature = "server")]
+pub use tool_result::{failure_result, server_error_result};
 pub use version::{protocol_version, resource_template_for_version, tool_for_version};
+#[cfg(feature = "server")]
+pub use wait::{DEFAULT_POLL_INTERVAL, WaitError, WaitOptions, wait_for_result};
 
 /// Re-exported so users name the same rmcp version.
 pub use rmcp;

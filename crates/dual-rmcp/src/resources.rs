@@ -6,13 +6,15 @@
 //! content item is the page as JSON, with the same fields as the REST `POST /{id}` page.
 
 use dual_core::mcp::JSON_MIME_TYPE;
-use dual_core::{PageRequest, RequestError, parse_resource_uri, parse_sort_param};
+use dual_core::{
+    PageRequest, QueryFailure, RequestError, ResourceStatus, parse_resource_uri, parse_sort_param,
+};
 use dual_server::{Caller, DualResponseServer, ServerError};
 use rmcp::model::{
     ErrorData, Extensions, ListResourceTemplatesResult, ReadResourceResult, ResourceContents,
     ResourceTemplate,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// The name of the resource template [`resource_template`] describes.
 pub const RESOURCE_TEMPLATE_NAME: &str = "dual-response-result";
@@ -70,6 +72,12 @@ pub fn caller_from_extensions(extensions: &Extensions) -> Caller {
 /// The page is chosen by the URI's query (`offset`, `limit`, `sort=field[:asc|desc]`; all optional).
 /// Reading counts as an access, like a REST page.
 ///
+/// A resource whose query is still running (docs/DESIGN.md §8) has no page yet: the text is then
+/// `{"status": "pending", "rows_so_far": N, "retry_after_ms": 1000, "message": …}`. One whose query
+/// failed reads `{"status": "failed", "error": {"code", "retryable"}, "message": …}`, the message
+/// written for the model (the executor's error for `query_execution_failed`). Neither is a
+/// protocol error: the model reads what happened and what to do.
+///
 /// # Errors
 /// * `resource not found` (`-32002`) for a URI that is not `{scheme}://{ULID}` with the server's
 ///   scheme, an unknown id, an expired resource, or a resource bound to another owner;
@@ -85,25 +93,62 @@ pub async fn read_resource(
         .filter(|parsed| parsed.scheme == server.config().uri_scheme)
         .ok_or_else(|| not_found(uri))?;
     let request = page_request(parsed.query.unwrap_or_default()).map_err(|e| invalid(&e))?;
-    let page = server
-        .fetch_page(parsed.id, caller, &request)
-        .await
-        .map_err(|error| match error {
-            ServerError::ResourceNotFound | ServerError::ResourceExpired => not_found(uri),
-            ServerError::InvalidRequest(e) => invalid(&e),
-            other => {
-                tracing::warn!(error = %other, code = other.code().as_str(), "resources/read failed");
-                ErrorData::internal_error(
-                    "the resource's query could not be executed; try again later",
-                    Some(json!({"error": other.code().as_str()})),
-                )
-            }
-        })?;
+    let page = match server.fetch_page(parsed.id, caller, &request).await {
+        Ok(page) => page,
+        Err(ServerError::NotReady { rows }) => return Ok(status_result(uri, &pending_status(rows))),
+        Err(ServerError::ResourceFailed { failure }) => {
+            return Ok(status_result(uri, &failed_status(&failure)));
+        }
+        Err(error) => return Err(read_error(uri, error)),
+    };
     let text = serde_json::to_string(&page)
         .map_err(|_| ErrorData::internal_error("the page could not be serialised", None))?;
     Ok(ReadResourceResult::new(vec![
         ResourceContents::text(text, uri).with_mime_type(JSON_MIME_TYPE),
     ]))
+}
+
+/// What `resources/read` says of a resource whose query is still running: no page yet, the rows
+/// so far, and when to read again.
+fn pending_status(rows: u64) -> Value {
+    json!({
+        "status": ResourceStatus::Pending.as_str(),
+        "rows_so_far": rows,
+        "retry_after_ms": 1000,
+        "message": format!(
+            "The query is still running ({rows} rows so far); read this resource again in a few seconds."
+        ),
+    })
+}
+
+/// What `resources/read` says of a resource whose query failed: the code, whether running it again
+/// may succeed, and the failure's text for the model.
+fn failed_status(failure: &QueryFailure) -> Value {
+    json!({
+        "status": ResourceStatus::Failed.as_str(),
+        "error": {"code": failure.code.as_str(), "retryable": failure.code.is_retryable()},
+        "message": crate::tool_result::failure_message(failure),
+    })
+}
+
+fn status_result(uri: &str, status: &Value) -> ReadResourceResult {
+    ReadResourceResult::new(vec![
+        ResourceContents::text(status.to_string(), uri).with_mime_type(JSON_MIME_TYPE),
+    ])
+}
+
+fn read_error(uri: &str, error: ServerError) -> ErrorData {
+    match error {
+        ServerError::ResourceNotFound | ServerError::ResourceExpired => not_found(uri),
+        ServerError::InvalidRequest(e) => invalid(&e),
+        other => {
+            tracing::warn!(error = %other, code = other.code().as_str(), "resources/read failed");
+            ErrorData::internal_error(
+                "the resource's query could not be executed; try again later",
+                Some(json!({"error": other.code().as_str()})),
+            )
+        }
+    }
 }
 
 fn not_found(uri: &str) -> ErrorData {

@@ -86,6 +86,35 @@ pub fn server_error_result(error: &dual_server::ServerError) -> CallToolResult {
     error_result(message)
 }
 
+/// The `isError: true` tool result for a resource whose query failed after the tool call returned
+/// it pending (docs/DESIGN.md §8): the executor's message for `query_execution_failed` (it names
+/// the mistake), what to do for the other codes, never the internals of a storage failure.
+#[cfg(feature = "server")]
+#[must_use]
+pub fn failure_result(failure: &dual_core::QueryFailure) -> CallToolResult {
+    error_result(failure_message(failure))
+}
+
+/// The text [`failure_result`] and `resources/read` give the model for a failed query.
+#[cfg(feature = "server")]
+pub(crate) fn failure_message(failure: &dual_core::QueryFailure) -> String {
+    use dual_core::FailureCode;
+    match failure.code {
+        FailureCode::QueryTimeout => format!(
+            "The query ran past the server's time limit and was cancelled ({}). Narrow it (filters, \
+             fewer rows) and call the tool again.",
+            failure.message
+        ),
+        FailureCode::QueryInterrupted => {
+            "The query was interrupted (the server running it stopped); call the tool again.".to_owned()
+        }
+        FailureCode::StorageError => {
+            "The result could not be stored (storage unavailable); call the tool again later.".to_owned()
+        }
+        _ => format!("The query failed: {}", failure.message),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use dual_core::{Column, ColumnType, ResourceId, Row};

@@ -143,28 +143,56 @@ impl Segment {
         })
     }
 
+    /// Re-opens bytes that [`Segment::decode`] already validated (the same allocation, which a
+    /// memory backend hands out on every read): only the header is checked again, so a read does
+    /// not re-scan the bound table. Row access stays panic-free whatever the bytes hold.
+    pub(crate) fn decode_validated(id: ResourceId, bytes: Bytes) -> Result<Self, SpoolError> {
+        let corrupt = |reason| SpoolError::Corrupt { id, reason };
+        if bytes.get(..4) != Some(&MAGIC[..]) {
+            return Err(corrupt("segment magic or version"));
+        }
+        let (Some(rows), Some(data_len)) = (read_u32(&bytes, 4), read_u32(&bytes, 8)) else {
+            return Err(corrupt("segment header truncated"));
+        };
+        let data_start = (rows as usize + 1)
+            .checked_mul(BOUND_LEN)
+            .and_then(|table| table.checked_add(HEADER_LEN))
+            .ok_or_else(|| corrupt("segment row count"))?;
+        if data_start.checked_add(data_len as usize) != Some(bytes.len()) {
+            return Err(corrupt("segment length"));
+        }
+        Ok(Self {
+            bytes,
+            rows,
+            data_start,
+        })
+    }
+
     /// Number of rows.
     pub(crate) fn rows(&self) -> u32 {
         self.rows
     }
 
-    /// Bound `i` (0..=rows) as an index into the encoded bytes.
+    /// Bound `i` (0..=rows) as an index into the encoded bytes, never past their end (validated in
+    /// `decode`; clamped anyway, so that no access can panic).
     fn bound(&self, i: u32) -> usize {
-        // Validated in `decode`.
-        self.data_start + read_u32(&self.bytes, HEADER_LEN + BOUND_LEN * i as usize).unwrap_or(0) as usize
+        let bound = read_u32(&self.bytes, HEADER_LEN + BOUND_LEN * i as usize).unwrap_or(0) as usize;
+        (self.data_start + bound).min(self.bytes.len())
     }
 
     /// The bytes of rows `range` (clamped to the segment), concatenated: one slice, no copy.
     pub(crate) fn slice(&self, range: Range<u32>) -> Bytes {
         let end = range.end.min(self.rows);
         let start = range.start.min(end);
-        self.bytes.slice(self.bound(start)..self.bound(end))
+        let to = self.bound(end);
+        self.bytes.slice(self.bound(start).min(to)..to)
     }
 
     /// The byte range of row `i` inside the bytes of rows starting at `from` (see [`Segment::slice`]).
     pub(crate) fn row_span(&self, from: u32, i: u32) -> Range<usize> {
         let base = self.bound(from);
-        self.bound(i) - base..self.bound(i + 1) - base
+        let end = self.bound(i + 1).max(base);
+        self.bound(i).clamp(base, end) - base..end - base
     }
 }
 

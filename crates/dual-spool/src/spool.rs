@@ -43,6 +43,44 @@ impl Default for SegmentLimits {
 pub struct Spool {
     backend: Arc<dyn SpoolBackend>,
     limits: SegmentLimits,
+    validated: Arc<Validated>,
+}
+
+/// Segments already validated, by the address and length of their bytes: a backend that keeps
+/// segments in memory hands out the same allocation on every read, and a page then skips the
+/// bound-table scan. Only a marker (no bytes are kept alive); cleared when it grows past
+/// [`VALIDATED_MAX`].
+#[derive(Debug, Default)]
+struct Validated(std::sync::Mutex<std::collections::HashMap<(ResourceId, u32), (usize, usize)>>);
+
+/// The address and length of `bytes`: which allocation they are.
+fn address(bytes: &[u8]) -> (usize, usize) {
+    (bytes.as_ptr() as usize, bytes.len())
+}
+
+/// Most segments remembered as validated.
+const VALIDATED_MAX: usize = 1 << 16;
+
+impl Validated {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<(ResourceId, u32), (usize, usize)>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn seen(&self, id: ResourceId, index: u32, bytes: &[u8]) -> bool {
+        self.lock().get(&(id, index)) == Some(&address(bytes))
+    }
+
+    fn remember(&self, id: ResourceId, index: u32, address: (usize, usize)) {
+        let mut map = self.lock();
+        if map.len() >= VALIDATED_MAX {
+            map.clear();
+        }
+        map.insert((id, index), address);
+    }
+
+    fn forget(&self, id: ResourceId) {
+        self.lock().retain(|(seen, _), _| *seen != id);
+    }
 }
 
 impl Spool {
@@ -57,6 +95,7 @@ impl Spool {
         Self {
             backend,
             limits: SegmentLimits::default(),
+            validated: Arc::default(),
         }
     }
 
@@ -156,6 +195,7 @@ impl Spool {
     /// Storage failures; the snapshot may then be partly removed (never readable with holes: the
     /// manifest goes first), and a later delete or sweep finishes the job.
     pub async fn delete(&self, id: ResourceId) -> Result<(), SpoolError> {
+        self.validated.forget(id);
         self.backend.delete(id).await?;
         tracing::debug!(%id, "spool: snapshot deleted");
         Ok(())
@@ -212,7 +252,15 @@ impl Spool {
     ) -> Result<Segment, SpoolError> {
         let corrupt = |reason| SpoolError::Corrupt { id, reason };
         let index = u32::try_from(index).map_err(|_| corrupt("segment number"))?;
-        let segment = Segment::decode(id, self.backend.get_segment(id, index).await?)?;
+        let bytes = self.backend.get_segment(id, index).await?;
+        let segment = if self.validated.seen(id, index, &bytes) {
+            Segment::decode_validated(id, bytes)?
+        } else {
+            let seen = address(&bytes);
+            let segment = Segment::decode(id, bytes)?;
+            self.validated.remember(id, index, seen);
+            segment
+        };
         if segment.rows() != info.rows {
             return Err(corrupt("segment row count differs from the manifest"));
         }

@@ -1,5 +1,12 @@
 //! The MCP side of the demo: an rmcp [`ServerHandler`] with the tools `query` and
 //! `search_institutions`, and `resources/read` for the links they return.
+//!
+//! Long-running queries (docs/DESIGN.md §8): a client that declares the tasks extension gets a task
+//! for every valid `tools/call` ([`dual_rmcp::DualTasks`]); `tasks/get` reports it, `tasks/cancel`
+//! cancels the query, and a request with a progress token receives `notifications/progress` (rows
+//! so far) while the query runs. Other clients get the tool result at once, `pending` when the query
+//! outlives the server's `pending_after`, and read the status with `resources/read`; they receive
+//! no progress notifications (the call returns within `pending_after`).
 
 mod args;
 mod protocol;
@@ -7,12 +14,14 @@ mod protocol;
 use std::sync::Arc;
 
 use dual_core::mcp::{ProtocolVersion, RenderOptions};
-use dual_server::{Caller, DualResponseServer};
+use dual_rmcp::{DualTasks, ProgressReporter};
+use dual_server::{Caller, CreateResponse, DualResponseServer};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, ErrorData,
-    Implementation, JsonObject, ListResourceTemplatesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CustomRequest, CustomResult,
+    ErrorData, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListResourceTemplatesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -32,6 +41,7 @@ full result itself, so page through rows in the conversation (resources/read on 
 #[derive(Debug, Clone)]
 pub struct DemoMcp {
     server: DualResponseServer,
+    tasks: DualTasks,
     tools: Arc<Vec<Tool>>,
 }
 
@@ -40,37 +50,40 @@ impl DemoMcp {
     #[must_use]
     pub fn new(server: DualResponseServer) -> Self {
         Self {
+            tasks: DualTasks::new(server.clone()),
             server,
             tools: Arc::new(tools()),
         }
     }
 
-    /// Runs tool `name` and renders its result for `version`; the resource it creates belongs to
-    /// `caller`'s owner, if any. Argument errors come back as `isError` results naming the field.
-    async fn call(
-        &self,
+    /// The request of tool `name` for `caller` (the resource belongs to its owner, if any), or the
+    /// `isError` result naming the argument that is wrong.
+    fn request(
         name: &str,
         arguments: &JsonObject,
         caller: &Caller,
-        version: ProtocolVersion,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<Result<CreateResponse, CallToolResult>, ErrorData> {
         let request = match name {
             QUERY_TOOL => args::query_request(arguments),
             SEARCH_TOOL => args::search_request(arguments),
             other => return Err(ErrorData::invalid_params(format!("unknown tool `{other}`"), None)),
         };
-        let request = match request {
-            Ok(request) => request,
-            Err(message) => return Ok(dual_rmcp::error_result(message)),
-        };
-        let request = match caller.owner_name() {
-            Some(owner) => request.owner(owner),
-            None => request,
-        };
-        Ok(match self.server.create_response(request).await {
+        Ok(match request {
+            Ok(request) => Ok(match caller.owner_name() {
+                Some(owner) => request.owner(owner),
+                None => request,
+            }),
+            Err(message) => Err(dual_rmcp::error_result(message)),
+        })
+    }
+
+    /// Runs `request` and renders its result for `version`: `pending` when the query outlives the
+    /// server's `pending_after`.
+    async fn call(&self, request: CreateResponse, version: ProtocolVersion) -> CallToolResult {
+        match self.server.create_response(request).await {
             Ok(response) => dual_rmcp::to_call_tool_result_with(&response, &RenderOptions::new(version)),
             Err(error) => dual_rmcp::server_error_result(&error),
-        })
+        }
     }
 }
 
@@ -125,6 +138,7 @@ impl ServerHandler for DemoMcp {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new("dual-demo", env!("CARGO_PKG_VERSION")))
@@ -157,9 +171,46 @@ impl ServerHandler for DemoMcp {
         let arguments = request.arguments.unwrap_or_default();
         let caller = dual_rmcp::caller_from_extensions(&context.extensions);
         let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
-        self.call(&request.name, &arguments, &caller, version)
-            .await
-            .map(Into::into)
+        let request = match Self::request(&request.name, &arguments, &caller)? {
+            Ok(request) => request,
+            Err(invalid) => return Ok(invalid.into()),
+        };
+        if dual_rmcp::client_supports_tasks(&context) {
+            let progress = ProgressReporter::from_context(&context);
+            let task = self
+                .tasks
+                .spawn(caller, request, RenderOptions::new(version), progress);
+            return Ok(CallToolResponse::Task(task));
+        }
+        Ok(self.call(request, version).await.into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks.get_task(&request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // The demo's tasks never ask for input; rmcp ignores answers to nothing.
+        self.tasks
+            .manager()
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    /// Cancels the query: the task deletes its resource, which drops the executor's work.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel_task(&request.task_id)
     }
 
     async fn list_resource_templates(

@@ -20,6 +20,9 @@ const STANDARD_METHODS: &[&str] = &[
     "prompts/get",
     "completion/complete",
     "logging/setLevel",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
 ];
 
 /// The error for a request that reached the custom-request hook: `-32602 invalid params` naming

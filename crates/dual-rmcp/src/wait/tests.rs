@@ -1,0 +1,274 @@
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use dual_core::{Row, Sort};
+use dual_server::{CreateResponse, ExecutorError, QueryExecutor, RowStream};
+use rmcp::model::{ReadResourceResult, ResourceContents};
+use serde_json::{Value, json};
+
+use super::*;
+
+/// A query that yields `first` rows at once, then one batch of `batch` rows per [`Gated::open`],
+/// `batches` times, then ends (or fails, with `fail`). Counts its live streams.
+#[derive(Debug)]
+struct Gated {
+    first: u64,
+    batch: u64,
+    batches: u64,
+    fail: bool,
+    gate: tokio::sync::Semaphore,
+    alive: Arc<AtomicU64>,
+}
+
+impl Default for Gated {
+    fn default() -> Self {
+        Self {
+            first: 0,
+            batch: 0,
+            batches: 0,
+            fail: false,
+            gate: tokio::sync::Semaphore::new(0),
+            alive: Arc::default(),
+        }
+    }
+}
+
+impl Gated {
+    fn open(&self) {
+        self.gate.add_permits(1);
+    }
+}
+
+fn row(i: u64) -> Row {
+    json!({"id": i}).as_object().cloned().unwrap_or_default()
+}
+
+struct Alive(Arc<AtomicU64>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[async_trait::async_trait]
+impl QueryExecutor for Gated {
+    async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
+        Ok(self.first + self.batch * self.batches)
+    }
+
+    async fn fetch(
+        &self,
+        _: &Value,
+        offset: u64,
+        limit: u64,
+        _: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        let total = self.first + self.batch * self.batches;
+        Ok((offset..total.min(offset + limit)).map(row).collect())
+    }
+
+    fn stream(self: Arc<Self>, _: Value, _: Option<Sort>) -> RowStream {
+        self.alive.fetch_add(1, Ordering::SeqCst);
+        let alive = Alive(Arc::clone(&self.alive));
+        Box::pin(futures_util::stream::unfold(
+            (0u64, self, alive),
+            |(stage, me, alive)| async move {
+                if stage == 0 {
+                    return Some((Ok((0..me.first).map(row).collect()), (1, me, alive)));
+                }
+                if stage > me.batches {
+                    return None;
+                }
+                me.gate.acquire().await.ok()?.forget();
+                if me.fail && stage == me.batches {
+                    return Some((
+                        Err(ExecutorError::new("no such column: nme")),
+                        (u64::MAX, me, alive),
+                    ));
+                }
+                let from = me.first + (stage - 1) * me.batch;
+                let rows = (from..from + me.batch).map(row).collect();
+                Some((Ok(rows), (stage + 1, me, alive)))
+            },
+        ))
+    }
+}
+
+fn server(executor: &Arc<Gated>) -> DualResponseServer {
+    DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .shared_executor("gated", Arc::clone(executor) as Arc<dyn QueryExecutor>)
+        .pending_after(Duration::from_millis(50))
+        .progress_interval(Duration::from_millis(20), Duration::from_millis(400))
+        .build()
+        .expect("valid configuration")
+}
+
+async fn pending(server: &DualResponseServer) -> DualResponse {
+    let response = server
+        .create_response(CreateResponse::new("gated", json!({})).sample_size(5))
+        .await
+        .expect("created");
+    assert_eq!(response.status, ResourceStatus::Pending);
+    response
+}
+
+fn fast() -> WaitOptions {
+    WaitOptions::default().poll_interval(Duration::from_millis(10))
+}
+
+fn text_of(result: &ReadResourceResult) -> Value {
+    match result.contents.as_slice() {
+        [ResourceContents::TextResourceContents { text, .. }] => serde_json::from_str(text).expect("JSON"),
+        other => panic!("expected one text content, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn waits_until_ready_and_reports_growing_row_counts() {
+    let executor = Arc::new(Gated {
+        first: 3,
+        batch: 10,
+        batches: 3,
+        ..Gated::default()
+    });
+    let server = server(&executor);
+    let caller = Caller::anonymous();
+    let response = pending(&server).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let waiting = tokio::spawn({
+        let (server, caller, seen) = (server.clone(), caller.clone(), Arc::clone(&seen));
+        async move {
+            wait_for_result(&server, &caller, response, &fast(), |rows| {
+                seen.lock().expect("not poisoned").push(rows);
+                async {}
+            })
+            .await
+        }
+    });
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        executor.open();
+    }
+    let ready = waiting.await.expect("joined").expect("ready");
+    assert_eq!((ready.status, ready.total_count), (ResourceStatus::Ready, 33));
+    let seen = seen.lock().expect("not poisoned").clone();
+    assert!(seen.len() >= 2, "{seen:?}");
+    assert!(seen.windows(2).all(|pair| pair[0] < pair[1]), "{seen:?}");
+    assert!(seen.iter().all(|rows| *rows < 33), "{seen:?}");
+}
+
+#[tokio::test]
+async fn a_failed_query_is_an_error_for_the_model_and_reads_as_failed() {
+    let executor = Arc::new(Gated {
+        first: 2,
+        batch: 1,
+        batches: 1,
+        fail: true,
+        ..Gated::default()
+    });
+    let server = server(&executor);
+    let caller = Caller::anonymous();
+    let response = pending(&server).await;
+    let uri = response.uri.clone();
+
+    let read = crate::read_resource(&server, &caller, &uri)
+        .await
+        .expect("a status, not an error");
+    let status = text_of(&read);
+    assert_eq!(status["status"], "pending");
+    assert_eq!(status["rows_so_far"], 2);
+
+    executor.open();
+    let error = wait_for_result(&server, &caller, response, &fast(), |_| async {})
+        .await
+        .expect_err("failed");
+    assert!(
+        matches!(&error, WaitError::Failed { failure } if failure.code == FailureCode::QueryExecutionFailed)
+    );
+    let result = error.tool_result();
+    assert_eq!(result.is_error, Some(true));
+    let text = result.content[0]
+        .as_text()
+        .map(|t| t.text.clone())
+        .unwrap_or_default();
+    assert!(text.contains("no such column: nme"), "{text}");
+
+    let status = text_of(
+        &crate::read_resource(&server, &caller, &uri)
+            .await
+            .expect("a status"),
+    );
+    assert_eq!(status["status"], "failed");
+    assert_eq!(status["error"]["code"], "query_execution_failed");
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no such column: nme"),
+        "{status}"
+    );
+}
+
+#[tokio::test]
+async fn gives_up_after_the_timeout_and_a_deleted_resource_is_an_error() {
+    let executor = Arc::new(Gated {
+        first: 1,
+        batch: 1,
+        batches: 1,
+        ..Gated::default()
+    });
+    let server = server(&executor);
+    let caller = Caller::anonymous();
+    let response = pending(&server).await;
+    let id = response.id;
+    let error = wait_for_result(
+        &server,
+        &caller,
+        response.clone(),
+        &fast().timeout(Duration::from_millis(60)),
+        |_| async {},
+    )
+    .await
+    .expect_err("timed out");
+    assert!(matches!(error, WaitError::TimedOut { .. }), "{error}");
+    assert_eq!(error.tool_result().is_error, Some(true));
+
+    server.delete_resource(id, &caller).await.expect("deleted");
+    let error = wait_for_result(&server, &caller, response, &fast(), |_| async {})
+        .await
+        .expect_err("gone");
+    assert!(
+        matches!(error, WaitError::Server(ServerError::ResourceNotFound)),
+        "{error}"
+    );
+    for _ in 0..100 {
+        if executor.alive.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the executor's stream outlived the deletion");
+}
+
+#[test]
+fn the_default_timeout_covers_the_time_limit_and_the_lease() {
+    let server = DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .query_time_limit(Duration::from_secs(30))
+        .without_sweeper()
+        .build()
+        .expect("valid configuration");
+    let timeout = WaitOptions::default().timeout_for(&server);
+    assert!(
+        timeout > Duration::from_secs(30) + server.config().query_lease,
+        "{timeout:?}"
+    );
+    assert_eq!(
+        WaitOptions::default()
+            .timeout(Duration::from_secs(1))
+            .timeout_for(&server),
+        Duration::from_secs(1)
+    );
+}

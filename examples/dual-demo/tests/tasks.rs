@@ -1,0 +1,331 @@
+//! Long-running tool calls over MCP (docs/DESIGN.md §8), an rmcp client and the demo's MCP server
+//! in this process over an in-memory duplex pipe: a client that declares the tasks extension gets a
+//! task, follows it with `tasks/get` and progress notifications and cancels it with `tasks/cancel`;
+//! a client without tasks gets the pending tool result and follows it with `resources/read`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dual_core::{Row, Sort};
+use dual_demo::mcp_server::{DemoMcp, QUERY_TOOL};
+use dual_demo::sqlite::SQL_KIND;
+use dual_server::{DualResponseServer, ExecutorError, QueryExecutor, RowStream};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    ClientConfig, DetailedTask, GetTaskParams, Implementation, NumberOrString, ProgressNotificationParam,
+    ProgressToken, ReadResourceRequestParams, RequestMetaObject, RequestParamsMeta, ResourceContents,
+    TaskPayload, TaskStatus,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+/// A query that yields `first` rows at once, then one batch of `batch` rows per [`Gated::open`],
+/// `batches` times. Counts its live streams.
+#[derive(Debug)]
+struct Gated {
+    first: u64,
+    batch: u64,
+    batches: u64,
+    gate: tokio::sync::Semaphore,
+    alive: Arc<AtomicU64>,
+}
+
+impl Gated {
+    fn new(first: u64, batch: u64, batches: u64) -> Arc<Self> {
+        Arc::new(Self {
+            first,
+            batch,
+            batches,
+            gate: tokio::sync::Semaphore::new(0),
+            alive: Arc::default(),
+        })
+    }
+
+    fn total(&self) -> u64 {
+        self.first + self.batch * self.batches
+    }
+
+    fn open(&self) {
+        self.gate.add_permits(1);
+    }
+
+    fn alive(&self) -> u64 {
+        self.alive.load(Ordering::SeqCst)
+    }
+}
+
+fn row(i: u64) -> Row {
+    json!({"id": i}).as_object().cloned().unwrap_or_default()
+}
+
+struct Alive(Arc<AtomicU64>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[async_trait::async_trait]
+impl QueryExecutor for Gated {
+    async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
+        Ok(self.total())
+    }
+
+    async fn fetch(
+        &self,
+        _: &Value,
+        offset: u64,
+        limit: u64,
+        _: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        Ok((offset..self.total().min(offset + limit)).map(row).collect())
+    }
+
+    fn stream(self: Arc<Self>, _: Value, _: Option<Sort>) -> RowStream {
+        self.alive.fetch_add(1, Ordering::SeqCst);
+        let alive = Alive(Arc::clone(&self.alive));
+        Box::pin(futures_util::stream::unfold(
+            (0u64, self, alive),
+            |(stage, me, alive)| async move {
+                if stage == 0 {
+                    return Some((Ok((0..me.first).map(row).collect()), (1, me, alive)));
+                }
+                if stage > me.batches {
+                    return None;
+                }
+                me.gate.acquire().await.ok()?.forget();
+                let from = me.first + (stage - 1) * me.batch;
+                Some((
+                    Ok((from..from + me.batch).map(row).collect()),
+                    (stage + 1, me, alive),
+                ))
+            },
+        ))
+    }
+}
+
+/// A client that records the progress notifications it receives; with `tasks`, it declares the
+/// tasks extension.
+#[derive(Clone, Default)]
+struct Client {
+    tasks: bool,
+    progress: Arc<Mutex<Vec<f64>>>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = if self.tasks {
+            ClientCapabilities::builder().enable_tasks().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(capabilities, Implementation::new("tasks-test", "0"))
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _: NotificationContext<RoleClient>) {
+        self.progress.lock().expect("not poisoned").push(params.progress);
+    }
+}
+
+/// The demo's MCP server over `executor` (as the `sql` kind, so the `query` tool runs it), and a
+/// client connected to it.
+async fn connect(
+    executor: &Arc<Gated>,
+    client: Client,
+) -> (DualResponseServer, RunningService<RoleClient, Client>) {
+    let server = DualResponseServer::builder()
+        .base_url("http://127.0.0.1:1/resources")
+        .shared_executor(SQL_KIND, Arc::clone(executor) as Arc<dyn QueryExecutor>)
+        .pending_after(Duration::from_millis(50))
+        .progress_interval(Duration::from_millis(20), Duration::from_secs(2))
+        .build()
+        .expect("valid configuration");
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    let mcp = DemoMcp::new(server.clone());
+    tokio::spawn(async move {
+        if let Ok(running) = mcp.serve(server_side).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = client.serve(client_side).await.expect("initialized");
+    (server, client)
+}
+
+fn query_call() -> CallToolRequestParams {
+    CallToolRequestParams::new(QUERY_TOOL).with_arguments(
+        json!({"sql": "SELECT id FROM slow"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    )
+}
+
+async fn task_state(client: &RunningService<RoleClient, Client>, task_id: &str) -> DetailedTask {
+    client
+        .peer()
+        .get_task(GetTaskParams::new(task_id.to_owned()))
+        .await
+        .expect("tasks/get")
+        .task
+}
+
+/// Polls `tasks/get` until the task is terminal (at most 10 s).
+async fn terminal(client: &RunningService<RoleClient, Client>, task_id: &str) -> DetailedTask {
+    for _ in 0..1000 {
+        let task = task_state(client, task_id).await;
+        if task.status().is_terminal() {
+            return task;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("task {task_id} still not terminal after 10 s");
+}
+
+async fn until(what: &str, mut condition: impl AsyncFnMut() -> bool) {
+    for _ in 0..500 {
+        if condition().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{what}: not within 5 s");
+}
+
+fn read_text(result: &rmcp::model::ReadResourceResult) -> Value {
+    match result.contents.as_slice() {
+        [ResourceContents::TextResourceContents { text, .. }] => serde_json::from_str(text).expect("JSON"),
+        other => panic!("expected one text content, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_reports_progress_and_ends_with_the_dual_response() {
+    let executor = Gated::new(3, 10, 3);
+    let client = Client {
+        tasks: true,
+        ..Client::default()
+    };
+    let progress = Arc::clone(&client.progress);
+    let (_server, client) = connect(&executor, client).await;
+
+    let mut call = query_call();
+    call.set_meta(RequestMetaObject::with_progress_token(ProgressToken(
+        NumberOrString::String("rows".into()),
+    )));
+    let created = match client.call_tool_once(call).await.expect("tools/call") {
+        CallToolResponse::Task(created) => created,
+        other => panic!("expected a task, got {other:?}"),
+    };
+    let task_id = created.task.task_id.clone();
+    assert_eq!(created.task.status, TaskStatus::Working);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let working = task_state(&client, &task_id).await;
+    assert_eq!(working.status(), TaskStatus::Working);
+    assert!(executor.alive() == 1, "the query runs while the task works");
+
+    for _ in 0..executor.batches {
+        executor.open();
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    let done = terminal(&client, &task_id).await;
+    let TaskPayload::Completed { result } = done.payload else {
+        panic!("expected a completed task, got {done:?}");
+    };
+    let result: CallToolResult = serde_json::from_value(Value::Object(result)).expect("a tool result");
+    assert_eq!(result.is_error, Some(false));
+    let structured = result.structured_content.expect("structuredContent");
+    assert!(
+        structured["metadata"].get("status").is_none(),
+        "ready: no status, as for a fast query"
+    );
+    assert_eq!(structured["metadata"]["total_count"], executor.total());
+    assert!(
+        structured["resource"]["uri"]
+            .as_str()
+            .is_some_and(|uri| uri.starts_with("resource://"))
+    );
+
+    let progress = progress.lock().expect("not poisoned").clone();
+    assert!(progress.len() >= 2, "progress notifications: {progress:?}");
+    assert!(progress.windows(2).all(|pair| pair[0] < pair[1]), "{progress:?}");
+    assert!(progress.iter().all(|rows| *rows < 33.0), "{progress:?}");
+    client.cancel().await.expect("closed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_task_stops_the_query_and_deletes_the_resource() {
+    let executor = Gated::new(2, 1, 1);
+    let (server, client) = connect(
+        &executor,
+        Client {
+            tasks: true,
+            ..Client::default()
+        },
+    )
+    .await;
+    let created = match client.call_tool_once(query_call()).await.expect("tools/call") {
+        CallToolResponse::Task(created) => created,
+        other => panic!("expected a task, got {other:?}"),
+    };
+    let task_id = created.task.task_id.clone();
+    let live = async || {
+        server
+            .store()
+            .live_count(server.clock().now())
+            .await
+            .expect("store")
+    };
+    until("the pending resource is stored", async || live().await == 1).await;
+    assert_eq!(executor.alive(), 1);
+
+    client
+        .peer()
+        .cancel_task(CancelTaskParams::new(task_id.clone()))
+        .await
+        .expect("tasks/cancel");
+    let done = terminal(&client, &task_id).await;
+    assert_eq!(done.status(), TaskStatus::Cancelled);
+    until("the executor's stream is dropped", async || executor.alive() == 0).await;
+    assert_eq!(live().await, 0, "the resource is gone");
+    client.cancel().await.expect("closed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_tasks_the_tool_result_is_pending_and_resources_read_follows_it() {
+    let executor = Gated::new(4, 6, 1);
+    let (_server, client) = connect(&executor, Client::default()).await;
+    let result = client.call_tool(query_call()).await.expect("tools/call");
+    let structured = result.structured_content.expect("structuredContent");
+    assert_eq!(structured["metadata"]["status"], "pending");
+    assert_eq!(structured["metadata"]["total_count"], 4);
+    let uri = structured["resource"]["uri"].as_str().expect("uri").to_owned();
+
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(uri.clone()))
+        .await
+        .expect("resources/read");
+    let status = read_text(&read);
+    assert_eq!(status["status"], "pending", "{status}");
+    assert!(
+        status["rows_so_far"].as_u64().is_some_and(|rows| rows >= 4),
+        "{status}"
+    );
+
+    executor.open();
+    let mut page = Value::Null;
+    until("the resource is ready", async || {
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(uri.clone()))
+            .await
+            .expect("resources/read");
+        page = read_text(&read);
+        page.get("status").is_none()
+    })
+    .await;
+    assert_eq!(page["total_count"], executor.total(), "{page}");
+    assert_eq!(page["data"].as_array().map(Vec::len), Some(10), "{page}");
+    client.cancel().await.expect("closed");
+}
