@@ -70,7 +70,7 @@ fn main() -> Result<(), BoxError> {
 
     // create_response against the executor's single pass.
     let db = SqliteDb::open(&path, 4, Duration::from_secs(300))?;
-    let executor = db.executor(SQL_KIND).ok_or("no sql executor")?;
+    let executor: Arc<dyn QueryExecutor> = Arc::new(db.executor(SQL_KIND).ok_or("no sql executor")?);
     let params = json!({ "sql": SQL });
     let rounds = env_u64("BENCH_ROUNDS", 5);
     let floor = median(rounds, || servers.block_on(single_pass(&executor, &params)))?;
@@ -89,7 +89,9 @@ fn main() -> Result<(), BoxError> {
     let response = servers.block_on(server.create_response(CreateResponse::new(SQL_KIND, params.clone())))?;
     let total = response.total_count;
     let url = format!("{base}/{}", response.id);
-    println!("{total} rows, consistency {}", response.consistency);
+    let anyone = Caller::anonymous();
+    let metadata = servers.block_on(server.metadata(response.id, &anyone))?;
+    println!("{total} rows, consistency {}", metadata.consistency);
     println!();
     println!("| figure | dual-response | floor | ratio | target |");
     println!("|---|---:|---:|---:|---:|");
@@ -203,6 +205,7 @@ fn rss_child() -> Result<(), BoxError> {
         let before = peak_rss_mib();
         let spool = MemorySpool::builder().memory_budget_mb(BUDGET_MB).build().await?;
         let server = DualResponseServer::builder()
+            .base_url("http://127.0.0.1/resources")
             .executor("wide", Wide)
             .spool(Spool::new(spool))
             .build()?;
@@ -274,10 +277,11 @@ impl QueryExecutor for Wide {
 }
 
 fn wide_row(i: u64) -> Row {
+    let state = ["NJ", "NY", "PA", "CT"][usize::try_from(i % 4).unwrap_or_default()];
     let value = json!({
         "id": i,
         "name": format!("Institution {i}"),
-        "state": ["NJ", "NY", "PA", "CT"][usize::try_from(i % 4).unwrap_or_default()],
+        "state": state,
         "year": 2000 + i % 25,
         "degrees": (i * 7919) % 40_000,
         "share": (i % 1000) as f64 / 1000.0,
@@ -288,9 +292,9 @@ fn wide_row(i: u64) -> Row {
 }
 
 /// The executor's own single pass: every row streamed and encoded as JSON, as the snapshot does.
-async fn single_pass(executor: &dyn QueryExecutor, params: &Value) -> Result<Duration, BoxError> {
+async fn single_pass(executor: &Arc<dyn QueryExecutor>, params: &Value) -> Result<Duration, BoxError> {
     let started = Instant::now();
-    let mut stream = executor.stream(params.clone(), None);
+    let mut stream = Arc::clone(executor).stream(params.clone(), None);
     let mut buffer = Vec::with_capacity(512);
     while let Some(batch) = stream.next().await {
         for row in batch? {
@@ -322,7 +326,7 @@ async fn bare_server(body: Bytes, framed: bool) -> Result<SocketAddr, BoxError> 
                         } else {
                             vec![Ok(Frame::data(body))]
                         };
-                        let body = StreamBody::new(futures_util::stream::iter(frames)).boxed();
+                        let body = BodyExt::boxed(StreamBody::new(futures_util::stream::iter(frames)));
                         let mut response = http::Response::new(body);
                         response.headers_mut().insert(
                             http::header::CONTENT_TYPE,
