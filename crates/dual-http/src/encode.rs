@@ -234,12 +234,12 @@ mod tests {
             ];
             let mut encoder = Encoder::new(format, columns);
             let mut out = Vec::new();
-            encoder.open(&mut out);
+            assert!(encoder.open(&mut out).is_ok());
             for row in &rows {
                 let stored = serde_json::to_vec(row).unwrap_or_default();
                 assert!(encoder.json_row(&stored, &mut out).is_ok());
             }
-            encoder.close(&mut out);
+            assert!(encoder.close(&mut out).is_ok());
             assert_eq!(
                 String::from_utf8(out).ok(),
                 Some(encode(format, &rows)),

@@ -355,7 +355,24 @@ async fn the_time_limit_fails_a_pending_query() {
 /// Two instances share a store and a spool: B sees A's pending resource, its progress and its end.
 #[tokio::test]
 async fn another_instance_sees_progress_and_the_end() {
-    let store: Arc<dyn ResourceStore> = Arc::new(MemoryStore::new());
+    across_instances(Arc::new(MemoryStore::new())).await;
+}
+
+/// The same across two instances sharing Redis.
+#[cfg(feature = "services")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_instance_sees_progress_and_the_end_through_redis() {
+    use dual_store::suite::services::REDIS;
+    let url = REDIS.require();
+    let store = dual_store_redis::RedisStore::builder(url)
+        .key_prefix(format!("dual-pending-test:{}:", ResourceId::new()))
+        .connect()
+        .await
+        .unwrap_or_else(|e| REDIS.unreachable(e));
+    across_instances(Arc::new(store)).await;
+}
+
+async fn across_instances(store: Arc<dyn ResourceStore>) {
     let spool = Spool::new(
         MemorySpool::builder()
             .build()

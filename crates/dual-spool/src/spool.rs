@@ -62,7 +62,9 @@ fn address(bytes: &[u8]) -> (usize, usize) {
 const VALIDATED_MAX: usize = 1 << 16;
 
 impl Validated {
-    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<(ResourceId, u32), (usize, usize)>> {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<(ResourceId, u32), (usize, usize)>> {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 

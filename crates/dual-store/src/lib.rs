@@ -27,6 +27,9 @@
 //!     owner: None,
 //!     metadata: serde_json::Value::Null,
 //!     consistency: dual_core::Consistency::Live,
+//!     status: dual_core::ResourceStatus::Ready,
+//!     lease_expires_at: None,
+//!     failure: None,
 //! };
 //! store.save(&record).await?;
 //! let Lookup::Found(seen) = store.record_access(record.id, now).await? else { unreachable!() };

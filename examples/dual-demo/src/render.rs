@@ -99,6 +99,16 @@ pub fn progress(total: u64) -> ProgressBar {
     ProgressBar::new(total).with_style(style)
 }
 
+/// A spinner for a query still running: `set_message` it with the rows so far.
+#[must_use]
+pub fn pending_spinner() -> ProgressBar {
+    let style = ProgressStyle::with_template("  {spinner} query running: {msg}  ({elapsed})")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
+    let spinner = ProgressBar::new_spinner().with_style(style);
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    spinner
+}
+
 /// `1234567` → `1,234,567`.
 #[must_use]
 pub fn thousands(n: u64) -> String {

@@ -5,14 +5,14 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use dual_client::{DualResponseClient, FetchAllOptions, FetchStreamOptions};
+use dual_client::{DualResponseClient, FetchAllOptions, FetchStreamOptions, ResourceStatus, WaitOptions};
 use futures_util::StreamExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
 use crate::mcp_client;
 use crate::mcp_server::QUERY_TOOL;
-use crate::render::{self, bytes, progress, table, thousands};
+use crate::render::{self, bytes, pending_spinner, progress, table, thousands};
 
 /// What to report.
 #[derive(Debug, Clone)]
@@ -68,13 +68,35 @@ pub async fn run(options: &ReportOptions) -> Result<(), Box<dyn std::error::Erro
         }
         None => DualResponseClient::new(),
     };
-    let parsed = dual_rmcp::parse_call_tool_result(&result, &client)
+    let mut parsed = dual_rmcp::parse_call_tool_result(&result, &client)
         .ok_or_else(|| format!("the tool result is not a dual response: {text}"))?;
     let model_bytes = serde_json::to_vec(&result)?.len() as u64;
     println!("{text}");
     println!("Sample the model saw ({}):", bytes(model_bytes));
     println!("{}", table(parsed.columns(), parsed.sample()));
 
+    if parsed.status() == ResourceStatus::Pending {
+        // The query outlived the tool call: it goes on on the server; wait for it, showing the rows
+        // so far, then fetch as usual.
+        let spinner = pending_spinner();
+        let on_progress = spinner.clone();
+        spinner.set_message(format!(
+            "{} rows so far",
+            thousands(parsed.total_count().unwrap_or_default())
+        ));
+        let ready = parsed
+            .wait_ready(WaitOptions::new().on_progress(move |rows, _| {
+                on_progress.set_message(format!("{} rows so far", thousands(rows)));
+            }))
+            .await;
+        spinner.finish_and_clear();
+        let metadata = ready?;
+        println!(
+            "The query finished: {} rows, ready after {:.1} s.",
+            thousands(metadata.total_count),
+            spinner.elapsed().as_secs_f64()
+        );
+    }
     let total = parsed.total_count().unwrap_or_default();
     let bar = progress(total);
     let started = Instant::now();

@@ -43,7 +43,7 @@ pub const REST_PREFIX: &str = "/resources";
 /// The response body of the router: rmcp's and dual-http's bodies, boxed.
 pub type RouterBody = UnsyncBoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 
-/// Default of [`ServeOptions::pending_after`]: 2 seconds.
+/// Default of `serve --pending-after-ms`: 2 seconds.
 pub const DEFAULT_PENDING_AFTER: Duration = Duration::from_secs(2);
 /// Default of [`ServeOptions::max_connections`].
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
@@ -87,7 +87,8 @@ pub struct ServeOptions {
     /// export); past it the query is cancelled.
     pub query_time_limit: Duration,
     /// How long a tool call waits for its query before it returns a `pending` resource and lets the
-    /// query finish in the background (docs/DESIGN.md §8); `None` waits for the end.
+    /// query finish in the background (docs/DESIGN.md §8); `None` (the default here; the command line's
+    /// `--pending-after-ms` is [`DEFAULT_PENDING_AFTER`]) waits for the end.
     pub pending_after: Option<Duration>,
     /// Longest wait for a free database connection; then the request is `503 overloaded`.
     pub db_wait: Duration,
@@ -154,7 +155,7 @@ impl ServeOptions {
             expiration: dual_server::DEFAULT_EXPIRATION,
             sample_size: dual_server::DEFAULT_SAMPLE_SIZE,
             query_time_limit: sqlite::DEFAULT_TIME_LIMIT,
-            pending_after: Some(DEFAULT_PENDING_AFTER),
+            pending_after: None,
             db_wait: sqlite::DEFAULT_WAIT,
             export_slots: sqlite::DEFAULT_EXPORT_SLOTS,
             max_sample_bytes: dual_server::DEFAULT_MAX_SAMPLE_BYTES,

@@ -503,3 +503,52 @@ async fn an_unreachable_store_fails_start_up_with_a_redacted_message() {
     .await
     .expect("within the time limit");
 }
+
+/// A query that outlives `--pending-after-ms`: the tool result says `pending`, and `report` waits
+/// for the query (its spinner) and then fetches every row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_waits_for_a_pending_query_then_fetches_every_row() {
+    timeout(LIMIT, async {
+        let dir = temp_dir("pending");
+        let db = dir.join("small.sqlite");
+        dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
+        let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
+        options.db = Some(db);
+        options.pending_after = Some(Duration::from_millis(1));
+        let running = serve::start(&options).await.expect("server starts");
+        // About two million steps of SQLite: long past a millisecond, short for a test.
+        let sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) \
+                   SELECT x FROM c WHERE x % 10000 = 0";
+        let mcp = mcp_client::connect(&running.mcp_url())
+            .await
+            .expect("MCP client connects");
+        let arguments = json!({ "sql": sql }).as_object().cloned().unwrap_or_default();
+        let result = mcp
+            .call_tool(CallToolRequestParams::new("query").with_arguments(arguments))
+            .await
+            .expect("tools/call answers");
+        let structured = result.structured_content.clone().unwrap_or_default();
+        assert_eq!(structured["metadata"]["status"], "pending", "{structured}");
+        let _ = mcp.cancel().await;
+
+        let csv = dir.join("pending.csv");
+        dual_demo::report::run(&dual_demo::report::ReportOptions {
+            mcp: running.mcp_url(),
+            sql: sql.to_owned(),
+            csv: Some(csv.clone()),
+            rows: 5,
+            token: None,
+        })
+        .await
+        .expect("the report waits for the query and runs");
+        let text = std::fs::read_to_string(&csv).expect("the CSV file");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.first(), Some(&"x"));
+        assert_eq!(lines.len(), 201, "the header and every row");
+        assert_eq!(lines.last(), Some(&"2000000"));
+        running.shutdown().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    })
+    .await
+    .expect("within the time limit");
+}

@@ -53,7 +53,14 @@ impl Shared {
     async fn instance(&self, endpoint: &str, extra: &[&str]) -> Instance {
         let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
         command
-            .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+            .args([
+                "serve",
+                "--pending-after-ms",
+                "0",
+                "--addr",
+                "127.0.0.1:0",
+                "--db",
+            ])
             .arg(self.db.path())
             .args(["--store", &self.backend.url()])
             .args(["--store-prefix", self.namespace.prefix()])

@@ -155,7 +155,14 @@ async fn a_malformed_token_file_stops_start_up_naming_the_line() {
         let tokens = db.path().with_file_name("tokens.txt");
         std::fs::write(&tokens, "# tokens\nabc alice\n\nlonely\n").expect("write the file");
         let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-demo"))
-            .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+            .args([
+                "serve",
+                "--pending-after-ms",
+                "0",
+                "--addr",
+                "127.0.0.1:0",
+                "--db",
+            ])
             .arg(db.path())
             .arg("--auth-tokens")
             .arg(&tokens)

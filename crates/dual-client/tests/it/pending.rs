@@ -433,3 +433,25 @@ async fn wait_ready_backs_off_between_polls() {
     let hits = server.hits();
     assert!((5..=10).contains(&hits), "{hits} polls");
 }
+
+/// docs/DESIGN.md §8: `DELETE` of a pending resource cancels its query — the executor's stream is
+/// dropped (and with it a database connection) within a second — and the resource is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_over_rest_cancels_a_pending_query_within_a_second() {
+    let executor = Gated::new(&[5, 5]);
+    let (_server, parsed) = pending(&executor).await;
+    // The test, the server's registry and the running query's stream hold the executor.
+    assert_eq!(Arc::strong_count(&executor), 3, "the query is running");
+    let started = std::time::Instant::now();
+    parsed.delete().await.expect("DELETE answers 204");
+    while Arc::strong_count(&executor) > 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "the query's stream is still alive after {:?}",
+            started.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let gone = parsed.metadata().await.expect_err("the resource is gone");
+    assert_eq!(gone.code(), dual_client::ErrorCode::ResourceNotFound, "{gone}");
+}

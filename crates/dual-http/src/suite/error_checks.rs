@@ -16,6 +16,8 @@ pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>)
     passed.push("404_not_found");
     expired(ctx).await;
     passed.push("404_expired");
+    not_ready(ctx).await;
+    passed.push("409_not_ready_and_failed_resources");
     method_not_allowed(ctx).await;
     passed.push("405_method_not_allowed");
     too_large(ctx).await;
@@ -156,6 +158,84 @@ async fn expired<T: Target>(ctx: &Ctx<T>) {
     ] {
         let reply = ctx.send(ctx.req(method.clone(), &suffix)).await;
         reply.error(&format!("{check} {method}"), 404, "expired");
+    }
+}
+
+/// A copy of a live resource saved with `status` (as a long-running query leaves it).
+async fn copy_with_status<T: Target>(
+    ctx: &Ctx<T>,
+    check: &str,
+    status: dual_core::ResourceStatus,
+) -> ResourceId {
+    let live = ctx.create(10).await;
+    let mut record = match ctx
+        .server
+        .get_resource(live, &dual_server::Caller::anonymous())
+        .await
+    {
+        Ok(record) => record,
+        Err(error) => panic!("[{check}] {error}"),
+    };
+    record.id = ResourceId::new();
+    record.status = status;
+    record.lease_expires_at = Some(ctx.server.clock().now() + dual_core::time::Duration::hours(1));
+    if status == dual_core::ResourceStatus::Failed {
+        record.lease_expires_at = None;
+        record.failure = Some(dual_core::QueryFailure::new(
+            dual_core::FailureCode::QueryInterrupted,
+            "the instance stopped",
+        ));
+    }
+    if let Err(error) = ctx.server.store().save(&record).await {
+        panic!("[{check}] could not store a {status} record: {error}");
+    }
+    record.id
+}
+
+/// docs/DESIGN.md §8: a pending resource's metadata shows its progress, its pages and exports are
+/// 409 `not_ready` with `Retry-After`; a failed one's metadata shows the code, its pages and exports
+/// are 500 `query_failed`, retryable as its failure.
+async fn not_ready<T: Target>(ctx: &Ctx<T>) {
+    let check = "409_not_ready_and_failed_resources";
+    let pending = copy_with_status(ctx, check, dual_core::ResourceStatus::Pending).await;
+    let metadata = ctx.send(ctx.req(Method::GET, &format!("/{pending}"))).await;
+    let body = metadata.json();
+    assert_eq!(body["status"], "pending", "[{check}] {body}");
+    assert_eq!(body["progress"]["rows"], 10, "[{check}] {body}");
+    for (method, suffix) in [
+        (Method::POST, format!("/{pending}")),
+        (Method::GET, format!("/{pending}/data")),
+    ] {
+        let reply = ctx.send(ctx.req(method.clone(), &suffix)).await;
+        reply.error(&format!("{check} {method}"), 409, "not_ready");
+        assert_eq!(
+            reply.header(header::RETRY_AFTER),
+            "1",
+            "[{check}] {method} Retry-After"
+        );
+        assert_eq!(reply.json()["retryable"], true, "[{check}] {method}");
+    }
+    let failed = copy_with_status(ctx, check, dual_core::ResourceStatus::Failed).await;
+    let body = ctx.send(ctx.req(Method::GET, &format!("/{failed}"))).await.json();
+    assert_eq!(body["status"], "failed", "[{check}] {body}");
+    assert_eq!(body["error"]["code"], "query_interrupted", "[{check}] {body}");
+    let text = body.to_string();
+    assert!(
+        !text.contains("the instance stopped"),
+        "[{check}] the model's message leaked: {text}"
+    );
+    for (method, suffix) in [
+        (Method::POST, format!("/{failed}")),
+        (Method::GET, format!("/{failed}/data")),
+    ] {
+        let reply = ctx.send(ctx.req(method.clone(), &suffix)).await;
+        let body = reply.json();
+        assert_eq!(reply.status.as_u16(), 500, "[{check}] {method} {body}");
+        assert_eq!(body["error"], "query_failed", "[{check}] {method}");
+        assert_eq!(
+            body["retryable"], true,
+            "[{check}] {method}: an interrupted query may be run again"
+        );
     }
 }
 

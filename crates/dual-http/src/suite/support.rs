@@ -267,7 +267,11 @@ impl Reply {
             "[{check}] error body {body}"
         );
         assert_eq!(body["error"], code, "[{check}] code");
-        assert_eq!(body["retryable"], status == 503, "[{check}] retryable");
+        assert_eq!(
+            body["retryable"],
+            status == 503 || status == 409,
+            "[{check}] retryable"
+        );
         let message = body["message"].as_str().unwrap_or_default().to_owned();
         assert!(!message.is_empty(), "[{check}] message is empty");
         if code == "not_found" {

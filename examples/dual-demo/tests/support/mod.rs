@@ -270,7 +270,14 @@ impl Instance {
     pub(crate) async fn start(db: &Path, store: &str, prefix: &str, extra: &[&str]) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
         command
-            .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+            .args([
+                "serve",
+                "--pending-after-ms",
+                "0",
+                "--addr",
+                "127.0.0.1:0",
+                "--db",
+            ])
             .arg(db)
             .args(["--store", store, "--store-prefix", prefix])
             .args(extra);
@@ -281,7 +288,14 @@ impl Instance {
     pub(crate) async fn start_memory(db: &Path, extra: &[&str]) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
         command
-            .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+            .args([
+                "serve",
+                "--pending-after-ms",
+                "0",
+                "--addr",
+                "127.0.0.1:0",
+                "--db",
+            ])
             .arg(db)
             .args(extra);
         Self::launch(command).await
