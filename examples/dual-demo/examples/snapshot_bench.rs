@@ -285,7 +285,7 @@ fn wide_row(i: u64) -> Row {
         "year": 2000 + i % 25,
         "degrees": (i * 7919) % 40_000,
         "share": (i % 1000) as f64 / 1000.0,
-        "public": i % 3 == 0,
+        "public": i.is_multiple_of(3),
         "opened": format!("19{:02}-0{}-1{}", i % 100, 1 + i % 9, i % 10),
     });
     value.as_object().cloned().unwrap_or_default()
