@@ -58,6 +58,7 @@
 mod caller;
 mod config;
 mod create;
+mod creation;
 mod encoded;
 mod error;
 mod executor;

@@ -1,0 +1,260 @@
+//! `create_response`: run the query, keep the sample and the count, store the resource — waiting for
+//! a snapshot's query at most `pending_after` (docs/DESIGN.md §8).
+
+use std::sync::Arc;
+
+use dual_core::{Consistency, DualResponse, ResourceId, ResourceRecord, ResourceStatus, Row, infer_columns};
+use tracing::Instrument;
+
+use crate::config::MAX_SAMPLE_SIZE;
+use crate::pending::{self, AbortOnDrop, QueryProgress};
+use crate::server::DEFAULT_RESOURCE_NAME;
+use crate::{CreateResponse, DualResponseServer, ServerError, snapshot};
+
+impl DualResponseServer {
+    /// Runs the query, stores the resource and returns the dual response.
+    ///
+    /// With snapshots (the default), one pass of the executor's `stream` writes every row to the
+    /// spool, keeps the sample and counts the rows, so `total_count` is exactly the rows that pages
+    /// and exports serve (`consistency: snapshot`). A result over the snapshot cap, or a server
+    /// without snapshots, runs `count` and the sample `fetch` concurrently instead and is served by
+    /// re-executing the query (`consistency: live`).
+    ///
+    /// # Errors
+    /// `UNKNOWN_QUERY_KIND`, `INVALID_REQUEST` (sample size or expiration out of range),
+    /// `COUNT_EXECUTION_FAILED` / `QUERY_EXECUTION_FAILED` carrying the executor's message, or
+    /// `STORAGE_ERROR` (the store, or the spool).
+    pub async fn create_response(&self, request: CreateResponse) -> Result<DualResponse, ServerError> {
+        let span = tracing::info_span!("dual_create", kind = %request.query.kind, id = tracing::field::Empty);
+        async move {
+            let inner = self.inner();
+            let executor = inner.registry.get(&request.query.kind)?;
+            let sample_size = request.sample_size.unwrap_or(inner.config.default_sample_size);
+            if !(1..=MAX_SAMPLE_SIZE).contains(&sample_size) {
+                return Err(invalid("sample_size", "an integer between 1 and 1000"));
+            }
+            let expiration = request.expiration.unwrap_or(inner.config.default_expiration);
+            let expiration = time::Duration::try_from(expiration)
+                .ok()
+                .filter(|d| d.is_positive())
+                .ok_or_else(|| invalid("expiration", "a positive duration"))?;
+            let now = inner.clock.now();
+            if let Some(max) = inner.config.max_resources
+                && inner.store.live_count(now).await? >= max
+            {
+                return Err(ServerError::TooManyResources { max });
+            }
+            let id = ResourceId::new();
+            tracing::Span::current().record("id", tracing::field::display(id));
+            let params = &request.query.params;
+            let limit = inner.config.query_time_limit;
+            let written = match (&inner.spool, inner.config.snapshot_max_bytes) {
+                (Some(spool), Some(max_bytes)) => {
+                    let progress = Arc::new(QueryProgress::new(
+                        usize::try_from(sample_size).unwrap_or(usize::MAX),
+                    ));
+                    let write = snapshot::write(
+                        spool.clone(),
+                        Arc::clone(executor),
+                        params.clone(),
+                        id,
+                        max_bytes,
+                        Arc::clone(&progress),
+                    );
+                    let mut writer = AbortOnDrop(Some(tokio::spawn(time_limited(limit, write))));
+                    let waited = match writer.0.as_mut() {
+                        Some(task) => pending::wait(task, inner.config.pending_after).await,
+                        None => None,
+                    };
+                    match waited {
+                        Some(written) => written?,
+                        None => {
+                            let Some(task) = writer.0.take() else {
+                                return Err(ServerError::ResourceNotFound);
+                            };
+                            let fixed_columns = request.columns.is_some();
+                            let sample = self.cut_sample(progress.sample());
+                            let columns = request
+                                .columns
+                                .or_else(|| executor.columns(params))
+                                .unwrap_or_else(|| infer_columns(&sample));
+                            let record = ResourceRecord {
+                                id,
+                                name: request.name.unwrap_or_else(|| DEFAULT_RESOURCE_NAME.to_owned()),
+                                query: request.query,
+                                columns,
+                                total_count: progress.rows(),
+                                sample: sample.into(),
+                                created_at: now,
+                                expires_at: now.checked_add(expiration),
+                                access_count: 0,
+                                last_accessed_at: None,
+                                owner: request.owner,
+                                metadata: request.metadata,
+                                consistency: Consistency::Snapshot,
+                                status: ResourceStatus::Pending,
+                                lease_expires_at: Some(self.lease_from_now()),
+                                failure: None,
+                            };
+                            self.go_pending(
+                                record.clone(),
+                                task,
+                                progress,
+                                fixed_columns || executor.columns(&record.query.params).is_some(),
+                            )
+                            .await?;
+                            return Ok(DualResponse::from_record(
+                                record,
+                                &inner.config.uri_scheme,
+                                &inner.config.base_url,
+                            ));
+                        }
+                    }
+                }
+                _ => None,
+            };
+            let (consistency, total_count, sample) = match written {
+                Some(written) => (Consistency::Snapshot, written.rows, written.sample),
+                None => {
+                    let (total_count, sample) = time_limited(limit, async {
+                        let (count, sample) = tokio::join!(
+                            executor.count(params),
+                            executor.fetch(params, 0, sample_size, None)
+                        );
+                        Ok((
+                            count.map_err(ServerError::count_failed)?,
+                            sample.map_err(ServerError::query_failed)?,
+                        ))
+                    })
+                    .await?;
+                    (Consistency::Live, total_count, sample)
+                }
+            };
+            let sample = self.cut_sample(sample);
+            let columns = request
+                .columns
+                .or_else(|| executor.columns(params))
+                .unwrap_or_else(|| infer_columns(&sample));
+            let record = ResourceRecord {
+                id,
+                name: request.name.unwrap_or_else(|| DEFAULT_RESOURCE_NAME.to_owned()),
+                query: request.query,
+                columns,
+                total_count,
+                sample: sample.into(),
+                created_at: now,
+                expires_at: now.checked_add(expiration),
+                access_count: 0,
+                last_accessed_at: None,
+                owner: request.owner,
+                metadata: request.metadata,
+                consistency,
+                status: ResourceStatus::Ready,
+                lease_expires_at: None,
+                failure: None,
+            };
+            if let Err(error) = inner.store.save(&record).await {
+                if consistency == Consistency::Snapshot {
+                    self.delete_snapshot(id).await;
+                }
+                return Err(error.into());
+            }
+            tracing::debug!(total_count, %consistency, "resource created");
+            Ok(DualResponse::from_record(
+                record,
+                &inner.config.uri_scheme,
+                &inner.config.base_url,
+            ))
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// The sample as a tool result carries it: at most `sample_size` rows (already), cut to the whole
+    /// rows that fit in `max_sample_bytes`.
+    pub(crate) fn cut_sample(&self, mut sample: Vec<Row>) -> Vec<Row> {
+        let max_bytes = self.inner().config.max_sample_bytes;
+        let fetched = sample.len();
+        sample.truncate(rows_within(&sample, max_bytes));
+        if sample.len() < fetched {
+            tracing::debug!(
+                fetched,
+                kept = sample.len(),
+                max_sample_bytes = max_bytes,
+                "sample cut to whole rows within the byte limit"
+            );
+        }
+        sample
+    }
+
+    /// Counts and samples the query of `record` as a live resource is, under the time limit: for a
+    /// pending query whose result passed the snapshot cap.
+    pub(crate) async fn live_outcome(&self, record: &ResourceRecord) -> Result<(u64, Vec<Row>), ServerError> {
+        let executor = self.inner().registry.get(&record.query.kind)?;
+        let params = &record.query.params;
+        let sample_size = self
+            .inner()
+            .config
+            .default_sample_size
+            .max(record.sample.len() as u64);
+        time_limited(self.inner().config.query_time_limit, async {
+            let (count, sample) = tokio::join!(
+                executor.count(params),
+                executor.fetch(params, 0, sample_size, None)
+            );
+            Ok((
+                count.map_err(ServerError::count_failed)?,
+                sample.map_err(ServerError::query_failed)?,
+            ))
+        })
+        .await
+    }
+}
+
+/// Runs `future` under the query time limit: past it, the future is dropped (and with it the
+/// executor's work) and the result is `QUERY_TIMEOUT`.
+pub(crate) async fn time_limited<T>(
+    limit: std::time::Duration,
+    future: impl Future<Output = Result<T, ServerError>>,
+) -> Result<T, ServerError> {
+    tokio::time::timeout(limit, future)
+        .await
+        .unwrap_or(Err(ServerError::QueryTimeout { limit }))
+}
+
+/// How many leading rows of `rows` fit in `max_bytes` of compact JSON (whole rows only, never a value
+/// cut in half): the sample a tool result carries.
+fn rows_within(rows: &[Row], max_bytes: usize) -> usize {
+    let mut used = 0usize;
+    for (kept, row) in rows.iter().enumerate() {
+        let mut counter = ByteCounter(0);
+        // Serialising a `Map` of JSON values cannot fail; a failure would only stop the sample here.
+        if serde_json::to_writer(&mut counter, row).is_err() {
+            return kept;
+        }
+        // One separator byte per row (the `,` of the array).
+        used = used.saturating_add(counter.0 + 1);
+        if used > max_bytes {
+            return kept;
+        }
+    }
+    rows.len()
+}
+
+/// Counts bytes written, storing none.
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 = self.0.saturating_add(buf.len());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn invalid(field: &'static str, expected: &'static str) -> ServerError {
+    ServerError::InvalidRequest(dual_core::RequestError::WrongType { field, expected })
+}
