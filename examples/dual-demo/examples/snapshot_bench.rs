@@ -14,7 +14,8 @@
 //! * a 1,000,000 × 8 snapshot under a 64 MiB spool budget: peak RSS of a child process.
 //!
 //! `BENCH_SECONDS` (default 5) sets the length of each load run, `BENCH_CONNECTIONS` (default 32) the
-//! load generator's connections, `BENCH_ROUNDS` (default 5) the timed rounds of the other figures.
+//! load generator's connections, `BENCH_ROUNDS` (default 5) the timed rounds of the other figures;
+//! `BENCH_ONLY=pages` stops after the page figures (for profiling them).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -119,6 +120,11 @@ fn main() -> Result<(), BoxError> {
             page.len(),
             100.0 * dual / bare_rps
         );
+    }
+
+    if std::env::var("BENCH_ONLY").as_deref() == Ok("pages") {
+        servers.block_on(running.shutdown());
+        return Ok(());
     }
 
     // The full JSON export with curl against the same bytes from memory.
