@@ -143,6 +143,27 @@ async fn settled(server: &DualResponseServer, id: ResourceId) -> dual_core::Reso
     panic!("{id} still pending after 5 s");
 }
 
+/// `id` reads as failed with `code` through `server`: its metadata says so, and a page is
+/// `RESOURCE_FAILED`, retryable as `retryable`.
+async fn assert_failed(server: &DualResponseServer, id: ResourceId, code: FailureCode, retryable: bool) {
+    let anyone = Caller::anonymous();
+    let metadata = server
+        .metadata(id, &anyone)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(metadata.status, ResourceStatus::Failed);
+    assert_eq!(
+        metadata.error.map(|e| (e.code, e.retryable)),
+        Some((code, retryable))
+    );
+    let error = server
+        .fetch_page(id, &anyone, &PageRequest::default())
+        .await
+        .err();
+    assert_eq!(error.as_ref().map(|e| e.code()), Some(ErrorCode::ResourceFailed));
+    assert_eq!(error.map(|e| e.is_retryable()), Some(retryable));
+}
+
 /// Waits (at most 2 s) until no stream of `executor` is alive.
 async fn streams_dropped(executor: &Gated) {
     for _ in 0..200 {
@@ -268,22 +289,7 @@ async fn a_query_failing_in_the_background_fails_the_resource() {
         failure.message.contains("no such column: nme"),
         "the model reads the executor's message"
     );
-    let anyone = Caller::anonymous();
-    let metadata = server
-        .metadata(response.id, &anyone)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(metadata.status, ResourceStatus::Failed);
-    assert_eq!(
-        metadata.error.map(|e| (e.code, e.retryable)),
-        Some((FailureCode::QueryExecutionFailed, false))
-    );
-    let error = server
-        .fetch_page(response.id, &anyone, &PageRequest::default())
-        .await
-        .err();
-    assert_eq!(error.as_ref().map(|e| e.code()), Some(ErrorCode::ResourceFailed));
-    assert_eq!(error.map(|e| e.is_retryable()), Some(false));
+    assert_failed(&server, response.id, FailureCode::QueryExecutionFailed, false).await;
     let spool = server.spool().cloned().unwrap_or_else(|| panic!("a spool"));
     assert!(
         spool.manifest(response.id).await.is_err(),
@@ -474,21 +480,7 @@ async fn a_dead_instance_leaves_a_failed_resource_once_its_lease_lapses() {
         "within the lease it is still pending"
     );
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let metadata = b
-        .metadata(response.id, &anyone)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(metadata.status, ResourceStatus::Failed);
-    assert_eq!(
-        metadata.error.map(|e| (e.code, e.retryable)),
-        Some((FailureCode::QueryInterrupted, true))
-    );
-    let error = b
-        .fetch_page(response.id, &anyone, &PageRequest::default())
-        .await
-        .err();
-    assert_eq!(error.as_ref().map(|e| e.code()), Some(ErrorCode::ResourceFailed));
-    assert_eq!(error.map(|e| e.is_retryable()), Some(true));
+    assert_failed(&b, response.id, FailureCode::QueryInterrupted, true).await;
     // The failure is stored: a reader that knows nothing of leases sees it too.
     let stored = store
         .get(response.id, time::OffsetDateTime::now_utc())
