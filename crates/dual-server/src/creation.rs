@@ -72,12 +72,12 @@ impl DualResponseServer {
                             let Some(task) = writer.0.take() else {
                                 return Err(ServerError::ResourceNotFound);
                             };
-                            let fixed_columns = request.columns.is_some();
+                            // Columns given or known up front stay; inferred ones are inferred again
+                            // from the final sample.
+                            let known = request.columns.or_else(|| executor.columns(params));
+                            let fixed_columns = known.is_some();
                             let sample = self.cut_sample(progress.sample());
-                            let columns = request
-                                .columns
-                                .or_else(|| executor.columns(params))
-                                .unwrap_or_else(|| infer_columns(&sample));
+                            let columns = known.unwrap_or_else(|| infer_columns(&sample));
                             let record = ResourceRecord {
                                 id,
                                 name: request.name.unwrap_or_else(|| DEFAULT_RESOURCE_NAME.to_owned()),
@@ -96,13 +96,8 @@ impl DualResponseServer {
                                 lease_expires_at: Some(self.lease_from_now()),
                                 failure: None,
                             };
-                            self.go_pending(
-                                record.clone(),
-                                task,
-                                progress,
-                                fixed_columns || executor.columns(&record.query.params).is_some(),
-                            )
-                            .await?;
+                            self.go_pending(record.clone(), task, progress, fixed_columns)
+                                .await?;
                             return Ok(DualResponse::from_record(
                                 record,
                                 &inner.config.uri_scheme,

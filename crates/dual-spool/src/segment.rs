@@ -110,37 +110,25 @@ impl Segment {
     ///
     /// [`SpoolError::Corrupt`] when the bytes are not a version-1 segment.
     pub(crate) fn decode(id: ResourceId, bytes: Bytes) -> Result<Self, SpoolError> {
-        let corrupt = |reason| SpoolError::Corrupt { id, reason };
-        if bytes.get(..4) != Some(&MAGIC[..]) {
-            return Err(corrupt("segment magic or version"));
-        }
-        let (Some(rows), Some(data_len)) = (read_u32(&bytes, 4), read_u32(&bytes, 8)) else {
-            return Err(corrupt("segment header truncated"));
+        let segment = Self::decode_validated(id, bytes)?;
+        let corrupt = || SpoolError::Corrupt {
+            id,
+            reason: "segment row bounds",
         };
-        let data_start = (rows as usize + 1)
-            .checked_mul(BOUND_LEN)
-            .and_then(|table| table.checked_add(HEADER_LEN))
-            .ok_or_else(|| corrupt("segment row count"))?;
-        if data_start.checked_add(data_len as usize) != Some(bytes.len()) {
-            return Err(corrupt("segment length"));
-        }
+        let data_len = segment.bytes.len() - segment.data_start;
         let mut previous = 0;
-        for i in 0..=rows as usize {
-            let bound = read_u32(&bytes, HEADER_LEN + BOUND_LEN * i).unwrap_or(u32::MAX);
-            let first_ok = i != 0 || bound == 0;
-            if bound < previous || bound > data_len || !first_ok {
-                return Err(corrupt("segment row bounds"));
+        for i in 0..=segment.rows as usize {
+            let bound =
+                read_u32(&segment.bytes, HEADER_LEN + BOUND_LEN * i).map_or(usize::MAX, |b| b as usize);
+            if bound < previous || bound > data_len || (i == 0 && bound != 0) {
+                return Err(corrupt());
             }
             previous = bound;
         }
         if previous != data_len {
-            return Err(corrupt("segment row bounds"));
+            return Err(corrupt());
         }
-        Ok(Self {
-            bytes,
-            rows,
-            data_start,
-        })
+        Ok(segment)
     }
 
     /// Re-opens bytes that [`Segment::decode`] already validated (the same allocation, which a
