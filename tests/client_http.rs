@@ -3,9 +3,9 @@
 
 mod support;
 
-use dual_response::client::suite::{self, Fixture};
 use dual_response::client::{DualResponseClient, ErrorCode, FetchAllOptions, FetchOptions};
 use dual_response::server::CreateResponse;
+use dual_testkit::client::{self as suite, Fixture};
 use serde_json::json;
 
 async fn fixture(server: &dual_response::server::DualResponseServer, n: u64) -> Fixture {

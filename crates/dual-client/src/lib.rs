@@ -150,8 +150,6 @@ mod progress;
 mod ranges;
 mod retry;
 mod stream;
-#[cfg(feature = "test-suite")]
-pub mod suite;
 mod transport;
 mod url;
 mod wait;

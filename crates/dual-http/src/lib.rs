@@ -30,7 +30,6 @@
 //! | `compression` | on | `Accept-Encoding: gzip` / `zstd` for exports (flate2, pure Rust, and zstd) |
 //! | `arrow` | off | `ExportFormat::Arrow`: exports as Arrow IPC streams (arrow-rs's `arrow-ipc`, no compression codecs); see below |
 //! | `tower` | off | `tower::Service` for [`DualHttp`] (axum's `nest_service`, tower stacks) |
-//! | `test-suite` | off | `dual_http::suite`, the HTTP conformance suite adapters run |
 //! | `services` | off | only this crate's test that reads an Arrow export with pyarrow (implies `arrow`) |
 //!
 //! An Arrow export is the schema, record batches of up to 8,192 rows (cut earlier at about 1 MiB of
@@ -125,8 +124,6 @@ mod query;
 mod rejection;
 mod render;
 mod route;
-#[cfg(feature = "test-suite")]
-pub mod suite;
 #[cfg(feature = "tower")]
 mod tower;
 

@@ -275,7 +275,7 @@ async fn a_body_that_never_arrives_in_full_is_408_after_the_body_timeout() {
 
 #[tokio::test]
 async fn a_spool_outage_is_503_storage_error_and_never_shows_the_spool() {
-    let backend = dual_spool::suite::BreakableSpool::new(dual_spool::MemorySpool::new().expect("spool"));
+    let backend = dual_testkit::BreakableSpool::new(dual_spool::MemorySpool::new().expect("spool"));
     let server = dual_server::DualResponseServer::builder()
         .base_url("http://127.0.0.1/resources")
         .executor("numbers", common::Numbers)

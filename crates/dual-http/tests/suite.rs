@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use dual_http::suite::{self, HyperTarget, TowerTarget};
+use dual_testkit::http::{self as suite, HyperTarget, TowerTarget};
 
 /// Generous: the suite is a few hundred in-memory requests.
 const BUDGET: Duration = Duration::from_secs(120);

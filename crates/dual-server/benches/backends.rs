@@ -30,10 +30,10 @@ use std::time::{Duration, Instant};
 
 use dual_core::{PageRequest, ResourceId, Row, Sort};
 use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
-use dual_store::suite::services::{POSTGRES, REDIS};
 use dual_store::{MemoryStore, ResourceStore};
 use dual_store_postgres::PostgresStore;
 use dual_store_redis::RedisStore;
+use dual_testkit::services::{POSTGRES, REDIS};
 use serde_json::{Value, json};
 
 /// Rows in the executor's result (its `count`).

@@ -10,8 +10,8 @@ use dual_server::dual_spool::{MemorySpool, Spool};
 use dual_server::{
     Caller, CreateResponse, DualResponseServer, ErrorCode, ExecutorError, QueryExecutor, RowStream,
 };
-use dual_store::suite::BreakableStore;
 use dual_store::{MemoryStore, ResourceStore};
+use dual_testkit::BreakableStore;
 use serde_json::{Value, json};
 
 /// A query whose rows come in two parts: `before` rows at once, then, once the gate opens,
@@ -368,7 +368,7 @@ async fn another_instance_sees_progress_and_the_end() {
 #[cfg(feature = "services")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_instance_sees_progress_and_the_end_through_redis() {
-    use dual_store::suite::services::REDIS;
+    use dual_testkit::services::REDIS;
     let url = REDIS.require();
     let store = dual_store_redis::RedisStore::builder(url)
         .key_prefix(format!("dual-pending-test:{}:", ResourceId::new()))

@@ -10,9 +10,9 @@ use dual_server::{
     Caller, CreateResponse, DualResponseServer, ErrorCode, ExecutorError, QueryExecutor, RowStream,
     paged_stream,
 };
-use dual_spool::suite::BreakableSpool;
 use dual_spool::{MemorySpool, SegmentLimits, Spool};
 use dual_store::Clock;
+use dual_testkit::BreakableSpool;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 

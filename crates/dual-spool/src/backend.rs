@@ -19,7 +19,7 @@ pub struct Spooled {
 }
 
 /// Where segments and manifests live. Implement it for a new kind of storage and run the
-/// conformance suite (feature `test-suite`) against it; use it through [`Spool`](crate::Spool),
+/// conformance suite (`dual_testkit::spool`) against it; use it through [`Spool`](crate::Spool),
 /// which does the encoding, indexing and range arithmetic once for every backend.
 ///
 /// Segments are numbered from 0 per resource and written once; the manifest is written last.

@@ -76,8 +76,6 @@ mod object;
 mod rows;
 mod segment;
 mod spool;
-#[cfg(feature = "test-suite")]
-pub mod suite;
 mod writer;
 
 pub use backend::{SpoolBackend, Spooled};

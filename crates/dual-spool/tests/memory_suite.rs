@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use dual_core::ResourceId;
-use dual_spool::suite::{self, BreakableSpool, outage::Bounds};
 use dual_spool::{MemorySpool, SegmentLimits, Spool, SpoolBackend, SpoolError};
+use dual_testkit::BreakableSpool;
+use dual_testkit::spool::{self as suite, outage::Bounds};
 
 async fn memory(budget: u64) -> MemorySpool {
     MemorySpool::builder()

@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dual_core::ResourceId;
-use dual_spool::suite::{self, BreakableSpool, outage::Bounds};
 use dual_spool::{ObjectStoreSpool, Spool};
+use dual_testkit::BreakableSpool;
+use dual_testkit::spool::{self as suite, outage::Bounds};
 use object_store::memory::InMemory;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,10 +9,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use dual_core::ResourceId;
-use dual_spool::suite::{self, outage::Bounds};
 use dual_spool::{ObjectStoreSpool, S3SpoolBuilder, Spool};
-use dual_store::suite::proxy::{Mode, Proxy};
-use dual_store::suite::services::S3;
+use dual_testkit::proxy::{Mode, Proxy};
+use dual_testkit::services::S3;
+use dual_testkit::spool::{self as suite, outage::Bounds};
 use futures_util::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

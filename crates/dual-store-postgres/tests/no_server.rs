@@ -3,8 +3,8 @@
 
 use std::time::Duration as StdDuration;
 
-use dual_store::suite::connect;
 use dual_store_postgres::{PostgresStore, PostgresStoreBuilder};
+use dual_testkit::store::connect;
 
 #[tokio::test]
 async fn bad_configuration_is_rejected_before_connecting() {

@@ -8,9 +8,9 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
-use dual_store::suite::outage::{self, Bounds};
-use dual_store::suite::proxy::{Mode, Proxy};
 use dual_store_postgres::PostgresStore;
+use dual_testkit::proxy::{Mode, Proxy};
+use dual_testkit::store::outage::{self, Bounds};
 use support::{Namespace, POSTGRES};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;

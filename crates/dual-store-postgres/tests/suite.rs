@@ -4,7 +4,7 @@
 
 mod support;
 
-use dual_store::suite;
+use dual_testkit::store as suite;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_store_passes_the_conformance_suite() {

@@ -1,5 +1,5 @@
-//! Where dual-response resources live: the [`ResourceStore`] trait, the in-memory [`MemoryStore`],
-//! and (feature `test-suite`) the conformance suite every backend runs.
+//! Where dual-response resources live: the [`ResourceStore`] trait, and the in-memory
+//! [`MemoryStore`]. The conformance suite every backend runs is `dual_testkit::store`.
 //!
 //! Depend on this crate to write a store of your own; servers get [`MemoryStore`] by default through
 //! `dual-server`. Shared backends for several server instances are `dual-store-redis` and
@@ -43,8 +43,6 @@ mod error;
 mod memory;
 mod redact;
 mod store;
-#[cfg(feature = "test-suite")]
-pub mod suite;
 
 pub use clock::Clock;
 pub use connect::ConnectError;

@@ -41,7 +41,7 @@ impl Lookup {
 /// and `pin` answer [`Lookup::Expired`] for it until it is purged (a store whose backend drops
 /// expired entries by itself may answer [`Lookup::Missing`] once it has).
 ///
-/// Every implementation must pass [`crate::suite`] (feature `test-suite`).
+/// Every implementation must pass the conformance suite `dual_testkit::store`.
 #[async_trait]
 pub trait ResourceStore: Send + Sync + fmt::Debug + 'static {
     /// Stores `record`, replacing any record with the same id.

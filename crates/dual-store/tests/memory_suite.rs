@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use dual_store::{MemoryStore, ResourceStore, suite};
+use dual_store::{MemoryStore, ResourceStore};
+use dual_testkit::store as suite;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn memory_store_passes_the_suite() {

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use dual_core::{ResourceId, ResourceRecord};
-use dual_store::{Lookup, MemoryStore, ResourceStore, StoreError, suite};
+use dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
+use dual_testkit::store as suite;
 use time::OffsetDateTime;
 
 /// The bug a [`Buggy`] store has.

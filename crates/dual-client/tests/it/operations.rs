@@ -2,7 +2,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use dual_client::{FetchAllOptions, FetchOptions, FetchStreamOptions, Sort, SortOrder, suite};
+use dual_client::{FetchAllOptions, FetchOptions, FetchStreamOptions, Sort, SortOrder};
+use dual_testkit::client as suite;
 use futures_util::StreamExt;
 
 use crate::support::fake::{FakeConfig, FakeServer, rows};

@@ -135,7 +135,7 @@ pub fn server_with(store: Arc<FlakyStore>) -> DualResponseServer {
 }
 
 /// A store that fails while broken, with an internal-looking message that must never reach a client.
-pub type FlakyStore = dual_store::suite::BreakableStore;
+pub type FlakyStore = dual_testkit::BreakableStore;
 
 /// A working [`FlakyStore`].
 pub fn flaky_store() -> FlakyStore {

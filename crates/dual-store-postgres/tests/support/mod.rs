@@ -8,8 +8,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dual_core::{Column, ColumnType, QuerySpec, ResourceId, ResourceRecord};
-pub(crate) use dual_store::suite::services::POSTGRES;
 use dual_store_postgres::{PostgresStore, PostgresStoreBuilder};
+pub(crate) use dual_testkit::services::POSTGRES;
 use time::OffsetDateTime;
 use tokio_postgres::NoTls;
 

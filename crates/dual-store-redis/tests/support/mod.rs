@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use dual_core::{Column, ColumnType, QuerySpec, ResourceId, ResourceRecord};
-pub(crate) use dual_store::suite::services::REDIS;
 use dual_store_redis::{RedisStore, RedisStoreBuilder};
+pub(crate) use dual_testkit::services::REDIS;
 use time::OffsetDateTime;
 
 /// A key namespace unique to one test: `dual-test:{random}:` on the Redis of `DUAL_TEST_REDIS_URL`.

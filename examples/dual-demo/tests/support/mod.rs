@@ -25,7 +25,7 @@ use std::time::Duration;
 use dual_client::{DualResponseClient, ParsedDualResponse};
 use dual_demo::dataset::{self, DatasetSize};
 use dual_demo::mcp_client;
-use dual_store::suite::services::{POSTGRES, REDIS, Service};
+use dual_testkit::services::{POSTGRES, REDIS, Service};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::json;

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use dual_core::ResourceId;
 use dual_server::dual_spool::{ObjectStoreSpool, S3SpoolBuilder};
-use dual_store::suite::services::S3;
+use dual_testkit::services::S3;
 use futures_util::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 use object_store::path::Path;

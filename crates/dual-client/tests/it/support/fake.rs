@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
-use dual_client::suite::Fixture;
 use dual_core::{
     Column, DualResponse, ErrorBody, ErrorCode, PageLimits, PageRequest, PageResponse, PinResponse,
     ResourceId, ResourceMetadata, ResourceStatus, Row, Sort, SortOrder, infer_columns, parse_sort_param,
     validate_sort,
 };
+use dual_testkit::client::Fixture;
 use futures_util::{StreamExt, stream};
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;

@@ -1,4 +1,4 @@
-//! The HTTP conformance suite (feature `test-suite`): every row of docs/DESIGN.md §5, driven through an
+//! The HTTP conformance suite: every row of docs/DESIGN.md §5, driven through an
 //! adapter's `Service::call` without sockets.
 //!
 //! Every adapter runs the same suite, the juniper way: raw hyper, tower, axum — anything that turns a
@@ -8,7 +8,7 @@
 //!
 //! ```no_run
 //! # async fn demo() {
-//! use dual_http::suite::{self, HyperTarget};
+//! use dual_testkit::http::{self as suite, HyperTarget};
 //! // The handler mounted under /resources, called as a hyper Service.
 //! let passed = suite::run("/resources", |builder| HyperTarget(builder.prefix("/resources").build())).await;
 //! assert!(passed.len() > 20);
@@ -35,7 +35,7 @@ use http_body::Body;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 
-use crate::{BoxError, DualHttpBuilder};
+use dual_http::{BoxError, DualHttpBuilder};
 
 pub use support::Reply;
 
@@ -51,7 +51,7 @@ pub trait Target: Send + Sync + 'static {
     ) -> Pin<Box<dyn Future<Output = TargetResponse> + Send + '_>>;
 }
 
-/// A hyper `Service` (such as [`DualHttp`](crate::DualHttp)) as a suite [`Target`].
+/// A hyper `Service` (such as [`DualHttp`](dual_http::DualHttp)) as a suite [`Target`].
 #[derive(Debug, Clone)]
 pub struct HyperTarget<S>(pub S);
 
@@ -77,13 +77,11 @@ where
     }
 }
 
-/// A `tower::Service` (the handler with feature `tower`, or an axum `Router` nesting it) as a suite
+/// A `tower::Service` (the handler with dual-http's feature `tower`, or an axum `Router` nesting it) as a suite
 /// [`Target`]; each request goes to a clone, after `poll_ready`.
-#[cfg(feature = "tower")]
 #[derive(Debug, Clone)]
 pub struct TowerTarget<S>(pub S);
 
-#[cfg(feature = "tower")]
 impl<S, RB> Target for TowerTarget<S>
 where
     S: tower_service::Service<Request<Full<Bytes>>, Response = Response<RB>> + Clone + Send + Sync + 'static,

@@ -4,7 +4,7 @@ use dual_core::ResourceRecord;
 use time::{Duration, OffsetDateTime};
 
 use super::support::{OrPanic, base_now, found, record};
-use crate::ResourceStore;
+use dual_store::ResourceStore;
 
 /// `live_count` counts the records not expired at `now`, pinned ones included: a record stops counting
 /// at exactly its `expires_at`, a pinned one never does, a record saved again counts once (also when

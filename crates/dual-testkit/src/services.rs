@@ -3,7 +3,7 @@
 //! they fail with a message that names the server, its URL and how to start it, and never skip.
 //!
 //! ```no_run
-//! use dual_store::suite::services::REDIS;
+//! use dual_testkit::services::REDIS;
 //!
 //! // At the start of a test: the URL, once something answers there (else the test fails, saying how
 //! // to start Redis).
@@ -17,7 +17,7 @@ use std::fmt;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use crate::redact_secrets;
+use dual_store::redact_secrets;
 
 /// How long [`Service::require`] waits for a TCP connection to the server.
 const CONNECT_WITHIN: Duration = Duration::from_secs(5);

@@ -1,5 +1,5 @@
-//! The store conformance suite (feature `test-suite`): every [`ResourceStore`] backend runs it, so all
-//! of them behave exactly like [`MemoryStore`](crate::MemoryStore).
+//! The store conformance suite: every [`ResourceStore`] backend runs it, so all
+//! of them behave exactly like [`MemoryStore`](dual_store::MemoryStore).
 //!
 //! [`run`] calls each case with a fresh, empty store from `make_store`, closes the store afterwards, and
 //! panics with the case's name when one fails. Every case is also public, so a backend can run one alone
@@ -7,7 +7,8 @@
 //! tasks.
 //!
 //! ```
-//! use dual_store::{MemoryStore, suite};
+//! use dual_store::MemoryStore;
+//! use dual_testkit::store as suite;
 //!
 //! # fn main() {
 //! # tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap().block_on(async {
@@ -39,7 +40,7 @@
 //!   `json`, not `jsonb`), integers up to `u64::MAX` inside JSON, counts beyond 2^53 (a `bigint` is
 //!   enough), and timestamps to at least the microsecond (PostgreSQL `timestamptz` is enough; the suite's
 //!   timestamps are whole microseconds and its records use UTC). Time zones may be normalised to UTC.
-//! * Answer [`Lookup::Expired`](crate::Lookup::Expired) for a record with `expires_at <= now` until it is
+//! * Answer [`Lookup::Expired`](dual_store::Lookup::Expired) for a record with `expires_at <= now` until it is
 //!   deleted or purged, for `get`, `record_access` and `pin` alike, and change nothing in it.
 //! * Count every `record_access` atomically, with no lost update under 64 concurrent tasks.
 //! * Order `find_expired` by expiry and make `purge_expired` count each deleted record once, even when
@@ -52,24 +53,20 @@
 //! `now` argument. A backend that also sets a native TTL from `expires_at` therefore never drops a record
 //! while a case runs.
 
-mod breakable;
 mod concurrency;
 pub mod connect;
 mod live_count;
 mod lookup;
 pub mod outage;
 mod pin_delete;
-pub mod proxy;
 mod purge;
 mod query_state;
 mod round_trip;
-pub mod services;
 mod support;
 
 use std::future::Future;
 use std::sync::Arc;
 
-pub use breakable::BreakableStore;
 pub use concurrency::{
     ACCESSES_PER_TASK, SAVES_PER_TASK, TASKS, concurrent_purges, concurrent_record_access, concurrent_saves,
 };
@@ -80,7 +77,9 @@ pub use purge::{MANY_RECORDS, find_expired_order_and_limit, many_records_mixed_e
 pub use query_state::update_query_touches_only_the_query;
 pub use round_trip::{round_trip_every_field, save_replaces};
 
-use crate::ResourceStore;
+use dual_store::ResourceStore;
+
+use crate::case::run_isolated;
 
 /// Runs every case of the suite, each on a fresh store from `make_store`, and panics naming the first
 /// case that fails.
@@ -120,8 +119,7 @@ where
     by_arc![concurrent_record_access, concurrent_saves, concurrent_purges];
 }
 
-/// Runs one case in its own task so that a panic can be reported with the case's name, then closes the
-/// store.
+/// Runs one case in its own task (see [`run_isolated`]), then closes the store.
 async fn run_case<S, C, Fut>(name: &str, store: S, case: C)
 where
     S: ResourceStore,
@@ -129,19 +127,7 @@ where
     Fut: Future<Output = ()> + Send + 'static,
 {
     let store: Arc<dyn ResourceStore> = Arc::new(store);
-    if let Err(err) = tokio::spawn(case(Arc::clone(&store))).await {
-        let reason = if err.is_panic() {
-            let payload = err.into_panic();
-            payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_else(|| "non-string panic".to_owned())
-        } else {
-            err.to_string()
-        };
-        panic!("store conformance case `{name}` failed: {reason}");
-    }
+    run_isolated("store", name, case(Arc::clone(&store))).await;
     if let Err(err) = store.close().await {
         panic!("store conformance case `{name}`: close() failed: {err}");
     }

@@ -7,7 +7,7 @@ use dual_core::{
 use serde_json::{Value, json};
 use time::{Duration, OffsetDateTime};
 
-use crate::{Lookup, StoreError};
+use dual_store::{Lookup, StoreError};
 
 /// The instant a case treats as "now": the real clock, truncated to whole microseconds.
 ///

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use dual_core::ResourceId;
 
-use crate::{Manifest, SpoolBackend, SpoolError, Spooled};
+use dual_spool::{Manifest, SpoolBackend, SpoolError, Spooled};
 
 /// Wraps a backend; while broken, every call fails with [`SpoolError::Unavailable`] without
 /// touching the inner backend. Clones share the switch.

@@ -1,14 +1,15 @@
-//! The spool conformance suite (feature `test-suite`): every [`SpoolBackend`](crate::SpoolBackend)
+//! The spool conformance suite: every [`SpoolBackend`](dual_spool::SpoolBackend)
 //! runs it through a [`Spool`], so all of them behave alike.
 //!
 //! [`run`] calls each case with a fresh spool from `make_spool`, closes it afterwards, and panics
-//! with the case's name when one fails. The cases set small [`SegmentLimits`](crate::SegmentLimits)
+//! with the case's name when one fails. The cases set small [`SegmentLimits`](dual_spool::SegmentLimits)
 //! themselves, so that every snapshot has many segments. Every case is public, so a backend can run
 //! one alone. Run the suite on a multi-thread tokio runtime: the concurrent cases spawn tasks.
 //! Outages need a way to cut the storage, so they are not part of [`run`]: see [`outage`].
 //!
 //! ```
-//! use dual_spool::{MemorySpool, Spool, suite};
+//! use dual_spool::{MemorySpool, Spool};
+//! use dual_testkit::spool as suite;
 //!
 //! # fn main() {
 //! # tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap().block_on(async {
@@ -20,7 +21,6 @@
 //! A shared backend gives each `make_spool()` call its own prefix, so cases neither see each other's
 //! snapshots nor need cleaning up beyond the prefix.
 
-mod breakable;
 mod concurrency;
 mod lifecycle;
 pub mod outage;
@@ -30,7 +30,6 @@ mod support;
 
 use std::future::Future;
 
-pub use breakable::BreakableSpool;
 pub use concurrency::{concurrent_readers, concurrent_writers};
 pub use lifecycle::{
     abandoned_writer_leaves_nothing, delete_removes_everything, sweep_removes_orphans,
@@ -42,7 +41,9 @@ pub use round_trip::{
 };
 pub use support::{LIMITS, sample_rows};
 
-use crate::Spool;
+use dual_spool::Spool;
+
+use crate::case::run_isolated;
 
 /// Runs every case of the suite, each on a fresh spool from `make_spool`, and panics naming the
 /// first case that fails. Call it from a multi-thread tokio runtime.
@@ -72,26 +73,13 @@ where
     ];
 }
 
-/// Runs one case in its own task so that a panic is reported with the case's name, then closes the
-/// spool.
+/// Runs one case in its own task (see [`run_isolated`]), then closes the spool.
 async fn run_case<C, Fut>(name: &str, spool: Spool, case: C)
 where
     C: FnOnce(Spool) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    if let Err(err) = tokio::spawn(case(spool.clone())).await {
-        let reason = if err.is_panic() {
-            let payload = err.into_panic();
-            payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_else(|| "non-string panic".to_owned())
-        } else {
-            err.to_string()
-        };
-        panic!("spool conformance case `{name}` failed: {reason}");
-    }
+    run_isolated("spool", name, case(spool.clone())).await;
     if let Err(err) = spool.close().await {
         panic!("spool conformance case `{name}`: close() failed: {err}");
     }

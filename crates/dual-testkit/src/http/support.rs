@@ -12,10 +12,10 @@ use http_body_util::{BodyExt, Full};
 use serde_json::Value;
 
 use super::Target;
-use dual_store::suite::BreakableStore;
+use crate::BreakableStore;
 
 use super::fixtures::{BearerIsOwner, STORE_SECRET, SuiteExecutor};
-use crate::{Cors, DualHttp, DualHttpBuilder};
+use dual_http::{Cors, DualHttp, DualHttpBuilder};
 
 /// An origin the suite's CORS configuration allows.
 pub(crate) const ALLOWED_ORIGIN: &str = "https://app.example.com";

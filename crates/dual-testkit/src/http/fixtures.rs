@@ -9,7 +9,7 @@ use dual_server::{ExecutorError, QueryExecutor, RowStream};
 use http::request::Parts;
 use serde_json::{Value, json};
 
-use crate::Authorize;
+use dual_http::Authorize;
 
 /// What the executor says when it fails: text that must never reach a client.
 pub(crate) const EXECUTOR_SECRET: &str = "SELECT secret_column FROM internal_table -- syntax error";

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::Target;
 use super::fixtures::{EXECUTOR_SECRET, STORE_SECRET};
 use super::support::Ctx;
-use crate::DEFAULT_BODY_LIMIT;
+use dual_http::DEFAULT_BODY_LIMIT;
 
 pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
     invalid_bodies(ctx).await;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use dual_core::ResourceId;
 
 use super::support::{expected, read, sample_rows, small, write};
-use crate::Spool;
+use dual_spool::Spool;
 
 /// Tasks that read at once.
 const TASKS: usize = 16;

@@ -13,9 +13,9 @@ use std::time::{Duration as StdDuration, Instant};
 use dual_core::ResourceRecord;
 use time::{Duration, OffsetDateTime};
 
-use super::proxy::{Mode, Proxy};
 use super::support::record;
-use crate::{Lookup, ResourceStore, StoreError};
+use crate::proxy::{Mode, Proxy};
+use dual_store::{Lookup, ResourceStore, StoreError};
 
 /// How long the checks allow: a failing call must fail within `fail_within` (the store's timeout plus
 /// scheduling slack), and the store must serve again within `recover_within` of the restore.

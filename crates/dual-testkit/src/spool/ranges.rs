@@ -3,7 +3,7 @@
 use dual_core::ResourceId;
 
 use super::support::{expected, read, sample_rows, small, write};
-use crate::Spool;
+use dual_spool::Spool;
 
 /// Reads every range that starts or ends at a segment boundary (and one row either side of it),
 /// plus ranges past the end, and compares each with the model.

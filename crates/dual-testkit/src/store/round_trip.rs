@@ -4,7 +4,7 @@ use dual_core::ResourceRecord;
 use time::Duration;
 
 use super::support::{OrPanic, base_now, found, minimal_record, record, rich_record};
-use crate::{Lookup, ResourceStore};
+use dual_store::{Lookup, ResourceStore};
 
 /// Compares a record read back with the one saved, field by field and then as serialized JSON text (which
 /// also checks the key order of `sample` rows, `query.params` and `metadata`).

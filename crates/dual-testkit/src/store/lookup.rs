@@ -4,7 +4,7 @@ use dual_core::ResourceId;
 use time::Duration;
 
 use super::support::{OrPanic, base_now, found, record, with_micros};
-use crate::{Lookup, ResourceStore};
+use dual_store::{Lookup, ResourceStore};
 
 /// An id never saved is `Missing` for every lookup, in an empty store and beside other records, and
 /// deleting it reports `false`.

@@ -6,7 +6,7 @@ use dual_core::{ResourceId, ResourceRecord};
 use time::{Duration, OffsetDateTime};
 
 use super::support::{OrPanic, base_now, found, record};
-use crate::{Lookup, ResourceStore};
+use dual_store::{Lookup, ResourceStore};
 
 /// How many records [`many_records_mixed_expiry`] saves.
 pub const MANY_RECORDS: usize = 1_000;

@@ -7,7 +7,7 @@ use serde_json::json;
 use time::Duration;
 
 use super::support::{OrPanic, base_now, found, record, with_micros};
-use crate::ResourceStore;
+use dual_store::ResourceStore;
 
 /// `update_query` overwrites exactly the query's fields (status, count, columns, sample,
 /// consistency, lease, failure), keeps the access count, last access, pin and every other field,

@@ -3,7 +3,7 @@
 use dual_core::ResourceId;
 
 use super::support::{LIMITS, expected, read, sample_rows, small, write};
-use crate::{Spool, SpoolError};
+use dual_spool::{Spool, SpoolError};
 
 /// Rows of odd sizes and unicode come back exactly, in order, and the manifest adds up.
 pub async fn round_trip_odd_rows(spool: Spool) {

@@ -4,7 +4,7 @@ use dual_core::ResourceId;
 use time::Duration;
 
 use super::support::{OrPanic, base_now, found, record};
-use crate::{Lookup, ResourceStore};
+use dual_store::{Lookup, ResourceStore};
 
 /// Pinning removes the expiry of a live record and returns it pinned, counts no access, is idempotent,
 /// and the record then outlives its old expiry by any margin and is never purged. Expired and unknown

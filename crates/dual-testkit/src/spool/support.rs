@@ -2,7 +2,7 @@
 
 use dual_core::ResourceId;
 
-use crate::{Manifest, SegmentLimits, Spool};
+use dual_spool::{Manifest, SegmentLimits, Spool};
 
 /// The segment limits the cases write with: small, so that snapshots have many segments and rows of
 /// odd sizes end segments early.

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use dual_core::{ResourceId, ResourceRecord};
 use time::OffsetDateTime;
 
-use crate::{Lookup, MemoryStore, ResourceStore, StoreError};
+use dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
 
 /// A store (a [`MemoryStore`] of its own, or any store it wraps) that fails every call but `close`
 /// with [`StoreError::Unavailable`] carrying `message` while broken. Give it a message that must

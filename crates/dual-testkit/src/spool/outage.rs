@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use dual_core::{ErrorCode, ResourceId};
 
 use super::support::{expected, read, sample_rows, small, write};
-use crate::{Spool, SpoolError};
+use dual_spool::{Spool, SpoolError};
 
 /// How long the checks allow.
 #[derive(Debug, Clone, Copy)]

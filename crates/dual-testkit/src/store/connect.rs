@@ -5,7 +5,7 @@ use std::fmt::Debug;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use crate::{ConnectError, StoreError};
+use dual_store::{ConnectError, StoreError};
 
 /// How long connecting to a closed port may take before it must have failed.
 const FAIL_FAST: Duration = Duration::from_secs(3);

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use dual_core::ResourceId;
 
 use super::support::{listed, read, sample_rows, small, until_unlisted, write};
-use crate::{Spool, SpoolError};
+use dual_spool::{Spool, SpoolError};
 
 fn not_found<T: std::fmt::Debug>(result: Result<T, SpoolError>, id: ResourceId, what: &str) {
     assert!(

@@ -6,7 +6,7 @@
 //!
 //! ```no_run
 //! use dual_client::DualResponseClient;
-//! use dual_client::suite::{self, Fixture};
+//! use dual_testkit::client::{self as suite, Fixture};
 //!
 //! # async fn run() {
 //! let client = DualResponseClient::new();
@@ -28,7 +28,9 @@ use dual_core::{ResourceId, ResourceStatus, Row, Sort, SortOrder};
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use crate::{DualResponseClient, FetchAllOptions, FetchOptions, FetchStreamOptions, ParsedDualResponse};
+use dual_client::{
+    DualResponseClient, FetchAllOptions, FetchOptions, FetchStreamOptions, ParsedDualResponse,
+};
 
 /// A freshly created resource on the server under test, and what it must serve.
 #[derive(Debug, Clone)]
@@ -302,7 +304,7 @@ fn ok<T, E: std::fmt::Display>(result: Result<T, E>, what: &str) -> T {
     }
 }
 
-fn assert_not_found(error: Option<crate::ClientError>, what: &str) {
+fn assert_not_found(error: Option<dual_client::ClientError>, what: &str) {
     match error {
         Some(error) => assert!(
             error.is_not_found(),

@@ -7,7 +7,7 @@ use dual_core::ResourceRecord;
 use time::Duration;
 
 use super::support::{OrPanic, base_now, found, record};
-use crate::{Lookup, ResourceStore};
+use dual_store::{Lookup, ResourceStore};
 
 /// How many tasks the concurrent cases spawn.
 pub const TASKS: usize = 64;

@@ -1,0 +1,38 @@
+//! Test support for dual-response, in the spirit of `tower-test`: what the crates of the workspace
+//! (and anyone writing a backend, an adapter or an application on top of them) test against.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`store`] | the conformance suite every [`ResourceStore`](dual_store::ResourceStore) backend runs, its outage checks and no-server connect checks |
+//! | [`spool`] | the conformance suite every [`SpoolBackend`](dual_spool::SpoolBackend) runs, and its outage checks |
+//! | [`http`] | the HTTP conformance suite every adapter of `dual_http::DualHttp` runs, without sockets |
+//! | [`client`] | the client conformance suite, run against any server that speaks the REST contract |
+//! | [`proxy`] | a TCP proxy a test cuts and restores, to simulate an outage of a shared service |
+//! | [`services`] | the PostgreSQL, Redis and S3 servers some suites need, found through environment variables |
+//! | [`BreakableStore`], [`BreakableSpool`] | a store and a spool backend a test switches off |
+//!
+//! Library crates depend on this one only as a dev-dependency, so none of it ships with them.
+//!
+//! ```
+//! use dual_store::MemoryStore;
+//!
+//! # fn main() {
+//! # tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap().block_on(async {
+//! // In a backend's tests/suite.rs, inside #[tokio::test(flavor = "multi_thread")]:
+//! dual_testkit::store::run(|| async { MemoryStore::new() }).await;
+//! # });
+//! # }
+//! ```
+
+mod breakable_spool;
+mod breakable_store;
+mod case;
+pub mod client;
+pub mod http;
+pub mod proxy;
+pub mod services;
+pub mod spool;
+pub mod store;
+
+pub use breakable_spool::BreakableSpool;
+pub use breakable_store::BreakableStore;
