@@ -13,8 +13,7 @@ pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
 /// Default time a request body has to arrive in full: 30 s.
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The options a [`DualHttp`] handler runs with; [`parse_request`](crate::parse_request),
-/// [`execute`](crate::execute) and [`render`](crate::render) take them.
+/// The options a [`DualHttp`] handler runs with.
 #[derive(Clone)]
 pub struct HttpConfig {
     pub(crate) prefix: String,

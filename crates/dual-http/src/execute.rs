@@ -7,12 +7,14 @@ use http::request::Parts;
 
 use crate::encode::Encoder;
 use crate::export::ExportBody;
-use crate::{ApiRequest, ContentCoding, ExportFormat, HttpConfig, Rejection};
+use crate::parse::ApiRequest;
+use crate::rejection::Rejection;
+use crate::{ContentCoding, ExportFormat, HttpConfig};
 
-/// The outcome of an operation, ready for [`render`](crate::render).
+/// The outcome of an operation, ready for [`render`](crate::render::render).
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum ApiResponse {
+pub(crate) enum ApiResponse {
     /// 200, the metadata.
     Metadata(ResourceMetadata),
     /// 200, one page (a snapshot's rows still encoded).
@@ -35,24 +37,10 @@ pub enum ApiResponse {
 /// A streamed export, started: the executor has produced its first batch (or ended), so a query that
 /// fails outright is a 500, while one that fails later aborts the body.
 #[derive(Debug)]
-pub struct Export {
+pub(crate) struct Export {
     pub(crate) format: ExportFormat,
     pub(crate) encoding: ContentCoding,
     pub(crate) body: ExportBody,
-}
-
-impl Export {
-    /// The representation being sent.
-    #[must_use]
-    pub fn format(&self) -> ExportFormat {
-        self.format
-    }
-
-    /// The content coding the body is sent with (identity without the `compression` feature).
-    #[must_use]
-    pub fn encoding(&self) -> ContentCoding {
-        self.encoding
-    }
 }
 
 impl From<Rejection> for ApiResponse {
@@ -64,7 +52,7 @@ impl From<Rejection> for ApiResponse {
 /// Runs `request` against `server` as the caller `config`'s authentication hook maps the request
 /// to. The server authorizes every operation (a resource the caller may not see is the 404 an unknown
 /// id gets) and validates page requests and export sorts before counting an access.
-pub async fn execute(
+pub(crate) async fn execute(
     server: &DualResponseServer,
     config: &HttpConfig,
     parts: &Parts,

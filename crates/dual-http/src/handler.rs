@@ -8,17 +8,17 @@ use http::{Request, Response};
 use http_body::Body;
 use tracing::Instrument;
 
-use crate::{
-    ApiResponse, BoxError, DualHttpBuilder, HttpConfig, ResponseBody, ResponseFuture, execute, parse_request,
-    render,
-};
+use crate::execute::{ApiResponse, execute};
+use crate::parse::parse_request;
+use crate::render::render;
+use crate::{BoxError, DualHttpBuilder, HttpConfig, ResponseBody, ResponseFuture};
 
 /// The REST API of docs/DESIGN.md §5 over a [`DualResponseServer`], as an infallible handler of
 /// `http::Request<B>` for any body type `B`.
 ///
 /// A cheap `Clone` handle. Serve it with [`DualHttp::handle`], as a hyper `Service` (raw hyper,
 /// hyper-util's servers), or with feature `tower` as a `tower::Service` (axum's `nest_service`, tower
-/// stacks). Every path runs [`parse_request`], [`execute`] and [`render`], so adapters cannot disagree.
+/// stacks). Every path runs the same parse → execute → render steps, so adapters cannot disagree.
 #[derive(Clone, Debug)]
 pub struct DualHttp {
     server: DualResponseServer,
@@ -57,7 +57,7 @@ impl DualHttp {
         &self.config
     }
 
-    /// Answers one request: [`parse_request`], [`execute`], [`render`]. Never fails and never panics on
+    /// Answers one request: parse it, run it against the server, render the answer. Never fails and never panics on
     /// client input; every error is rendered as docs/DESIGN.md §5's JSON.
     pub async fn handle<B>(&self, request: Request<B>) -> Response<ResponseBody>
     where

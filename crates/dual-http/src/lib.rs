@@ -43,8 +43,7 @@
 //! [`DualHttp`] is written against the `http` and `http-body` crates only: generic over the request
 //! body, infallible, and opening no sockets. It is a hyper `Service` (raw hyper, hyper-util's servers)
 //! and, with feature `tower`, a `tower::Service` (axum's `nest_service`, tower stacks). Other stacks
-//! call [`DualHttp::handle`], or the three steps it is made of — [`parse_request`], [`execute`] and
-//! [`render`] — so every adapter behaves the same. Depend on this crate when you serve resources
+//! call [`DualHttp::handle`], so every adapter behaves the same. Depend on this crate when you serve resources
 //! created by a `dual_server::DualResponseServer`.
 //!
 //! ```
@@ -132,13 +131,9 @@ pub use body::{BodyError, ResponseBody};
 pub use coding::ContentCoding;
 pub use config::{DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT, DualHttpBuilder, HttpConfig};
 pub use cors::Cors;
-pub use execute::{ApiResponse, Export, execute};
 pub use future::ResponseFuture;
 pub use handler::DualHttp;
 pub use media::ExportFormat;
-pub use parse::{ApiRequest, parse_request};
-pub use rejection::Rejection;
-pub use render::{render, render_rejection};
 
 /// The boxed error request bodies may fail with (`B::Error: Into<BoxError>`).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

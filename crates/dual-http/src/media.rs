@@ -78,7 +78,7 @@ impl ExportFormat {
     /// `application/vnd.apache.arrow.stream` is a 406 like any other format the server cannot produce.
     /// No `Accept` (or none with a well-formed media range) means JSON; `None` when `Accept` names
     /// media ranges but none of them, with a quality above 0, matches a format the server can
-    /// produce — the 406 `not_acceptable` of [`parse_request`](crate::parse_request).
+    /// produce (the handler answers 406 `not_acceptable`).
     #[must_use]
     pub fn negotiate(headers: &HeaderMap) -> Option<Self> {
         let ranges: Vec<MediaRange<'_>> = headers

@@ -8,13 +8,14 @@ use http::request::Parts;
 use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
+use crate::rejection::Rejection;
 use crate::route::{Route, route};
-use crate::{BoxError, ContentCoding, ExportFormat, HttpConfig, Rejection, media, query};
+use crate::{BoxError, ContentCoding, ExportFormat, HttpConfig, media, query};
 
 /// The API operation a request asks for, as [`parse_request`] found it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ApiRequest {
+pub(crate) enum ApiRequest {
     /// `GET` (or `HEAD`) `/{id}`: the metadata.
     Metadata {
         /// The resource.
@@ -57,8 +58,8 @@ pub enum ApiRequest {
     },
 }
 
-/// Parses a request into the operation it asks for. Adapters call this, then
-/// [`execute`](crate::execute), then [`render`](crate::render) — see [`DualHttp::handle`](crate::DualHttp::handle).
+/// Parses a request into the operation it asks for; [`DualHttp::handle`](crate::DualHttp::handle) then
+/// calls [`execute`](crate::execute::execute) and [`render`](crate::render::render).
 ///
 /// Checks, in order: the path (below `config`'s prefix: 404), the method (405), the id (404), the
 /// query string (400), for an export `Accept` (406 when nothing the server can produce is
@@ -68,7 +69,11 @@ pub enum ApiRequest {
 ///
 /// # Errors
 /// The [`Rejection`] to render.
-pub async fn parse_request<B>(config: &HttpConfig, parts: &Parts, body: B) -> Result<ApiRequest, Rejection>
+pub(crate) async fn parse_request<B>(
+    config: &HttpConfig,
+    parts: &Parts,
+    body: B,
+) -> Result<ApiRequest, Rejection>
 where
     B: Body,
     B::Error: Into<BoxError>,

@@ -2,7 +2,7 @@
 
 use dual_core::{RequestError, RowRange, Sort, parse_sort_param};
 
-use crate::Rejection;
+use crate::rejection::Rejection;
 
 /// Checks that a route without parameters got none.
 pub(crate) fn expect_none(query: Option<&str>) -> Result<(), Rejection> {

@@ -10,13 +10,13 @@ const ECHO_LIMIT: usize = 64;
 /// A request the handler answers with an error, in the shape of docs/DESIGN.md §5:
 /// `{"error": CODE, "message": TEXT, "retryable": BOOL}`.
 ///
-/// [`parse_request`](crate::parse_request) and [`execute`](crate::execute) produce them;
-/// [`render`](crate::render) turns one into a response and logs it once (client errors at `debug`,
+/// [`parse_request`](crate::parse::parse_request) and [`execute`](crate::execute::execute) produce them;
+/// [`render`](crate::render::render) turns one into a response and logs it once (client errors at `debug`,
 /// query failures at `error`, store failures at `warn`). Messages never carry internals: the executor's
 /// or the store's text only reaches the log.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum Rejection {
+pub(crate) enum Rejection {
     /// 400 `invalid_request`: the body or query is malformed; the message names the field.
     InvalidRequest(String),
     /// 404 `not_found`: unknown or malformed id, a path the API does not serve, or a resource the
@@ -77,13 +77,13 @@ pub enum Rejection {
 impl Rejection {
     /// A 400 naming the offending field of a page request or `sort` parameter.
     #[must_use]
-    pub fn invalid(error: &RequestError) -> Self {
+    pub(crate) fn invalid(error: &RequestError) -> Self {
         Self::InvalidRequest(error.to_string())
     }
 
     /// The wire code.
     #[must_use]
-    pub const fn code(&self) -> ErrorCode {
+    pub(crate) const fn code(&self) -> ErrorCode {
         match self {
             Self::InvalidRequest(_) => ErrorCode::InvalidRequest,
             Self::NotFound => ErrorCode::NotFound,
@@ -102,13 +102,13 @@ impl Rejection {
 
     /// The HTTP status.
     #[must_use]
-    pub fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         StatusCode::from_u16(self.code().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
 
     /// The message sent to the client.
     #[must_use]
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         match self {
             Self::InvalidRequest(message) => message.clone(),
             Self::NotFound => NOT_FOUND_MESSAGE.to_owned(),
@@ -143,7 +143,7 @@ impl Rejection {
 
     /// The JSON body.
     #[must_use]
-    pub fn body(&self) -> ErrorBody {
+    pub(crate) fn body(&self) -> ErrorBody {
         let mut body = ErrorBody::new(self.code(), self.message());
         if let Self::ResourceFailed { code } = self {
             body.retryable = code.is_retryable();
@@ -151,8 +151,8 @@ impl Rejection {
         body
     }
 
-    /// Emits the rejection's one `tracing` event; [`render`](crate::render) calls it.
-    pub fn log(&self) {
+    /// Emits the rejection's one `tracing` event; [`render`](crate::render::render) calls it.
+    pub(crate) fn log(&self) {
         let code = self.code().as_str();
         match self {
             Self::QueryFailed { detail } => {

@@ -5,7 +5,9 @@ use http::request::Parts;
 use http::{Method, Response, StatusCode};
 use serde::Serialize;
 
-use crate::{ApiResponse, Cors, HttpConfig, Rejection, ResponseBody};
+use crate::execute::ApiResponse;
+use crate::rejection::Rejection;
+use crate::{Cors, HttpConfig, ResponseBody};
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
@@ -20,7 +22,7 @@ const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
 /// configured, `Vary: Origin` and the `Access-Control-*` headers for an allowed `Origin`. A `HEAD`
 /// request gets the headers of the `GET` and no body. A rejection is logged here, once.
 #[must_use]
-pub fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) -> Response<ResponseBody> {
+pub(crate) fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) -> Response<ResponseBody> {
     let mut preflight_allow = None;
     let mut out = match response {
         ApiResponse::Metadata(metadata) => json(StatusCode::OK, &metadata),
@@ -68,7 +70,7 @@ pub fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) -> Resp
 /// [`render`] calls it and then adds the headers every response gets (`Cache-Control`, CORS) and
 /// drops the body of a `HEAD`; use this directly only where no request head is at hand.
 #[must_use]
-pub fn render_rejection(rejection: &Rejection) -> Response<ResponseBody> {
+pub(crate) fn render_rejection(rejection: &Rejection) -> Response<ResponseBody> {
     rejection.log();
     let mut out = json(rejection.status(), &rejection.body());
     match rejection {

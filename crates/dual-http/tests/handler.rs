@@ -1,13 +1,10 @@
-//! Handler-level behaviour beyond the suite: the prefix boundary, options, and the public
-//! parse → execute → render pipeline an adapter of another stack would call.
+//! Handler-level behaviour beyond the suite: the prefix boundary, options, and one request through
+//! every step of the handler.
 
 mod common;
 
 use bytes::Bytes;
-use dual_http::{
-    ApiRequest, ApiResponse, ContentCoding, Cors, DualHttp, ExportFormat, OwnerFn, Rejection, execute,
-    parse_request, render,
-};
+use dual_http::{Cors, DualHttp, OwnerFn};
 use futures_util::StreamExt;
 use http::request::Parts;
 use http::{Method, Request, StatusCode, header};
@@ -87,51 +84,45 @@ async fn the_body_limit_is_configurable() {
 }
 
 #[tokio::test]
-async fn an_adapter_can_call_parse_execute_render_itself() {
+async fn an_export_request_is_parsed_executed_and_rendered_in_one_call() {
     let server = common::server();
     let id = common::create(&server, json!({"n": 300})).await;
     let handler = DualHttp::builder(server.clone()).prefix("/r").build();
-    let config = handler.config();
 
-    let (parts, body) = Request::get(format!("/r/{id}/data?sort=id:desc&offset=0"))
-        .header(header::ACCEPT, "text/csv")
-        .header(header::ACCEPT_ENCODING, "br")
-        .body(Empty::<Bytes>::new())
-        .expect("request")
-        .into_parts();
-    let parsed = parse_request(config, &parts, body).await.expect("parses");
-    assert_eq!(
-        parsed,
-        ApiRequest::Export {
-            id,
-            sort: Some(dual_core::Sort::new("id", dual_core::SortOrder::Desc)),
-            range: dual_core::RowRange::ALL,
-            format: ExportFormat::Csv,
-            encoding: ContentCoding::Identity,
-        }
-    );
-    let outcome = execute(&server, config, &parts, parsed).await;
-    let ApiResponse::Export(export) = &outcome else {
-        panic!("an export: {outcome:?}")
-    };
-    assert_eq!(export.format(), ExportFormat::Csv);
-    let response = render(config, &parts, outcome);
+    // A sorted CSV export asking only for a coding the handler does not produce: identity.
+    let response = handler
+        .handle(
+            Request::get(format!("/r/{id}/data?sort=id:desc&offset=0"))
+                .header(header::ACCEPT, "text/csv")
+                .header(header::ACCEPT_ENCODING, "br")
+                .body(Empty::<Bytes>::new())
+                .expect("request"),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()[header::CACHE_CONTROL], "no-store");
+    assert!(
+        response.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .is_ok_and(|t| t.starts_with("text/csv"))
+    );
+    assert!(response.headers().get(header::CONTENT_ENCODING).is_none());
     let bytes = response.into_body().collect().await.expect("body").to_bytes();
     let text = String::from_utf8_lossy(&bytes);
     assert_eq!(text.lines().count(), 301);
     assert!(text.lines().nth(1).is_some_and(|l| l.starts_with("299,")));
 
-    // Rejections come out of parse with their status; render logs and shapes them.
-    let (parts, body) = Request::patch(format!("/r/{id}"))
-        .body(Empty::<Bytes>::new())
-        .expect("request")
-        .into_parts();
-    let rejection = parse_request(config, &parts, body).await.expect_err("405");
-    assert!(matches!(rejection, Rejection::MethodNotAllowed { .. }));
-    assert_eq!(rejection.status(), StatusCode::METHOD_NOT_ALLOWED);
-    let response = render(config, &parts, ApiResponse::Error(rejection));
+    // A method the path does not take: 405 with the route's `Allow`, as JSON.
+    let response = handler
+        .handle(
+            Request::patch(format!("/r/{id}"))
+                .body(Empty::<Bytes>::new())
+                .expect("request"),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(response.headers()[header::ALLOW], "GET, HEAD, POST, PUT, DELETE");
+    assert_eq!(body_json(response).await["error"], "method_not_allowed");
 }
 
 #[tokio::test]
