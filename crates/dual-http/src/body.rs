@@ -6,6 +6,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
+use crate::body_error::BodyError;
 use crate::export::ExportBody;
 
 /// The body of every response the handler sends: nothing, one buffer (JSON answers and errors), or an
@@ -95,17 +96,76 @@ impl Body for ResponseBody {
     }
 }
 
-/// An export was aborted because the query failed while streaming, or (Arrow exports) a value did
-/// not fit its column (the details are logged, never sent). Returned by [`ResponseBody`]'s
-/// `poll_frame`.
-#[derive(Debug, thiserror::Error)]
-#[error("export aborted: the query failed while streaming")]
-pub struct BodyError {
-    _private: (),
-}
+#[cfg(test)]
+mod export_tests {
+    //! An export streamed through the response body.
 
-impl BodyError {
-    pub(crate) const fn new() -> Self {
-        Self { _private: () }
+    use dual_core::{ResourceId, Row};
+    use dual_server::{BatchStream, ExecutorError, RowBatch};
+    use http_body_util::BodyExt;
+
+    use super::ResponseBody;
+    use crate::encode::Encoder;
+    use crate::export::{ExportBody, FRAME_TARGET};
+    use crate::{ContentCoding, ExportFormat};
+    use serde_json::json;
+
+    fn rows(range: std::ops::Range<u64>) -> Vec<Row> {
+        range
+            .map(|i| json!({"i": i}).as_object().cloned().unwrap_or_default())
+            .collect()
+    }
+
+    fn body(batches: Vec<Result<Vec<Row>, ExecutorError>>) -> ResponseBody {
+        let batches = batches.into_iter().map(|batch| batch.map(RowBatch::Rows));
+        let stream: BatchStream = Box::pin(futures_util::stream::iter(batches));
+        let encoder = Encoder::new(ExportFormat::Ndjson, vec![]);
+        let (body, _) = ExportBody::new(
+            ResourceId::new(),
+            encoder,
+            RowBatch::Rows(rows(0..2)),
+            Some(stream),
+            ContentCoding::Identity,
+        );
+        ResponseBody::export(body)
+    }
+
+    #[tokio::test]
+    async fn streams_every_batch_then_ends() {
+        let collected = body(vec![Ok(rows(2..3)), Ok(vec![]), Ok(rows(3..5000))])
+            .collect()
+            .await
+            .map(|c| c.to_bytes())
+            .unwrap_or_default();
+        let text = String::from_utf8_lossy(&collected);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5000);
+        assert_eq!(lines[4999], r#"{"i":4999}"#);
+    }
+
+    #[tokio::test]
+    async fn frames_stay_near_the_target_size() {
+        let mut body = body(vec![Ok(rows(2..100_000))]);
+        let mut frames = 0;
+        while let Some(frame) = body.frame().await {
+            let data = frame.ok().and_then(|f| f.into_data().ok()).unwrap_or_default();
+            assert!(data.len() < FRAME_TARGET + 64, "frame of {} bytes", data.len());
+            frames += 1;
+        }
+        assert!(frames > 10);
+        assert!(http_body::Body::is_end_stream(&body));
+    }
+
+    #[tokio::test]
+    async fn a_failing_executor_aborts_the_body() {
+        let mut body = body(vec![Ok(rows(2..4)), Err(ExecutorError::new("SELECT boom"))]);
+        let mut saw_error = false;
+        while let Some(frame) = body.frame().await {
+            if frame.is_err() {
+                saw_error = true;
+            }
+        }
+        assert!(saw_error);
+        assert!(http_body::Body::is_end_stream(&body));
     }
 }

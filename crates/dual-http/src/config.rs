@@ -6,14 +6,14 @@ use std::time::Duration;
 
 use dual_server::DualResponseServer;
 
-use crate::{Anonymous, Authorize, Cors, DualHttp};
+use crate::{Anonymous, Authorize, Cors};
 
 /// Default limit of a request body: 64 KiB.
 pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
 /// Default time a request body has to arrive in full: 30 s.
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The options a [`DualHttp`] handler runs with.
+/// The options a [`DualHttp`](crate::DualHttp) handler runs with.
 #[derive(Clone)]
 pub struct HttpConfig {
     pub(crate) prefix: String,
@@ -78,7 +78,7 @@ impl fmt::Debug for HttpConfig {
     }
 }
 
-/// Builds a [`DualHttp`] handler.
+/// Builds a [`DualHttp`](crate::DualHttp) handler.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -98,8 +98,8 @@ impl fmt::Debug for HttpConfig {
 #[derive(Debug)]
 #[must_use]
 pub struct DualHttpBuilder {
-    server: DualResponseServer,
-    config: HttpConfig,
+    pub(crate) server: DualResponseServer,
+    pub(crate) config: HttpConfig,
 }
 
 impl DualHttpBuilder {
@@ -162,10 +162,5 @@ impl DualHttpBuilder {
     pub fn shared_authorize(mut self, hook: Arc<dyn Authorize>) -> Self {
         self.config.authorize = hook;
         self
-    }
-
-    /// The handler.
-    pub fn build(self) -> DualHttp {
-        DualHttp::from_parts(self.server, self.config)
     }
 }

@@ -7,15 +7,16 @@ use dual_core::{ResourceId, Row};
 use dual_server::{BatchStream, ExecutorError, JsonRows, RowBatch};
 use http_body::Frame;
 
+use crate::ContentCoding;
+use crate::body_error::BodyError;
 #[cfg(feature = "compression")]
 use crate::compress::Compressor;
 use crate::encode::Encoder;
-use crate::{BodyError, ContentCoding};
 
 /// A frame is sent once this many bytes are buffered (or the executor has nothing ready). Large
 /// batches are cut into frames of about this size, small ones are coalesced, so memory stays at one
 /// executor batch plus one frame whatever the row count.
-const FRAME_TARGET: usize = 32 * 1024;
+pub(crate) const FRAME_TARGET: usize = 32 * 1024;
 
 pub(crate) struct ExportBody {
     id: ResourceId,
@@ -230,72 +231,5 @@ impl ExportBody {
             "dual-http export aborted: the query failed, or a value did not fit the export format, while streaming"
         );
         BodyError::new()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ExportFormat;
-    use http_body_util::BodyExt;
-    use serde_json::json;
-
-    fn rows(range: std::ops::Range<u64>) -> Vec<Row> {
-        range
-            .map(|i| json!({"i": i}).as_object().cloned().unwrap_or_default())
-            .collect()
-    }
-
-    fn body(batches: Vec<Result<Vec<Row>, ExecutorError>>) -> crate::ResponseBody {
-        let batches = batches.into_iter().map(|batch| batch.map(RowBatch::Rows));
-        let stream: BatchStream = Box::pin(futures_util::stream::iter(batches));
-        let encoder = Encoder::new(ExportFormat::Ndjson, vec![]);
-        let (body, _) = ExportBody::new(
-            ResourceId::new(),
-            encoder,
-            RowBatch::Rows(rows(0..2)),
-            Some(stream),
-            ContentCoding::Identity,
-        );
-        crate::ResponseBody::export(body)
-    }
-
-    #[tokio::test]
-    async fn streams_every_batch_then_ends() {
-        let collected = body(vec![Ok(rows(2..3)), Ok(vec![]), Ok(rows(3..5000))])
-            .collect()
-            .await
-            .map(|c| c.to_bytes())
-            .unwrap_or_default();
-        let text = String::from_utf8_lossy(&collected);
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 5000);
-        assert_eq!(lines[4999], r#"{"i":4999}"#);
-    }
-
-    #[tokio::test]
-    async fn frames_stay_near_the_target_size() {
-        let mut body = body(vec![Ok(rows(2..100_000))]);
-        let mut frames = 0;
-        while let Some(frame) = body.frame().await {
-            let data = frame.ok().and_then(|f| f.into_data().ok()).unwrap_or_default();
-            assert!(data.len() < FRAME_TARGET + 64, "frame of {} bytes", data.len());
-            frames += 1;
-        }
-        assert!(frames > 10);
-        assert!(http_body::Body::is_end_stream(&body));
-    }
-
-    #[tokio::test]
-    async fn a_failing_executor_aborts_the_body() {
-        let mut body = body(vec![Ok(rows(2..4)), Err(ExecutorError::new("SELECT boom"))]);
-        let mut saw_error = false;
-        while let Some(frame) = body.frame().await {
-            if frame.is_err() {
-                saw_error = true;
-            }
-        }
-        assert!(saw_error);
-        assert!(http_body::Body::is_end_stream(&body));
     }
 }

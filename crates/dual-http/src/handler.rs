@@ -87,6 +87,13 @@ impl DualHttp {
     }
 }
 
+impl DualHttpBuilder {
+    /// The handler.
+    pub fn build(self) -> DualHttp {
+        DualHttp::from_parts(self.server, self.config)
+    }
+}
+
 impl<B> hyper::service::Service<Request<B>> for DualHttp
 where
     B: Body + Send + 'static,

@@ -107,6 +107,7 @@
 mod arrow;
 mod auth;
 mod body;
+mod body_error;
 mod coding;
 #[cfg(feature = "compression")]
 mod compress;
@@ -127,7 +128,8 @@ mod route;
 mod tower;
 
 pub use auth::{Anonymous, Authorize, CallerFromExtensions, OwnerFn};
-pub use body::{BodyError, ResponseBody};
+pub use body::ResponseBody;
+pub use body_error::BodyError;
 pub use coding::ContentCoding;
 pub use config::{DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT, DualHttpBuilder, HttpConfig};
 pub use cors::Cors;

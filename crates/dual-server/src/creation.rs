@@ -7,7 +7,8 @@ use dual_core::{Consistency, DualResponse, ResourceId, ResourceRecord, ResourceS
 use tracing::Instrument;
 
 use crate::config::MAX_SAMPLE_SIZE;
-use crate::pending::{self, AbortOnDrop, QueryProgress};
+use crate::pending::{self, AbortOnDrop};
+use crate::progress::QueryProgress;
 use crate::server::DEFAULT_RESOURCE_NAME;
 use crate::{CreateResponse, DualResponseServer, ServerError, snapshot};
 

@@ -55,6 +55,7 @@
 //! # Ok(()) }
 //! ```
 
+mod builder;
 mod caller;
 mod config;
 mod create;
@@ -63,19 +64,21 @@ mod encoded;
 mod error;
 mod executor;
 mod pending;
+mod progress;
 mod registry;
+mod running;
 mod server;
 mod snapshot;
 mod sorted;
 mod sweeper;
 mod typed;
 
+pub use builder::DualResponseServerBuilder;
 pub use caller::Caller;
 pub use config::{
     DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES,
     DEFAULT_PROGRESS_INTERVAL, DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE,
-    DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SORT_CACHE_BYTES, DualResponseServerBuilder, MAX_SAMPLE_SIZE,
-    ServerConfig,
+    DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SORT_CACHE_BYTES, MAX_SAMPLE_SIZE, ServerConfig,
 };
 pub use create::CreateResponse;
 pub use encoded::{BatchStream, EncodedPage, JsonRows, RowBatch};

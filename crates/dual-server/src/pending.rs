@@ -2,112 +2,20 @@
 //! outlives `pending_after`, the resource is saved `pending` and a finisher task renews its lease and
 //! progress until the query ends, then marks it `ready` or `failed`.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use dual_core::{
-    Consistency, FailureCode, QueryFailure, ResourceId, ResourceRecord, ResourceStatus, Row, infer_columns,
+    Consistency, FailureCode, QueryFailure, ResourceId, ResourceRecord, ResourceStatus, infer_columns,
 };
-use tokio::task::{AbortHandle, JoinHandle};
+use tokio::task::JoinHandle;
 
+use crate::progress::QueryProgress;
 use crate::snapshot::Written;
 use crate::{DualResponseServer, ServerError};
 
-/// What a running snapshot query has produced so far, shared between its writer and the server.
-#[derive(Debug)]
-pub(crate) struct QueryProgress {
-    rows: AtomicU64,
-    sample: Mutex<Vec<Row>>,
-    sample_size: usize,
-}
-
-impl QueryProgress {
-    pub(crate) fn new(sample_size: usize) -> Self {
-        Self {
-            rows: AtomicU64::new(0),
-            sample: Mutex::new(Vec::new()),
-            sample_size,
-        }
-    }
-
-    /// Rows written so far.
-    pub(crate) fn rows(&self) -> u64 {
-        self.rows.load(Ordering::Relaxed)
-    }
-
-    /// Counts one written row, keeping it when the sample is not yet full.
-    pub(crate) fn push(&self, row: &Row) {
-        if (self.rows.fetch_add(1, Ordering::Relaxed) as usize) < self.sample_size {
-            self.lock().push(row.clone());
-        }
-    }
-
-    /// The sample so far.
-    pub(crate) fn sample(&self) -> Vec<Row> {
-        self.lock().clone()
-    }
-
-    /// Takes the sample (at the end of the query).
-    pub(crate) fn take_sample(&self) -> Vec<Row> {
-        std::mem::take(&mut *self.lock())
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Row>> {
-        self.sample.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
 /// The outcome of a snapshot writer task.
 pub(crate) type WriterResult = Result<Option<Written>, ServerError>;
-
-/// The queries this instance is running for pending resources: what `DELETE` cancels.
-#[derive(Debug, Default)]
-pub(crate) struct RunningQueries {
-    tasks: Mutex<HashMap<ResourceId, [AbortHandle; 2]>>,
-}
-
-impl RunningQueries {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ResourceId, [AbortHandle; 2]>> {
-        self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn insert(&self, id: ResourceId, writer: AbortHandle, finisher: AbortHandle) {
-        self.lock().insert(id, [writer, finisher]);
-    }
-
-    fn remove(&self, id: ResourceId) {
-        self.lock().remove(&id);
-    }
-
-    /// Cancels the query of `id` if this instance runs it: the writer (and with it the executor's
-    /// stream and database connection) is dropped at its next await. Returns whether it ran here.
-    pub(crate) fn cancel(&self, id: ResourceId) -> bool {
-        let Some(tasks) = self.lock().remove(&id) else {
-            return false;
-        };
-        for task in tasks {
-            task.abort();
-        }
-        tracing::info!(%id, "pending query cancelled");
-        true
-    }
-
-    /// Cancels every query (at shutdown).
-    pub(crate) fn cancel_all(&self) {
-        for (_, tasks) in self.lock().drain() {
-            for task in tasks {
-                task.abort();
-            }
-        }
-    }
-
-    /// How many queries run here.
-    pub(crate) fn len(&self) -> usize {
-        self.lock().len()
-    }
-}
 
 /// Aborts the writer task when dropped, unless handed over: a `create_response` whose caller went
 /// away does not leave its query running.

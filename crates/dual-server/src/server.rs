@@ -14,14 +14,12 @@ use tracing::Instrument;
 
 use crate::config::ServerConfig;
 use crate::encoded::{self, BatchStream, EncodedPage};
-use crate::pending::RunningQueries;
 use crate::registry::Registry;
+use crate::running::RunningQueries;
 use crate::snapshot;
 use crate::sorted::SortCache;
 use crate::sweeper::Sweeper;
-use crate::{
-    BuildError, Caller, DualResponseServerBuilder, QueryExecutor, RowStream, ServerError, take_rows,
-};
+use crate::{BuildError, Caller, QueryExecutor, RowStream, ServerError, take_rows};
 
 /// Name of a resource created without one.
 pub const DEFAULT_RESOURCE_NAME: &str = "Query Results";
@@ -61,11 +59,6 @@ impl fmt::Debug for DualResponseServer {
 }
 
 impl DualResponseServer {
-    /// A builder; only `base_url` is required.
-    pub fn builder() -> DualResponseServerBuilder {
-        DualResponseServerBuilder::default()
-    }
-
     pub(crate) fn start(
         config: ServerConfig,
         store: Arc<dyn ResourceStore>,

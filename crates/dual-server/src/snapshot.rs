@@ -9,7 +9,7 @@ use dual_spool::{Spool, SpoolError};
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use crate::pending::QueryProgress;
+use crate::progress::QueryProgress;
 use crate::sorted::SortCache;
 use crate::{BatchStream, ExecutorError, JsonRows, QueryExecutor, RowBatch, ServerError};
 

@@ -2,7 +2,27 @@
 
 use crate::rows::RowRun;
 use crate::spool::run;
+use dual_core::ResourceId;
+
 use crate::{Manifest, Spool, SpoolError};
+
+impl Spool {
+    /// A cursor over rows `offset..offset + limit` (to the end when `limit` is `None`) that loads one
+    /// segment per step: an export's memory is one segment, whatever the snapshot's size.
+    ///
+    /// # Errors
+    ///
+    /// [`SpoolError::NotFound`] when there is no finished snapshot; storage failures.
+    pub async fn cursor(
+        &self,
+        id: ResourceId,
+        offset: u64,
+        limit: Option<u64>,
+    ) -> Result<RowCursor, SpoolError> {
+        let manifest = self.manifest(id).await?;
+        Ok(RowCursor::new(self.clone(), manifest, offset, limit))
+    }
+}
 
 /// Reads a range of a snapshot one segment per [`next`](Self::next) call; from
 /// [`Spool::cursor`](crate::Spool::cursor). It holds only the manifest between calls, so the memory

@@ -69,6 +69,7 @@
 mod backend;
 mod cursor;
 mod error;
+mod limits;
 mod manifest;
 mod memory;
 #[cfg(feature = "object-store")]
@@ -81,6 +82,7 @@ mod writer;
 pub use backend::{SpoolBackend, Spooled};
 pub use cursor::RowCursor;
 pub use error::{BoxError, SpoolError};
+pub use limits::{DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_ROWS, SegmentLimits};
 pub use manifest::{Manifest, SegmentInfo};
 pub use memory::{DEFAULT_MEMORY_BUDGET, MemorySpool, MemorySpoolBuilder, MemoryStats};
 #[cfg(feature = "object-store")]
@@ -88,5 +90,5 @@ pub use object::ObjectStoreSpool;
 #[cfg(feature = "s3")]
 pub use object::S3SpoolBuilder;
 pub use rows::{RowRun, Rows};
-pub use spool::{DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_ROWS, SegmentLimits, Spool};
+pub use spool::Spool;
 pub use writer::SpoolWriter;

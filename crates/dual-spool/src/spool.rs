@@ -4,35 +4,10 @@ use std::sync::Arc;
 
 use dual_core::ResourceId;
 
-use crate::cursor::RowCursor;
+use crate::limits::SegmentLimits;
 use crate::rows::{RowRun, Rows};
 use crate::segment::Segment;
 use crate::{Manifest, SegmentInfo, SpoolBackend, SpoolError, SpoolWriter, Spooled};
-
-/// Default target size of a segment: 1 MiB.
-pub const DEFAULT_SEGMENT_BYTES: usize = 1 << 20;
-/// Default most rows in a segment.
-pub const DEFAULT_SEGMENT_ROWS: u32 = 65_536;
-
-/// When a writer closes a segment and starts the next.
-///
-/// A segment holds at least one row: a row larger than `bytes` gets a segment of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SegmentLimits {
-    /// Target encoded size; a row that would take the segment past it starts a new one.
-    pub bytes: usize,
-    /// Most rows per segment.
-    pub rows: u32,
-}
-
-impl Default for SegmentLimits {
-    fn default() -> Self {
-        Self {
-            bytes: DEFAULT_SEGMENT_BYTES,
-            rows: DEFAULT_SEGMENT_ROWS,
-        }
-    }
-}
 
 /// A spool of snapshots: a cheap `Clone` handle around a [`SpoolBackend`].
 ///
@@ -172,22 +147,6 @@ impl Spool {
             rows.push(run(segment, start, stop, info.first_row));
         }
         Ok(rows)
-    }
-
-    /// A cursor over rows `offset..offset + limit` (to the end when `limit` is `None`) that loads one
-    /// segment per step: an export's memory is one segment, whatever the snapshot's size.
-    ///
-    /// # Errors
-    ///
-    /// [`SpoolError::NotFound`] when there is no finished snapshot; storage failures.
-    pub async fn cursor(
-        &self,
-        id: ResourceId,
-        offset: u64,
-        limit: Option<u64>,
-    ) -> Result<RowCursor, SpoolError> {
-        let manifest = self.manifest(id).await?;
-        Ok(RowCursor::new(self.clone(), manifest, offset, limit))
     }
 
     /// Removes the snapshot of `id`, finished or not, with every segment. Deleting nothing succeeds.

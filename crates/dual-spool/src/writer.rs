@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use dual_core::ResourceId;
 
+use crate::limits::SegmentLimits;
 use crate::segment::SegmentBuilder;
-use crate::spool::SegmentLimits;
 use crate::{Manifest, SpoolBackend, SpoolError};
 
 /// Writes the snapshot of one resource; from [`Spool::writer`](crate::Spool::writer).

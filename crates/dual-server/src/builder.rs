@@ -1,0 +1,410 @@
+//! The server's builder: options, their validation, and starting the server.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use dual_core::{DEFAULT_PAGE_LIMIT, DEFAULT_URI_SCHEME, MAX_PAGE_LIMIT, PageLimits};
+use dual_spool::{MemorySpool, Spool};
+use dual_store::{Clock, MemoryStore, ResourceStore};
+
+use crate::config::{
+    DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES,
+    DEFAULT_PROGRESS_INTERVAL, DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE,
+    DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SORT_CACHE_BYTES, MAX_SAMPLE_SIZE, ServerConfig,
+};
+use crate::registry::Registry;
+use crate::{BuildError, DualResponseServer, QueryExecutor};
+
+impl DualResponseServer {
+    /// A builder; only `base_url` is required.
+    pub fn builder() -> DualResponseServerBuilder {
+        DualResponseServerBuilder::default()
+    }
+}
+
+/// Builds a [`DualResponseServer`]. Only `base_url` is required.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// let server = dual_server::DualResponseServer::builder()
+///     .base_url("https://api.example.com/resources")
+///     .default_expiration(Duration::from_secs(30 * 60))
+///     .default_sample_size(10)
+///     .build()?;
+/// assert_eq!(server.config().default_sample_size, 10);
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+#[must_use]
+pub struct DualResponseServerBuilder {
+    base_url: Option<String>,
+    uri_scheme: String,
+    default_expiration: Duration,
+    default_sample_size: u64,
+    cleanup_interval: Option<Duration>,
+    page_limits: PageLimits,
+    max_sample_bytes: usize,
+    max_resources: Option<u64>,
+    store: Option<Arc<dyn ResourceStore>>,
+    spool: Option<Spool>,
+    snapshot_max_bytes: Option<u64>,
+    sort_cache_bytes: u64,
+    pending_after: Option<Duration>,
+    query_time_limit: Duration,
+    progress_interval: Duration,
+    query_lease: Duration,
+    registry: Registry,
+    clock: Clock,
+}
+
+impl Default for DualResponseServerBuilder {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            uri_scheme: DEFAULT_URI_SCHEME.to_owned(),
+            default_expiration: DEFAULT_EXPIRATION,
+            default_sample_size: DEFAULT_SAMPLE_SIZE,
+            cleanup_interval: Some(DEFAULT_CLEANUP_INTERVAL),
+            page_limits: PageLimits {
+                default_limit: DEFAULT_PAGE_LIMIT,
+                max_limit: MAX_PAGE_LIMIT,
+            },
+            max_sample_bytes: DEFAULT_MAX_SAMPLE_BYTES,
+            max_resources: Some(DEFAULT_MAX_RESOURCES),
+            store: None,
+            spool: None,
+            snapshot_max_bytes: Some(DEFAULT_SNAPSHOT_MAX_BYTES),
+            sort_cache_bytes: DEFAULT_SORT_CACHE_BYTES,
+            pending_after: None,
+            query_time_limit: DEFAULT_QUERY_TIME_LIMIT,
+            progress_interval: DEFAULT_PROGRESS_INTERVAL,
+            query_lease: DEFAULT_QUERY_LEASE,
+            registry: Registry::default(),
+            clock: Clock::system(),
+        }
+    }
+}
+
+impl DualResponseServerBuilder {
+    /// Base URL where the REST API is mounted, e.g. `https://api.example.com/resources` (required).
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = Some(base_url.into());
+        self
+    }
+
+    /// The store (default: a fresh [`MemoryStore`]).
+    pub fn store(mut self, store: impl ResourceStore) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// The store, already shared.
+    pub fn shared_store(mut self, store: Arc<dyn ResourceStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Registers the executor for `kind`, replacing any earlier one.
+    pub fn executor(mut self, kind: impl Into<String>, executor: impl QueryExecutor) -> Self {
+        self.registry.insert(kind.into(), Arc::new(executor));
+        self
+    }
+
+    /// Registers an executor that is already shared.
+    pub fn shared_executor(mut self, kind: impl Into<String>, executor: Arc<dyn QueryExecutor>) -> Self {
+        self.registry.insert(kind.into(), executor);
+        self
+    }
+
+    /// Default lifetime of a resource (15 minutes).
+    pub fn default_expiration(mut self, expiration: Duration) -> Self {
+        self.default_expiration = expiration;
+        self
+    }
+
+    /// Default number of sample rows (15).
+    pub fn default_sample_size(mut self, size: u64) -> Self {
+        self.default_sample_size = size;
+        self
+    }
+
+    /// Interval between expiry sweeps (60 s).
+    pub fn cleanup_interval(mut self, interval: Duration) -> Self {
+        self.cleanup_interval = Some(interval);
+        self
+    }
+
+    /// Runs no sweeper (expired resources are still never served). Lets `build` run outside a Tokio
+    /// runtime.
+    ///
+    /// The sweeper also removes the snapshots of expired resources and orphaned snapshots from the
+    /// spool. Without it, call [`DualResponseServer::purge_expired`](crate::DualResponseServer::purge_expired)
+    /// on a schedule of your own, or build `without_snapshots()` too: otherwise the spool keeps the
+    /// snapshots of expired resources, even with a store that expires records by itself (Redis).
+    pub fn without_sweeper(mut self) -> Self {
+        self.cleanup_interval = None;
+        self
+    }
+
+    /// URI scheme of resource links (`resource`).
+    pub fn uri_scheme(mut self, scheme: impl Into<String>) -> Self {
+        self.uri_scheme = scheme.into();
+        self
+    }
+
+    /// Page limit when a request gives none (100).
+    pub fn default_page_limit(mut self, limit: u64) -> Self {
+        self.page_limits.default_limit = limit;
+        self
+    }
+
+    /// Largest page limit a request may ask for (10,000).
+    pub fn max_page_limit(mut self, limit: u64) -> Self {
+        self.page_limits.max_limit = limit;
+        self
+    }
+
+    /// Largest sample in a tool result, in bytes of compact JSON (default 256 KiB): the sample keeps
+    /// as many whole rows as fit (never a value cut in half) and says how many it kept; the count and
+    /// the link are always there. A first row larger than this leaves the sample empty.
+    pub fn max_sample_bytes(mut self, bytes: usize) -> Self {
+        self.max_sample_bytes = bytes;
+        self
+    }
+
+    /// Cap on live resources in the store (default 100,000). At the cap, `create_response` fails with
+    /// the retryable `TOO_MANY_RESOURCES`; nothing existing is evicted, and deleting or expiring
+    /// resources frees room. With a shared store, concurrent creations on several instances may pass
+    /// the cap by at most their number.
+    pub fn max_resources(mut self, max: u64) -> Self {
+        self.max_resources = Some(max);
+        self
+    }
+
+    /// No cap on live resources (see [`DualResponseServerBuilder::max_resources`]).
+    pub fn unlimited_resources(mut self) -> Self {
+        self.max_resources = None;
+        self
+    }
+
+    /// The spool snapshots are written to (default: a [`MemorySpool`] with its default budget,
+    /// 256 MiB, spilling to a private temporary directory). Share one spool (an S3 one, say) between
+    /// the instances that share a store.
+    pub fn spool(mut self, spool: Spool) -> Self {
+        self.spool = Some(spool);
+        self
+    }
+
+    /// Largest snapshot, in bytes of compact JSON rows (default 1 GiB). A result that passes it is
+    /// not kept: its resource is served live (its metadata says `consistency: live`).
+    pub fn snapshot_max_bytes(mut self, bytes: u64) -> Self {
+        self.snapshot_max_bytes = Some(bytes);
+        self
+    }
+
+    /// Writes no snapshots: every resource is live, and its pages and exports re-execute the query.
+    pub fn without_snapshots(mut self) -> Self {
+        self.snapshot_max_bytes = None;
+        self
+    }
+
+    /// Byte budget of the cache of sorted orders of snapshots (default 64 MiB, 4 bytes per row);
+    /// the least recently used orders are evicted beyond it.
+    pub fn sort_cache_bytes(mut self, bytes: u64) -> Self {
+        self.sort_cache_bytes = bytes;
+        self
+    }
+
+    /// Returns a `pending` resource when a snapshot's query has not finished within `wait`, and lets
+    /// it finish in the background (docs/DESIGN.md §8). Default: `create_response` waits for the end.
+    /// Resources served live (without snapshots, or over the snapshot cap) are never pending.
+    pub fn pending_after(mut self, wait: Duration) -> Self {
+        self.pending_after = Some(wait);
+        self
+    }
+
+    /// The longest a query may run (default 300 s): past it the query is cancelled, and creation
+    /// fails with `QUERY_TIMEOUT` (a pending resource turns failed, `query_timeout`).
+    pub fn query_time_limit(mut self, limit: Duration) -> Self {
+        self.query_time_limit = limit;
+        self
+    }
+
+    /// How often a pending query's progress and lease are written to the store (default 1 s), and
+    /// how long its lease lasts without renewal (default 15 s); `lease` must be longer than
+    /// `interval`. A pending resource whose lease lapsed reads as failed (`query_interrupted`).
+    pub fn progress_interval(mut self, interval: Duration, lease: Duration) -> Self {
+        self.progress_interval = interval;
+        self.query_lease = lease;
+        self
+    }
+
+    /// The clock (default: the system clock). Tests pass [`Clock::tokio`] and pause tokio's time.
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Validates the configuration and starts the server (and its sweeper).
+    ///
+    /// # Errors
+    /// [`BuildError`] for a missing or malformed `base_url`, an out-of-range option, or a missing Tokio
+    /// runtime while the sweeper is enabled.
+    pub fn build(self) -> Result<DualResponseServer, BuildError> {
+        let base_url = self.base_url.ok_or(BuildError::MissingBaseUrl)?;
+        validate_base_url(&base_url)?;
+        validate_scheme(&self.uri_scheme)?;
+        check(
+            self.default_sample_size > 0,
+            "default_sample_size",
+            "must be at least 1",
+        )?;
+        check(
+            self.default_sample_size <= MAX_SAMPLE_SIZE,
+            "default_sample_size",
+            "must be at most 1000",
+        )?;
+        check(
+            !self.default_expiration.is_zero(),
+            "default_expiration",
+            "must be positive",
+        )?;
+        check(
+            self.page_limits.max_limit > 0,
+            "max_page_limit",
+            "must be at least 1",
+        )?;
+        check(
+            (1..=self.page_limits.max_limit).contains(&self.page_limits.default_limit),
+            "default_page_limit",
+            "must be between 1 and max_page_limit",
+        )?;
+        if let Some(max) = self.max_resources {
+            check(max > 0, "max_resources", "must be at least 1")?;
+        }
+        if let Some(interval) = self.cleanup_interval {
+            check(!interval.is_zero(), "cleanup_interval", "must be positive")?;
+        }
+        check(
+            !self.query_time_limit.is_zero(),
+            "query_time_limit",
+            "must be positive",
+        )?;
+        check(
+            !self.progress_interval.is_zero(),
+            "progress_interval",
+            "must be positive",
+        )?;
+        check(
+            self.query_lease > self.progress_interval,
+            "query_lease",
+            "must be longer than progress_interval",
+        )?;
+        let config = ServerConfig {
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            uri_scheme: self.uri_scheme,
+            default_expiration: self.default_expiration,
+            default_sample_size: self.default_sample_size,
+            cleanup_interval: self.cleanup_interval,
+            page_limits: self.page_limits,
+            max_sample_bytes: self.max_sample_bytes,
+            max_resources: self.max_resources,
+            snapshot_max_bytes: self.snapshot_max_bytes,
+            sort_cache_bytes: self.sort_cache_bytes,
+            pending_after: self.pending_after,
+            query_time_limit: self.query_time_limit,
+            progress_interval: self.progress_interval,
+            query_lease: self.query_lease,
+        };
+        let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
+        let spool = match (self.spool, config.snapshot_max_bytes) {
+            (_, None) => None,
+            (Some(spool), Some(_)) => Some(spool),
+            (None, Some(_)) => Some(Spool::new(MemorySpool::new().map_err(|e| {
+                BuildError::InvalidOption {
+                    option: "spool",
+                    reason: e.to_string(),
+                }
+            })?)),
+        };
+        DualResponseServer::start(config, store, spool, self.registry, self.clock)
+    }
+}
+
+fn check(ok: bool, option: &'static str, reason: &str) -> Result<(), BuildError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(BuildError::InvalidOption {
+            option,
+            reason: reason.to_owned(),
+        })
+    }
+}
+
+fn validate_base_url(url: &str) -> Result<(), BuildError> {
+    let invalid = || BuildError::InvalidBaseUrl(url.to_owned());
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or_else(invalid)?;
+    let host = rest.split('/').next().unwrap_or_default();
+    let bad_char =
+        |c: char| c.is_whitespace() || c.is_control() || matches!(c, '?' | '#' | '\\' | '"' | '<' | '>');
+    if host.is_empty() || host.starts_with(':') || host.contains('@') || url.chars().any(bad_char) {
+        return Err(invalid());
+    }
+    Ok(())
+}
+
+fn validate_scheme(scheme: &str) -> Result<(), BuildError> {
+    let ok = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    check(
+        ok,
+        "uri_scheme",
+        "must be letters, digits, '+', '-' or '.', starting with a letter",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_url_validation() {
+        for good in [
+            "http://localhost:8080/resources",
+            "https://api.example.com/resources/",
+            "http://[::1]:1/r",
+        ] {
+            assert_eq!(validate_base_url(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            "localhost/resources",
+            "ftp://x/r",
+            "http://",
+            "http:///r",
+            "http://x/r?a=1",
+            "http://x/r#f",
+            "http://a b/r",
+            "http://user@x/r",
+        ] {
+            assert!(validate_base_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn scheme_validation() {
+        assert!(validate_scheme("resource").is_ok());
+        assert!(validate_scheme("x-dual.v1").is_ok());
+        for bad in ["", "1abc", "a b", "a/b", "a:"] {
+            assert!(validate_scheme(bad).is_err(), "{bad}");
+        }
+    }
+}
