@@ -3,14 +3,14 @@
 use std::fmt;
 use std::time::Duration;
 
-use dual_core::{MAX_PAGE_LIMIT, ResourceStatus, Row, Sort};
+use dual_core::{MAX_PAGE_LIMIT, PageResponse, ResourceStatus, Row, Sort};
 use futures_util::{StreamExt, stream};
 use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::error::ClientError;
 use crate::parallel::{self, Source};
-use crate::parsed::{FetchOptions, FetchResult, ParsedDualResponse, explain_failure, fetch_page};
+use crate::parsed::{FetchOptions, ParsedDualResponse, explain_failure, fetch_page};
 use crate::progress::{Progress, ProgressFn};
 use crate::ranges;
 use crate::wait::{self, DEFAULT_WAIT_TIMEOUT, WaitOptions};
@@ -160,7 +160,7 @@ pub(crate) fn page_limit(batch: usize) -> u64 {
 /// # Errors
 /// A `FETCH_ERROR` when the server says more rows follow but its next offset does not advance, which
 /// would otherwise loop forever.
-pub(crate) fn next_offset(page: &FetchResult, offset: u64) -> Result<Option<u64>, ClientError> {
+pub(crate) fn next_offset(page: &PageResponse, offset: u64) -> Result<Option<u64>, ClientError> {
     if !page.has_next {
         return Ok(None);
     }

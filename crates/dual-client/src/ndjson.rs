@@ -229,7 +229,7 @@ mod tests {
             decoder.push(bad);
             let error = decoder.next_row().err();
             assert!(
-                error.is_some_and(|e| e.code() == crate::ErrorCode::Fetch),
+                error.is_some_and(|e| e.code() == crate::ClientErrorCode::Fetch),
                 "{bad:?}"
             );
         }

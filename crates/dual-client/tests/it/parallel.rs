@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dual_client::{ErrorCode, FetchAllOptions, Sort, SortOrder};
+use dual_client::{ClientErrorCode, FetchAllOptions, Sort, SortOrder};
 use serde_json::Value;
 
 use crate::support::client;
@@ -150,7 +150,7 @@ async fn a_short_range_is_an_error_with_expected_and_got() {
         .fetch_all(FetchAllOptions::new().range_rows(97))
         .await
         .expect_err("a short range");
-    assert_eq!(error.code(), ErrorCode::Fetch);
+    assert_eq!(error.code(), ClientErrorCode::Fetch);
     assert!(error.message().contains("rows 97..194"), "{error}");
     assert!(error.message().contains("expected 97 rows, got 96"), "{error}");
 }
@@ -168,7 +168,7 @@ async fn a_total_count_the_rows_disagree_with_is_an_error() {
                 .fetch_all(FetchAllOptions::new().range_rows(range_rows))
                 .await
                 .expect_err("count mismatch");
-            assert_eq!(error.code(), ErrorCode::Fetch, "{error}");
+            assert_eq!(error.code(), ClientErrorCode::Fetch, "{error}");
             assert!(error.message().contains(what), "{claimed}: {error}");
         }
     }

@@ -1,6 +1,6 @@
 //! Every shape docs/DESIGN.md §6 lists, from fixture files.
 
-use dual_client::{ColumnType, DualResponseClient, ErrorCode, ParsedDualResponse};
+use dual_client::{ClientErrorCode, ColumnType, DualResponseClient, ParsedDualResponse};
 use dual_core::mcp::StructuredContent;
 use dual_core::{Column, DualResponse, ResourceId, ResourceStatus};
 use proptest::prelude::*;
@@ -195,7 +195,7 @@ fn other_tool_results_are_not_dual_responses() {
     ] {
         assert!(client.parse(&value).is_none(), "{value}");
         let error = client.parse_strict(&value).err();
-        assert_eq!(error.map(|e| e.code()), Some(ErrorCode::Parse), "{value}");
+        assert_eq!(error.map(|e| e.code()), Some(ClientErrorCode::Parse), "{value}");
     }
 }
 
