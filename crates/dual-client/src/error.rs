@@ -74,6 +74,18 @@ struct Inner {
     source: Option<BoxError>,
 }
 
+/// The `is_*` predicate of each code: `$name => $code` is `pub fn $name(&self) -> bool`, whether the
+/// error's code is `$code`.
+macro_rules! code_predicates {
+    ($($(#[doc = $doc:literal])* $name:ident => $code:ident,)*) => {$(
+        $(#[doc = $doc])*
+        #[must_use]
+        pub fn $name(&self) -> bool {
+            self.inner.code == ClientErrorCode::$code
+        }
+    )*};
+}
+
 impl ClientError {
     fn new(code: ClientErrorCode, message: impl Into<String>) -> Self {
         Self {
@@ -196,34 +208,20 @@ impl ClientError {
         &self.inner.message
     }
 
-    /// Whether the request timed out ([`ClientErrorCode::Timeout`]).
-    #[must_use]
-    pub fn is_timeout(&self) -> bool {
-        self.inner.code == ClientErrorCode::Timeout
-    }
-
-    /// Whether the resource does not exist (any more) ([`ClientErrorCode::ResourceNotFound`]).
-    #[must_use]
-    pub fn is_not_found(&self) -> bool {
-        self.inner.code == ClientErrorCode::ResourceNotFound
-    }
-
-    /// Whether the resource has expired ([`ClientErrorCode::ResourceExpired`]).
-    #[must_use]
-    pub fn is_expired(&self) -> bool {
-        self.inner.code == ClientErrorCode::ResourceExpired
-    }
-
-    /// Whether the resource's query is still running ([`ClientErrorCode::NotReady`]).
-    #[must_use]
-    pub fn is_not_ready(&self) -> bool {
-        self.inner.code == ClientErrorCode::NotReady
-    }
-
-    /// Whether the resource's query failed ([`ClientErrorCode::QueryFailed`]); see [`failure`](Self::failure).
-    #[must_use]
-    pub fn is_query_failed(&self) -> bool {
-        self.inner.code == ClientErrorCode::QueryFailed
+    code_predicates! {
+        /// Whether a value could not be parsed as a dual response ([`ClientErrorCode::Parse`]).
+        is_parse => Parse,
+        /// Whether the request timed out ([`ClientErrorCode::Timeout`]).
+        is_timeout => Timeout,
+        /// Whether the resource does not exist (any more) ([`ClientErrorCode::ResourceNotFound`]).
+        is_not_found => ResourceNotFound,
+        /// Whether the resource has expired ([`ClientErrorCode::ResourceExpired`]).
+        is_expired => ResourceExpired,
+        /// Whether the resource's query is still running ([`ClientErrorCode::NotReady`]).
+        is_not_ready => NotReady,
+        /// Whether the resource's query failed ([`ClientErrorCode::QueryFailed`]); see
+        /// [`failure`](Self::failure).
+        is_query_failed => QueryFailed,
     }
 
     /// For a [`QUERY_FAILED`](ClientErrorCode::QueryFailed) error, how the resource's query failed: its
@@ -241,12 +239,6 @@ impl ClientError {
     #[must_use]
     pub fn failure_code(&self) -> Option<FailureCode> {
         self.inner.failure.map(|f| f.code)
-    }
-
-    /// Whether a value could not be parsed as a dual response ([`ClientErrorCode::Parse`]).
-    #[must_use]
-    pub fn is_parse(&self) -> bool {
-        self.inner.code == ClientErrorCode::Parse
     }
 
     /// Whether the connection to the server could not be established.
