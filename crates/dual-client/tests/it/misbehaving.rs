@@ -2,7 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use dual_client::{ClientErrorCode, FetchAllOptions, FetchOptions, FetchStreamOptions, ParsedDualResponse};
+use dual_client::{
+    ClientError, ClientErrorCode, FetchAllOptions, FetchOptions, FetchStreamOptions, ParsedDualResponse,
+};
 use futures_util::StreamExt;
 use http::StatusCode;
 use serde_json::json;
@@ -14,6 +16,15 @@ const PAGE: &str = r#"{"data":[{"id":1},{"id":2},{"id":3}],"total_count":3,"retu
 
 fn parsed(server: &RawServer, client: &dual_client::DualResponseClient) -> ParsedDualResponse {
     client.parse_strict(&server.tool_result()).expect("parses")
+}
+
+/// The error of `result`, which must be a `FETCH_ERROR` whose message says `needle`.
+#[track_caller]
+fn fetch_error<T: std::fmt::Debug>(result: Result<T, ClientError>, needle: &str) -> ClientError {
+    let error = result.expect_err("fails");
+    assert_eq!(error.code(), ClientErrorCode::Fetch, "{error}");
+    assert!(error.message().contains(needle), "{needle}: {error}");
+    error
 }
 
 fn short_timeout() -> dual_client::DualResponseClient {
@@ -255,12 +266,8 @@ async fn a_truncated_body_is_a_fetch_error() {
         Reply::Bytes(bytes)
     })
     .await;
-    let error = parsed(&server, &client())
-        .fetch(FetchOptions::new())
-        .await
-        .expect_err("fails");
-    assert_eq!(error.code(), ClientErrorCode::Fetch);
-    assert!(error.message().contains("cut off"), "{error}");
+    let result = parsed(&server, &client()).fetch(FetchOptions::new()).await;
+    fetch_error(result, "cut off");
 }
 
 #[tokio::test]
@@ -310,23 +317,16 @@ async fn a_cut_off_export_is_a_fetch_error() {
 
     // Properly terminated, but the last line is incomplete.
     let server = RawServer::start(move |_, _| chunked("application/x-ndjson", body, false)).await;
-    let error = parsed(&server, &client())
-        .fetch_all(FetchAllOptions::new())
-        .await
-        .expect_err("fails");
-    assert!(error.message().contains("truncated"), "{error}");
+    let result = parsed(&server, &client()).fetch_all(FetchAllOptions::new()).await;
+    fetch_error(result, "truncated");
 }
 
 #[tokio::test]
 async fn export_lines_that_are_not_rows_are_fetch_errors() {
     let server =
         RawServer::start(|_, _| chunked("application/x-ndjson", b"{\"id\":1}\n[1,2]\n", false)).await;
-    let error = parsed(&server, &client())
-        .fetch_all(FetchAllOptions::new())
-        .await
-        .expect_err("fails");
-    assert_eq!(error.code(), ClientErrorCode::Fetch);
-    assert!(error.message().contains("export line 2"), "{error}");
+    let result = parsed(&server, &client()).fetch_all(FetchAllOptions::new()).await;
+    fetch_error(result, "export line 2");
 }
 
 #[tokio::test]
