@@ -3,7 +3,7 @@
 
 mod support;
 
-use dual_response::client::{DualResponseClient, ErrorCode, FetchAllOptions, FetchOptions};
+use dual_response::client::{ClientErrorCode, DualResponseClient, FetchAllOptions, FetchOptions};
 use dual_response::server::CreateResponse;
 use dual_testkit::client::{self as suite, Fixture};
 use serde_json::json;
@@ -84,18 +84,18 @@ async fn expired_and_deleted_resources_map_to_client_codes() {
         .expect("parsed");
     assert!(parsed.is_expired());
     let err = parsed.fetch(FetchOptions::new()).await.expect_err("expired");
-    assert_eq!(err.code(), ErrorCode::ResourceExpired);
+    assert_eq!(err.code(), ClientErrorCode::ResourceExpired);
     assert_eq!(err.status().map(|s| s.as_u16()), Some(404));
     let err = parsed
         .fetch_all(FetchAllOptions::new())
         .await
         .expect_err("expired");
-    assert_eq!(err.code(), ErrorCode::ResourceExpired);
+    assert_eq!(err.code(), ClientErrorCode::ResourceExpired);
 
     let parsed = client.parse(&created.tool_result).expect("parsed");
     parsed.delete().await.expect("deleted");
     let err = parsed.metadata().await.expect_err("gone");
-    assert_eq!(err.code(), ErrorCode::ResourceNotFound);
+    assert_eq!(err.code(), ClientErrorCode::ResourceNotFound);
 }
 
 fn time_second() -> dual_response::core::time::Duration {

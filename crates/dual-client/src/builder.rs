@@ -1,4 +1,5 @@
-//! `DualResponseClientBuilder`: base URL, default headers, timeout, retries, TLS roots.
+//! `DualResponseClientBuilder`: base URL, default headers, timeout, retries, TLS roots, and the
+//! connection pool they make. `build`, which wraps that pool in a client, is in `client.rs`.
 
 use std::fmt;
 use std::sync::Arc;
@@ -11,9 +12,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use rustls::pki_types::CertificateDer;
 
-use crate::client::{DualResponseClient, Shared};
-use crate::error::BuildError;
+use crate::error::ClientBuildError;
 use crate::retry::RetryPolicy;
+use crate::shared::{HeaderNames, Shared};
 
 /// The default timeout of one request (connect, response head and body).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -21,7 +22,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default limit on a single (non-streamed) response body: 256 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 
-/// Configures a [`DualResponseClient`]. Start with [`DualResponseClient::builder`].
+/// Configures a [`DualResponseClient`](crate::DualResponseClient). Start with
+/// [`DualResponseClient::builder`](crate::DualResponseClient::builder).
 ///
 /// ```
 /// use std::time::Duration;
@@ -35,7 +37,7 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 ///     .max_retries(5)
 ///     .build()?;
 /// assert_eq!(client.base_url(), Some("https://api.example.com/resources"));
-/// # Ok::<(), dual_client::BuildError>(())
+/// # Ok::<(), dual_client::ClientBuildError>(())
 /// ```
 #[must_use]
 pub struct DualResponseClientBuilder {
@@ -72,15 +74,6 @@ impl fmt::Debug for DualResponseClientBuilder {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("extra_roots", &self.extra_roots.len())
             .finish_non_exhaustive()
-    }
-}
-
-/// Shows header names only: values may be credentials.
-pub(crate) struct HeaderNames<'a>(pub(crate) &'a HeaderMap);
-
-impl fmt::Debug for HeaderNames<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.0.keys()).finish()
     }
 }
 
@@ -175,12 +168,8 @@ impl DualResponseClientBuilder {
         self
     }
 
-    /// Builds the client. Its connection pool is shared by every clone.
-    ///
-    /// # Errors
-    /// [`BuildError`] for a base URL that is not an absolute `http(s)://` URL or an invalid root
-    /// certificate.
-    pub fn build(self) -> Result<DualResponseClient, BuildError> {
+    /// The connection pool and settings of the client [`build`](Self::build) makes.
+    pub(crate) fn into_shared(self) -> Result<Shared, ClientBuildError> {
         let base_url = self.base_url.map(|url| validate_base_url(&url)).transpose()?;
         let tls = tls_config(&self.extra_roots)?;
         let mut http = HttpConnector::new();
@@ -202,51 +191,50 @@ impl DualResponseClientBuilder {
                 HeaderValue::from_static(concat!("dual-client/", env!("CARGO_PKG_VERSION"))),
             );
         }
-        Ok(DualResponseClient::from_shared(Arc::new(Shared {
+        Ok(Shared {
             http: client,
             base_url,
             headers,
             timeout: self.timeout,
             retry: self.retry,
             max_body_bytes: self.max_body_bytes,
-        })))
+        })
     }
 }
 
-fn validate_base_url(url: &str) -> Result<String, BuildError> {
+fn validate_base_url(url: &str) -> Result<String, ClientBuildError> {
+    let invalid = |reason| ClientBuildError::InvalidBaseUrl { reason, source: None };
     let trimmed = url.trim().trim_end_matches('/');
-    let uri: Uri = trimmed
-        .parse()
-        .map_err(|e| BuildError::InvalidBaseUrl(format!("{e}")))?;
+    let uri: Uri = trimmed.parse().map_err(|e| ClientBuildError::InvalidBaseUrl {
+        reason: "not a URL",
+        source: Some(e),
+    })?;
     match uri.scheme_str() {
         Some("http" | "https") if uri.authority().is_some() => {}
-        _ => {
-            return Err(BuildError::InvalidBaseUrl(
-                "expected an absolute http:// or https:// URL".to_owned(),
-            ));
-        }
+        _ => return Err(invalid("expected an absolute http:// or https:// URL")),
     }
     if uri.query().is_some() {
-        return Err(BuildError::InvalidBaseUrl(
-            "a base URL cannot have a query string".to_owned(),
-        ));
+        return Err(invalid("a base URL cannot have a query string"));
     }
     Ok(trimmed.to_owned())
 }
 
-fn tls_config(extra_roots: &[Vec<u8>]) -> Result<rustls::ClientConfig, BuildError> {
+fn tls_config(extra_roots: &[Vec<u8>]) -> Result<rustls::ClientConfig, ClientBuildError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = rustls::RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
     };
-    for der in extra_roots {
+    for (index, der) in extra_roots.iter().enumerate() {
         roots
             .add(CertificateDer::from(der.clone()))
-            .map_err(|e| BuildError::InvalidCertificate(e.to_string()))?;
+            .map_err(|e| ClientBuildError::InvalidCertificate {
+                number: index + 1,
+                source: e.into(),
+            })?;
     }
     Ok(rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| BuildError::Tls(e.to_string()))?
+        .map_err(|e| ClientBuildError::Tls(e.into()))?
         .with_root_certificates(roots)
         .with_no_client_auth())
 }
@@ -264,6 +252,11 @@ mod tests {
         for bad in ["", "/resources", "ftp://h/x", "http://h/x?a=1", "not a url"] {
             assert!(validate_base_url(bad).is_err(), "{bad}");
         }
+        let error = validate_base_url("not a url").err();
+        assert!(
+            error.as_ref().and_then(std::error::Error::source).is_some(),
+            "the URI parser's error is the source: {error:?}"
+        );
     }
 
     #[test]
@@ -288,6 +281,17 @@ mod tests {
         let result = DualResponseClientBuilder::default()
             .add_root_certificate(b"not a certificate".to_vec())
             .build();
-        assert!(matches!(result, Err(BuildError::InvalidCertificate(_))));
+        let Err(error) = result else {
+            panic!("a bad root certificate is an error");
+        };
+        assert!(
+            matches!(error, ClientBuildError::InvalidCertificate { number: 1, .. }),
+            "{error:?}"
+        );
+        let source = std::error::Error::source(&error).map(ToString::to_string);
+        assert!(
+            source.is_some_and(|s| !s.is_empty()),
+            "rustls's error is the source"
+        );
     }
 }

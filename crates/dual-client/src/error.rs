@@ -6,12 +6,12 @@ use std::fmt;
 use dual_core::{ErrorBody, FailureCode, FailureSummary};
 use http::StatusCode;
 
-type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+pub(crate) type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
 /// The class of a [`ClientError`], as named by the Dual Response specification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum ErrorCode {
+pub enum ClientErrorCode {
     /// `PARSE_ERROR`: a value handed to [`parse_strict`](crate::DualResponseClient::parse_strict) is not a
     /// (well-formed) dual response, or a URL or URI cannot be used.
     Parse,
@@ -33,7 +33,7 @@ pub enum ErrorCode {
     QueryFailed,
 }
 
-impl ErrorCode {
+impl ClientErrorCode {
     /// The code as the specification spells it, e.g. `"RESOURCE_NOT_FOUND"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
@@ -49,7 +49,7 @@ impl ErrorCode {
     }
 }
 
-impl fmt::Display for ErrorCode {
+impl fmt::Display for ClientErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -65,7 +65,7 @@ pub struct ClientError {
 }
 
 struct Inner {
-    code: ErrorCode,
+    code: ClientErrorCode,
     message: String,
     status: Option<StatusCode>,
     server: Option<ErrorBody>,
@@ -74,8 +74,20 @@ struct Inner {
     source: Option<BoxError>,
 }
 
+/// The `is_*` predicate of each code: `$name => $code` is `pub fn $name(&self) -> bool`, whether the
+/// error's code is `$code`.
+macro_rules! code_predicates {
+    ($($(#[doc = $doc:literal])* $name:ident => $code:ident,)*) => {$(
+        $(#[doc = $doc])*
+        #[must_use]
+        pub fn $name(&self) -> bool {
+            self.inner.code == ClientErrorCode::$code
+        }
+    )*};
+}
+
 impl ClientError {
-    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+    fn new(code: ClientErrorCode, message: impl Into<String>) -> Self {
         Self {
             inner: Box::new(Inner {
                 code,
@@ -90,15 +102,15 @@ impl ClientError {
     }
 
     pub(crate) fn parse(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::Parse, message)
+        Self::new(ClientErrorCode::Parse, message)
     }
 
     pub(crate) fn fetch(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::Fetch, message)
+        Self::new(ClientErrorCode::Fetch, message)
     }
 
     pub(crate) fn timeout(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::Timeout, message)
+        Self::new(ClientErrorCode::Timeout, message)
     }
 
     /// `QUERY_FAILED` for a resource whose metadata says `failed`, with the failure it reports.
@@ -115,7 +127,7 @@ impl ClientError {
             ),
             None => "the resource's query failed".to_owned(),
         };
-        let mut error = Self::new(ErrorCode::QueryFailed, message);
+        let mut error = Self::new(ClientErrorCode::QueryFailed, message);
         error.inner.failure = failure;
         error
     }
@@ -131,12 +143,12 @@ impl ClientError {
         let server_code = body.as_ref().map(|b| b.error);
         let code = match (status, server_code) {
             (StatusCode::NOT_FOUND, Some(dual_core::ErrorCode::Expired)) | (StatusCode::GONE, _) => {
-                ErrorCode::ResourceExpired
+                ClientErrorCode::ResourceExpired
             }
-            (StatusCode::NOT_FOUND, _) => ErrorCode::ResourceNotFound,
-            (_, Some(dual_core::ErrorCode::NotReady)) => ErrorCode::NotReady,
-            (_, Some(dual_core::ErrorCode::QueryFailed)) => ErrorCode::QueryFailed,
-            _ => ErrorCode::Fetch,
+            (StatusCode::NOT_FOUND, _) => ClientErrorCode::ResourceNotFound,
+            (_, Some(dual_core::ErrorCode::NotReady)) => ClientErrorCode::NotReady,
+            (_, Some(dual_core::ErrorCode::QueryFailed)) => ClientErrorCode::QueryFailed,
+            _ => ClientErrorCode::Fetch,
         };
         let message = match &body {
             Some(body) => format!(
@@ -174,7 +186,7 @@ impl ClientError {
 
     /// The class of the error.
     #[must_use]
-    pub fn code(&self) -> ErrorCode {
+    pub fn code(&self) -> ClientErrorCode {
         self.inner.code
     }
 
@@ -196,37 +208,23 @@ impl ClientError {
         &self.inner.message
     }
 
-    /// Whether the request timed out ([`ErrorCode::Timeout`]).
-    #[must_use]
-    pub fn is_timeout(&self) -> bool {
-        self.inner.code == ErrorCode::Timeout
+    code_predicates! {
+        /// Whether a value could not be parsed as a dual response ([`ClientErrorCode::Parse`]).
+        is_parse => Parse,
+        /// Whether the request timed out ([`ClientErrorCode::Timeout`]).
+        is_timeout => Timeout,
+        /// Whether the resource does not exist (any more) ([`ClientErrorCode::ResourceNotFound`]).
+        is_not_found => ResourceNotFound,
+        /// Whether the resource has expired ([`ClientErrorCode::ResourceExpired`]).
+        is_expired => ResourceExpired,
+        /// Whether the resource's query is still running ([`ClientErrorCode::NotReady`]).
+        is_not_ready => NotReady,
+        /// Whether the resource's query failed ([`ClientErrorCode::QueryFailed`]); see
+        /// [`failure`](Self::failure).
+        is_query_failed => QueryFailed,
     }
 
-    /// Whether the resource does not exist (any more) ([`ErrorCode::ResourceNotFound`]).
-    #[must_use]
-    pub fn is_not_found(&self) -> bool {
-        self.inner.code == ErrorCode::ResourceNotFound
-    }
-
-    /// Whether the resource has expired ([`ErrorCode::ResourceExpired`]).
-    #[must_use]
-    pub fn is_expired(&self) -> bool {
-        self.inner.code == ErrorCode::ResourceExpired
-    }
-
-    /// Whether the resource's query is still running ([`ErrorCode::NotReady`]).
-    #[must_use]
-    pub fn is_not_ready(&self) -> bool {
-        self.inner.code == ErrorCode::NotReady
-    }
-
-    /// Whether the resource's query failed ([`ErrorCode::QueryFailed`]); see [`failure`](Self::failure).
-    #[must_use]
-    pub fn is_query_failed(&self) -> bool {
-        self.inner.code == ErrorCode::QueryFailed
-    }
-
-    /// For a [`QUERY_FAILED`](ErrorCode::QueryFailed) error, how the resource's query failed: its
+    /// For a [`QUERY_FAILED`](ClientErrorCode::QueryFailed) error, how the resource's query failed: its
     /// [`FailureCode`] (`query_execution_failed`, `query_timeout`, `query_interrupted`,
     /// `storage_error`) and whether running the query again (a new tool call) may succeed.
     ///
@@ -243,12 +241,6 @@ impl ClientError {
         self.inner.failure.map(|f| f.code)
     }
 
-    /// Whether a value could not be parsed as a dual response ([`ErrorCode::Parse`]).
-    #[must_use]
-    pub fn is_parse(&self) -> bool {
-        self.inner.code == ErrorCode::Parse
-    }
-
     /// Whether the connection to the server could not be established.
     #[must_use]
     pub fn is_connect(&self) -> bool {
@@ -262,7 +254,7 @@ impl ClientError {
     #[must_use]
     pub fn is_retryable(&self) -> bool {
         self.inner.connect
-            || self.inner.code == ErrorCode::NotReady
+            || self.inner.code == ClientErrorCode::NotReady
             || matches!(
                 self.inner.status,
                 Some(StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE)
@@ -311,16 +303,29 @@ impl StdError for ClientError {
 /// Why [`DualResponseClientBuilder::build`](crate::DualResponseClientBuilder::build) failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum BuildError {
-    /// The base URL is not an absolute `http://` or `https://` URL.
-    #[error("invalid base URL: {0}")]
-    InvalidBaseUrl(String),
+pub enum ClientBuildError {
+    /// The base URL is not an absolute `http://` or `https://` URL without a query string.
+    #[error("invalid base URL: {reason}")]
+    InvalidBaseUrl {
+        /// What is wrong with it.
+        reason: &'static str,
+        /// Why it is not a URI at all, when that is what is wrong.
+        #[source]
+        source: Option<http::uri::InvalidUri>,
+    },
     /// An extra root certificate is not a valid DER-encoded X.509 certificate.
-    #[error("invalid root certificate: {0}")]
-    InvalidCertificate(String),
+    #[error("root certificate #{number} (in the order added) is not a valid DER-encoded X.509 certificate")]
+    InvalidCertificate {
+        /// Which certificate: 1 for the first
+        /// [`add_root_certificate`](crate::DualResponseClientBuilder::add_root_certificate).
+        number: usize,
+        /// Why rustls rejected it.
+        #[source]
+        source: BoxError,
+    },
     /// The TLS configuration could not be built.
-    #[error("TLS configuration failed: {0}")]
-    Tls(String),
+    #[error("TLS configuration failed")]
+    Tls(#[source] BoxError),
 }
 
 #[cfg(test)]
@@ -339,7 +344,7 @@ mod tests {
         let e = ClientError::from_status(StatusCode::GONE, None);
         assert!(e.is_expired());
         let e = ClientError::from_status(StatusCode::BAD_REQUEST, None);
-        assert_eq!(e.code(), ErrorCode::Fetch);
+        assert_eq!(e.code(), ClientErrorCode::Fetch);
         assert!(!e.is_retryable());
         let storage = ErrorBody::new(dual_core::ErrorCode::StorageError, "down");
         let e = ClientError::from_status(StatusCode::SERVICE_UNAVAILABLE, Some(storage));
@@ -353,7 +358,7 @@ mod tests {
         let e = ClientError::from_status(StatusCode::CONFLICT, None);
         assert_eq!(
             e.code(),
-            ErrorCode::Fetch,
+            ClientErrorCode::Fetch,
             "a 409 without the body is no `not_ready`"
         );
         let mut failed = ErrorBody::new(dual_core::ErrorCode::QueryFailed, "failed");

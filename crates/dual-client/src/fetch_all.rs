@@ -1,17 +1,16 @@
 //! `fetch_all`: every row, as row ranges of the `/data` export downloaded in parallel, else pages.
 
-use std::fmt;
 use std::time::Duration;
 
-use dual_core::{MAX_PAGE_LIMIT, ResourceStatus, Row, Sort};
+use dual_core::{MAX_PAGE_LIMIT, PageResponse, ResourceStatus, Row, Sort};
 use futures_util::{StreamExt, stream};
 use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::error::ClientError;
 use crate::parallel::{self, Source};
-use crate::parsed::{FetchOptions, FetchResult, ParsedDualResponse, explain_failure, fetch_page};
-use crate::progress::{Progress, ProgressFn};
+use crate::parsed::{FetchOptions, ParsedDualResponse, explain_failure, fetch_page};
+use crate::progress::{Callback, Progress};
 use crate::ranges;
 use crate::wait::{self, DEFAULT_WAIT_TIMEOUT, WaitOptions};
 
@@ -35,14 +34,16 @@ pub const DEFAULT_CONCURRENCY: usize = DEFAULT_PARALLELISM;
 /// let options = FetchAllOptions::new()
 ///     .parallelism(8)
 ///     .on_progress(|fetched, total| eprintln!("{fetched}/{total}"));
-/// assert!(format!("{options:?}").contains("parallelism: 8"));
+/// let debug = format!("{options:?}");
+/// assert!(debug.contains("parallelism: 8") && debug.contains("on_progress: true"), "{debug}");
 /// ```
+#[derive(Debug)]
 pub struct FetchAllOptions {
     batch_size: usize,
     parallelism: usize,
     range_rows: Option<u64>,
     sort: Option<Sort>,
-    on_progress: Option<ProgressFn>,
+    on_progress: Callback<dyn FnMut(u64, u64) + Send>,
     wait_timeout: Duration,
 }
 
@@ -53,22 +54,9 @@ impl Default for FetchAllOptions {
             parallelism: DEFAULT_PARALLELISM,
             range_rows: None,
             sort: None,
-            on_progress: None,
+            on_progress: Callback::default(),
             wait_timeout: DEFAULT_WAIT_TIMEOUT,
         }
-    }
-}
-
-impl fmt::Debug for FetchAllOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FetchAllOptions")
-            .field("batch_size", &self.batch_size)
-            .field("parallelism", &self.parallelism)
-            .field("range_rows", &self.range_rows)
-            .field("sort", &self.sort)
-            .field("on_progress", &self.on_progress.is_some())
-            .field("wait_timeout", &self.wait_timeout)
-            .finish()
     }
 }
 
@@ -136,7 +124,7 @@ impl FetchAllOptions {
     /// with a [`WaitOptions::on_progress`] to report that.
     #[must_use]
     pub fn on_progress(mut self, callback: impl FnMut(u64, u64) + Send + 'static) -> Self {
-        self.on_progress = Some(Box::new(callback));
+        self.on_progress = Callback(Some(Box::new(callback)));
         self
     }
 
@@ -160,7 +148,7 @@ pub(crate) fn page_limit(batch: usize) -> u64 {
 /// # Errors
 /// A `FETCH_ERROR` when the server says more rows follow but its next offset does not advance, which
 /// would otherwise loop forever.
-pub(crate) fn next_offset(page: &FetchResult, offset: u64) -> Result<Option<u64>, ClientError> {
+pub(crate) fn next_offset(page: &PageResponse, offset: u64) -> Result<Option<u64>, ClientError> {
     if !page.has_next {
         return Ok(None);
     }
@@ -241,7 +229,7 @@ impl ParsedDualResponse {
                     .total_count
             }
         };
-        let progress = Progress::new(on_progress, total, batch_size);
+        let progress = Progress::new(on_progress.0, total, batch_size);
         let range_rows = range_rows.unwrap_or_else(|| ranges::default_range_rows(total, parallelism));
         let source = Source {
             client: &self.client,

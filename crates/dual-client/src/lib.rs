@@ -148,7 +148,9 @@ mod parse;
 mod parsed;
 mod progress;
 mod ranges;
+mod recognise;
 mod retry;
+mod shared;
 mod stream;
 mod transport;
 mod url;
@@ -156,11 +158,11 @@ mod wait;
 
 pub use builder::{DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT, DualResponseClientBuilder};
 pub use client::DualResponseClient;
-pub use error::{BuildError, ClientError, ErrorCode};
+pub use error::{ClientBuildError, ClientError, ClientErrorCode};
 #[expect(deprecated, reason = "the former name stays exported for one release")]
 pub use fetch_all::DEFAULT_CONCURRENCY;
 pub use fetch_all::{DEFAULT_BATCH_SIZE, DEFAULT_PARALLELISM, FetchAllOptions};
-pub use parsed::{FetchOptions, FetchResult, ParsedDualResponse};
+pub use parsed::{FetchOptions, ParsedDualResponse};
 pub use stream::{FetchStreamOptions, RowBatches};
 pub use wait::{DEFAULT_MAX_POLL_INTERVAL, DEFAULT_POLL_INTERVAL, DEFAULT_WAIT_TIMEOUT, WaitOptions};
 

@@ -174,32 +174,37 @@ mod tests {
             .collect()
     }
 
+    /// Decodes `n` rows encoded and cut at `cuts`, handing every chunk to `decode`; the decoder must
+    /// end cleanly with exactly the rows, in order.
+    fn check_chunking(
+        n: usize,
+        cuts: Vec<usize>,
+        mut decode: impl FnMut(&mut NdjsonDecoder, &[u8], &mut Vec<Row>) -> Result<(), ClientError>,
+    ) -> Result<(), TestCaseError> {
+        let expected = rows(n);
+        let bytes = encode(&expected);
+        let mut decoder = NdjsonDecoder::default();
+        let mut got = Vec::new();
+        for chunk in chunks(&bytes, cuts) {
+            prop_assert!(decode(&mut decoder, chunk, &mut got).is_ok());
+        }
+        prop_assert!(decoder.finish().ok() == Some(None));
+        prop_assert_eq!(got, expected);
+        Ok(())
+    }
+
     proptest! {
         #[test]
         fn any_chunking_yields_the_same_rows(n in 0usize..40, cuts in proptest::collection::vec(0usize..4000, 0..30)) {
-            let expected = rows(n);
-            let bytes = encode(&expected);
-            let mut decoder = NdjsonDecoder::default();
-            let mut got = Vec::new();
-            for chunk in chunks(&bytes, cuts) {
+            check_chunking(n, cuts, |decoder, chunk, got| {
                 decoder.push(chunk);
-                prop_assert!(drain(&mut decoder, &mut got).is_ok());
-            }
-            prop_assert!(decoder.finish().ok() == Some(None));
-            prop_assert_eq!(got, expected);
+                drain(decoder, got)
+            })?;
         }
 
         #[test]
         fn feeding_any_chunking_yields_the_same_rows(n in 0usize..40, cuts in proptest::collection::vec(0usize..4000, 0..30)) {
-            let expected = rows(n);
-            let bytes = encode(&expected);
-            let mut decoder = NdjsonDecoder::default();
-            let mut got = Vec::new();
-            for chunk in chunks(&bytes, cuts) {
-                prop_assert!(decoder.feed(chunk, |row| got.push(row)).is_ok());
-            }
-            prop_assert!(decoder.finish().ok() == Some(None));
-            prop_assert_eq!(got, expected);
+            check_chunking(n, cuts, |decoder, chunk, got| decoder.feed(chunk, |row| got.push(row)))?;
         }
     }
 
@@ -229,7 +234,7 @@ mod tests {
             decoder.push(bad);
             let error = decoder.next_row().err();
             assert!(
-                error.is_some_and(|e| e.code() == crate::ErrorCode::Fetch),
+                error.is_some_and(|e| e.code() == crate::ClientErrorCode::Fetch),
                 "{bad:?}"
             );
         }

@@ -6,11 +6,15 @@
 //! decoded and searched; agent-SDK wrappers (`output`, `result`, …) are unwrapped. A complete dual
 //! response wins over a malformed one, which wins over a lone `resource_link`.
 
+use std::fmt;
+
 use dual_core::mcp::StructuredContent;
 use dual_core::{Column, ResourceStatus, Row};
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
+
+use crate::error::{BoxError, ClientError};
 
 /// Nesting deeper than this is not searched (it also bounds recursion on hostile input).
 const MAX_DEPTH: u8 = 16;
@@ -59,10 +63,58 @@ impl Found {
     }
 }
 
+/// What is wrong with a value that is not a (well-formed) dual response, and the error of the JSON or
+/// timestamp inside it that did not parse, when one did not.
+#[derive(Debug)]
+pub(crate) struct Malformed {
+    message: String,
+    source: Option<BoxError>,
+}
+
+impl Malformed {
+    fn because(message: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Self {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+}
+
+impl From<String> for Malformed {
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            source: None,
+        }
+    }
+}
+
+impl From<&str> for Malformed {
+    fn from(message: &str) -> Self {
+        message.to_owned().into()
+    }
+}
+
+impl fmt::Display for Malformed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<Malformed> for ClientError {
+    fn from(malformed: Malformed) -> Self {
+        let error = Self::parse(malformed.message);
+        match malformed.source {
+            Some(source) => error.with_source(source),
+            None => error,
+        }
+    }
+}
+
 /// The outcome of searching one value, best first.
 enum Outcome {
     Full(Found),
-    Malformed(String),
+    Malformed(Malformed),
     Link(Found),
     Nothing,
 }
@@ -87,13 +139,13 @@ impl Outcome {
 ///
 /// # Errors
 /// What is malformed, or that nothing looks like a dual response.
-pub(crate) fn find(value: &Value) -> Result<Found, String> {
+pub(crate) fn find(value: &Value) -> Result<Found, Malformed> {
     match search(value, 0) {
         Outcome::Full(found) | Outcome::Link(found) => Ok(found),
         Outcome::Malformed(why) => Err(why),
         Outcome::Nothing => Err("not a dual response: found no `structuredContent`-like object \
              (`resource` with `results`/`metadata`), no JSON text block and no `resource_link`"
-            .to_owned()),
+            .into()),
     }
 }
 
@@ -125,9 +177,14 @@ fn search_text(text: &str, depth: u8) -> Outcome {
     }
     match serde_json::from_str::<Value>(trimmed) {
         Ok(value) => search(&value, depth + 1),
-        Err(e) if trimmed.contains("\"resource\"") => Outcome::Malformed(format!(
-            "a text block holds JSON that looks like a dual response but does not parse \
-             ({e}); was it truncated?"
+        Err(e) if trimmed.contains("\"resource\"") => Outcome::Malformed(Malformed::because(
+            format!(
+                "a text block holds JSON that looks like a dual response but does not parse \
+                 (line {}, column {}); was it truncated?",
+                e.line(),
+                e.column()
+            ),
+            e,
         )),
         Err(_) => Outcome::Nothing,
     }
@@ -167,7 +224,7 @@ fn search_object(map: &Map<String, Value>, depth: u8) -> Outcome {
 }
 
 /// `{"results": [...], "resource": {...}, "metadata": {...}}`, ours or the reference implementation's.
-fn structured(map: &Map<String, Value>) -> Result<Found, String> {
+fn structured(map: &Map<String, Value>) -> Result<Found, Malformed> {
     let sample = match map.get("results") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(rows)) => rows
@@ -175,7 +232,7 @@ fn structured(map: &Map<String, Value>) -> Result<Found, String> {
             .map(|row| row.as_object().cloned())
             .collect::<Option<Vec<Row>>>()
             .ok_or("`results` must be an array of row objects")?,
-        Some(_) => return Err("`results` must be an array of row objects".to_owned()),
+        Some(_) => return Err("`results` must be an array of row objects".into()),
     };
     let resource = map
         .get("resource")
@@ -184,7 +241,7 @@ fn structured(map: &Map<String, Value>) -> Result<Found, String> {
     let uri = optional_string(resource, "uri", "resource.uri")?;
     let url = optional_string(resource, "url", "resource.url")?;
     if uri.is_none() && url.is_none() {
-        return Err("`resource` needs a `url` or a `uri`".to_owned());
+        return Err("`resource` needs a `url` or a `uri`".into());
     }
     let name = optional_string(resource, "name", "resource.name")?;
     let metadata = map
@@ -199,19 +256,19 @@ fn structured(map: &Map<String, Value>) -> Result<Found, String> {
         .get("sample_count")
         .is_some_and(|v| !v.is_null() && as_count(v).is_none())
     {
-        return Err("`metadata.sample_count` must be a non-negative integer".to_owned());
+        return Err("`metadata.sample_count` must be a non-negative integer".into());
     }
     let columns = match metadata.get("columns") {
         None | Some(Value::Null) => None,
         Some(value) => Some(
             serde_json::from_value::<Vec<Column>>(value.clone())
-                .map_err(|e| format!("`metadata.columns` must be a list of {{name, type}}: {e}"))?,
+                .map_err(|e| Malformed::because("`metadata.columns` must be a list of {name, type}", e))?,
         ),
     };
     let status = match metadata.get("status") {
         None | Some(Value::Null) => ResourceStatus::Ready,
         Some(Value::String(text)) => ResourceStatus::parse(text).ok_or(STATUS_ERROR)?,
-        Some(_) => return Err(STATUS_ERROR.to_owned()),
+        Some(_) => return Err(STATUS_ERROR.into()),
     };
     Ok(Found {
         sample,
@@ -229,7 +286,7 @@ fn structured(map: &Map<String, Value>) -> Result<Found, String> {
 const STATUS_ERROR: &str = "`metadata.status` must be `pending`, `ready` or `failed`";
 
 /// `{"type": "resource_link", "uri": …, "name": …}`.
-fn link(map: &Map<String, Value>) -> Result<Found, String> {
+fn link(map: &Map<String, Value>) -> Result<Found, Malformed> {
     let uri = optional_string(map, "uri", "resource_link.uri")?.ok_or("`resource_link` has no `uri`")?;
     Ok(Found {
         name: optional_string(map, "name", "resource_link.name")?,
@@ -237,22 +294,22 @@ fn link(map: &Map<String, Value>) -> Result<Found, String> {
     })
 }
 
-fn optional_string(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<String>, String> {
+fn optional_string(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<String>, Malformed> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) if text.trim().is_empty() => Ok(None),
         Some(Value::String(text)) => Ok(Some(text.trim().to_owned())),
-        Some(_) => Err(format!("`{path}` must be a string")),
+        Some(_) => Err(format!("`{path}` must be a string").into()),
     }
 }
 
-fn optional_time(metadata: &Map<String, Value>, key: &str) -> Result<Option<OffsetDateTime>, String> {
+fn optional_time(metadata: &Map<String, Value>, key: &str) -> Result<Option<OffsetDateTime>, Malformed> {
     match metadata.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => OffsetDateTime::parse(text, &Rfc3339)
             .map(Some)
-            .map_err(|_| format!("`metadata.{key}` must be an RFC 3339 timestamp")),
-        Some(_) => Err(format!("`metadata.{key}` must be an RFC 3339 timestamp")),
+            .map_err(|e| Malformed::because(format!("`metadata.{key}` must be an RFC 3339 timestamp"), e)),
+        Some(_) => Err(format!("`metadata.{key}` must be an RFC 3339 timestamp").into()),
     }
 }
 
@@ -347,7 +404,7 @@ mod tests {
                 }
                 value[&key] = v;
             }
-            let error = find(&value).err().unwrap_or_default();
+            let error = find(&value).err().map(|e| e.to_string()).unwrap_or_default();
             assert!(error.contains(needle), "{needle}: {error}");
         }
     }
@@ -355,12 +412,12 @@ mod tests {
     #[test]
     fn the_status_is_read() {
         assert_eq!(
-            find(&structured_json()).map(|f| f.status),
-            Ok(ResourceStatus::Ready)
+            find(&structured_json()).ok().map(|f| f.status),
+            Some(ResourceStatus::Ready)
         );
         let mut value = structured_json();
         value["metadata"]["status"] = json!("pending");
-        assert_eq!(find(&value).map(|f| f.status), Ok(ResourceStatus::Pending));
+        assert_eq!(find(&value).ok().map(|f| f.status), Some(ResourceStatus::Pending));
     }
 
     #[test]
@@ -391,10 +448,13 @@ mod tests {
     fn truncated_json_text_is_reported() {
         let text = structured_json().to_string();
         let cut = &text[..text.len() / 2];
-        let error = find(&json!({"content": [{"type": "text", "text": cut}]}))
-            .err()
-            .unwrap_or_default();
-        assert!(error.contains("truncated"), "{error}");
+        let error = find(&json!({"content": [{"type": "text", "text": cut}]})).err();
+        let message = error.as_ref().map(ToString::to_string).unwrap_or_default();
+        assert!(message.contains("truncated"), "{message}");
+        assert!(
+            error.is_some_and(|e| e.source.is_some_and(|s| s.is::<serde_json::Error>())),
+            "the JSON error is kept as the source"
+        );
     }
 
     #[test]

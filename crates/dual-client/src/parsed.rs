@@ -13,13 +13,9 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::client::DualResponseClient;
-use crate::error::{ClientError, ErrorCode};
+use crate::error::{ClientError, ClientErrorCode};
 use crate::parse::Found;
 use crate::transport::Call;
-
-/// One page of a result, as [`ParsedDualResponse::fetch`] returns it: the wire type of `POST /{id}`
-/// (`data, total_count, returned_count, offset, limit, has_next, has_previous, next_offset`).
-pub type FetchResult = PageResponse;
 
 /// Which page [`ParsedDualResponse::fetch`] asks for.
 ///
@@ -210,7 +206,8 @@ impl ParsedDualResponse {
         &self.client
     }
 
-    /// Fetches one page (`POST {url}`).
+    /// Fetches one page (`POST {url}`): the wire type of the answer, [`PageResponse`] (`data`,
+    /// `total_count`, `returned_count`, `offset`, `limit`, `has_next`, `has_previous`, `next_offset`).
     ///
     /// It does not wait for a pending resource: while the resource's query is still running the
     /// answer is a `NOT_READY` error at once. [`wait_ready`](Self::wait_ready) waits for the query to
@@ -222,7 +219,7 @@ impl ParsedDualResponse {
     /// [`ClientError::failure`] when the metadata reports it), or `FETCH_ERROR` for any other failure,
     /// including a 400 for a limit above the server's maximum or an unknown sort field, and a body
     /// that is not a page.
-    pub async fn fetch(&self, options: FetchOptions) -> Result<FetchResult, ClientError> {
+    pub async fn fetch(&self, options: FetchOptions) -> Result<PageResponse, ClientError> {
         let span = tracing::debug_span!("dual_client.fetch", url = %self.url, offset = options.offset,
             limit = options.limit, sort = options.sort.as_ref().map(tracing::field::display));
         async {
@@ -305,7 +302,7 @@ pub(crate) async fn fetch_page(
     url: &str,
     options: FetchOptions,
     ready_by: Option<Instant>,
-) -> Result<FetchResult, ClientError> {
+) -> Result<PageResponse, ClientError> {
     let request = PageRequest {
         offset: Some(options.offset),
         limit: options.limit,
@@ -328,7 +325,7 @@ pub(crate) async fn explain_failure(
     url: &str,
     error: ClientError,
 ) -> ClientError {
-    if error.code() != ErrorCode::QueryFailed || error.failure().is_some() {
+    if error.code() != ClientErrorCode::QueryFailed || error.failure().is_some() {
         return error;
     }
     let metadata = client

@@ -1,8 +1,25 @@
 //! Progress reports of `fetch_all`, shared by the ranges (or pages) downloading at once.
 
+use std::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub(crate) type ProgressFn = Box<dyn FnMut(u64, u64) + Send>;
+
+/// A user's callback in an options struct, when one is set: its `Debug` shows only whether it is, so
+/// the options can derive theirs.
+pub(crate) struct Callback<F: ?Sized>(pub(crate) Option<Box<F>>);
+
+impl<F: ?Sized> Default for Callback<F> {
+    fn default() -> Self {
+        Self(None)
+    }
+}
+
+impl<F: ?Sized> fmt::Debug for Callback<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0.is_some(), f)
+    }
+}
 
 /// Counts rows as they arrive and calls the callback at most about every `every` rows.
 ///

@@ -69,7 +69,7 @@ impl DualResponseClient {
         let uri: Uri = call
             .url
             .parse()
-            .map_err(|e| ClientError::parse(format!("invalid resource URL: {e}")))?;
+            .map_err(|e| ClientError::parse("invalid resource URL").with_source(e))?;
         let mut retry = 0;
         loop {
             let deadline = Instant::now() + shared.timeout;

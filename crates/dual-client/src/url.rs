@@ -84,25 +84,26 @@ fn valid_id(id: &str) -> bool {
 /// `{url}/data`, with `?sort=field:order` when sorting.
 pub(crate) fn export_url(url: &str, sort: Option<&Sort>) -> String {
     let mut out = format!("{url}/data");
-    if let Some(sort) = sort {
-        out.push_str("?sort=");
-        percent_encode(&sort.field, &mut out);
-        out.push(':');
-        out.push_str(sort.order.as_str());
-    }
+    push_sort(&mut out, '?', sort);
     out
 }
 
 /// `{url}/data?offset={offset}&limit={limit}`, with `&sort=field:order` when sorting.
 pub(crate) fn range_url(url: &str, offset: u64, limit: u64, sort: Option<&Sort>) -> String {
     let mut out = format!("{url}/data?offset={offset}&limit={limit}");
+    push_sort(&mut out, '&', sort);
+    out
+}
+
+/// Appends `{separator}sort=field:order` when sorting.
+fn push_sort(out: &mut String, separator: char, sort: Option<&Sort>) {
     if let Some(sort) = sort {
-        out.push_str("&sort=");
-        percent_encode(&sort.field, &mut out);
+        out.push(separator);
+        out.push_str("sort=");
+        percent_encode(&sort.field, out);
         out.push(':');
         out.push_str(sort.order.as_str());
     }
-    out
 }
 
 /// Percent-encodes everything but unreserved characters.

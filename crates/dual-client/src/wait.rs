@@ -1,6 +1,5 @@
 //! `wait_ready`: polling a pending resource's metadata until its query has ended.
 
-use std::fmt;
 use std::time::Duration;
 
 use dual_core::{ResourceMetadata, ResourceStatus};
@@ -12,6 +11,7 @@ use tracing::Instrument;
 use crate::client::DualResponseClient;
 use crate::error::ClientError;
 use crate::parsed::ParsedDualResponse;
+use crate::progress::Callback;
 use crate::retry::retry_after;
 use crate::transport::Call;
 
@@ -27,8 +27,6 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(250);
 /// The default upper bound of the poll interval of [`wait_ready`](ParsedDualResponse::wait_ready).
 pub const DEFAULT_MAX_POLL_INTERVAL: Duration = Duration::from_secs(5);
 
-type WaitProgressFn = Box<dyn FnMut(u64, Duration) + Send>;
-
 /// How [`ParsedDualResponse::wait_ready`] waits.
 ///
 /// ```
@@ -41,11 +39,12 @@ type WaitProgressFn = Box<dyn FnMut(u64, Duration) + Send>;
 ///     .on_progress(|rows, elapsed| eprintln!("{rows} rows after {elapsed:?}"));
 /// assert!(format!("{options:?}").contains("120s"));
 /// ```
+#[derive(Debug)]
 pub struct WaitOptions {
     timeout: Duration,
     initial_interval: Duration,
     max_interval: Duration,
-    on_progress: Option<WaitProgressFn>,
+    on_progress: Callback<dyn FnMut(u64, Duration) + Send>,
 }
 
 impl Default for WaitOptions {
@@ -54,19 +53,8 @@ impl Default for WaitOptions {
             timeout: DEFAULT_WAIT_TIMEOUT,
             initial_interval: DEFAULT_POLL_INTERVAL,
             max_interval: DEFAULT_MAX_POLL_INTERVAL,
-            on_progress: None,
+            on_progress: Callback::default(),
         }
-    }
-}
-
-impl fmt::Debug for WaitOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WaitOptions")
-            .field("timeout", &self.timeout)
-            .field("initial_interval", &self.initial_interval)
-            .field("max_interval", &self.max_interval)
-            .field("on_progress", &self.on_progress.is_some())
-            .finish()
     }
 }
 
@@ -101,7 +89,7 @@ impl WaitOptions {
     /// from a server that does not).
     #[must_use]
     pub fn on_progress(mut self, callback: impl FnMut(u64, Duration) + Send + 'static) -> Self {
-        self.on_progress = Some(Box::new(callback));
+        self.on_progress = Callback(Some(Box::new(callback)));
         self
     }
 }
@@ -193,7 +181,7 @@ pub(crate) async fn until_ready(
                 None => (metadata.total_count, started.elapsed()),
             };
             rows_so_far = Some(rows);
-            if let Some(callback) = on_progress.as_mut() {
+            if let Some(callback) = on_progress.0.as_mut() {
                 callback(rows, elapsed);
             }
             let delay = retry_after(&headers, OffsetDateTime::now_utc())

@@ -4,7 +4,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use dual_client::{DualResponseClient, ErrorCode, FetchOptions};
+use dual_client::{ClientErrorCode, DualResponseClient, FetchOptions};
 use http::{Response, header};
 use http_body_util::Full;
 use hyper::server::conn::http1;
@@ -86,6 +86,6 @@ async fn https_with_an_untrusted_certificate_fails_without_retrying() {
         .fetch(FetchOptions::new())
         .await
         .expect_err("unknown issuer");
-    assert_eq!(error.code(), ErrorCode::Fetch);
+    assert_eq!(error.code(), ClientErrorCode::Fetch);
     assert!(!error.is_retryable(), "{error:?}");
 }

@@ -2,7 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use dual_client::{ErrorCode, FetchAllOptions, FetchOptions, FetchStreamOptions, ParsedDualResponse};
+use dual_client::{
+    ClientError, ClientErrorCode, FetchAllOptions, FetchOptions, FetchStreamOptions, ParsedDualResponse,
+};
 use futures_util::StreamExt;
 use http::StatusCode;
 use serde_json::json;
@@ -14,6 +16,15 @@ const PAGE: &str = r#"{"data":[{"id":1},{"id":2},{"id":3}],"total_count":3,"retu
 
 fn parsed(server: &RawServer, client: &dual_client::DualResponseClient) -> ParsedDualResponse {
     client.parse_strict(&server.tool_result()).expect("parses")
+}
+
+/// The error of `result`, which must be a `FETCH_ERROR` whose message says `needle`.
+#[track_caller]
+fn fetch_error<T: std::fmt::Debug>(result: Result<T, ClientError>, needle: &str) -> ClientError {
+    let error = result.expect_err("fails");
+    assert_eq!(error.code(), ClientErrorCode::Fetch, "{error}");
+    assert!(error.message().contains(needle), "{needle}: {error}");
+    error
 }
 
 fn short_timeout() -> dual_client::DualResponseClient {
@@ -32,7 +43,7 @@ async fn a_server_that_never_answers_is_a_timeout() {
         .fetch(FetchOptions::new())
         .await
         .expect_err("times out");
-    assert_eq!(error.code(), ErrorCode::Timeout);
+    assert_eq!(error.code(), ClientErrorCode::Timeout);
     assert!(error.is_timeout() && error.status().is_none(), "{error:?}");
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(server.hits(), 1, "timeouts are not retried");
@@ -106,7 +117,7 @@ async fn retries_are_bounded() {
         .await
         .expect_err("gives up");
     assert_eq!(server.hits(), 3, "one attempt and two retries");
-    assert_eq!(failure.code(), ErrorCode::Fetch);
+    assert_eq!(failure.code(), ClientErrorCode::Fetch);
     assert_eq!(failure.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
     assert!(failure.is_retryable());
     assert_eq!(
@@ -179,7 +190,7 @@ async fn other_error_statuses_are_never_retried() {
             .await
             .expect_err("fails");
         assert_eq!(server.hits(), 1, "{status} was retried");
-        assert_eq!(error.code(), ErrorCode::Fetch, "{status}");
+        assert_eq!(error.code(), ClientErrorCode::Fetch, "{status}");
         assert_eq!(error.status().map(|s| s.as_u16()), status[..3].parse().ok());
     }
 }
@@ -193,7 +204,7 @@ async fn query_failed_and_not_ready_have_their_codes_and_are_not_retried() {
         .fetch(FetchOptions::new())
         .await
         .expect_err("fails");
-    assert_eq!(error.code(), ErrorCode::QueryFailed);
+    assert_eq!(error.code(), ClientErrorCode::QueryFailed);
     assert_eq!(error.code().as_str(), "QUERY_FAILED");
     assert!(error.is_query_failed() && error.is_retryable());
     assert_eq!(error.failure(), None);
@@ -222,7 +233,7 @@ async fn query_failed_and_not_ready_have_their_codes_and_are_not_retried() {
         started.elapsed() < Duration::from_millis(900),
         "fetch does not wait"
     );
-    assert_eq!(error.code(), ErrorCode::NotReady);
+    assert_eq!(error.code(), ClientErrorCode::NotReady);
     assert_eq!(error.code().as_str(), "NOT_READY");
     assert_eq!(error.status(), Some(StatusCode::CONFLICT));
     assert!(error.is_not_ready() && error.is_retryable());
@@ -242,7 +253,7 @@ async fn not_found_maps_to_resource_not_found() {
             .fetch(FetchOptions::new())
             .await
             .expect_err("fails");
-        assert_eq!(error.code(), ErrorCode::ResourceNotFound, "{body}");
+        assert_eq!(error.code(), ClientErrorCode::ResourceNotFound, "{body}");
         assert_eq!(error.code().as_str(), "RESOURCE_NOT_FOUND");
     }
 }
@@ -255,12 +266,8 @@ async fn a_truncated_body_is_a_fetch_error() {
         Reply::Bytes(bytes)
     })
     .await;
-    let error = parsed(&server, &client())
-        .fetch(FetchOptions::new())
-        .await
-        .expect_err("fails");
-    assert_eq!(error.code(), ErrorCode::Fetch);
-    assert!(error.message().contains("cut off"), "{error}");
+    let result = parsed(&server, &client()).fetch(FetchOptions::new()).await;
+    fetch_error(result, "cut off");
 }
 
 #[tokio::test]
@@ -280,7 +287,7 @@ async fn wrong_or_non_json_bodies_are_fetch_errors() {
             parsed.metadata().await.err(),
         ] {
             let error = error.expect("fails");
-            assert_eq!(error.code(), ErrorCode::Fetch, "{body}");
+            assert_eq!(error.code(), ClientErrorCode::Fetch, "{body}");
             assert_eq!(error.status(), Some(StatusCode::OK), "{body}");
             assert!(error.message().contains(needle), "{body}: {error}");
             assert!(!error.message().contains("nginx"), "no body content in messages");
@@ -306,27 +313,20 @@ async fn a_cut_off_export_is_a_fetch_error() {
         .fetch_all(FetchAllOptions::new())
         .await
         .expect_err("fails");
-    assert_eq!(error.code(), ErrorCode::Fetch, "{error}");
+    assert_eq!(error.code(), ClientErrorCode::Fetch, "{error}");
 
     // Properly terminated, but the last line is incomplete.
     let server = RawServer::start(move |_, _| chunked("application/x-ndjson", body, false)).await;
-    let error = parsed(&server, &client())
-        .fetch_all(FetchAllOptions::new())
-        .await
-        .expect_err("fails");
-    assert!(error.message().contains("truncated"), "{error}");
+    let result = parsed(&server, &client()).fetch_all(FetchAllOptions::new()).await;
+    fetch_error(result, "truncated");
 }
 
 #[tokio::test]
 async fn export_lines_that_are_not_rows_are_fetch_errors() {
     let server =
         RawServer::start(|_, _| chunked("application/x-ndjson", b"{\"id\":1}\n[1,2]\n", false)).await;
-    let error = parsed(&server, &client())
-        .fetch_all(FetchAllOptions::new())
-        .await
-        .expect_err("fails");
-    assert_eq!(error.code(), ErrorCode::Fetch);
-    assert!(error.message().contains("export line 2"), "{error}");
+    let result = parsed(&server, &client()).fetch_all(FetchAllOptions::new()).await;
+    fetch_error(result, "export line 2");
 }
 
 #[tokio::test]
@@ -401,7 +401,7 @@ async fn refused_connections_are_connect_errors() {
         .await
         .expect_err("refused");
     assert!(error.is_connect() && error.is_retryable(), "{error:?}");
-    assert_eq!(error.code(), ErrorCode::Fetch);
+    assert_eq!(error.code(), ClientErrorCode::Fetch);
     assert_eq!(error.status(), None);
 }
 

@@ -1,13 +1,17 @@
 //! Every operation against the in-test contract server, with and without the `/data` export.
 
+<<<<<<< HEAD
 use std::sync::{Arc, Mutex};
 
 use dual_client::{FetchAllOptions, FetchOptions, FetchStreamOptions, Sort, SortOrder};
 use dual_testkit::client as suite;
+=======
+use dual_client::{FetchAllOptions, FetchOptions, FetchStreamOptions, Sort, SortOrder, suite};
+>>>>>>> h-client
 use futures_util::StreamExt;
 
 use crate::support::fake::{FakeConfig, FakeServer, rows};
-use crate::support::{builder, client};
+use crate::support::{builder, client, fetch_all_reporting, serve};
 
 #[tokio::test]
 async fn conformance_suite_with_export() {
@@ -23,11 +27,7 @@ async fn conformance_suite_with_export() {
 
 #[tokio::test]
 async fn conformance_suite_without_export_falls_back_to_pages() {
-    let server = FakeServer::start(FakeConfig {
-        export: false,
-        ..FakeConfig::default()
-    })
-    .await;
+    let server = FakeServer::start(FakeConfig::without_export()).await;
     let client = client();
     suite::run(&client, || async { server.fixture(23) }).await;
 }
@@ -49,31 +49,11 @@ async fn conformance_suite_through_a_base_url() {
 
 #[tokio::test]
 async fn fetch_all_of_a_small_result_is_one_range_request() {
-    let server = FakeServer::start(FakeConfig {
-        chunk_bytes: 3,
-        ..FakeConfig::default()
-    })
-    .await;
     let all = rows(1234);
-    let (_, result) = server.create("Export", all.clone());
-    let parsed = client().parse_strict(&result).expect("parses");
-    let progress = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&progress);
-    let fetched = parsed
-        .fetch_all(
-            FetchAllOptions::new()
-                .batch_size(500)
-                .on_progress(move |done, total| {
-                    sink.lock().expect("progress lock").push((done, total));
-                }),
-        )
-        .await
-        .expect("fetch_all");
+    let (server, parsed) = serve(FakeConfig::with_chunk_bytes(3), "Export", all.clone()).await;
+    let (fetched, progress) = fetch_all_reporting(&parsed, FetchAllOptions::new().batch_size(500)).await;
     assert_eq!(fetched, all);
-    assert_eq!(
-        *progress.lock().expect("progress lock"),
-        [(500, 1234), (1000, 1234), (1234, 1234)]
-    );
+    assert_eq!(progress, [(500, 1234), (1000, 1234), (1234, 1234)]);
     let log = server.log();
     assert_eq!(log.len(), 1, "{log:?}");
     assert!(
@@ -84,27 +64,11 @@ async fn fetch_all_of_a_small_result_is_one_range_request() {
 
 #[tokio::test]
 async fn fetch_all_without_export_fetches_pages_in_parallel_in_order() {
-    let server = FakeServer::start(FakeConfig {
-        export: false,
-        ..FakeConfig::default()
-    })
-    .await;
     let all = rows(1001);
-    let (_, result) = server.create("Pages", all.clone());
-    let parsed = client().parse_strict(&result).expect("parses");
-    let progress = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&progress);
-    let fetched = parsed
-        .fetch_all(
-            FetchAllOptions::new()
-                .batch_size(100)
-                .parallelism(4)
-                .on_progress(move |done, total| sink.lock().expect("lock").push((done, total))),
-        )
-        .await
-        .expect("fetch_all");
+    let (server, parsed) = serve(FakeConfig::without_export(), "Pages", all.clone()).await;
+    let options = FetchAllOptions::new().batch_size(100).parallelism(4);
+    let (fetched, progress) = fetch_all_reporting(&parsed, options).await;
     assert_eq!(fetched, all, "every row, in order");
-    let progress = progress.lock().expect("lock").clone();
     assert_eq!(progress.len(), 11);
     assert_eq!(progress.last(), Some(&(1001, 1001)));
     let log = server.log();
@@ -119,14 +83,8 @@ async fn fetch_all_without_export_fetches_pages_in_parallel_in_order() {
 
 #[tokio::test]
 async fn huge_batch_sizes_are_clamped_to_the_page_limit() {
-    let server = FakeServer::start(FakeConfig {
-        export: false,
-        ..FakeConfig::default()
-    })
-    .await;
     let all = rows(250);
-    let (_, result) = server.create("Big batch", all.clone());
-    let parsed = client().parse_strict(&result).expect("parses");
+    let (_server, parsed) = serve(FakeConfig::without_export(), "Big batch", all.clone()).await;
     // A batch larger than the contract's maximum page limit is clamped to it, not rejected.
     let fetched = parsed
         .fetch_all(FetchAllOptions::new().batch_size(1_000_000))
@@ -137,10 +95,8 @@ async fn huge_batch_sizes_are_clamped_to_the_page_limit() {
 
 #[tokio::test]
 async fn fetch_stream_holds_one_batch_at_a_time() {
-    let server = FakeServer::start(FakeConfig::default()).await;
     let all = rows(1000);
-    let (_, result) = server.create("Stream", all.clone());
-    let parsed = client().parse_strict(&result).expect("parses");
+    let (_server, parsed) = serve(FakeConfig::default(), "Stream", all.clone()).await;
     let mut stream = parsed.fetch_stream(FetchStreamOptions::new(64));
     drop(parsed); // the stream owns what it needs
     let mut sizes = Vec::new();
@@ -197,9 +153,7 @@ async fn expired_resources_are_resource_expired_everywhere() {
 
 #[tokio::test]
 async fn invalid_requests_are_fetch_errors_with_status_400() {
-    let server = FakeServer::start(FakeConfig::default()).await;
-    let (_, result) = server.create("Bad", rows(10));
-    let parsed = client().parse_strict(&result).expect("parses");
+    let (_server, parsed) = serve(FakeConfig::default(), "Bad", rows(10)).await;
     let error = parsed
         .fetch(FetchOptions::new().sort(Sort::new("no_such_column", SortOrder::Asc)))
         .await
@@ -224,16 +178,9 @@ async fn lone_link_learns_its_count_from_metadata() {
         serde_json::json!({"type": "resource_link", "uri": format!("resource://{id}"), "name": "Linked"});
     let mut parsed = client.parse_strict(&link).expect("parses with a base URL");
     assert_eq!(parsed.total_count(), None);
-    let progress = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&progress);
-    let all = parsed
-        .fetch_all(FetchAllOptions::new().batch_size(5).on_progress(move |d, t| {
-            sink.lock().expect("lock").push((d, t));
-        }))
-        .await
-        .expect("fetch_all");
+    let (all, progress) = fetch_all_reporting(&parsed, FetchAllOptions::new().batch_size(5)).await;
     assert_eq!(all, rows(12));
-    assert_eq!(*progress.lock().expect("lock"), [(5, 12), (10, 12), (12, 12)]);
+    assert_eq!(progress, [(5, 12), (10, 12), (12, 12)]);
     parsed.load_metadata().await.expect("metadata");
     assert_eq!(parsed.total_count(), Some(12));
     assert_eq!(parsed.columns().len(), 4);

@@ -1,14 +1,13 @@
 //! `fetch_all` as parallel row ranges of `/data`: order, coverage, progress, count checks, retries,
 //! the in-flight bound and the sort, measured at the in-test contract server.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dual_client::{ErrorCode, FetchAllOptions, Sort, SortOrder};
+use dual_client::{ClientErrorCode, FetchAllOptions, Sort, SortOrder};
 use serde_json::Value;
 
-use crate::support::client;
 use crate::support::fake::{FakeConfig, FakeServer, rows};
+use crate::support::{client, create_parsed, fetch_all_reporting, serve};
 
 /// The `offset` and `limit` of every `/data` request in the log, in the order they came.
 fn data_requests(server: &FakeServer) -> Vec<(u64, u64)> {
@@ -29,10 +28,7 @@ fn data_requests(server: &FakeServer) -> Vec<(u64, u64)> {
 }
 
 fn fast_config() -> FakeConfig {
-    FakeConfig {
-        chunk_bytes: 4096,
-        ..FakeConfig::default()
-    }
+    FakeConfig::with_chunk_bytes(4096)
 }
 
 /// Sets the `total_count` the tool result claims.
@@ -53,8 +49,7 @@ async fn every_row_exactly_once_in_order() {
     ] {
         for parallelism in [1, 8] {
             let all = rows(total);
-            let (_, result) = server.create("Ranges", all.clone());
-            let parsed = client().parse_strict(&result).expect("parses");
+            let parsed = create_parsed(&server, "Ranges", all.clone());
             let before = data_requests(&server).len();
             let mut options = FetchAllOptions::new().parallelism(parallelism);
             if let Some(rows) = range_rows {
@@ -83,9 +78,7 @@ async fn every_row_exactly_once_in_order() {
 
 #[tokio::test]
 async fn default_ranges_are_sized_from_the_total() {
-    let server = FakeServer::start(fast_config()).await;
-    let (_, result) = server.create("Default", rows(20_000));
-    let parsed = client().parse_strict(&result).expect("parses");
+    let (server, parsed) = serve(fast_config(), "Default", rows(20_000)).await;
     let fetched = parsed.fetch_all(FetchAllOptions::new()).await.expect("fetch_all");
     assert_eq!(fetched.len(), 20_000);
     // max(4096, ⌈20,000 / (4 × 4)⌉) = 4096 rows per range; the last asks for one more.
@@ -105,28 +98,14 @@ async fn default_ranges_are_sized_from_the_total() {
 
 #[tokio::test]
 async fn progress_only_grows_and_reaches_the_total() {
-    let server = FakeServer::start(FakeConfig {
-        chunk_bytes: 300,
-        ..FakeConfig::default()
-    })
-    .await;
     let all = rows(3001);
-    let (_, result) = server.create("Progress", all.clone());
-    let parsed = client().parse_strict(&result).expect("parses");
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&seen);
-    let fetched = parsed
-        .fetch_all(
-            FetchAllOptions::new()
-                .parallelism(8)
-                .range_rows(101)
-                .batch_size(50)
-                .on_progress(move |done, total| sink.lock().expect("lock").push((done, total))),
-        )
-        .await
-        .expect("fetch_all");
+    let (_server, parsed) = serve(FakeConfig::with_chunk_bytes(300), "Progress", all.clone()).await;
+    let options = FetchAllOptions::new()
+        .parallelism(8)
+        .range_rows(101)
+        .batch_size(50);
+    let (fetched, seen) = fetch_all_reporting(&parsed, options).await;
     assert!(fetched == all);
-    let seen = seen.lock().expect("lock").clone();
     assert!(
         seen.len() >= 3001 / 101,
         "reported as rows arrive: {}",
@@ -139,18 +118,20 @@ async fn progress_only_grows_and_reaches_the_total() {
 
 #[tokio::test]
 async fn a_short_range_is_an_error_with_expected_and_got() {
-    let server = FakeServer::start(FakeConfig {
-        short_range_at: Some(97),
-        ..fast_config()
-    })
+    let (_server, parsed) = serve(
+        FakeConfig {
+            short_range_at: Some(97),
+            ..fast_config()
+        },
+        "Short",
+        rows(1000),
+    )
     .await;
-    let (_, result) = server.create("Short", rows(1000));
-    let parsed = client().parse_strict(&result).expect("parses");
     let error = parsed
         .fetch_all(FetchAllOptions::new().range_rows(97))
         .await
         .expect_err("a short range");
-    assert_eq!(error.code(), ErrorCode::Fetch);
+    assert_eq!(error.code(), ClientErrorCode::Fetch);
     assert!(error.message().contains("rows 97..194"), "{error}");
     assert!(error.message().contains("expected 97 rows, got 96"), "{error}");
 }
@@ -168,7 +149,7 @@ async fn a_total_count_the_rows_disagree_with_is_an_error() {
                 .fetch_all(FetchAllOptions::new().range_rows(range_rows))
                 .await
                 .expect_err("count mismatch");
-            assert_eq!(error.code(), ErrorCode::Fetch, "{error}");
+            assert_eq!(error.code(), ClientErrorCode::Fetch, "{error}");
             assert!(error.message().contains(what), "{claimed}: {error}");
         }
     }
@@ -176,14 +157,16 @@ async fn a_total_count_the_rows_disagree_with_is_an_error() {
 
 #[tokio::test]
 async fn a_range_that_fails_once_is_retried_alone_after_retry_after() {
-    let server = FakeServer::start(FakeConfig {
-        fail_once_at: Some(194),
-        ..fast_config()
-    })
-    .await;
     let all = rows(1000);
-    let (_, result) = server.create("Flaky", all.clone());
-    let parsed = client().parse_strict(&result).expect("parses");
+    let (server, parsed) = serve(
+        FakeConfig {
+            fail_once_at: Some(194),
+            ..fast_config()
+        },
+        "Flaky",
+        all.clone(),
+    )
+    .await;
     let started = Instant::now();
     let fetched = parsed
         .fetch_all(FetchAllOptions::new().range_rows(97).parallelism(4))
@@ -205,14 +188,16 @@ async fn a_range_that_fails_once_is_retried_alone_after_retry_after() {
 #[tokio::test]
 async fn never_more_than_parallelism_requests_in_flight() {
     for parallelism in [1, 3, 4] {
-        let server = FakeServer::start(FakeConfig {
-            data_delay: Some(Duration::from_millis(20)),
-            ..fast_config()
-        })
-        .await;
         let all = rows(2000);
-        let (_, result) = server.create("Bounded", all.clone());
-        let parsed = client().parse_strict(&result).expect("parses");
+        let (server, parsed) = serve(
+            FakeConfig {
+                data_delay: Some(Duration::from_millis(20)),
+                ..fast_config()
+            },
+            "Bounded",
+            all.clone(),
+        )
+        .await;
         let fetched = parsed
             .fetch_all(FetchAllOptions::new().range_rows(100).parallelism(parallelism))
             .await
@@ -229,10 +214,8 @@ async fn never_more_than_parallelism_requests_in_flight() {
 
 #[tokio::test]
 async fn the_sort_goes_with_every_range() {
-    let server = FakeServer::start(fast_config()).await;
     let all = rows(500);
-    let (_, result) = server.create("Sorted", all.clone());
-    let parsed = client().parse_strict(&result).expect("parses");
+    let (server, parsed) = serve(fast_config(), "Sorted", all.clone()).await;
     let fetched = parsed
         .fetch_all(
             FetchAllOptions::new()
@@ -275,29 +258,14 @@ async fn the_fake_implements_the_range_contract() {
     let server = FakeServer::start(fast_config()).await;
     let (id, _) = server.create("Contract", rows(10));
     let data = format!("/resources/{id}/data");
-    assert!(
-        status_of(&server, &format!("{data}?offset=10&limit=5"))
-            .await
-            .contains("200")
-    );
-    assert!(
-        status_of(&server, &format!("{data}?offset=11&limit=5"))
-            .await
-            .contains("400")
-    );
-    assert!(
-        status_of(&server, &format!("{data}?offset=0&limit=0"))
-            .await
-            .contains("400")
-    );
-    assert!(
-        status_of(&server, &format!("{data}?offset=-1"))
-            .await
-            .contains("400")
-    );
-    assert!(
-        status_of(&server, &format!("{data}?page=2"))
-            .await
-            .contains("400")
-    );
+    for (query, status) in [
+        ("?offset=10&limit=5", "200"),
+        ("?offset=11&limit=5", "400"),
+        ("?offset=0&limit=0", "400"),
+        ("?offset=-1", "400"),
+        ("?page=2", "400"),
+    ] {
+        let line = status_of(&server, &format!("{data}{query}")).await;
+        assert!(line.contains(status), "{query}: {line}");
+    }
 }

@@ -1,6 +1,6 @@
 //! Every shape docs/DESIGN.md §6 lists, from fixture files.
 
-use dual_client::{ColumnType, DualResponseClient, ErrorCode, ParsedDualResponse};
+use dual_client::{ClientErrorCode, ColumnType, DualResponseClient, ParsedDualResponse};
 use dual_core::mcp::StructuredContent;
 use dual_core::{Column, DualResponse, ResourceId, ResourceStatus};
 use proptest::prelude::*;
@@ -17,19 +17,27 @@ fn fixture(name: &str) -> Value {
 }
 
 fn parse(name: &str) -> ParsedDualResponse {
-    DualResponseClient::new()
-        .parse_strict(&fixture(name))
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    parse_value(&fixture(name), name)
 }
 
-/// What every fixture of our own shape must yield.
-fn assert_ours(parsed: &ParsedDualResponse) {
-    assert_eq!(parsed.total_count(), Some(847));
-    assert_eq!(parsed.sample().len(), 3);
-    assert_eq!(parsed.sample()[0]["name"], "Rutgers University");
-    assert_eq!(parsed.resource_uri(), Some(format!("resource://{ID}").as_str()));
-    assert_eq!(parsed.resource_url(), URL);
-    assert_eq!(parsed.name(), Some("Institution Search Results"));
+fn parse_value(value: &Value, what: &str) -> ParsedDualResponse {
+    DualResponseClient::new()
+        .parse_strict(value)
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
+/// What every fixture of our own shape must yield; `what` names it in failures.
+fn assert_ours(parsed: &ParsedDualResponse, what: &str) {
+    assert_eq!(parsed.total_count(), Some(847), "{what}");
+    assert_eq!(parsed.sample().len(), 3, "{what}");
+    assert_eq!(parsed.sample()[0]["name"], "Rutgers University", "{what}");
+    assert_eq!(
+        parsed.resource_uri(),
+        Some(format!("resource://{ID}").as_str()),
+        "{what}"
+    );
+    assert_eq!(parsed.resource_url(), URL, "{what}");
+    assert_eq!(parsed.name(), Some("Institution Search Results"), "{what}");
     let columns: Vec<_> = parsed
         .columns()
         .iter()
@@ -43,53 +51,49 @@ fn assert_ours(parsed: &ParsedDualResponse) {
             ("state", ColumnType::String),
             ("enrollment", ColumnType::Integer),
             ("public", ColumnType::Boolean),
-        ]
+        ],
+        "{what}"
     );
-    assert_eq!(parsed.executed_at(), Some(datetime!(2026-01-15 10:30:00 UTC)));
-    assert_eq!(parsed.expires_at(), Some(datetime!(2026-01-15 10:45:00 UTC)));
+    assert_eq!(
+        parsed.executed_at(),
+        Some(datetime!(2026-01-15 10:30:00 UTC)),
+        "{what}"
+    );
+    assert_eq!(
+        parsed.expires_at(),
+        Some(datetime!(2026-01-15 10:45:00 UTC)),
+        "{what}"
+    );
     assert!(
         parsed.is_expired(),
-        "expired in 2026-01 by any clock running these tests"
+        "{what}: expired in 2026-01 by any clock running these tests"
     );
 }
 
+/// Our own shape, in every wrapper a tool result arrives in.
 #[test]
-fn whole_tool_result() {
-    assert_ours(&parse("tool_result.json"));
-}
-
-#[test]
-fn structured_content_alone() {
-    assert_ours(&parse("structured_content.json"));
-}
-
-#[test]
-fn content_array_with_the_json_in_a_text_block() {
-    assert_ours(&parse("content_only.json"));
-    // The bare array, as some SDKs hand over `content` alone.
-    assert_ours(
-        &DualResponseClient::new()
-            .parse_strict(&fixture("content_only.json")["content"])
-            .unwrap_or_else(|e| panic!("{e}")),
-    );
-}
-
-#[test]
-fn openai_agents_output_item() {
-    assert_ours(&parse("openai_agents_item.json"));
-}
-
-#[test]
-fn agent_output_holding_a_whole_tool_result_as_a_string() {
-    assert_ours(&parse("agent_output_tool_result.json"));
-    // The output string alone, too.
-    let output = fixture("agent_output_tool_result.json")["output"].clone();
-    assert!(output.is_string());
-    assert_ours(
-        &DualResponseClient::new()
-            .parse_strict(&output)
-            .unwrap_or_else(|e| panic!("{e}")),
-    );
+fn our_shape_in_every_wrapper() {
+    let content_only = fixture("content_only.json");
+    let agent_output = fixture("agent_output_tool_result.json");
+    assert!(agent_output["output"].is_string());
+    for (what, value) in [
+        ("a whole tool result", fixture("tool_result.json")),
+        ("structuredContent alone", fixture("structured_content.json")),
+        (
+            "a content array with the JSON in a text block",
+            content_only.clone(),
+        ),
+        // As some SDKs hand over `content` alone.
+        ("the bare content array", content_only["content"].clone()),
+        ("an OpenAI Agents output item", fixture("openai_agents_item.json")),
+        (
+            "agent output holding a whole tool result as a string",
+            agent_output.clone(),
+        ),
+        ("the agent output string alone", agent_output["output"].clone()),
+    ] {
+        assert_ours(&parse_value(&value, what), what);
+    }
 }
 
 #[test]
@@ -195,7 +199,7 @@ fn other_tool_results_are_not_dual_responses() {
     ] {
         assert!(client.parse(&value).is_none(), "{value}");
         let error = client.parse_strict(&value).err();
-        assert_eq!(error.map(|e| e.code()), Some(ErrorCode::Parse), "{value}");
+        assert_eq!(error.map(|e| e.code()), Some(ClientErrorCode::Parse), "{value}");
     }
 }
 
@@ -243,7 +247,10 @@ fn parse_str_and_from_structured() {
         env!("CARGO_MANIFEST_DIR")
     ))
     .unwrap_or_default();
-    assert_ours(&client.parse_str(&text).unwrap_or_else(|e| panic!("{e}")));
+    assert_ours(
+        &client.parse_str(&text).unwrap_or_else(|e| panic!("{e}")),
+        "parse_str",
+    );
     assert!(client.parse_str("{oops").is_err_and(|e| e.is_parse()));
 
     let structured: StructuredContent =
@@ -252,6 +259,7 @@ fn parse_str_and_from_structured() {
         &client
             .from_structured(&structured)
             .unwrap_or_else(|e| panic!("{e}")),
+        "from_structured",
     );
 }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dual_client::{
-    DualResponseClient, ErrorCode, FailureCode, FetchAllOptions, FetchOptions, FetchStreamOptions,
+    ClientErrorCode, DualResponseClient, FailureCode, FetchAllOptions, FetchOptions, FetchStreamOptions,
     ParsedDualResponse, ResourceStatus, Row, WaitOptions,
 };
 use dual_http::DualHttp;
@@ -178,7 +178,7 @@ async fn a_pending_resource_is_not_ready_then_waited_for() {
     let started = Instant::now();
     let error = parsed.fetch(FetchOptions::new()).await.expect_err("not ready");
     assert!(started.elapsed() < Duration::from_millis(900), "fetch waited");
-    assert_eq!(error.code(), ErrorCode::NotReady);
+    assert_eq!(error.code(), ClientErrorCode::NotReady);
     assert_eq!(error.code().as_str(), "NOT_READY");
     assert_eq!(error.status(), Some(StatusCode::CONFLICT));
     assert!(error.is_retryable(), "{error:?}");
@@ -190,7 +190,7 @@ async fn a_pending_resource_is_not_ready_then_waited_for() {
         .await
         .expect_err("still pending");
     let waited = started.elapsed();
-    assert_eq!(error.code(), ErrorCode::Timeout, "{error:?}");
+    assert_eq!(error.code(), ClientErrorCode::Timeout, "{error:?}");
     assert!(error.message().contains("7 rows so far"), "{error}");
     assert!(
         waited >= Duration::from_millis(300) && waited < Duration::from_secs(2),
@@ -283,7 +283,7 @@ async fn a_failed_query_is_query_failed_with_its_code() {
     executor.open_later(Duration::from_millis(200), 1);
     let error = parsed.wait_ready(fast()).await.expect_err("failed");
     let check = |error: &dual_client::ClientError, what: &str| {
-        assert_eq!(error.code(), ErrorCode::QueryFailed, "{what}: {error:?}");
+        assert_eq!(error.code(), ClientErrorCode::QueryFailed, "{what}: {error:?}");
         assert_eq!(error.code().as_str(), "QUERY_FAILED");
         assert_eq!(
             error.failure_code(),
@@ -339,7 +339,7 @@ async fn a_not_ready_answer_is_asked_again_after_retry_after_within_the_wait() {
         .fetch_all(FetchAllOptions::new().wait_timeout(Duration::from_millis(500)))
         .await
         .expect_err("still running");
-    assert_eq!(error.code(), ErrorCode::Timeout, "{error:?}");
+    assert_eq!(error.code(), ClientErrorCode::Timeout, "{error:?}");
     let waited = started.elapsed();
     assert!(
         waited >= Duration::from_millis(500) && waited < Duration::from_secs(3),
@@ -453,5 +453,9 @@ async fn delete_over_rest_cancels_a_pending_query_within_a_second() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let gone = parsed.metadata().await.expect_err("the resource is gone");
-    assert_eq!(gone.code(), dual_client::ErrorCode::ResourceNotFound, "{gone}");
+    assert_eq!(
+        gone.code(),
+        dual_client::ClientErrorCode::ResourceNotFound,
+        "{gone}"
+    );
 }

@@ -47,6 +47,24 @@ pub(crate) struct FakeConfig {
     pub(crate) fail_once_at: Option<u64>,
 }
 
+impl FakeConfig {
+    /// The defaults, with export body frames of `bytes` bytes.
+    pub(crate) fn with_chunk_bytes(bytes: usize) -> Self {
+        Self {
+            chunk_bytes: bytes,
+            ..Self::default()
+        }
+    }
+
+    /// The defaults, without the `/data` export (like the reference server).
+    pub(crate) fn without_export() -> Self {
+        Self {
+            export: false,
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for FakeConfig {
     fn default() -> Self {
         Self {
