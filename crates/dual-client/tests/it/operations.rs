@@ -1,13 +1,7 @@
 //! Every operation against the in-test contract server, with and without the `/data` export.
 
-<<<<<<< HEAD
-use std::sync::{Arc, Mutex};
-
 use dual_client::{FetchAllOptions, FetchOptions, FetchStreamOptions, Sort, SortOrder};
 use dual_testkit::client as suite;
-=======
-use dual_client::{FetchAllOptions, FetchOptions, FetchStreamOptions, Sort, SortOrder, suite};
->>>>>>> h-client
 use futures_util::StreamExt;
 
 use crate::support::fake::{FakeConfig, FakeServer, rows};
