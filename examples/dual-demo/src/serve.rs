@@ -7,8 +7,10 @@ mod activity;
 mod backoff;
 mod conn;
 mod drain_body;
+mod guard;
 mod io;
 mod mcp_checks;
+mod mcp_endpoint;
 mod reply;
 mod request_body;
 mod router;
@@ -20,9 +22,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use dual_server::DualResponseServer;
-use http_body_util::combinators::UnsyncBoxBody;
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
@@ -40,8 +40,8 @@ pub const MCP_PATH: &str = "/mcp";
 /// Where the REST API is mounted.
 pub const REST_PREFIX: &str = "/resources";
 
-/// The response body of the router: rmcp's and dual-http's bodies, boxed.
-pub type RouterBody = UnsyncBoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+/// The response body of the router: axum's, boxing rmcp's and dual-http's bodies.
+pub type RouterBody = axum::body::Body;
 
 /// Default of `serve --pending-after-ms`: 2 seconds.
 pub const DEFAULT_PENDING_AFTER: Duration = Duration::from_secs(2);
@@ -364,14 +364,7 @@ pub async fn start(options: &ServeOptions) -> Result<Running, ServeError> {
         .unwrap_or_else(|| format!("http://{addr}{REST_PREFIX}"));
     let (server, db_path) = build_server(options, &base_url).await?;
     let switches = running::Switches::default();
-    let router = Router::new(
-        server.clone(),
-        addr,
-        &base_url,
-        options,
-        switches.mcp_sessions.clone(),
-        switches.draining.clone(),
-    );
+    let router = Router::new(server.clone(), addr, &base_url, options, &switches);
     let connections = TaskTracker::new();
     let acceptor = accept::Acceptor {
         listener,

@@ -4,6 +4,10 @@
 //! accepting and waits for a permit (new clients wait in the kernel's listen backlog); after an
 //! accept error (`EMFILE`, `ENFILE`, `ENOBUFS`, …) it pauses, longer after each consecutive one, up
 //! to a second. Both situations log at most one line per second, with the number held back.
+//!
+//! Hand-written in the shape of hyper's server example (accept, spawn `serve_connection`, hyper-util's
+//! `GracefulShutdown`): `axum::serve` would need a custom `Listener` for the cap, the back-off and
+//! [`TimedIo`](super::io::TimedIo), and still could not cut the connections left after the grace period.
 
 use std::sync::Arc;
 use std::time::Duration;

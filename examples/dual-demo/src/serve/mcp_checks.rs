@@ -1,15 +1,14 @@
-//! Answers the router gives in front of rmcp where rmcp's would be wrong (see the README's known
+//! Answers the MCP endpoint gives in front of rmcp where rmcp's would be wrong (see the README's known
 //! issues): a POST body that is not JSON is a JSON-RPC parse error (`-32700`, HTTP 400), a JSON body
 //! that is no JSON-RPC message an invalid request (`-32600`, HTTP 400), rather than rmcp's 415; and
 //! `DELETE` of a session that does not exist is 404 rather than 202.
 
+use axum::body::Body;
 use bytes::Bytes;
 use http::{HeaderMap, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming;
 use rmcp::model::ClientJsonRpcMessage;
 
-use super::request_body::TimedBody;
 use super::{RouterBody, reply};
 
 /// The largest MCP request body, as rmcp's own default (4 MiB); rmcp is configured with the same.
@@ -19,7 +18,7 @@ pub(super) const MAX_MCP_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// messages it can parse. Other requests (and POSTs that are not `application/json`, which rmcp
 /// answers 415 as the transport requires) pass through untouched.
 pub(super) async fn checked_post(
-    request: Request<TimedBody<Incoming>>,
+    request: Request<Body>,
 ) -> Result<Request<Full<Bytes>>, Response<RouterBody>> {
     let (parts, body) = request.into_parts();
     let bytes = match Limited::new(body, MAX_MCP_BODY_BYTES).collect().await {
@@ -27,7 +26,7 @@ pub(super) async fn checked_post(
         Err(error) if error.is::<http_body_util::LengthLimitError>() => {
             return Err(reply::mcp_payload_too_large(MAX_MCP_BODY_BYTES));
         }
-        // A body that did not arrive: the router answers 408 when it was the deadline.
+        // A body that did not arrive: the guard answers 408 when it was the deadline.
         Err(_) => {
             return Err(reply::jsonrpc_error(
                 StatusCode::BAD_REQUEST,

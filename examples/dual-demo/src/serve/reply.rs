@@ -3,9 +3,8 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
+use axum::body::Body;
 use http::{HeaderValue, Response, StatusCode, header};
-use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
 
 use super::RouterBody;
@@ -91,11 +90,7 @@ fn error(code: &str, message: &str, retryable: bool) -> Value {
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response<RouterBody> {
-    let mut response = Response::new(
-        Full::new(Bytes::from(body.to_string()))
-            .map_err(|never| match never {})
-            .boxed_unsync(),
-    );
+    let mut response = Response::new(Body::from(body.to_string()));
     *response.status_mut() = status;
     response
         .headers_mut()

@@ -1,6 +1,9 @@
 //! A request body with a deadline: the whole body must arrive within the limit, counted from the
 //! moment the request reached the router. A half-sent body fails with
-//! [`RequestBodyError::TimedOut`], and the router answers `408` and closes the connection.
+//! [`RequestBodyError::TimedOut`], and the guard answers `408` and closes the connection.
+//!
+//! Hand-written: tower-http's `TimeoutBody` bounds the wait for each frame, not the whole body, and
+//! does not tell the guard that the deadline, rather than the client, ended the body.
 
 use std::pin::Pin;
 use std::sync::Arc;

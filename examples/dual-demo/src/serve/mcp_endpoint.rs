@@ -1,0 +1,134 @@
+//! The `/mcp` endpoint: rmcp's [`StreamableHttpService`] behind the MCP session cap and the checks of
+//! `super::mcp_checks`, with its `GET /mcp` event streams ended when the server starts draining.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use dual_server::DualResponseServer;
+use http::{Method, Response};
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::common::http_header::HEADER_SESSION_ID;
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use tokio_util::sync::CancellationToken;
+
+use super::backoff::LogThrottle;
+use super::drain_body::DrainBody;
+use super::mcp_checks::{self, MAX_MCP_BODY_BYTES};
+use super::running::Switches;
+use super::sessions::SessionCap;
+use super::{RouterBody, ServeOptions, reply};
+use crate::mcp_server::DemoMcp;
+
+/// rmcp's service with the demo's bounds.
+#[derive(Clone)]
+pub(super) struct McpEndpoint {
+    service: StreamableHttpService<DemoMcp, LocalSessionManager>,
+    sessions: SessionCap,
+    draining: CancellationToken,
+    /// One "cap reached" line per second; a std mutex, never held across an `.await`.
+    cap_log: Arc<Mutex<LogThrottle>>,
+}
+
+impl McpEndpoint {
+    /// rmcp over `server`, accepting the `Host` headers `hosts` (its DNS-rebinding protection).
+    /// `switches.mcp_sessions` ends every MCP session; `switches.draining` ends the open
+    /// `GET /mcp` event streams.
+    pub(super) fn new(
+        server: DualResponseServer,
+        hosts: Vec<String>,
+        options: &ServeOptions,
+        switches: &Switches,
+    ) -> Self {
+        // No SSE priming events: they exist for resuming a stream from an event store, which this
+        // server has none of, and clients of versions before 2025-11-25 do not expect them (the
+        // Python SDK 1.9.4 logs a parse error for each).
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(hosts)
+            .with_cancellation_token(switches.mcp_sessions.clone())
+            .with_sse_retry(None)
+            .with_max_request_body_bytes(MAX_MCP_BODY_BYTES);
+        let cap = SessionCap::new(options.max_mcp_sessions, options.mcp_session_idle);
+        let service =
+            StreamableHttpService::new(move || Ok(DemoMcp::new(server.clone())), cap.manager(), config);
+        Self {
+            service,
+            sessions: cap,
+            draining: switches.draining.clone(),
+            cap_log: Arc::new(Mutex::new(LogThrottle::new(Duration::from_secs(1)))),
+        }
+    }
+
+    /// Logs, at most once a second, that the session cap refused a client.
+    fn log_cap_reached(&self) {
+        let admitted = self
+            .cap_log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .admit();
+        if let Some(suppressed) = admitted {
+            tracing::warn!(
+                cap = self.sessions.max(),
+                suppressed,
+                "MCP session cap reached: refusing new sessions"
+            );
+        }
+    }
+}
+
+/// The `Host` headers MCP accepts: loopback names, the IP of `addr` and the host of `base_url`.
+pub(super) fn allowed_hosts(addr: SocketAddr, base_url: &str) -> Vec<String> {
+    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+    hosts.push(addr.ip().to_string());
+    if let Some(host) = base_url
+        .parse::<http::Uri>()
+        .ok()
+        .and_then(|uri| uri.host().map(str::to_owned))
+    {
+        hosts.push(host);
+    }
+    hosts
+}
+
+/// Answers one request to `/mcp`.
+pub(super) async fn handle(State(endpoint): State<McpEndpoint>, request: Request) -> Response<RouterBody> {
+    // A POST without a session id starts a session (an `initialize`); rmcp refuses any other
+    // message without one, so holding a slot for those too costs nothing.
+    let new_session = request.method() == Method::POST && !request.headers().contains_key(HEADER_SESSION_ID);
+    let _admission = if new_session {
+        let Some(admission) = endpoint.sessions.admit().await else {
+            endpoint.log_cap_reached();
+            return reply::too_many_sessions(endpoint.sessions.max());
+        };
+        Some(admission)
+    } else {
+        None
+    };
+    if request.method() == Method::DELETE
+        && let Some(id) = request
+            .headers()
+            .get(HEADER_SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+        && !endpoint.sessions.contains(id).await
+    {
+        return mcp_checks::unknown_session();
+    }
+    let event_stream = request.method() == Method::GET;
+    let response = if request.method() == Method::POST && mcp_checks::is_json(request.headers()) {
+        match mcp_checks::checked_post(request).await {
+            Ok(request) => endpoint.service.handle(request).await,
+            Err(response) => return response,
+        }
+    } else {
+        endpoint.service.handle(request).await
+    };
+    if event_stream {
+        let draining = endpoint.draining.clone();
+        response.map(|body| Body::new(DrainBody::new(body, draining)))
+    } else {
+        response.map(Body::new)
+    }
+}
