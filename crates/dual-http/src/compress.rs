@@ -49,34 +49,37 @@ impl Compressor {
 
     /// Compresses `data` and flushes, returning every compressed byte produced so far.
     pub(crate) fn frame(&mut self, data: &[u8]) -> std::io::Result<Vec<u8>> {
-        match self {
-            Self::Gzip(encoder) => {
-                encoder.write_all(data)?;
-                encoder.flush()?;
-                Ok(std::mem::take(encoder.get_mut()))
-            }
-            Self::Zstd(encoder) => {
-                encoder.write_all(data)?;
-                encoder.flush()?;
-                Ok(std::mem::take(encoder.get_mut()))
-            }
-        }
+        self.write(data, false)
     }
 
     /// Compresses `data` and ends the stream (gzip trailer, zstd epilogue), returning the last bytes.
     pub(crate) fn finish(&mut self, data: &[u8]) -> std::io::Result<Vec<u8>> {
-        match self {
+        self.write(data, true)
+    }
+
+    /// Compresses `data`, then flushes or (with `end`) finishes the stream, and takes the output.
+    fn write(&mut self, data: &[u8], end: bool) -> std::io::Result<Vec<u8>> {
+        let out = match self {
             Self::Gzip(encoder) => {
                 encoder.write_all(data)?;
-                encoder.try_finish()?;
-                Ok(std::mem::take(encoder.get_mut()))
+                if end {
+                    encoder.try_finish()?
+                } else {
+                    encoder.flush()?
+                }
+                encoder.get_mut()
             }
             Self::Zstd(encoder) => {
                 encoder.write_all(data)?;
-                encoder.do_finish()?;
-                Ok(std::mem::take(encoder.get_mut()))
+                if end {
+                    encoder.do_finish()?
+                } else {
+                    encoder.flush()?
+                }
+                encoder.get_mut()
             }
-        }
+        };
+        Ok(std::mem::take(out))
     }
 }
 

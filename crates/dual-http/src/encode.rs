@@ -188,13 +188,17 @@ mod tests {
     use dual_core::ColumnType;
     use serde_json::json;
 
-    fn encode(format: ExportFormat, rows: &[Value]) -> String {
+    fn encoder(format: ExportFormat) -> Encoder {
         let columns = vec![
             Column::new("id", ColumnType::Integer),
             Column::new("name", ColumnType::String),
             Column::new("tags", ColumnType::Json),
         ];
-        let mut encoder = Encoder::new(format, columns);
+        Encoder::new(format, columns)
+    }
+
+    fn encode(format: ExportFormat, rows: &[Value]) -> String {
+        let mut encoder = encoder(format);
         let mut out = Vec::new();
         assert!(encoder.open(&mut out).is_ok());
         for row in rows {
@@ -227,12 +231,7 @@ mod tests {
             json!({"id": 2, "name": "Zoë\nline"}),
         ];
         for format in [ExportFormat::Json, ExportFormat::Ndjson, ExportFormat::Csv] {
-            let columns = vec![
-                Column::new("id", ColumnType::Integer),
-                Column::new("name", ColumnType::String),
-                Column::new("tags", ColumnType::Json),
-            ];
-            let mut encoder = Encoder::new(format, columns);
+            let mut encoder = encoder(format);
             let mut out = Vec::new();
             assert!(encoder.open(&mut out).is_ok());
             for row in &rows {
