@@ -20,7 +20,7 @@ use crate::snapshot;
 use crate::sorted::SortCache;
 use crate::sweeper::Sweeper;
 use crate::{
-    BuildError, Caller, DualResponseServerBuilder, QueryExecutor, RowStream, ServerError, take_rows,
+    Caller, DualResponseServerBuilder, QueryExecutor, RowStream, ServerBuildError, ServerError, take_rows,
 };
 
 /// Name of a resource created without one.
@@ -72,11 +72,11 @@ impl DualResponseServer {
         spool: Option<Spool>,
         registry: Registry,
         clock: Clock,
-    ) -> Result<Self, BuildError> {
+    ) -> Result<Self, ServerBuildError> {
         let sorts = Arc::new(SortCache::new(config.sort_cache_bytes));
         let sweeper = match config.cleanup_interval {
             Some(interval) => {
-                tokio::runtime::Handle::try_current().map_err(|_| BuildError::NoRuntime)?;
+                tokio::runtime::Handle::try_current().map_err(|_| ServerBuildError::NoRuntime)?;
                 Some(Sweeper::spawn(
                     Arc::clone(&store),
                     spool.clone(),
