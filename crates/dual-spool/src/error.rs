@@ -46,8 +46,17 @@ pub enum SpoolError {
         len: usize,
     },
     /// The spool's configuration is invalid (a malformed `s3://` URL, an unusable directory).
-    #[error("invalid spool configuration: {0}")]
-    Config(String),
+    #[error(
+        "invalid spool configuration: {message}{}",
+        .source.as_ref().map(|cause| format!(": {cause}")).unwrap_or_default()
+    )]
+    Config {
+        /// What is wrong, e.g. `spill directory /var/spool/dual`.
+        message: String,
+        /// Why, when another error (the file system's, `object_store`'s) says so.
+        #[source]
+        source: Option<BoxError>,
+    },
 }
 
 impl SpoolError {
@@ -56,6 +65,28 @@ impl SpoolError {
         Self::Unavailable {
             source: source.into(),
         }
+    }
+
+    /// [`SpoolError::Config`] with `message` and no cause yet.
+    #[must_use]
+    pub fn config(message: impl Into<String>) -> Self {
+        Self::Config {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// The same error with `source` as its cause: the cause of a [`SpoolError::Config`] or a
+    /// [`SpoolError::Unavailable`] is replaced, other variants (which have none) are returned
+    /// unchanged.
+    #[must_use]
+    pub fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        match &mut self {
+            Self::Config { source: slot, .. } => *slot = Some(source.into()),
+            Self::Unavailable { source: slot } => *slot = source.into(),
+            _ => {}
+        }
+        self
     }
 
     /// The REST code for this error: `not_found` or `storage_error`.
@@ -67,7 +98,7 @@ impl SpoolError {
             | Self::Unavailable { .. }
             | Self::Corrupt { .. }
             | Self::RowTooLarge { .. }
-            | Self::Config(_) => ErrorCode::StorageError,
+            | Self::Config { .. } => ErrorCode::StorageError,
         }
     }
 
@@ -108,5 +139,22 @@ mod tests {
             (missing.code(), missing.is_retryable()),
             (ErrorCode::NotFound, false)
         );
+    }
+
+    #[test]
+    fn a_configuration_error_shows_and_keeps_its_cause() {
+        let plain = SpoolError::config("\"x\" is not s3://BUCKET[/PREFIX]");
+        assert_eq!(
+            plain.to_string(),
+            "invalid spool configuration: \"x\" is not s3://BUCKET[/PREFIX]"
+        );
+        assert!(std::error::Error::source(&plain).is_none());
+        let caused = SpoolError::config("spill directory").with_source(std::io::Error::other("read-only"));
+        assert_eq!(
+            caused.to_string(),
+            "invalid spool configuration: spill directory: read-only"
+        );
+        assert!(std::error::Error::source(&caused).is_some());
+        assert!(!caused.is_retryable());
     }
 }
