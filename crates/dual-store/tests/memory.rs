@@ -1,29 +1,12 @@
 //! `MemoryStore` beyond the conformance suite: `len`/`is_empty`, `close`, shared clones, purges that
 //! span several lock batches.
 
-use dual_core::{QuerySpec, ResourceId, ResourceRecord};
+use dual_core::ResourceRecord;
 use dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
 use time::{Duration, OffsetDateTime};
 
 fn record(now: OffsetDateTime, expires_at: Option<OffsetDateTime>) -> ResourceRecord {
-    ResourceRecord {
-        id: ResourceId::new(),
-        name: "r".to_owned(),
-        query: QuerySpec::new("k", serde_json::Value::Null),
-        columns: Vec::new(),
-        total_count: 0,
-        sample: Vec::new().into(),
-        created_at: now,
-        expires_at,
-        access_count: 0,
-        last_accessed_at: None,
-        owner: None,
-        metadata: serde_json::Value::Null,
-        consistency: dual_core::Consistency::Live,
-        status: dual_core::ResourceStatus::Ready,
-        lease_expires_at: None,
-        failure: None,
-    }
+    dual_testkit::store::record("r", now, expires_at)
 }
 
 #[tokio::test]
