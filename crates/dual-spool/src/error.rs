@@ -67,26 +67,12 @@ impl SpoolError {
         }
     }
 
-    /// [`SpoolError::Config`] with `message` and no cause yet.
-    #[must_use]
-    pub fn config(message: impl Into<String>) -> Self {
+    /// [`SpoolError::Config`] with `message`, and `source` as its cause when another error says why.
+    pub(crate) fn config(message: impl Into<String>, source: Option<BoxError>) -> Self {
         Self::Config {
             message: message.into(),
-            source: None,
+            source,
         }
-    }
-
-    /// The same error with `source` as its cause: the cause of a [`SpoolError::Config`] or a
-    /// [`SpoolError::Unavailable`] is replaced, other variants (which have none) are returned
-    /// unchanged.
-    #[must_use]
-    pub fn with_source(mut self, source: impl Into<BoxError>) -> Self {
-        match &mut self {
-            Self::Config { source: slot, .. } => *slot = Some(source.into()),
-            Self::Unavailable { source: slot } => *slot = source.into(),
-            _ => {}
-        }
-        self
     }
 
     /// The REST code for this error: `not_found` or `storage_error`.
@@ -143,13 +129,13 @@ mod tests {
 
     #[test]
     fn a_configuration_error_shows_and_keeps_its_cause() {
-        let plain = SpoolError::config("\"x\" is not s3://BUCKET[/PREFIX]");
+        let plain = SpoolError::config("\"x\" is not s3://BUCKET[/PREFIX]", None);
         assert_eq!(
             plain.to_string(),
             "invalid spool configuration: \"x\" is not s3://BUCKET[/PREFIX]"
         );
         assert!(std::error::Error::source(&plain).is_none());
-        let caused = SpoolError::config("spill directory").with_source(std::io::Error::other("read-only"));
+        let caused = SpoolError::config("spill directory", Some(std::io::Error::other("read-only").into()));
         assert_eq!(
             caused.to_string(),
             "invalid spool configuration: spill directory: read-only"

@@ -173,12 +173,6 @@ async fn counts_beyond_bigint_are_refused() -> TestResult {
 }
 
 #[tokio::test]
-async fn a_closed_store_refuses_calls() {
-    let namespace = Namespace::new();
-    suite::refuses_calls_once_closed(&namespace.store().await).await;
-}
-
-#[tokio::test]
 async fn a_stores_debug_output_names_its_schema() {
     let namespace = Namespace::new();
     let store = namespace.store().await;

@@ -388,12 +388,6 @@ async fn a_record_saved_before_statuses_reads_as_ready() -> TestResult {
 }
 
 #[tokio::test]
-async fn a_closed_store_refuses_calls() {
-    let namespace = Namespace::new();
-    suite::refuses_calls_once_closed(&namespace.store().await).await;
-}
-
-#[tokio::test]
 async fn a_stores_debug_output_names_its_prefix() {
     let namespace = Namespace::new();
     let store = namespace.store().await;

@@ -54,26 +54,13 @@ async fn every_operation_fails_after_close() -> Result<(), StoreError> {
     let now = OffsetDateTime::now_utc();
     let r = record(now, Some(now + Duration::minutes(1)));
     store.save(&r).await?;
-    store.close().await?;
+    // Closes, checks that every operation answers `Closed`, and closes again.
+    dual_testkit::store::refuses_calls_once_closed(&store).await;
     assert!(store.is_empty(), "close drops every record");
-    let closed = |result: Result<(), StoreError>, op: &str| match result {
-        Err(StoreError::Closed) => {}
-        other => panic!("{op} after close: expected Err(Closed), got {other:?}"),
-    };
-    closed(store.save(&r).await, "save");
-    closed(store.get(r.id, now).await.map(drop), "get");
-    closed(store.record_access(r.id, now).await.map(drop), "record_access");
-    closed(store.pin(r.id, now).await.map(drop), "pin");
-    closed(store.delete(r.id).await.map(drop), "delete");
-    closed(store.find_expired(now, 10).await.map(drop), "find_expired");
-    closed(store.purge_expired(now).await.map(drop), "purge_expired");
-    closed(store.live_count(now).await.map(drop), "live_count");
     assert!(
         !StoreError::Closed.is_retryable(),
         "a closed store does not come back"
     );
-    store.close().await?;
-    assert!(store.is_empty());
     Ok(())
 }
 
