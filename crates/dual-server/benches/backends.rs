@@ -33,6 +33,7 @@ use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecut
 use dual_store::{MemoryStore, ResourceStore};
 use dual_store_postgres::PostgresStore;
 use dual_store_redis::RedisStore;
+use dual_testkit::cleanup;
 use dual_testkit::services::{POSTGRES, REDIS};
 use serde_json::{Value, json};
 
@@ -127,63 +128,17 @@ enum Cleanup {
     Postgres { url: String, schema: String },
 }
 
-impl Cleanup {
-    fn run(&self) -> Result<(), String> {
-        match self {
-            Self::Redis { url, prefix } => clean_redis(url, prefix).map_err(|e| e.to_string()),
-            Self::Postgres { url, schema } => {
-                // Drop may run inside the bench's runtime, which cannot be blocked on; a runtime of
-                // our own, on the caller's thread (see `Drop`), can.
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| e.to_string())?;
-                runtime.block_on(async {
-                    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    tokio::spawn(connection);
-                    client
-                        .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
-                        .await
-                        .map_err(|e| e.to_string())
-                })
-            }
-        }
-    }
-}
-
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        let outcome = std::thread::scope(|scope| scope.spawn(|| self.run()).join());
-        match outcome {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("could not remove what the bench wrote ({self:?}): {e}"),
-            Err(_) => eprintln!("removing what the bench wrote ({self:?}) panicked"),
+        let outcome = match self {
+            Self::Redis { url, prefix } => cleanup::delete_redis_keys(url, prefix)
+                .map(drop)
+                .map_err(|e| e.to_string()),
+            Self::Postgres { url, schema } => cleanup::drop_postgres_schema(url, schema),
+        };
+        if let Err(e) = outcome {
+            eprintln!("could not remove what the bench wrote ({self:?}): {e}");
         }
-    }
-}
-
-fn clean_redis(url: &str, prefix: &str) -> redis::RedisResult<()> {
-    let client = redis::Client::open(url)?;
-    let mut con = client.get_connection_with_timeout(Duration::from_secs(5))?;
-    let pattern = format!("{prefix}*");
-    let mut cursor = 0u64;
-    loop {
-        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(&pattern)
-            .arg("COUNT")
-            .arg(1_000)
-            .query(&mut con)?;
-        if !keys.is_empty() {
-            redis::cmd("DEL").arg(&keys).query::<usize>(&mut con)?;
-        }
-        if next == 0 {
-            return Ok(());
-        }
-        cursor = next;
     }
 }
 

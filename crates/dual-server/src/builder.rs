@@ -13,7 +13,7 @@ use crate::config::{
     DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SORT_CACHE_BYTES, MAX_SAMPLE_SIZE, ServerConfig,
 };
 use crate::registry::Registry;
-use crate::{BuildError, DualResponseServer, QueryExecutor};
+use crate::{ServerBuildError, DualResponseServer, QueryExecutor};
 
 impl DualResponseServer {
     /// A builder; only `base_url` is required.
@@ -250,10 +250,10 @@ impl DualResponseServerBuilder {
     /// Validates the configuration and starts the server (and its sweeper).
     ///
     /// # Errors
-    /// [`BuildError`] for a missing or malformed `base_url`, an out-of-range option, or a missing Tokio
+    /// [`ServerBuildError`] for a missing or malformed `base_url`, an out-of-range option, or a missing Tokio
     /// runtime while the sweeper is enabled.
-    pub fn build(self) -> Result<DualResponseServer, BuildError> {
-        let base_url = self.base_url.ok_or(BuildError::MissingBaseUrl)?;
+    pub fn build(self) -> Result<DualResponseServer, ServerBuildError> {
+        let base_url = self.base_url.ok_or(ServerBuildError::MissingBaseUrl)?;
         validate_base_url(&base_url)?;
         validate_scheme(&self.uri_scheme)?;
         check(
@@ -323,7 +323,7 @@ impl DualResponseServerBuilder {
             (_, None) => None,
             (Some(spool), Some(_)) => Some(spool),
             (None, Some(_)) => Some(Spool::new(MemorySpool::new().map_err(|e| {
-                BuildError::InvalidOption {
+                ServerBuildError::InvalidOption {
                     option: "spool",
                     reason: e.to_string(),
                 }
@@ -333,19 +333,19 @@ impl DualResponseServerBuilder {
     }
 }
 
-fn check(ok: bool, option: &'static str, reason: &str) -> Result<(), BuildError> {
+fn check(ok: bool, option: &'static str, reason: &str) -> Result<(), ServerBuildError> {
     if ok {
         Ok(())
     } else {
-        Err(BuildError::InvalidOption {
+        Err(ServerBuildError::InvalidOption {
             option,
             reason: reason.to_owned(),
         })
     }
 }
 
-fn validate_base_url(url: &str) -> Result<(), BuildError> {
-    let invalid = || BuildError::InvalidBaseUrl(url.to_owned());
+fn validate_base_url(url: &str) -> Result<(), ServerBuildError> {
+    let invalid = || ServerBuildError::InvalidBaseUrl(url.to_owned());
     let rest = url
         .strip_prefix("https://")
         .or_else(|| url.strip_prefix("http://"))
@@ -359,7 +359,7 @@ fn validate_base_url(url: &str) -> Result<(), BuildError> {
     Ok(())
 }
 
-fn validate_scheme(scheme: &str) -> Result<(), BuildError> {
+fn validate_scheme(scheme: &str) -> Result<(), ServerBuildError> {
     let ok = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && scheme
             .chars()

@@ -14,7 +14,7 @@ pub const NOT_READY_RETRY_AFTER: Duration = Duration::from_secs(1);
 /// The stable code of a [`ServerError`] (docs/DESIGN.md §7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum ErrorCode {
+pub enum ServerErrorCode {
     /// The executor's `fetch` failed.
     QueryExecutionFailed,
     /// The executor's `count` failed.
@@ -42,7 +42,7 @@ pub enum ErrorCode {
     QueryTimeout,
 }
 
-impl ErrorCode {
+impl ServerErrorCode {
     /// `QUERY_EXECUTION_FAILED`, `RESOURCE_NOT_FOUND`, ….
     #[must_use]
     pub const fn as_str(self) -> &'static str {
@@ -63,7 +63,7 @@ impl ErrorCode {
     }
 }
 
-impl std::fmt::Display for ErrorCode {
+impl std::fmt::Display for ServerErrorCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -137,20 +137,20 @@ pub enum ServerError {
 impl ServerError {
     /// The stable code.
     #[must_use]
-    pub fn code(&self) -> ErrorCode {
+    pub fn code(&self) -> ServerErrorCode {
         match self {
-            Self::QueryExecutionFailed(_) => ErrorCode::QueryExecutionFailed,
-            Self::CountExecutionFailed(_) => ErrorCode::CountExecutionFailed,
-            Self::Overloaded(_) => ErrorCode::Overloaded,
-            Self::TooManyResources { .. } => ErrorCode::TooManyResources,
-            Self::Storage(_) | Self::Spool(_) => ErrorCode::StorageError,
-            Self::ResourceNotFound => ErrorCode::ResourceNotFound,
-            Self::ResourceExpired => ErrorCode::ResourceExpired,
-            Self::UnknownQueryKind(_) => ErrorCode::UnknownQueryKind,
-            Self::InvalidRequest(_) => ErrorCode::InvalidRequest,
-            Self::NotReady { .. } => ErrorCode::NotReady,
-            Self::ResourceFailed { .. } => ErrorCode::ResourceFailed,
-            Self::QueryTimeout { .. } => ErrorCode::QueryTimeout,
+            Self::QueryExecutionFailed(_) => ServerErrorCode::QueryExecutionFailed,
+            Self::CountExecutionFailed(_) => ServerErrorCode::CountExecutionFailed,
+            Self::Overloaded(_) => ServerErrorCode::Overloaded,
+            Self::TooManyResources { .. } => ServerErrorCode::TooManyResources,
+            Self::Storage(_) | Self::Spool(_) => ServerErrorCode::StorageError,
+            Self::ResourceNotFound => ServerErrorCode::ResourceNotFound,
+            Self::ResourceExpired => ServerErrorCode::ResourceExpired,
+            Self::UnknownQueryKind(_) => ServerErrorCode::UnknownQueryKind,
+            Self::InvalidRequest(_) => ServerErrorCode::InvalidRequest,
+            Self::NotReady { .. } => ServerErrorCode::NotReady,
+            Self::ResourceFailed { .. } => ServerErrorCode::ResourceFailed,
+            Self::QueryTimeout { .. } => ServerErrorCode::QueryTimeout,
         }
     }
 
@@ -210,7 +210,7 @@ impl ServerError {
 /// Why [`DualResponseServerBuilder::build`](crate::DualResponseServerBuilder::build) refused a configuration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum BuildError {
+pub enum ServerBuildError {
     /// `base_url` was not set.
     #[error("base_url is required (e.g. \"https://api.example.com/resources\")")]
     MissingBaseUrl,

@@ -19,7 +19,7 @@ use crate::running::RunningQueries;
 use crate::snapshot;
 use crate::sorted::SortCache;
 use crate::sweeper::Sweeper;
-use crate::{BuildError, Caller, QueryExecutor, RowStream, ServerError, take_rows};
+use crate::{Caller, QueryExecutor, RowStream, ServerBuildError, ServerError, take_rows};
 
 /// Name of a resource created without one.
 pub const DEFAULT_RESOURCE_NAME: &str = "Query Results";
@@ -65,11 +65,11 @@ impl DualResponseServer {
         spool: Option<Spool>,
         registry: Registry,
         clock: Clock,
-    ) -> Result<Self, BuildError> {
+    ) -> Result<Self, ServerBuildError> {
         let sorts = Arc::new(SortCache::new(config.sort_cache_bytes));
         let sweeper = match config.cleanup_interval {
             Some(interval) => {
-                tokio::runtime::Handle::try_current().map_err(|_| BuildError::NoRuntime)?;
+                tokio::runtime::Handle::try_current().map_err(|_| ServerBuildError::NoRuntime)?;
                 Some(Sweeper::spawn(
                     Arc::clone(&store),
                     spool.clone(),

@@ -4,7 +4,7 @@
 mod common;
 
 use dual_core::{PageRequest, ResourceId};
-use dual_server::{Caller, CreateResponse, DualResponseServer, ErrorCode, ServerError};
+use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError, ServerErrorCode};
 use serde_json::json;
 
 async fn server() -> DualResponseServer {
@@ -20,7 +20,7 @@ async fn outcomes(
     server: &DualResponseServer,
     id: ResourceId,
     caller: &Caller,
-) -> Vec<(&'static str, Option<ErrorCode>)> {
+) -> Vec<(&'static str, Option<ServerErrorCode>)> {
     let code = |r: Result<(), ServerError>| r.err().map(|e| e.code());
     vec![
         ("get", code(server.get_resource(id, caller).await.map(|_| ()))),
@@ -51,7 +51,7 @@ async fn only_the_owner_sees_an_owned_resource_and_others_see_an_unknown_id() {
     assert!(
         unknown
             .iter()
-            .all(|(_, code)| *code == Some(ErrorCode::ResourceNotFound)),
+            .all(|(_, code)| *code == Some(ServerErrorCode::ResourceNotFound)),
         "{unknown:?}"
     );
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dual_core::PageRequest;
-use dual_server::{CreateResponse, DualResponseServer, ErrorCode, QueryExecutor};
+use dual_server::{CreateResponse, DualResponseServer, QueryExecutor, ServerErrorCode};
 use dual_store::{Clock, MemoryStore};
 use serde_json::json;
 
@@ -81,7 +81,7 @@ async fn expired_resources_are_never_served_even_before_a_sweep() {
             .expect_err("expired")
             .code(),
     ] {
-        assert_eq!(code, ErrorCode::ResourceExpired);
+        assert_eq!(code, ServerErrorCode::ResourceExpired);
     }
 }
 
@@ -111,7 +111,7 @@ async fn pinned_survives_and_the_sweeper_removes_the_rest() {
             .map(|_| ())
             .expect_err("gone")
             .code(),
-        ErrorCode::ResourceNotFound
+        ServerErrorCode::ResourceNotFound
     );
     assert!(
         server
@@ -154,7 +154,7 @@ async fn shutdown_stops_the_sweeper_and_closes_the_store() {
         .await
         .map(|_| ())
         .expect_err("closed");
-    assert_eq!(err.code(), ErrorCode::StorageError);
+    assert_eq!(err.code(), ServerErrorCode::StorageError);
     tokio::time::advance(Duration::from_secs(600)).await;
 }
 

@@ -6,7 +6,9 @@ mod common;
 use std::time::Duration;
 
 use dual_core::{PageRequest, Row, Sort};
-use dual_server::{Caller, CreateResponse, DualResponseServer, ErrorCode, ExecutorError, QueryExecutor};
+use dual_server::{
+    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, ServerErrorCode,
+};
 use serde_json::{Value, json};
 
 /// Rows whose `blob` is `params.bytes` long; `params.busy` makes every call answer `overloaded`.
@@ -124,7 +126,7 @@ async fn at_the_resource_cap_creation_fails_retryably_and_evicts_nothing() {
         ids.push(create().await.expect("under the cap").id);
     }
     let full = create().await.expect_err("at the cap");
-    assert_eq!(full.code(), ErrorCode::TooManyResources);
+    assert_eq!(full.code(), ServerErrorCode::TooManyResources);
     assert!(full.is_retryable());
     assert!(full.to_string().contains('3'), "{full}");
     for id in &ids {
@@ -157,7 +159,7 @@ async fn expiry_frees_room_under_the_resource_cap() {
     create(1_000).await.expect("second");
     assert_eq!(
         create(10).await.map(|_| ()).expect_err("full").code(),
-        ErrorCode::TooManyResources
+        ServerErrorCode::TooManyResources
     );
     tokio::time::advance(Duration::from_secs(11)).await;
     create(10)
@@ -185,7 +187,7 @@ async fn an_executor_without_capacity_is_a_retryable_overloaded_error() {
         .await
         .map(|_| ())
         .expect_err("busy");
-    assert_eq!(error.code(), ErrorCode::Overloaded);
+    assert_eq!(error.code(), ServerErrorCode::Overloaded);
     assert!(error.is_retryable());
     assert_eq!(error.retry_after(), Some(Duration::from_secs(2)));
     server.shutdown().await.expect("shutdown");

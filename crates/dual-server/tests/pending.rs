@@ -8,7 +8,7 @@ use std::time::Duration;
 use dual_core::{FailureCode, PageRequest, ResourceId, ResourceStatus, Row, RowRange, Sort};
 use dual_server::dual_spool::{MemorySpool, Spool};
 use dual_server::{
-    Caller, CreateResponse, DualResponseServer, ErrorCode, ExecutorError, QueryExecutor, RowStream,
+    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowStream, ServerErrorCode,
 };
 use dual_store::{MemoryStore, ResourceStore};
 use dual_testkit::BreakableStore;
@@ -160,7 +160,10 @@ async fn assert_failed(server: &DualResponseServer, id: ResourceId, code: Failur
         .fetch_page(id, &anyone, &PageRequest::default())
         .await
         .err();
-    assert_eq!(error.as_ref().map(|e| e.code()), Some(ErrorCode::ResourceFailed));
+    assert_eq!(
+        error.as_ref().map(|e| e.code()),
+        Some(ServerErrorCode::ResourceFailed)
+    );
     assert_eq!(error.map(|e| e.is_retryable()), Some(retryable));
 }
 
@@ -229,12 +232,12 @@ async fn pending_then_ready() {
     let error = page
         .err()
         .unwrap_or_else(|| panic!("a page of a pending resource"));
-    assert_eq!(error.code(), ErrorCode::NotReady);
+    assert_eq!(error.code(), ServerErrorCode::NotReady);
     assert!(error.is_retryable() && error.retry_after().is_some());
     let export = server
         .stream_range(response.id, &anyone, None, RowRange::ALL)
         .await;
-    assert_eq!(export.err().map(|e| e.code()), Some(ErrorCode::NotReady));
+    assert_eq!(export.err().map(|e| e.code()), Some(ServerErrorCode::NotReady));
 
     executor.open();
     let record = settled(&server, response.id).await;
@@ -317,7 +320,7 @@ async fn delete_cancels_a_pending_query_within_a_second() {
         started.elapsed()
     );
     let gone = server.get_resource(response.id, &Caller::anonymous()).await.err();
-    assert_eq!(gone.map(|e| e.code()), Some(ErrorCode::ResourceNotFound));
+    assert_eq!(gone.map(|e| e.code()), Some(ServerErrorCode::ResourceNotFound));
     executor.open();
     tokio::time::sleep(Duration::from_millis(200)).await;
     let spool = server.spool().cloned().unwrap_or_else(|| panic!("a spool"));
@@ -354,7 +357,7 @@ async fn the_time_limit_fails_a_pending_query() {
         .create_response(CreateResponse::new("gated", json!({})))
         .await
         .err();
-    assert_eq!(error.map(|e| e.code()), Some(ErrorCode::QueryTimeout));
+    assert_eq!(error.map(|e| e.code()), Some(ServerErrorCode::QueryTimeout));
     streams_dropped(&executor).await;
 }
 

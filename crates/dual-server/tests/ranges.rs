@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use dual_core::{Row, RowRange, Sort, SortOrder};
 use dual_server::{
-    Caller, CreateResponse, DualResponseServer, ErrorCode, ExecutorError, QueryExecutor, RowStream, take_rows,
+    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowStream, ServerErrorCode,
+    take_rows,
 };
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -118,7 +119,7 @@ async fn an_offset_beyond_the_total_is_invalid_and_not_counted() {
         .await
         .map(|_| ())
         .expect_err("beyond the end");
-    assert_eq!(error.code(), ErrorCode::InvalidRequest);
+    assert_eq!(error.code(), ServerErrorCode::InvalidRequest);
     assert!(error.to_string().contains("`offset`"), "{error}");
     let after = server
         .get_resource(id, &Caller::anonymous())

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dual_core::{ColumnType, PageRequest, Sort, SortOrder};
-use dual_server::{BuildError, CreateResponse, DualResponseServer, ErrorCode, QueryExecutor, ServerError};
+use dual_server::{
+    CreateResponse, DualResponseServer, QueryExecutor, ServerBuildError, ServerError, ServerErrorCode,
+};
 use futures_util::StreamExt;
 use serde_json::json;
 
@@ -111,7 +113,7 @@ async fn executor_errors_keep_the_message_and_code() {
         .create_response(CreateResponse::new("institutions", json!({"n": 1, "fail": true})))
         .await;
     let err = err.expect_err("fetch fails");
-    assert_eq!(err.code(), ErrorCode::QueryExecutionFailed);
+    assert_eq!(err.code(), ServerErrorCode::QueryExecutionFailed);
     assert!(err.to_string().contains("syntax error"), "{err}");
 
     let err = server
@@ -121,14 +123,14 @@ async fn executor_errors_keep_the_message_and_code() {
         ))
         .await
         .expect_err("count fails");
-    assert_eq!(err.code(), ErrorCode::CountExecutionFailed);
+    assert_eq!(err.code(), ServerErrorCode::CountExecutionFailed);
     assert!(err.to_string().contains("no such table"));
 
     let err = server
         .create_response(CreateResponse::new("nope", json!({})))
         .await
         .expect_err("unknown kind");
-    assert_eq!(err.code(), ErrorCode::UnknownQueryKind);
+    assert_eq!(err.code(), ServerErrorCode::UnknownQueryKind);
     assert_eq!(err.code().as_str(), "UNKNOWN_QUERY_KIND");
 
     for bad in [
@@ -137,7 +139,7 @@ async fn executor_errors_keep_the_message_and_code() {
         institutions(1).expiration(Duration::ZERO),
     ] {
         let err = server.create_response(bad).await.expect_err("invalid option");
-        assert_eq!(err.code(), ErrorCode::InvalidRequest);
+        assert_eq!(err.code(), ServerErrorCode::InvalidRequest);
     }
     assert!(
         server
@@ -282,7 +284,7 @@ async fn unknown_pinned_and_deleted_resources() {
             .map(|_| ())
             .expect_err("unknown")
             .code(),
-        ErrorCode::ResourceNotFound
+        ServerErrorCode::ResourceNotFound
     );
     assert_eq!(
         server
@@ -295,7 +297,7 @@ async fn unknown_pinned_and_deleted_resources() {
             .map(|_| ())
             .expect_err("x")
             .code(),
-        ErrorCode::ResourceNotFound
+        ServerErrorCode::ResourceNotFound
     );
 
     let id = server
@@ -327,7 +329,7 @@ async fn unknown_pinned_and_deleted_resources() {
             .await
             .expect_err("gone")
             .code(),
-        ErrorCode::ResourceNotFound
+        ServerErrorCode::ResourceNotFound
     );
     assert_eq!(
         server
@@ -336,7 +338,7 @@ async fn unknown_pinned_and_deleted_resources() {
             .map(|_| ())
             .expect_err("gone")
             .code(),
-        ErrorCode::ResourceNotFound
+        ServerErrorCode::ResourceNotFound
     );
 }
 
@@ -383,18 +385,18 @@ async fn stream_rows_yields_every_row_in_order() {
         .await
         .map(|_| ())
         .expect_err("bad sort");
-    assert_eq!(err.code(), ErrorCode::InvalidRequest);
+    assert_eq!(err.code(), ServerErrorCode::InvalidRequest);
 }
 
 #[tokio::test]
 async fn builder_validates_configuration() {
     let err = DualResponseServer::builder().build().expect_err("no base url");
-    assert_eq!(err, BuildError::MissingBaseUrl);
+    assert_eq!(err, ServerBuildError::MissingBaseUrl);
     let err = DualResponseServer::builder()
         .base_url("localhost:8080")
         .build()
         .expect_err("relative");
-    assert!(matches!(err, BuildError::InvalidBaseUrl(_)));
+    assert!(matches!(err, ServerBuildError::InvalidBaseUrl(_)));
     let err = DualResponseServer::builder()
         .base_url("http://h/r")
         .default_sample_size(0)
@@ -402,7 +404,7 @@ async fn builder_validates_configuration() {
         .expect_err("0");
     assert!(matches!(
         err,
-        BuildError::InvalidOption {
+        ServerBuildError::InvalidOption {
             option: "default_sample_size",
             ..
         }
@@ -414,7 +416,7 @@ async fn builder_validates_configuration() {
         .build();
     assert!(matches!(
         err,
-        Err(BuildError::InvalidOption {
+        Err(ServerBuildError::InvalidOption {
             option: "default_page_limit",
             ..
         })
@@ -425,7 +427,7 @@ async fn builder_validates_configuration() {
         .build();
     assert!(matches!(
         err,
-        Err(BuildError::InvalidOption {
+        Err(ServerBuildError::InvalidOption {
             option: "uri_scheme",
             ..
         })
@@ -448,7 +450,7 @@ fn sweeper_needs_a_runtime_unless_disabled() {
         .base_url("http://h/r")
         .build()
         .expect_err("no runtime");
-    assert_eq!(err, BuildError::NoRuntime);
+    assert_eq!(err, ServerBuildError::NoRuntime);
     assert!(
         DualResponseServer::builder()
             .base_url("http://h/r")

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use dual_core::{Consistency, PageRequest, ResourceId, Row, RowRange, Sort, SortOrder};
 use dual_server::{
-    Caller, CreateResponse, DualResponseServer, ErrorCode, ExecutorError, QueryExecutor, RowStream,
+    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowStream, ServerErrorCode,
     paged_stream,
 };
 use dual_spool::{MemorySpool, SegmentLimits, Spool};
@@ -129,7 +129,11 @@ async fn create(server: &DualResponseServer) -> ResourceId {
         .id
 }
 
-async fn page(server: &DualResponseServer, id: ResourceId, request: Value) -> Result<Vec<Row>, ErrorCode> {
+async fn page(
+    server: &DualResponseServer,
+    id: ResourceId,
+    request: Value,
+) -> Result<Vec<Row>, ServerErrorCode> {
     let request: PageRequest = serde_json::from_value(request).expect("page request");
     server
         .fetch_page(id, &Caller::anonymous(), &request)
@@ -277,7 +281,7 @@ async fn delete_removes_the_snapshot_before_answering() {
     assert!(spool.list().await.expect("list").is_empty());
     assert_eq!(
         page(&server, id, json!({})).await,
-        Err(ErrorCode::ResourceNotFound)
+        Err(ServerErrorCode::ResourceNotFound)
     );
 }
 
@@ -294,7 +298,7 @@ async fn an_expired_resource_is_never_read_and_the_purge_removes_its_snapshot() 
     backend.break_storage();
     assert_eq!(
         page(&server, id, json!({})).await,
-        Err(ErrorCode::ResourceExpired)
+        Err(ServerErrorCode::ResourceExpired)
     );
     let sort = Some(Sort::new("score", SortOrder::Asc));
     let export = server
@@ -302,7 +306,7 @@ async fn an_expired_resource_is_never_read_and_the_purge_removes_its_snapshot() 
         .await
         .map(|_| ())
         .map_err(|e| e.code());
-    assert_eq!(export, Err(ErrorCode::ResourceExpired));
+    assert_eq!(export, Err(ServerErrorCode::ResourceExpired));
     backend.restore();
     assert_eq!(server.purge_expired().await.expect("purged"), 1);
     assert!(spool.list().await.expect("list").is_empty());
@@ -321,18 +325,27 @@ async fn a_spool_outage_is_a_retryable_storage_error() {
         .fetch_page(id, &Caller::anonymous(), &request)
         .await
         .expect_err("spool down");
-    assert_eq!((err.code(), err.is_retryable()), (ErrorCode::StorageError, true));
+    assert_eq!(
+        (err.code(), err.is_retryable()),
+        (ServerErrorCode::StorageError, true)
+    );
     let err = server
         .stream_range(id, &Caller::anonymous(), None, RowRange::ALL)
         .await
         .map(|_| ())
         .expect_err("spool down");
-    assert_eq!((err.code(), err.is_retryable()), (ErrorCode::StorageError, true));
+    assert_eq!(
+        (err.code(), err.is_retryable()),
+        (ServerErrorCode::StorageError, true)
+    );
     let err = server
         .create_response(CreateResponse::new("table", Value::Null))
         .await
         .expect_err("spool down");
-    assert_eq!((err.code(), err.is_retryable()), (ErrorCode::StorageError, true));
+    assert_eq!(
+        (err.code(), err.is_retryable()),
+        (ServerErrorCode::StorageError, true)
+    );
     backend.restore();
     assert_eq!(
         page(&server, id, json!({"limit": 1000}))
@@ -359,7 +372,7 @@ async fn a_failing_query_leaves_no_snapshot() {
         .create_response(CreateResponse::new("broken", Value::Null))
         .await
         .expect_err("fails");
-    assert_eq!(err.code(), ErrorCode::QueryExecutionFailed);
+    assert_eq!(err.code(), ServerErrorCode::QueryExecutionFailed);
     // The abandoned writer removes its segments in a task.
     for _ in 0..10 {
         tokio::task::yield_now().await;

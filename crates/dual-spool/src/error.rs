@@ -46,8 +46,17 @@ pub enum SpoolError {
         len: usize,
     },
     /// The spool's configuration is invalid (a malformed `s3://` URL, an unusable directory).
-    #[error("invalid spool configuration: {0}")]
-    Config(String),
+    #[error(
+        "invalid spool configuration: {message}{}",
+        .source.as_ref().map(|cause| format!(": {cause}")).unwrap_or_default()
+    )]
+    Config {
+        /// What is wrong, e.g. `spill directory /var/spool/dual`.
+        message: String,
+        /// Why, when another error (the file system's, `object_store`'s) says so.
+        #[source]
+        source: Option<BoxError>,
+    },
 }
 
 impl SpoolError {
@@ -55,6 +64,14 @@ impl SpoolError {
     pub fn unavailable(source: impl Into<BoxError>) -> Self {
         Self::Unavailable {
             source: source.into(),
+        }
+    }
+
+    /// [`SpoolError::Config`] with `message`, and `source` as its cause when another error says why.
+    pub(crate) fn config(message: impl Into<String>, source: Option<BoxError>) -> Self {
+        Self::Config {
+            message: message.into(),
+            source,
         }
     }
 
@@ -67,7 +84,7 @@ impl SpoolError {
             | Self::Unavailable { .. }
             | Self::Corrupt { .. }
             | Self::RowTooLarge { .. }
-            | Self::Config(_) => ErrorCode::StorageError,
+            | Self::Config { .. } => ErrorCode::StorageError,
         }
     }
 
@@ -108,5 +125,22 @@ mod tests {
             (missing.code(), missing.is_retryable()),
             (ErrorCode::NotFound, false)
         );
+    }
+
+    #[test]
+    fn a_configuration_error_shows_and_keeps_its_cause() {
+        let plain = SpoolError::config("\"x\" is not s3://BUCKET[/PREFIX]", None);
+        assert_eq!(
+            plain.to_string(),
+            "invalid spool configuration: \"x\" is not s3://BUCKET[/PREFIX]"
+        );
+        assert!(std::error::Error::source(&plain).is_none());
+        let caused = SpoolError::config("spill directory", Some(std::io::Error::other("read-only").into()));
+        assert_eq!(
+            caused.to_string(),
+            "invalid spool configuration: spill directory: read-only"
+        );
+        assert!(std::error::Error::source(&caused).is_some());
+        assert!(!caused.is_retryable());
     }
 }

@@ -12,7 +12,7 @@ use crate::ConnectError;
 use crate::ident::Ident;
 use crate::sql::Sql;
 use crate::store::{PostgresStore, Shared};
-use dual_store::redact_secrets as redact;
+use dual_store::redact_secrets;
 
 /// The default table name.
 pub(crate) const DEFAULT_TABLE: &str = "dual_resources";
@@ -98,16 +98,16 @@ impl PostgresStoreBuilder {
         let table = Ident::table(&self.table)?;
         let schema = self.schema.as_deref().map(Ident::schema).transpose()?;
         if self.pool_size == 0 || self.purge_batch == 0 {
-            return Err(ConnectError::Config(
-                "postgres: the pool size and purge batch must be positive".into(),
+            return Err(ConnectError::config(
+                "postgres: the pool size and purge batch must be positive",
             ));
         }
         if self.connect_timeout.is_zero() || self.operation_timeout.is_zero() {
-            return Err(ConnectError::Config("postgres: timeouts must be positive".into()));
+            return Err(ConnectError::config("postgres: timeouts must be positive"));
         }
-        let redacted = redact(&self.url);
+        let redacted = redact_secrets(&self.url);
         let mut config = tokio_postgres::Config::from_str(&self.url)
-            .map_err(|e| ConnectError::Config(format!("postgres: cannot use {redacted}: {e}")))?;
+            .map_err(|e| ConnectError::config(format!("postgres: cannot use {redacted}")).with_source(e))?;
         let statement_timeout = format!("-c statement_timeout={}", self.operation_timeout.as_millis());
         let options = match config.get_options() {
             Some(given) => format!("{given} {statement_timeout}"),
@@ -135,7 +135,7 @@ impl PostgresStoreBuilder {
             .create_timeout(Some(self.connect_timeout))
             .recycle_timeout(Some(self.connect_timeout))
             .build()
-            .map_err(|e| ConnectError::Config(format!("postgres: cannot build the connection pool: {e}")))?;
+            .map_err(|e| ConnectError::config("postgres: cannot build the connection pool").with_source(e))?;
         let shared = Shared {
             pool,
             sql: Sql::new(schema.as_ref(), &table),
@@ -151,7 +151,7 @@ impl PostgresStoreBuilder {
 impl fmt::Debug for PostgresStoreBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PostgresStoreBuilder")
-            .field("url", &redact(&self.url))
+            .field("url", &redact_secrets(&self.url))
             .field("schema", &self.schema)
             .field("table", &self.table)
             .field("pool_size", &self.pool_size)

@@ -10,15 +10,17 @@ pub(crate) fn breaks_connection(error: &tokio_postgres::Error) -> bool {
 }
 
 /// Connection trouble, server shutdowns and cancelled statements are `Unavailable`; everything else
-/// PostgreSQL says is `Backend`. Messages carry the SQLSTATE and the server's message, never SQL
-/// text, parameters or the error's detail (which may quote row values).
-pub(crate) fn map_pg_error(op: &str, error: &tokio_postgres::Error) -> StoreError {
+/// PostgreSQL says is `Backend`. An error the server sent becomes a message of the SQLSTATE and the
+/// server's message, without the driver's error as its cause: that would bring along the error's
+/// detail, which may quote row values. Any other error (the socket, the connection) is kept as the
+/// cause. Neither carries SQL text or parameters.
+pub(crate) fn map_pg_error(op: &str, error: tokio_postgres::Error) -> StoreError {
     if let Some(db) = error.as_db_error() {
         let code = db.code();
         let message = format!("postgres {op}: {} ({})", db.message(), code.code());
         if is_unavailable_state(code) {
             tracing::warn!(op, code = code.code(), "postgres store unavailable");
-            StoreError::Unavailable(message)
+            StoreError::unavailable(message)
         } else {
             tracing::error!(
                 op,
@@ -26,33 +28,35 @@ pub(crate) fn map_pg_error(op: &str, error: &tokio_postgres::Error) -> StoreErro
                 message = db.message(),
                 "postgres store call failed"
             );
-            StoreError::Backend(message)
+            StoreError::backend(message)
         }
     } else {
-        let error = with_sources(error);
-        if is_unavailable_text(&error) {
-            tracing::warn!(op, %error, "postgres store unavailable");
-            StoreError::Unavailable(format!("postgres {op}: {error}"))
+        let text = with_sources(&error);
+        let failure = if is_unavailable_text(&text) {
+            tracing::warn!(op, error = %text, "postgres store unavailable");
+            StoreError::unavailable(format!("postgres {op}"))
         } else {
-            tracing::error!(op, %error, "postgres store call failed");
-            StoreError::Backend(format!("postgres {op}: {error}"))
-        }
+            tracing::error!(op, error = %text, "postgres store call failed");
+            StoreError::backend(format!("postgres {op}"))
+        };
+        failure.with_source(error)
     }
 }
 
+/// A pool failure: the pool's timeouts are `Unavailable`, its other errors `Backend`, each keeping the
+/// pool's error as its cause; a closed pool is `Closed`.
 pub(crate) fn map_pool_error(op: &str, error: PoolError) -> StoreError {
     match error {
-        PoolError::Backend(error) => map_pg_error(op, &error),
+        PoolError::Backend(error) => map_pg_error(op, error),
         PoolError::Timeout(kind) => {
             tracing::warn!(op, ?kind, "postgres store pool timed out");
-            StoreError::Unavailable(format!(
-                "postgres {op}: no connection within the timeout ({kind:?})"
-            ))
+            StoreError::unavailable(format!("postgres {op}: no connection within the timeout"))
+                .with_source(PoolError::Timeout(kind))
         }
         PoolError::Closed => StoreError::Closed,
         other => {
             tracing::error!(op, error = %other, "postgres store pool failed");
-            StoreError::Backend(format!("postgres {op}: {other}"))
+            StoreError::backend(format!("postgres {op}")).with_source(other)
         }
     }
 }

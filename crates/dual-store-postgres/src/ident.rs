@@ -29,7 +29,7 @@ impl Ident {
         if valid_start && valid_rest && name.len() <= max {
             Ok(Self(name.to_owned()))
         } else {
-            Err(ConnectError::Config(format!(
+            Err(ConnectError::config(format!(
                 "postgres: the {what} name {name:?} must be 1 to {max} characters of a-z, 0-9 and _, not starting with a digit"
             )))
         }

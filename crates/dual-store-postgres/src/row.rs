@@ -19,7 +19,7 @@ pub(crate) fn micros(at: OffsetDateTime) -> OffsetDateTime {
 /// A count as a `bigint` parameter, or why it does not fit one.
 fn bigint(what: &str, value: u64) -> Result<i64, StoreError> {
     i64::try_from(value)
-        .map_err(|_| StoreError::Backend(format!("{what} {value} does not fit a bigint column")))
+        .map_err(|_| StoreError::backend(format!("{what} {value} does not fit a bigint column")))
 }
 
 /// The parameters of the `update_query` statement (the id and the query's columns), converted once
@@ -117,7 +117,7 @@ impl<'a> SaveParams<'a> {
 
 fn column<'r, T: FromSql<'r>>(row: &'r Row, name: &str) -> Result<T, StoreError> {
     row.try_get(name)
-        .map_err(|e| StoreError::Corrupt(format!("column {name}: {e}")))
+        .map_err(|e| StoreError::corrupt(format!("column {name}")).with_source(e))
 }
 
 /// The record in a row of the table's columns.
@@ -125,12 +125,12 @@ pub(crate) fn decode(row: &Row) -> Result<ResourceRecord, StoreError> {
     let id: String = column(row, "id")?;
     let count = |name: &str| -> Result<u64, StoreError> {
         let value: i64 = column(row, name)?;
-        u64::try_from(value).map_err(|_| StoreError::Corrupt(format!("column {name}: negative")))
+        u64::try_from(value).map_err(|_| StoreError::corrupt(format!("column {name}: negative")))
     };
     Ok(ResourceRecord {
         id: id
             .parse()
-            .map_err(|_| StoreError::Corrupt("column id: not a ULID".into()))?,
+            .map_err(|_| StoreError::corrupt("column id: not a ULID"))?,
         name: column(row, "name")?,
         query: column::<Json<QuerySpec>>(row, "query")?.0,
         columns: column::<Json<Vec<Column>>>(row, "columns")?.0,
@@ -144,12 +144,11 @@ pub(crate) fn decode(row: &Row) -> Result<ResourceRecord, StoreError> {
         metadata: column::<Json<Value>>(row, "metadata")?.0,
         consistency: column::<String>(row, "consistency")?
             .parse::<Consistency>()
-            .map_err(|e| StoreError::Corrupt(format!("column consistency: {e}")))?,
+            .map_err(|e| StoreError::corrupt("column consistency").with_source(e))?,
         status: {
             let status: String = column(row, "status")?;
-            ResourceStatus::parse(&status).ok_or_else(|| {
-                StoreError::Corrupt("column status: not `pending`, `ready` or `failed`".into())
-            })?
+            ResourceStatus::parse(&status)
+                .ok_or_else(|| StoreError::corrupt("column status: not `pending`, `ready` or `failed`"))?
         },
         lease_expires_at: column(row, "lease_expires_at")?,
         // An unknown failure code fails the JSON decode, which `column` reports naming the column.

@@ -98,13 +98,13 @@ impl PostgresStore {
                 if breaks_connection(&error) {
                     drop(Object::take(client));
                 }
-                Err(map_pg_error(op, &error))
+                Err(map_pg_error(op, error))
             }
             Err(_) => {
                 drop(Object::take(client));
                 let timeout = self.shared.timeout;
                 tracing::warn!(op, ?timeout, "postgres store call timed out");
-                Err(StoreError::Unavailable(format!(
+                Err(StoreError::unavailable(format!(
                     "postgres {op} timed out after {timeout:?}"
                 )))
             }
@@ -144,7 +144,7 @@ impl PostgresStore {
         let rows = self.rows(op, sql, &[&id.to_string(), &micros(now)]).await?;
         let row = rows
             .first()
-            .ok_or_else(|| StoreError::Backend(format!("postgres {op}: no row returned")))?;
+            .ok_or_else(|| StoreError::backend(format!("postgres {op}: no row returned")))?;
         Ok(match row::decode_update(row)? {
             Ok(record) => Lookup::Found(record),
             Err(true) => Lookup::Expired,
@@ -222,9 +222,9 @@ impl ResourceStore for PostgresStore {
             .map(|row| {
                 let id: String = row
                     .try_get(0)
-                    .map_err(|e| StoreError::Corrupt(format!("column id: {e}")))?;
+                    .map_err(|e| StoreError::corrupt("column id").with_source(e))?;
                 id.parse()
-                    .map_err(|_| StoreError::Corrupt("column id: not a ULID".into()))
+                    .map_err(|_| StoreError::corrupt("column id: not a ULID"))
             })
             .collect()
     }
@@ -256,9 +256,9 @@ impl ResourceStore for PostgresStore {
             .await?;
         let count: i64 = rows
             .first()
-            .ok_or_else(|| StoreError::Backend("postgres live_count: no row returned".into()))?
+            .ok_or_else(|| StoreError::backend("postgres live_count: no row returned"))?
             .try_get(0)
-            .map_err(|e| StoreError::Backend(format!("postgres live_count: {e}")))?;
+            .map_err(|e| StoreError::backend("postgres live_count").with_source(e))?;
         Ok(count.unsigned_abs())
     }
 

@@ -10,7 +10,7 @@ use redis::aio::ConnectionManagerConfig;
 use crate::ConnectError;
 use crate::connection::Connection;
 use crate::store::{Keys, RedisStore, Shared};
-use dual_store::redact_secrets as redact_url;
+use dual_store::redact_secrets;
 
 /// The default key prefix.
 pub(crate) const DEFAULT_PREFIX: &str = "dual:";
@@ -94,21 +94,19 @@ impl RedisStoreBuilder {
     /// [`ConnectError::Store`] when Redis cannot be reached within the operation timeout.
     pub async fn connect(self) -> Result<RedisStore, ConnectError> {
         if self.prefix.is_empty() {
-            return Err(ConnectError::Config(
-                "redis: the key prefix must not be empty".into(),
-            ));
+            return Err(ConnectError::config("redis: the key prefix must not be empty"));
         }
         if self.operation_timeout.is_zero() || self.connect_timeout.is_zero() {
-            return Err(ConnectError::Config("redis: timeouts must be positive".into()));
+            return Err(ConnectError::config("redis: timeouts must be positive"));
         }
         if self.purge_batch == 0 {
-            return Err(ConnectError::Config(
-                "redis: the purge batch must be positive".into(),
-            ));
+            return Err(ConnectError::config("redis: the purge batch must be positive"));
         }
-        let redacted = redact_url(&self.url);
+        let redacted = redact_secrets(&self.url);
+        // Only the kind of the driver's error, not the error as the cause: its text may quote the URL,
+        // password included.
         let client = redis::Client::open(self.url.as_str())
-            .map_err(|e| ConnectError::Config(format!("redis: cannot use {redacted}: {:?}", e.kind())))?;
+            .map_err(|e| ConnectError::config(format!("redis: cannot use {redacted}: {:?}", e.kind())))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(self.connect_timeout))
             .set_response_timeout(Some(self.operation_timeout))
@@ -131,7 +129,7 @@ impl RedisStoreBuilder {
 impl fmt::Debug for RedisStoreBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisStoreBuilder")
-            .field("url", &redact_url(&self.url))
+            .field("url", &redact_secrets(&self.url))
             .field("prefix", &self.prefix)
             .field("operation_timeout", &self.operation_timeout)
             .field("connect_timeout", &self.connect_timeout)

@@ -35,7 +35,7 @@ impl Connection {
     ) -> Result<Self, StoreError> {
         let connect = ConnectionManager::new_with_config(client.clone(), config.clone());
         let manager = match tokio::time::timeout(timeout, connect).await {
-            Ok(result) => result.map_err(|e| map_error("connect", &e))?,
+            Ok(result) => result.map_err(|e| map_error("connect", e))?,
             Err(_) => return Err(timed_out("connect", timeout)),
         };
         Ok(Self {
@@ -68,7 +68,7 @@ impl Connection {
                 if error.is_timeout() {
                     self.replace(generation);
                 }
-                Err(map_error(op, &error))
+                Err(map_error(op, error))
             }
             Err(_) => {
                 self.replace(generation);
@@ -107,12 +107,12 @@ impl Connection {
 
 fn timed_out(op: &str, timeout: Duration) -> StoreError {
     tracing::warn!(op, ?timeout, "redis store call timed out");
-    StoreError::Unavailable(format!("redis {op} timed out after {timeout:?}"))
+    StoreError::unavailable(format!("redis {op} timed out after {timeout:?}"))
 }
 
 /// Connection trouble, and the server states that pass (loading, failover), are `Unavailable`;
-/// everything else Redis says is `Backend`.
-pub(crate) fn map_error(op: &str, error: &RedisError) -> StoreError {
+/// everything else Redis says is `Backend`. Either keeps `error` as its cause.
+pub(crate) fn map_error(op: &str, error: RedisError) -> StoreError {
     let unavailable = error.is_io_error()
         || error.is_connection_dropped()
         || error.is_connection_refusal()
@@ -129,9 +129,9 @@ pub(crate) fn map_error(op: &str, error: &RedisError) -> StoreError {
         );
     if unavailable {
         tracing::warn!(op, %error, "redis store unavailable");
-        StoreError::Unavailable(format!("redis {op}: {error}"))
+        StoreError::unavailable(format!("redis {op}")).with_source(error)
     } else {
         tracing::error!(op, %error, "redis store call failed");
-        StoreError::Backend(format!("redis {op}: {error}"))
+        StoreError::backend(format!("redis {op}")).with_source(error)
     }
 }

@@ -45,7 +45,7 @@ impl SplitTime {
 /// The hash fields a save writes (after deleting the key, so no stale field survives).
 pub(crate) fn encode(record: &ResourceRecord) -> Result<Vec<(&'static str, String)>, StoreError> {
     let json = serde_json::to_string(record)
-        .map_err(|e| StoreError::Backend(format!("cannot encode record: {e}")))?;
+        .map_err(|e| StoreError::backend("cannot encode record").with_source(e))?;
     let count = record.access_count.min(i64::MAX as u64);
     let mut fields = vec![(RECORD, json), (COUNT, count.to_string())];
     if let Some(at) = record.last_accessed_at {
@@ -70,7 +70,7 @@ pub(crate) fn encode_query(record: &ResourceRecord) -> Result<String, StoreError
         lease_expires_at: record.lease_expires_at,
         failure: record.failure.as_ref(),
     };
-    serde_json::to_string(&part).map_err(|e| StoreError::Backend(format!("cannot encode query state: {e}")))
+    serde_json::to_string(&part).map_err(|e| StoreError::backend("cannot encode query state").with_source(e))
 }
 
 /// The fields `update_query` overwrites, with the record's wire names, borrowed for encoding.
@@ -102,7 +102,7 @@ struct QueryPart {
 
 pub(crate) fn format_time(at: OffsetDateTime) -> Result<String, StoreError> {
     at.format(&Rfc3339)
-        .map_err(|e| StoreError::Backend(format!("cannot format timestamp: {e}")))
+        .map_err(|e| StoreError::backend("cannot format timestamp").with_source(e))
 }
 
 /// A record as read back from its hash.
@@ -119,8 +119,8 @@ pub(crate) struct Stored {
 
 impl Stored {
     pub(crate) fn decode(self) -> Result<ResourceRecord, StoreError> {
-        let mut record: ResourceRecord =
-            serde_json::from_str(&self.json).map_err(|e| StoreError::Corrupt(format!("record JSON: {e}")))?;
+        let mut record: ResourceRecord = serde_json::from_str(&self.json)
+            .map_err(|e| StoreError::corrupt("record JSON").with_source(e))?;
         if let Some(count) = self.count {
             record.access_count = count;
         }
@@ -128,7 +128,7 @@ impl Stored {
             None | Some("") => record.last_accessed_at,
             Some(text) => Some(
                 OffsetDateTime::parse(text, &Rfc3339)
-                    .map_err(|e| StoreError::Corrupt(format!("last access time: {e}")))?,
+                    .map_err(|e| StoreError::corrupt("last access time").with_source(e))?,
             ),
         };
         if self.pinned {
@@ -136,7 +136,7 @@ impl Stored {
         }
         if let Some(text) = self.query.as_deref().filter(|text| !text.is_empty()) {
             let part: QueryPart = serde_json::from_str(text)
-                .map_err(|e| StoreError::Corrupt(format!("query state JSON: {e}")))?;
+                .map_err(|e| StoreError::corrupt("query state JSON").with_source(e))?;
             record.status = part.status;
             record.total_count = part.total_count;
             record.columns = part.columns;

@@ -135,7 +135,7 @@ impl RedisStore {
             }
             .decode()
             .map(Lookup::Found),
-            other => Err(StoreError::Backend(format!(
+            other => Err(StoreError::backend(format!(
                 "redis {op}: unexpected script status {other}"
             ))),
         }
@@ -312,7 +312,7 @@ impl ResourceStore for RedisStore {
         ids.iter()
             .map(|id| {
                 id.parse()
-                    .map_err(|_| StoreError::Corrupt("malformed id in the expiry index".into()))
+                    .map_err(|_| StoreError::corrupt("malformed id in the expiry index"))
             })
             .collect()
     }

@@ -9,8 +9,9 @@ mod support;
 use std::time::Duration as StdDuration;
 
 use dual_core::{FailureCode, QueryFailure, ResourceId, ResourceStatus};
-use dual_store::{Lookup, ResourceStore, StoreError};
+use dual_store::{Lookup, ResourceStore};
 use dual_store_redis::RedisStore;
+use dual_testkit::store as suite;
 use redis::AsyncCommands;
 use support::{Namespace, record};
 use time::{Duration, OffsetDateTime};
@@ -248,14 +249,7 @@ async fn a_corrupt_record_is_reported_not_served() -> TestResult {
     store.save(&saved).await?;
     let key = format!("{}r:{}", store.key_prefix(), saved.id);
     let _: usize = raw.hset(&key, "rec", "{not json").await?;
-    assert!(matches!(
-        store.get(saved.id, now).await,
-        Err(StoreError::Corrupt(_))
-    ));
-    assert!(matches!(
-        store.record_access(saved.id, now).await,
-        Err(StoreError::Corrupt(_))
-    ));
+    suite::reported_not_served(&store, saved.id, now, "record JSON").await;
     Ok(())
 }
 
@@ -364,17 +358,7 @@ async fn a_corrupt_query_field_is_reported_not_served() -> TestResult {
     assert_ne!(unknown, query, "{query}");
     for corrupt in [unknown.as_str(), "{not json", r#"{"status":"ready"}"#] {
         let _: usize = raw.hset(&key, "q", corrupt).await?;
-        assert!(
-            matches!(store.get(saved.id, now).await, Err(StoreError::Corrupt(_))),
-            "get of {corrupt}"
-        );
-        assert!(
-            matches!(
-                store.record_access(saved.id, now).await,
-                Err(StoreError::Corrupt(_))
-            ),
-            "record_access of {corrupt}"
-        );
+        suite::reported_not_served(&store, saved.id, now, "query state JSON").await;
     }
     Ok(())
 }
@@ -400,23 +384,6 @@ async fn a_record_saved_before_statuses_reads_as_ready() -> TestResult {
         panic!("an old record is served");
     };
     assert_eq!(got, saved, "read as ready, without lease or failure");
-    Ok(())
-}
-
-#[tokio::test]
-async fn a_closed_store_refuses_calls() -> TestResult {
-    let namespace = Namespace::new();
-    let store = namespace.store().await;
-    store.close().await?;
-    let now = OffsetDateTime::now_utc();
-    assert!(matches!(
-        store.get(record(now, None).id, now).await,
-        Err(StoreError::Closed)
-    ));
-    assert!(matches!(
-        store.save(&record(now, None)).await,
-        Err(StoreError::Closed)
-    ));
     Ok(())
 }
 

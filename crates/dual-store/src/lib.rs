@@ -46,7 +46,7 @@ mod store;
 
 pub use clock::Clock;
 pub use connect::ConnectError;
-pub use error::StoreError;
+pub use error::{BoxError, StoreError};
 pub use memory::MemoryStore;
 pub use redact::redact_secrets;
 pub use store::{Lookup, ResourceStore};

@@ -63,7 +63,7 @@ fn redact_key_value(conn: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::redact_secrets as redact;
+    use super::redact_secrets;
 
     #[test]
     fn hides_passwords_only() {
@@ -91,10 +91,14 @@ mod tests {
             ("redis://:pw@host:6379/0", "redis://:***@host:6379/0"),
             ("rediss://me:p%40ss@host/1?x=1", "rediss://me:***@host/1?x=1"),
             ("redis://me@host", "redis://me@host"),
+            (
+                "postgres://me:s%40cret@h:5432/db?sslmode=disable&password=x",
+                "postgres://me:***@h:5432/db?sslmode=disable&password=***",
+            ),
             ("memory", "memory"),
             ("not a url", "not a url"),
         ] {
-            assert_eq!(redact(given), want, "{given}");
+            assert_eq!(redact_secrets(given), want, "{given}");
         }
     }
 }

@@ -1,29 +1,12 @@
 //! `MemoryStore` beyond the conformance suite: `len`/`is_empty`, `close`, shared clones, purges that
 //! span several lock batches.
 
-use dual_core::{QuerySpec, ResourceId, ResourceRecord};
+use dual_core::ResourceRecord;
 use dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
 use time::{Duration, OffsetDateTime};
 
 fn record(now: OffsetDateTime, expires_at: Option<OffsetDateTime>) -> ResourceRecord {
-    ResourceRecord {
-        id: ResourceId::new(),
-        name: "r".to_owned(),
-        query: QuerySpec::new("k", serde_json::Value::Null),
-        columns: Vec::new(),
-        total_count: 0,
-        sample: Vec::new().into(),
-        created_at: now,
-        expires_at,
-        access_count: 0,
-        last_accessed_at: None,
-        owner: None,
-        metadata: serde_json::Value::Null,
-        consistency: dual_core::Consistency::Live,
-        status: dual_core::ResourceStatus::Ready,
-        lease_expires_at: None,
-        failure: None,
-    }
+    dual_testkit::store::record("r", now, expires_at)
 }
 
 #[tokio::test]
@@ -71,26 +54,13 @@ async fn every_operation_fails_after_close() -> Result<(), StoreError> {
     let now = OffsetDateTime::now_utc();
     let r = record(now, Some(now + Duration::minutes(1)));
     store.save(&r).await?;
-    store.close().await?;
+    // Closes, checks that every operation answers `Closed`, and closes again.
+    dual_testkit::store::refuses_calls_once_closed(&store).await;
     assert!(store.is_empty(), "close drops every record");
-    let closed = |result: Result<(), StoreError>, op: &str| match result {
-        Err(StoreError::Closed) => {}
-        other => panic!("{op} after close: expected Err(Closed), got {other:?}"),
-    };
-    closed(store.save(&r).await, "save");
-    closed(store.get(r.id, now).await.map(drop), "get");
-    closed(store.record_access(r.id, now).await.map(drop), "record_access");
-    closed(store.pin(r.id, now).await.map(drop), "pin");
-    closed(store.delete(r.id).await.map(drop), "delete");
-    closed(store.find_expired(now, 10).await.map(drop), "find_expired");
-    closed(store.purge_expired(now).await.map(drop), "purge_expired");
-    closed(store.live_count(now).await.map(drop), "live_count");
     assert!(
         !StoreError::Closed.is_retryable(),
         "a closed store does not come back"
     );
-    store.close().await?;
-    assert!(store.is_empty());
     Ok(())
 }
 

@@ -42,7 +42,7 @@ impl BreakableStore {
 
     fn check(&self) -> Result<(), StoreError> {
         if self.broken.load(Ordering::SeqCst) {
-            Err(StoreError::Unavailable(self.message.clone()))
+            Err(StoreError::unavailable(self.message.clone()))
         } else {
             Ok(())
         }

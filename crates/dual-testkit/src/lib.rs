@@ -9,6 +9,7 @@
 //! | [`client`] | the client conformance suite, run against any server that speaks the REST contract |
 //! | [`proxy`] | a TCP proxy a test cuts and restores, to simulate an outage of a shared service |
 //! | [`services`] | the PostgreSQL, Redis and S3 servers some suites need, found through environment variables |
+//! | [`cleanup`] | removing what a test wrote to Redis (feature `redis`) or PostgreSQL (feature `postgres`) |
 //! | [`BreakableStore`], [`BreakableSpool`] | a store and a spool backend a test switches off |
 //!
 //! Library crates depend on this one only as a dev-dependency, so none of it ships with them.
@@ -27,6 +28,7 @@
 mod breakable_spool;
 mod breakable_store;
 mod case;
+pub mod cleanup;
 pub mod client;
 pub mod http;
 pub mod proxy;

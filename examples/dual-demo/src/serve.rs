@@ -226,7 +226,7 @@ pub enum ServeError {
     Store(#[from] StoreSpecError),
     /// The server configuration was refused.
     #[error(transparent)]
-    Build(#[from] dual_server::BuildError),
+    Build(#[from] dual_server::ServerBuildError),
     /// `--spool` names no known spool, or the spool cannot be set up or reached.
     #[error(transparent)]
     Spool(#[from] SpoolSpecError),

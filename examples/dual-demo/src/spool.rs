@@ -7,7 +7,7 @@ use std::time::Duration;
 use dual_core::ResourceId;
 use dual_server::dual_spool::{DEFAULT_MEMORY_BUDGET, MemorySpool, S3SpoolBuilder, Spool, SpoolError};
 
-use crate::store::redact_url;
+use dual_store::redact_secrets;
 
 /// The default of `--spool`: this process's memory.
 pub const MEMORY: &str = "memory";
@@ -115,7 +115,7 @@ impl SpoolSpec {
             .split_once("://")
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("s3"))
         else {
-            return Err(SpoolSpecError::Unknown(redact_url(spec)));
+            return Err(SpoolSpecError::Unknown(redact_secrets(spec)));
         };
         if options.memory_mb.is_some() {
             return Err(SpoolSpecError::MemoryOnly {
@@ -128,7 +128,7 @@ impl SpoolSpec {
         // The scheme in lower case, as S3SpoolBuilder expects it.
         let url = format!("s3://{location}");
         S3SpoolBuilder::from_url(&url).map_err(|source| SpoolSpecError::S3 {
-            url: redact_url(&url),
+            url: redact_secrets(&url),
             source,
         })?;
         Ok(Self::S3 { url })
@@ -163,7 +163,7 @@ impl SpoolSpec {
 }
 
 async fn open_s3(url: &str) -> Result<Spool, SpoolSpecError> {
-    let redacted = redact_url(url);
+    let redacted = redact_secrets(url);
     let endpoint = endpoint();
     let backend = S3SpoolBuilder::from_url(url)
         .map(|builder| builder.retries(S3_RETRIES, S3_RETRY_TIMEOUT))
@@ -196,7 +196,7 @@ fn endpoint() -> String {
         .find_map(|name| std::env::var(name).ok())
         .map_or_else(
             || "AWS (the region's endpoint)".to_owned(),
-            |url| redact_url(&url),
+            |url| redact_secrets(&url),
         )
 }
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dual_store::{MemoryStore, ResourceStore};
+use dual_store::{MemoryStore, ResourceStore, redact_secrets};
 use dual_store_postgres::PostgresStore;
 use dual_store_redis::RedisStore;
 
@@ -82,7 +82,7 @@ pub enum StoreSpecError {
 pub async fn open(options: &StoreOptions) -> Result<OpenedStore, StoreSpecError> {
     let spec = options.spec.trim();
     let scheme = spec.split_once("://").map_or(spec, |(scheme, _)| scheme);
-    let redacted = redact_url(spec);
+    let redacted = redact_secrets(spec);
     match scheme.to_ascii_lowercase().as_str() {
         "memory" => {
             if options.prefix.is_some() {
@@ -135,24 +135,9 @@ pub async fn open(options: &StoreOptions) -> Result<OpenedStore, StoreSpecError>
     }
 }
 
-/// `url` with any password replaced by `***`, for logs and error messages.
-pub use dual_store::redact_secrets as redact_url;
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn passwords_are_redacted() {
-        assert_eq!(redact_url("memory"), "memory");
-        assert_eq!(redact_url("redis://127.0.0.1:6379/2"), "redis://127.0.0.1:6379/2");
-        assert_eq!(redact_url("redis://:pw@h:6379/0"), "redis://:***@h:6379/0");
-        assert_eq!(
-            redact_url("postgres://me:s%40cret@h:5432/db?sslmode=disable&password=x"),
-            "postgres://me:***@h:5432/db?sslmode=disable&password=***"
-        );
-        assert_eq!(redact_url("postgres://me@h/db"), "postgres://me@h/db");
-    }
 
     #[tokio::test]
     async fn unknown_specs_and_stray_prefixes_are_refused() {

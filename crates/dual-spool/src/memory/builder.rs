@@ -57,12 +57,12 @@ impl MemorySpoolBuilder {
     /// [`SpoolError::Config`] when the directory cannot be created or read.
     pub async fn build(self) -> Result<MemorySpool, SpoolError> {
         let dir = match self.dir {
-            None => SpillDir::private().map_err(|e| SpoolError::Config(format!("spill directory: {e}")))?,
+            None => SpillDir::private().map_err(|e| SpoolError::config("spill directory", Some(e.into())))?,
             Some(path) => {
                 let shown = path.display().to_string();
                 let (dir, removed) = SpillDir::shared(path)
                     .await
-                    .map_err(|e| SpoolError::Config(format!("spill directory {shown}: {e}")))?;
+                    .map_err(|e| SpoolError::config(format!("spill directory {shown}"), Some(e.into())))?;
                 if removed > 0 {
                     tracing::info!(dir = %shown, removed, "spool: leftover segments of an earlier process removed");
                 }

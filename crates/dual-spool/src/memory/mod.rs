@@ -88,7 +88,7 @@ impl MemorySpool {
     ///
     /// [`SpoolError::Config`] when the directory cannot be created.
     pub fn new() -> Result<Self, SpoolError> {
-        let dir = SpillDir::private().map_err(|e| SpoolError::Config(format!("spill directory: {e}")))?;
+        let dir = SpillDir::private().map_err(|e| SpoolError::config("spill directory", Some(e.into())))?;
         Ok(Self::from_parts(DEFAULT_MEMORY_BUDGET, dir))
     }
 

@@ -43,7 +43,7 @@ impl ObjectStoreSpool {
     ///
     /// [`SpoolError::Config`] when `prefix` is not a valid object path.
     pub fn new(store: Arc<dyn ObjectStore>, prefix: &str) -> Result<Self, SpoolError> {
-        let prefix = Path::parse(prefix).map_err(|e| SpoolError::Config(format!("spool prefix: {e}")))?;
+        let prefix = Path::parse(prefix).map_err(|e| SpoolError::config("spool prefix", Some(e.into())))?;
         Ok(Self { store, prefix })
     }
 

@@ -45,7 +45,7 @@ impl S3SpoolBuilder {
     ///
     /// [`SpoolError::Config`] when `url` is not of that form.
     pub fn from_url(url: &str) -> Result<Self, SpoolError> {
-        let bad = || SpoolError::Config(format!("{url:?} is not s3://BUCKET[/PREFIX]"));
+        let bad = || SpoolError::config(format!("{url:?} is not s3://BUCKET[/PREFIX]"), None);
         let rest = url.strip_prefix("s3://").ok_or_else(bad)?;
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         if bucket.is_empty() {
@@ -148,7 +148,7 @@ impl S3SpoolBuilder {
             .s3
             .with_retry(self.retry)
             .build()
-            .map_err(|e| SpoolError::Config(format!("S3 spool: {e}")))?;
+            .map_err(|e| SpoolError::config("S3 spool", Some(e.into())))?;
         ObjectStoreSpool::new(Arc::new(store), &self.prefix)
     }
 }
@@ -168,7 +168,7 @@ mod tests {
         assert!(S3SpoolBuilder::from_url("s3://bucket").is_ok());
         for bad in ["s3://", "s3:///x", "http://bucket/x", "bucket"] {
             assert!(
-                matches!(S3SpoolBuilder::from_url(bad), Err(SpoolError::Config(_))),
+                matches!(S3SpoolBuilder::from_url(bad), Err(SpoolError::Config { .. })),
                 "{bad}"
             );
         }

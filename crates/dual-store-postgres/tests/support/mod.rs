@@ -7,8 +7,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dual_core::{Column, ColumnType, QuerySpec, ResourceId, ResourceRecord};
+use dual_core::ResourceRecord;
 use dual_store_postgres::{PostgresStore, PostgresStoreBuilder};
+use dual_testkit::cleanup;
 pub(crate) use dual_testkit::services::POSTGRES;
 use time::OffsetDateTime;
 use tokio_postgres::NoTls;
@@ -79,55 +80,15 @@ impl Namespace {
 
 impl Drop for Namespace {
     fn drop(&mut self) {
-        let url = self.url.clone();
-        let sql = format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.schema);
-        // Drop may run inside the test's runtime, which cannot be blocked on; a thread of its own
-        // with a small runtime can.
-        let cleanup = std::thread::spawn(move || -> Result<(), String> {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())?;
-            runtime.block_on(async {
-                let (client, connection) = tokio_postgres::connect(&url, NoTls)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                tokio::spawn(connection);
-                client.batch_execute(&sql).await.map_err(|e| e.to_string())
-            })
-        });
-        match cleanup.join() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("could not drop the test schema {}: {e}", self.schema),
-            Err(_) => eprintln!("dropping the test schema {} panicked", self.schema),
+        if let Err(e) = cleanup::drop_postgres_schema(&self.url, &self.schema) {
+            eprintln!("could not drop the test schema {}: {e}", self.schema);
         }
     }
 }
 
 /// A small record created at `now` that expires at `expires_at` (`None`: pinned).
 pub(crate) fn record(now: OffsetDateTime, expires_at: Option<OffsetDateTime>) -> ResourceRecord {
-    ResourceRecord {
-        id: ResourceId::new(),
-        name: "test".to_owned(),
-        query: QuerySpec::new("test", serde_json::json!({"b": 1, "a": [true, null]})),
-        columns: vec![Column::new("n", ColumnType::Integer)],
-        total_count: 1,
-        sample: vec![serde_json::Map::from_iter([(
-            "n".to_owned(),
-            serde_json::json!(1),
-        )])]
-        .into(),
-        created_at: now,
-        expires_at,
-        access_count: 0,
-        last_accessed_at: None,
-        owner: None,
-        metadata: serde_json::Value::Null,
-        consistency: dual_core::Consistency::Live,
-        status: dual_core::ResourceStatus::Ready,
-        lease_expires_at: None,
-        failure: None,
-    }
+    dual_testkit::store::record("test", now, expires_at)
 }
 
 /// The current time truncated to whole microseconds, PostgreSQL's resolution.

@@ -6,10 +6,10 @@
 )]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
-use dual_core::{Column, ColumnType, QuerySpec, ResourceId, ResourceRecord};
+use dual_core::ResourceRecord;
 use dual_store_redis::{RedisStore, RedisStoreBuilder};
+use dual_testkit::cleanup;
 pub(crate) use dual_testkit::services::REDIS;
 use time::OffsetDateTime;
 
@@ -62,35 +62,11 @@ impl Namespace {
             Err(e) => REDIS.unreachable(e),
         }
     }
-
-    fn clean_up(&self) -> redis::RedisResult<usize> {
-        let client = redis::Client::open(self.url.as_str())?;
-        let mut con = client.get_connection_with_timeout(Duration::from_secs(5))?;
-        let pattern = format!("{}*", self.base);
-        let mut cursor = 0u64;
-        let mut deleted = 0;
-        loop {
-            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1_000)
-                .query(&mut con)?;
-            if !keys.is_empty() {
-                deleted += redis::cmd("DEL").arg(&keys).query::<usize>(&mut con)?;
-            }
-            if next == 0 {
-                return Ok(deleted);
-            }
-            cursor = next;
-        }
-    }
 }
 
 impl Drop for Namespace {
     fn drop(&mut self) {
-        if let Err(e) = self.clean_up() {
+        if let Err(e) = cleanup::delete_redis_keys(&self.url, &self.base) {
             eprintln!("could not delete the test keys under {}: {e}", self.base);
         }
     }
@@ -98,26 +74,5 @@ impl Drop for Namespace {
 
 /// A small record created at `now` that expires at `expires_at` (`None`: pinned).
 pub(crate) fn record(now: OffsetDateTime, expires_at: Option<OffsetDateTime>) -> ResourceRecord {
-    ResourceRecord {
-        id: ResourceId::new(),
-        name: "test".to_owned(),
-        query: QuerySpec::new("test", serde_json::json!({"b": 1, "a": [true, null]})),
-        columns: vec![Column::new("n", ColumnType::Integer)],
-        total_count: 1,
-        sample: vec![serde_json::Map::from_iter([(
-            "n".to_owned(),
-            serde_json::json!(1),
-        )])]
-        .into(),
-        created_at: now,
-        expires_at,
-        access_count: 0,
-        last_accessed_at: None,
-        owner: None,
-        metadata: serde_json::Value::Null,
-        consistency: dual_core::Consistency::Live,
-        status: dual_core::ResourceStatus::Ready,
-        lease_expires_at: None,
-        failure: None,
-    }
+    dual_testkit::store::record("test", now, expires_at)
 }

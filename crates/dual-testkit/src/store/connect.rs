@@ -10,8 +10,8 @@ use dual_store::{ConnectError, StoreError};
 /// How long connecting to a closed port may take before it must have failed.
 const FAIL_FAST: Duration = Duration::from_secs(3);
 
-/// Every attempt fails with [`ConnectError::Config`], and no message contains `secret` (the password
-/// the attempts' URLs carry).
+/// Every attempt fails with [`ConnectError::Config`], and no error's text (its message and its
+/// causes) contains `secret` (the password the attempts' URLs carry).
 ///
 /// # Panics
 /// When an attempt connects or fails otherwise, or a message contains `secret`.
@@ -22,10 +22,11 @@ where
 {
     for attempt in attempts {
         match attempt.await {
-            Err(ConnectError::Config(message)) => {
+            Err(error @ ConnectError::Config { .. }) => {
+                let text = error.to_string();
                 assert!(
-                    !message.contains(secret),
-                    "a configuration error echoes the secret: {message}"
+                    !text.contains(secret),
+                    "a configuration error echoes the secret: {text}"
                 );
             }
             other => panic!("expected a configuration error, got {other:?}"),
@@ -34,7 +35,7 @@ where
 }
 
 /// `connect(port)` to a port nothing listens on fails within a few seconds as
-/// [`StoreError::Unavailable`], and its message does not contain `secret`.
+/// [`StoreError::Unavailable`], and its text (its message and its causes) does not contain `secret`.
 ///
 /// # Panics
 /// When it connects, fails otherwise or too slowly, or echoes `secret`.
@@ -50,11 +51,9 @@ where
         .unwrap_or_else(|error| panic!("no free port: {error}"));
     let started = Instant::now();
     match connect(port).await {
-        Err(ConnectError::Store(StoreError::Unavailable(message))) => {
-            assert!(
-                !message.contains(secret),
-                "the error echoes the secret: {message}"
-            );
+        Err(ConnectError::Store(error @ StoreError::Unavailable { .. })) => {
+            let text = error.to_string();
+            assert!(!text.contains(secret), "the error echoes the secret: {text}");
         }
         other => panic!("expected Unavailable, got {other:?}"),
     }

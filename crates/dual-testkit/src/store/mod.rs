@@ -53,8 +53,10 @@
 //! `now` argument. A backend that also sets a native TTL from `expires_at` therefore never drops a record
 //! while a case runs.
 
+mod closed;
 mod concurrency;
 pub mod connect;
+mod corrupt;
 mod live_count;
 mod lookup;
 pub mod outage;
@@ -67,15 +69,18 @@ mod support;
 use std::future::Future;
 use std::sync::Arc;
 
+pub use closed::refuses_calls_once_closed;
 pub use concurrency::{
     ACCESSES_PER_TASK, SAVES_PER_TASK, TASKS, concurrent_purges, concurrent_record_access, concurrent_saves,
 };
+pub use corrupt::reported_not_served;
 pub use live_count::live_count_counts_live_records;
 pub use lookup::{expired_is_never_found, expiry_boundary, record_access_counts, unknown_id_is_missing};
 pub use pin_delete::{delete_removes, pin_removes_expiry};
 pub use purge::{MANY_RECORDS, find_expired_order_and_limit, many_records_mixed_expiry, purge_expired_exact};
 pub use query_state::update_query_touches_only_the_query;
 pub use round_trip::{round_trip_every_field, save_replaces};
+pub use support::record;
 
 use dual_store::ResourceStore;
 

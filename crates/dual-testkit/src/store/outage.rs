@@ -3,8 +3,29 @@
 //! panics or hangs; after the restore the same store works again by itself.
 //!
 //! A backend's test builds its store against [`Proxy::addr`] with short timeouts and calls
-//! [`outage_and_recovery`] for each [`Mode`] and [`concurrent_calls_during_an_outage`].
+//! [`outage_and_recovery`] for each [`Mode`] and [`concurrent_calls_during_an_outage`]. [`run`] does
+//! that for a store of a [`Service`], and [`outage_tests!`](crate::outage_tests) writes the three
+//! tests:
+//!
+//! ```text
+//! // tests/outage.rs of a backend, with tokio as a dev-dependency:
+//! use dual_testkit::services::REDIS;
+//! use dual_testkit::store::outage::{self, Outage};
+//!
+//! async fn check(which: Outage) {
+//!     outage::run(REDIS, which, |url| {
+//!         RedisStore::builder(url)
+//!             .operation_timeout(outage::TIMEOUT)
+//!             .connect_timeout(outage::TIMEOUT)
+//!             .connect()
+//!     })
+//!     .await;
+//! }
+//!
+//! dual_testkit::outage_tests!(check);
+//! ```
 
+use std::fmt::Display;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -15,6 +36,7 @@ use time::{Duration, OffsetDateTime};
 
 use super::support::record;
 use crate::proxy::{Mode, Proxy};
+use crate::services::Service;
 use dual_store::{Lookup, ResourceStore, StoreError};
 
 /// How long the checks allow: a failing call must fail within `fail_within` (the store's timeout plus
@@ -25,6 +47,84 @@ pub struct Bounds {
     pub fail_within: StdDuration,
     /// Longest time the store may take to come back after a restore.
     pub recover_within: StdDuration,
+}
+
+/// The operation and connect timeout a store under [`run`] should be built with.
+pub const TIMEOUT: StdDuration = StdDuration::from_millis(400);
+
+/// The bounds [`run`] checks a store built with [`TIMEOUT`] against: a failing call may take the
+/// timeout plus scheduling slack on a busy machine; the store may take a while to come back after a
+/// restore.
+pub const BOUNDS: Bounds = Bounds {
+    fail_within: StdDuration::from_secs(3),
+    recover_within: StdDuration::from_secs(15),
+};
+
+/// One of the outages [`run`] simulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outage {
+    /// Connections are refused: [`outage_and_recovery`] with [`Mode::Refuse`].
+    Refused,
+    /// The network goes silent: [`outage_and_recovery`] with [`Mode::Blackhole`].
+    Silent,
+    /// 32 calls at once into a silent network: [`concurrent_calls_during_an_outage`].
+    Concurrent,
+}
+
+/// Starts a [`Proxy`] to `service`, connects a store through it with `connect` (given the service's
+/// URL with the proxy's address; build the store with [`TIMEOUT`]), and puts it through `outage`
+/// within [`BOUNDS`].
+///
+/// # Panics
+/// When the service is unreachable (with how to start it), when `connect` fails, or when the store
+/// misbehaves.
+pub async fn run<S, E, F, Fut>(service: Service, outage: Outage, connect: F)
+where
+    S: ResourceStore + 'static,
+    E: Display,
+    F: FnOnce(String) -> Fut,
+    Fut: Future<Output = Result<S, E>>,
+{
+    let target = service.addr().unwrap_or_else(|e| service.unreachable(e));
+    let proxy = Proxy::start(target)
+        .await
+        .unwrap_or_else(|e| panic!("cannot start a proxy to {target}: {e}"));
+    let url = service
+        .url_through(proxy.addr())
+        .unwrap_or_else(|e| service.unreachable(e));
+    let store = connect(url).await.unwrap_or_else(|e| service.unreachable(e));
+    match outage {
+        Outage::Refused => outage_and_recovery(&proxy, &store, Mode::Refuse, BOUNDS).await,
+        Outage::Silent => outage_and_recovery(&proxy, &store, Mode::Blackhole, BOUNDS).await,
+        Outage::Concurrent => concurrent_calls_during_an_outage(&proxy, Arc::new(store), BOUNDS).await,
+    }
+}
+
+/// The three outage tests of a shared store, each a multi-thread `#[tokio::test]` that calls
+/// `$check(outage).await` for one [`Outage`](crate::store::outage::Outage):
+/// `refused_connections_fail_fast_and_recover`, `a_silent_network_times_out_and_recovers` and
+/// `concurrent_calls_during_an_outage_all_fail_in_bounded_time`. `$check` usually calls
+/// [`run`](crate::store::outage::run); the calling crate needs tokio (features `macros`,
+/// `rt-multi-thread`) as a dev-dependency.
+#[macro_export]
+macro_rules! outage_tests {
+    ($check:path) => {
+        #[::tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn refused_connections_fail_fast_and_recover() {
+            $check($crate::store::outage::Outage::Refused).await;
+        }
+
+        #[::tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_silent_network_times_out_and_recovers() {
+            $check($crate::store::outage::Outage::Silent).await;
+        }
+
+        #[::tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn concurrent_calls_during_an_outage_all_fail_in_bounded_time() {
+            $check($crate::store::outage::Outage::Concurrent).await;
+        }
+    };
 }
 
 type Call<'a> = Pin<Box<dyn Future<Output = Result<(), StoreError>> + Send + 'a>>;
@@ -63,7 +163,7 @@ async fn assert_unavailable(
         let result = call.await;
         let took = started.elapsed();
         assert!(
-            matches!(result, Err(StoreError::Unavailable(_))),
+            matches!(result, Err(StoreError::Unavailable { .. })),
             "{name} during the outage: {result:?}"
         );
         assert!(took < bounds.fail_within, "{name} took {took:?} to fail");
@@ -147,7 +247,10 @@ pub async fn concurrent_calls_during_an_outage(proxy: &Proxy, store: Arc<dyn Res
         .collect();
     for call in calls {
         let result = call.await.expect("task");
-        assert!(matches!(result, Err(StoreError::Unavailable(_))), "{result:?}");
+        assert!(
+            matches!(result, Err(StoreError::Unavailable { .. })),
+            "{result:?}"
+        );
     }
     assert!(
         started.elapsed() < bounds.fail_within,

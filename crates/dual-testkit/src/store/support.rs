@@ -24,8 +24,10 @@ pub(super) fn with_micros(at: OffsetDateTime, micros: u32) -> OffsetDateTime {
     at - Duration::nanoseconds(i64::from(at.nanosecond())) + Duration::microseconds(i64::from(micros))
 }
 
-/// A small record named `name` that expires at `expires_at` (`None`: pinned).
-pub(super) fn record(name: &str, now: OffsetDateTime, expires_at: Option<OffsetDateTime>) -> ResourceRecord {
+/// A small record named `name`, created at `now`, that expires at `expires_at` (`None`: pinned): one
+/// integer column `n` and one sample row. For a backend's own tests as well as the suite's cases.
+#[must_use]
+pub fn record(name: &str, now: OffsetDateTime, expires_at: Option<OffsetDateTime>) -> ResourceRecord {
     ResourceRecord {
         id: ResourceId::new(),
         name: name.to_owned(),

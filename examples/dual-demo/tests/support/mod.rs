@@ -25,6 +25,7 @@ use std::time::Duration;
 use dual_client::{DualResponseClient, ParsedDualResponse};
 use dual_demo::dataset::{self, DatasetSize};
 use dual_demo::mcp_client;
+use dual_testkit::cleanup;
 use dual_testkit::services::{POSTGRES, REDIS, Service};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
@@ -113,59 +114,10 @@ impl Namespace {
 
     fn clean_up(&self) -> Result<(), String> {
         match self.backend {
-            Backend::Redis => {
-                let client = redis::Client::open(REDIS.url()).map_err(|e| e.to_string())?;
-                let mut con = client
-                    .get_connection_with_timeout(Duration::from_secs(5))
-                    .map_err(|e| e.to_string())?;
-                let pattern = format!("{}*", self.prefix);
-                let mut cursor = 0u64;
-                loop {
-                    let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                        .arg(cursor)
-                        .arg("MATCH")
-                        .arg(&pattern)
-                        .arg("COUNT")
-                        .arg(1_000)
-                        .query(&mut con)
-                        .map_err(|e| e.to_string())?;
-                    if !keys.is_empty() {
-                        redis::cmd("DEL")
-                            .arg(&keys)
-                            .query::<usize>(&mut con)
-                            .map_err(|e| e.to_string())?;
-                    }
-                    if next == 0 {
-                        return Ok(());
-                    }
-                    cursor = next;
-                }
-            }
-            Backend::Postgres => {
-                let sql = format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.prefix);
-                // Drop may run inside the test's runtime, which cannot be blocked on; a thread of
-                // its own with a small runtime can.
-                let thread = std::thread::spawn(move || -> Result<(), String> {
-                    let runtime = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .map_err(|e| e.to_string())?;
-                    runtime.block_on(async {
-                        let (client, connection) =
-                            tokio_postgres::connect(&POSTGRES.url(), tokio_postgres::NoTls)
-                                .await
-                                .map_err(|e| e.to_string())?;
-                        tokio::spawn(connection);
-                        timeout(Duration::from_secs(20), client.batch_execute(&sql))
-                            .await
-                            .map_err(|_| "DROP SCHEMA timed out".to_owned())?
-                            .map_err(|e| e.to_string())
-                    })
-                });
-                thread
-                    .join()
-                    .map_err(|_| "the clean-up thread panicked".to_owned())?
-            }
+            Backend::Redis => cleanup::delete_redis_keys(&REDIS.url(), &self.prefix)
+                .map(drop)
+                .map_err(|e| e.to_string()),
+            Backend::Postgres => cleanup::drop_postgres_schema(&POSTGRES.url(), &self.prefix),
         }
     }
 }
