@@ -13,7 +13,7 @@ use crate::config::{
     DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SORT_CACHE_BYTES, MAX_SAMPLE_SIZE, ServerConfig,
 };
 use crate::registry::Registry;
-use crate::{ServerBuildError, DualResponseServer, QueryExecutor};
+use crate::{DualResponseServer, QueryExecutor, ServerBuildError};
 
 impl DualResponseServer {
     /// A builder; only `base_url` is required.

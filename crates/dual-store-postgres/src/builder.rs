@@ -17,6 +17,23 @@ use dual_store::redact_secrets;
 /// The default table name.
 pub(crate) const DEFAULT_TABLE: &str = "dual_resources";
 
+impl PostgresStore {
+    /// Options for a store at `url` (`postgres://user[:password]@host[:port]/database`, or the
+    /// key-value form `host=… user=… dbname=…`).
+    pub fn builder(url: impl Into<String>) -> PostgresStoreBuilder {
+        PostgresStoreBuilder::new(url)
+    }
+
+    /// Connects to `url` with the default options and creates the table if it is missing.
+    ///
+    /// # Errors
+    ///
+    /// As [`PostgresStoreBuilder::connect`].
+    pub async fn connect(url: impl Into<String>) -> Result<Self, ConnectError> {
+        Self::builder(url).connect().await
+    }
+}
+
 /// Configures and connects a [`PostgresStore`]; made by [`PostgresStore::builder`].
 #[derive(Clone)]
 pub struct PostgresStoreBuilder {

@@ -16,7 +16,6 @@ use tokio_postgres::types::ToSql;
 use crate::error::{breaks_connection, map_pg_error, map_pool_error};
 use crate::row::{self, QueryParams, SaveParams, micros};
 use crate::sql::Sql;
-use crate::{ConnectError, PostgresStoreBuilder};
 
 /// A [`ResourceStore`] in one PostgreSQL table, shared by every server instance that points at the
 /// same database and table. A cheap `Clone` handle around a connection pool; see the
@@ -39,21 +38,6 @@ pub(crate) struct Shared {
 type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
 
 impl PostgresStore {
-    /// Options for a store at `url` (`postgres://user[:password]@host[:port]/database`, or the
-    /// key-value form `host=… user=… dbname=…`).
-    pub fn builder(url: impl Into<String>) -> PostgresStoreBuilder {
-        PostgresStoreBuilder::new(url)
-    }
-
-    /// Connects to `url` with the default options and creates the table if it is missing.
-    ///
-    /// # Errors
-    ///
-    /// As [`PostgresStoreBuilder::connect`].
-    pub async fn connect(url: impl Into<String>) -> Result<Self, ConnectError> {
-        Self::builder(url).connect().await
-    }
-
     pub(crate) async fn start(shared: Shared) -> Result<Self, StoreError> {
         let store = Self {
             shared: Arc::new(shared),

@@ -15,6 +15,22 @@ use dual_store::redact_secrets;
 /// The default key prefix.
 pub(crate) const DEFAULT_PREFIX: &str = "dual:";
 
+impl RedisStore {
+    /// Options for a store at `url` (`redis://[user:password@]host[:port][/db]`).
+    pub fn builder(url: impl Into<String>) -> RedisStoreBuilder {
+        RedisStoreBuilder::new(url)
+    }
+
+    /// Connects to `url` with the default options.
+    ///
+    /// # Errors
+    ///
+    /// As [`RedisStoreBuilder::connect`].
+    pub async fn connect(url: impl Into<String>) -> Result<Self, ConnectError> {
+        Self::builder(url).connect().await
+    }
+}
+
 /// Configures and connects a [`RedisStore`]; made by [`RedisStore::builder`].
 #[derive(Clone)]
 pub struct RedisStoreBuilder {

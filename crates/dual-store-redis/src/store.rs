@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 
 use crate::connection::Connection;
 use crate::fields::{self, SplitTime, Stored};
-use crate::{ConnectError, RedisStoreBuilder, scripts};
+use crate::scripts;
 
 /// A [`ResourceStore`] in Redis, shared by every server instance that points at the same server and
 /// key prefix. A cheap `Clone` handle; see the [crate docs](crate) for the data layout.
@@ -60,20 +60,6 @@ impl Keys {
 type ScriptReply = (i64, String, String, u64, String, i64);
 
 impl RedisStore {
-    /// Options for a store at `url` (`redis://[user:password@]host[:port][/db]`).
-    pub fn builder(url: impl Into<String>) -> RedisStoreBuilder {
-        RedisStoreBuilder::new(url)
-    }
-
-    /// Connects to `url` with the default options.
-    ///
-    /// # Errors
-    ///
-    /// As [`RedisStoreBuilder::connect`].
-    pub async fn connect(url: impl Into<String>) -> Result<Self, ConnectError> {
-        Self::builder(url).connect().await
-    }
-
     pub(crate) fn from_shared(shared: Arc<Shared>) -> Self {
         Self { shared }
     }
