@@ -28,6 +28,15 @@ pub async fn get(
     send(handler, request).await
 }
 
+/// The `Content-Type` (`""` when absent or not text).
+pub fn content_type(response: &Response<ResponseBody>) -> &str {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+}
+
 /// The whole body.
 pub async fn bytes(response: Response<ResponseBody>) -> Bytes {
     response
