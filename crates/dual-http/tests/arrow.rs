@@ -2,39 +2,35 @@
 //! stream reader; without the feature, the media type is one the server cannot produce (406).
 
 mod common;
+mod handle;
 
-use bytes::Bytes;
+use handle::get;
+
 use dual_http::{DualHttp, ResponseBody};
-use http::{Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Empty};
+use http::{Response, StatusCode, header};
 use serde_json::{Value, json};
 
 const ARROW: &str = "application/vnd.apache.arrow.stream";
 
-async fn get(
-    handler: &DualHttp,
-    uri: &str,
-    headers: &[(header::HeaderName, &str)],
-) -> Response<ResponseBody> {
-    let mut request = Request::get(uri);
-    for (name, value) in headers {
-        request = request.header(name, *value);
-    }
-    handler
-        .handle(request.body(Empty::<Bytes>::new()).expect("request"))
-        .await
+/// A handler over the typed executor, and a resource created with `params`.
+async fn typed(params: Value) -> (DualHttp, dual_core::ResourceId) {
+    let server = common::typed::server();
+    let id = common::typed::create(&server, params).await;
+    (DualHttp::new(server), id)
+}
+
+/// `GET uri`, accepting only an Arrow stream.
+async fn get_arrow(handler: &DualHttp, uri: &str) -> Response<ResponseBody> {
+    get(handler, uri, &[(header::ACCEPT, ARROW)]).await
 }
 
 #[cfg(not(feature = "arrow"))]
 #[tokio::test]
 async fn without_the_feature_arrow_is_not_acceptable() {
-    let server = common::typed::server();
-    let id = common::typed::create(&server, json!({"n": 3})).await;
-    let handler = DualHttp::new(server);
-    let response = get(&handler, &format!("/{id}/data"), &[(header::ACCEPT, ARROW)]).await;
+    let (handler, id) = typed(json!({"n": 3})).await;
+    let response = get_arrow(&handler, &format!("/{id}/data")).await;
     assert_eq!(response.status(), StatusCode::NOT_ACCEPTABLE);
-    let body = response.into_body().collect().await.expect("body").to_bytes();
-    let body: Value = serde_json::from_slice(&body).expect("JSON");
+    let body = handle::body_json(response).await;
     assert_eq!(body["error"], "not_acceptable");
     assert!(
         body["message"].as_str().is_some_and(|m| !m.contains("arrow")),
@@ -47,21 +43,20 @@ async fn without_the_feature_arrow_is_not_acceptable() {
     )];
     let response = get(&handler, &format!("/{id}/data"), &accept).await;
     assert_eq!(response.status(), StatusCode::OK);
-    assert!(
-        response.headers()[header::CONTENT_TYPE]
-            .to_str()
-            .is_ok_and(|t| t.starts_with("text/csv"))
-    );
+    assert!(handle::content_type(&response).starts_with("text/csv"));
 }
 
 #[cfg(feature = "arrow")]
 mod with_the_feature {
     use super::*;
+    use crate::handle::bytes;
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Date32Type, Int64Type};
     use arrow_array::{Array, RecordBatch};
     use arrow_ipc::reader::StreamReader;
     use arrow_schema::{DataType, SchemaRef};
+    use http::Request;
+    use http_body_util::BodyExt;
 
     const ROWS: u64 = 10_007;
 
@@ -81,21 +76,10 @@ mod with_the_feature {
             .collect()
     }
 
-    async fn bytes(response: Response<ResponseBody>) -> Bytes {
-        response
-            .into_body()
-            .collect()
-            .await
-            .expect("complete body")
-            .to_bytes()
-    }
-
     #[tokio::test]
     async fn an_arrow_export_reads_back_with_every_row() {
-        let server = common::typed::server();
-        let id = common::typed::create(&server, json!({"n": ROWS})).await;
-        let handler = DualHttp::new(server);
-        let response = get(&handler, &format!("/{id}/data"), &[(header::ACCEPT, ARROW)]).await;
+        let (handler, id) = typed(json!({"n": ROWS})).await;
+        let response = get_arrow(&handler, &format!("/{id}/data")).await;
         assert_eq!(response.status(), StatusCode::OK);
         assert_eq!(response.headers()[header::CONTENT_TYPE], ARROW);
         let vary: Vec<_> = response.headers().get_all(header::VARY).iter().collect();
@@ -137,34 +121,22 @@ mod with_the_feature {
         );
 
         // A range is a stream of its own rows; HEAD has the headers and no body.
-        let response = get(
-            &handler,
-            &format!("/{id}/data?offset=9000&limit=3"),
-            &[(header::ACCEPT, ARROW)],
-        )
-        .await;
+        let response = get_arrow(&handler, &format!("/{id}/data?offset=9000&limit=3")).await;
         let (_, batches) = read(&bytes(response).await);
         assert_eq!(ids(&batches), [9_000, 9_001, 9_002]);
-        let request = Request::head(format!("/{id}/data"))
-            .header(header::ACCEPT, ARROW)
-            .body(Empty::<Bytes>::new())
-            .expect("request");
-        let response = handler.handle(request).await;
+        let response = handle::send(
+            &handler,
+            Request::head(format!("/{id}/data")).header(header::ACCEPT, ARROW),
+        )
+        .await;
         assert_eq!(response.headers()[header::CONTENT_TYPE], ARROW);
         assert!(bytes(response).await.is_empty());
     }
 
     #[tokio::test]
     async fn an_empty_range_is_a_schema_without_batches() {
-        let server = common::typed::server();
-        let id = common::typed::create(&server, json!({"n": 4})).await;
-        let handler = DualHttp::new(server);
-        let response = get(
-            &handler,
-            &format!("/{id}/data?offset=4"),
-            &[(header::ACCEPT, ARROW)],
-        )
-        .await;
+        let (handler, id) = typed(json!({"n": 4})).await;
+        let response = get_arrow(&handler, &format!("/{id}/data?offset=4")).await;
         let (schema, batches) = read(&bytes(response).await);
         assert_eq!(schema.fields().len(), 8);
         assert!(batches.is_empty());
@@ -172,10 +144,8 @@ mod with_the_feature {
 
     #[tokio::test]
     async fn a_value_that_does_not_fit_aborts_the_arrow_export() {
-        let server = common::typed::server();
-        let id = common::typed::create(&server, json!({"n": 20_000, "bad_at": 9_000})).await;
-        let handler = DualHttp::new(server);
-        let response = get(&handler, &format!("/{id}/data"), &[(header::ACCEPT, ARROW)]).await;
+        let (handler, id) = typed(json!({"n": 20_000, "bad_at": 9_000})).await;
+        let response = get_arrow(&handler, &format!("/{id}/data")).await;
         assert_eq!(response.status(), StatusCode::OK);
         let mut body = response.into_body();
         let (mut sent, mut failed) = (Vec::new(), false);
@@ -202,11 +172,9 @@ mod with_the_feature {
     #[cfg(feature = "compression")]
     #[tokio::test]
     async fn compressed_arrow_exports_decode_to_the_plain_export() {
-        let server = common::typed::server();
-        let id = common::typed::create(&server, json!({"n": ROWS})).await;
-        let handler = DualHttp::new(server);
+        let (handler, id) = typed(json!({"n": ROWS})).await;
         let uri = format!("/{id}/data");
-        let plain = bytes(get(&handler, &uri, &[(header::ACCEPT, ARROW)]).await).await;
+        let plain = bytes(get_arrow(&handler, &uri).await).await;
         for coding in ["gzip", "zstd"] {
             let headers = [(header::ACCEPT, ARROW), (header::ACCEPT_ENCODING, coding)];
             let response = get(&handler, &uri, &headers).await;

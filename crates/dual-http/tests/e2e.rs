@@ -45,6 +45,11 @@ async fn send(client: &HttpClient, request: Request<Full<Bytes>>) -> Reply {
     }
 }
 
+/// Sends `request` with an empty body.
+async fn send_empty(client: &HttpClient, request: http::request::Builder) -> Reply {
+    send(client, request.body(Full::default()).expect("request")).await
+}
+
 fn req(method: Method, uri: String) -> http::request::Builder {
     Request::builder().method(method).uri(uri)
 }
@@ -96,13 +101,7 @@ async fn exports_100k_rows_in_every_format() {
     let client = client();
     let url = format!("http://{addr}/resources/{id}/data");
 
-    let reply = send(
-        &client,
-        req(Method::GET, url.clone())
-            .body(Full::default())
-            .expect("request"),
-    )
-    .await;
+    let reply = send_empty(&client, req(Method::GET, url.clone())).await;
     assert_eq!(reply.status, StatusCode::OK);
     assert_eq!(reply.headers[header::CONTENT_TYPE], "application/json");
     assert!(
@@ -116,12 +115,9 @@ async fn exports_100k_rows_in_every_format() {
         assert_eq!(got, &Value::Object(common::row(i as u64)), "JSON row {i}");
     }
 
-    let reply = send(
+    let reply = send_empty(
         &client,
-        req(Method::GET, format!("{url}?sort=id:desc"))
-            .header(header::ACCEPT, "application/x-ndjson")
-            .body(Full::default())
-            .expect("request"),
+        req(Method::GET, format!("{url}?sort=id:desc")).header(header::ACCEPT, "application/x-ndjson"),
     )
     .await;
     assert_eq!(reply.headers[header::CONTENT_TYPE], "application/x-ndjson");
@@ -139,12 +135,9 @@ async fn exports_100k_rows_in_every_format() {
     }
     assert_eq!(count, N);
 
-    let reply = send(
+    let reply = send_empty(
         &client,
-        req(Method::GET, url.clone())
-            .header(header::ACCEPT, "text/csv")
-            .body(Full::default())
-            .expect("request"),
+        req(Method::GET, url.clone()).header(header::ACCEPT, "text/csv"),
     )
     .await;
     assert!(
@@ -196,12 +189,9 @@ async fn a_query_failing_mid_stream_breaks_the_transfer() {
     let (addr, task) = common::serve(DualHttp::new(server)).await;
     let client = client();
     for accept in ["application/json", "application/x-ndjson", "text/csv"] {
-        let reply = send(
+        let reply = send_empty(
             &client,
-            req(Method::GET, format!("http://{addr}/{id}/data"))
-                .header(header::ACCEPT, accept)
-                .body(Full::default())
-                .expect("request"),
+            req(Method::GET, format!("http://{addr}/{id}/data")).header(header::ACCEPT, accept),
         )
         .await;
         assert_eq!(
@@ -234,25 +224,13 @@ async fn prefix_head_and_limits_over_the_wire() {
     // Outside the prefix: the API's 404.
     for path in ["/", "/other/{id}", "/resources", "/resourcesx/{id}"] {
         let path = path.replace("{id}", &id.to_string());
-        let reply = send(
-            &client,
-            req(Method::GET, format!("{base}{path}"))
-                .body(Full::default())
-                .expect("request"),
-        )
-        .await;
+        let reply = send_empty(&client, req(Method::GET, format!("{base}{path}"))).await;
         assert_eq!(reply.status, StatusCode::NOT_FOUND, "{path}");
         assert_eq!(json(&reply)["error"], "not_found", "{path}");
     }
 
     // HEAD: headers, no body.
-    let reply = send(
-        &client,
-        req(Method::HEAD, format!("{base}/resources/{id}"))
-            .body(Full::default())
-            .expect("request"),
-    )
-    .await;
+    let reply = send_empty(&client, req(Method::HEAD, format!("{base}/resources/{id}"))).await;
     assert_eq!(reply.status, StatusCode::OK);
     assert!(reply.headers.contains_key(header::CONTENT_LENGTH));
     assert_eq!(reply.body.as_deref().map(<[u8]>::len), Ok(0));

@@ -2,39 +2,18 @@
 //! that streams (each frame decodes as it arrives).
 
 mod common;
+mod handle;
+
+use handle::{bytes, get};
 
 use std::io::Write;
 
-use bytes::Bytes;
 use dual_http::DualHttp;
-use http::{Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Empty};
+use http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
 const ROWS: u64 = 10_007;
-
-async fn get(
-    handler: &DualHttp,
-    uri: &str,
-    headers: &[(header::HeaderName, &str)],
-) -> Response<dual_http::ResponseBody> {
-    let mut request = Request::get(uri);
-    for (name, value) in headers {
-        request = request.header(name, *value);
-    }
-    handler
-        .handle(request.body(Empty::<Bytes>::new()).expect("request"))
-        .await
-}
-
-async fn bytes(response: Response<dual_http::ResponseBody>) -> Bytes {
-    response
-        .into_body()
-        .collect()
-        .await
-        .expect("complete body")
-        .to_bytes()
-}
 
 #[tokio::test]
 async fn concurrent_ranges_join_into_the_whole_export() {
@@ -92,10 +71,7 @@ async fn ranges_are_validated_and_head_answers_like_get() {
     let rows: Value = serde_json::from_slice(&bytes(response).await).expect("JSON");
     assert_eq!(rows.as_array().map(Vec::len), Some(2));
 
-    let request = Request::head(format!("/{id}/data?offset=21"))
-        .body(Empty::<Bytes>::new())
-        .expect("request");
-    let response = handler.handle(request).await;
+    let response = handle::send(&handler, Request::head(format!("/{id}/data?offset=21"))).await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
     assert!(bytes(response).await.is_empty());
 }
@@ -118,11 +94,7 @@ async fn an_accept_the_server_cannot_produce_is_406() {
     let accept = [(header::ACCEPT, "application/json;q=0, text/csv")];
     let response = get(&handler, &format!("/{id}/data"), &accept).await;
     assert_eq!(response.status(), StatusCode::OK);
-    assert!(
-        response.headers()[header::CONTENT_TYPE]
-            .to_str()
-            .is_ok_and(|t| t.starts_with("text/csv"))
-    );
+    assert!(handle::content_type(&response).starts_with("text/csv"));
     // No `Accept`: JSON, as always.
     let response = get(&handler, &format!("/{id}/data"), &[]).await;
     assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");

@@ -2,19 +2,17 @@
 //! every step of the handler.
 
 mod common;
+mod handle;
+
+use handle::body_json;
 
 use bytes::Bytes;
 use dual_http::{Cors, DualHttp, OwnerFn};
 use futures_util::StreamExt;
 use http::request::Parts;
 use http::{Method, Request, StatusCode, header};
-use http_body_util::{BodyExt, Empty, Full};
-use serde_json::{Value, json};
-
-async fn body_json(response: http::Response<dual_http::ResponseBody>) -> Value {
-    let bytes = response.into_body().collect().await.expect("body").to_bytes();
-    serde_json::from_slice(&bytes).expect("JSON")
-}
+use http_body_util::{BodyExt, Full};
+use serde_json::json;
 
 #[tokio::test]
 async fn paths_outside_the_prefix_are_the_apis_404() {
@@ -29,31 +27,20 @@ async fn paths_outside_the_prefix_are_the_apis_404() {
         "/".to_owned(),
         "*".to_owned(),
     ] {
-        let request = Request::get(path.as_str())
-            .body(Empty::<Bytes>::new())
-            .expect("request");
-        let response = handler.handle(request).await;
+        let response = handle::send(&handler, Request::get(path.as_str())).await;
         assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
         let body = body_json(response).await;
         assert_eq!(body["error"], "not_found", "{path}");
         assert_eq!(body["message"], dual_core::NOT_FOUND_MESSAGE);
     }
-    let ok = handler
-        .handle(
-            Request::get(format!("/resources/{id}"))
-                .body(Empty::<Bytes>::new())
-                .expect("request"),
-        )
-        .await;
+    let ok = handle::send(&handler, Request::get(format!("/resources/{id}"))).await;
     assert_eq!(ok.status(), StatusCode::OK);
     // An absolute-form URI (a proxy request) routes by its path.
-    let absolute = handler
-        .handle(
-            Request::get(format!("http://example.com/resources/{id}/data"))
-                .body(Empty::<Bytes>::new())
-                .expect("request"),
-        )
-        .await;
+    let absolute = handle::send(
+        &handler,
+        Request::get(format!("http://example.com/resources/{id}/data")),
+    )
+    .await;
     assert_eq!(absolute.status(), StatusCode::OK);
 }
 
@@ -90,22 +77,16 @@ async fn an_export_request_is_parsed_executed_and_rendered_in_one_call() {
     let handler = DualHttp::builder(server.clone()).prefix("/r").build();
 
     // A sorted CSV export asking only for a coding the handler does not produce: identity.
-    let response = handler
-        .handle(
-            Request::get(format!("/r/{id}/data?sort=id:desc&offset=0"))
-                .header(header::ACCEPT, "text/csv")
-                .header(header::ACCEPT_ENCODING, "br")
-                .body(Empty::<Bytes>::new())
-                .expect("request"),
-        )
-        .await;
+    let response = handle::send(
+        &handler,
+        Request::get(format!("/r/{id}/data?sort=id:desc&offset=0"))
+            .header(header::ACCEPT, "text/csv")
+            .header(header::ACCEPT_ENCODING, "br"),
+    )
+    .await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()[header::CACHE_CONTROL], "no-store");
-    assert!(
-        response.headers()[header::CONTENT_TYPE]
-            .to_str()
-            .is_ok_and(|t| t.starts_with("text/csv"))
-    );
+    assert!(handle::content_type(&response).starts_with("text/csv"));
     assert!(response.headers().get(header::CONTENT_ENCODING).is_none());
     let bytes = response.into_body().collect().await.expect("body").to_bytes();
     let text = String::from_utf8_lossy(&bytes);
@@ -113,13 +94,7 @@ async fn an_export_request_is_parsed_executed_and_rendered_in_one_call() {
     assert!(text.lines().nth(1).is_some_and(|l| l.starts_with("299,")));
 
     // A method the path does not take: 405 with the route's `Allow`, as JSON.
-    let response = handler
-        .handle(
-            Request::patch(format!("/r/{id}"))
-                .body(Empty::<Bytes>::new())
-                .expect("request"),
-        )
-        .await;
+    let response = handle::send(&handler, Request::patch(format!("/r/{id}"))).await;
     assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(response.headers()[header::ALLOW], "GET, HEAD, POST, PUT, DELETE");
     assert_eq!(body_json(response).await["error"], "method_not_allowed");
@@ -132,14 +107,11 @@ async fn cors_any_with_credentials_echoes_the_origin() {
     let handler = DualHttp::builder(server)
         .cors(Cors::any().allow_credentials(true))
         .build();
-    let response = handler
-        .handle(
-            Request::get(format!("/{id}"))
-                .header(header::ORIGIN, "https://a.example")
-                .body(Empty::<Bytes>::new())
-                .expect("request"),
-        )
-        .await;
+    let response = handle::send(
+        &handler,
+        Request::get(format!("/{id}")).header(header::ORIGIN, "https://a.example"),
+    )
+    .await;
     assert_eq!(
         response.headers()[header::ACCESS_CONTROL_ALLOW_ORIGIN],
         "https://a.example"
@@ -149,15 +121,13 @@ async fn cors_any_with_credentials_echoes_the_origin() {
         "true"
     );
     let without = DualHttp::builder(common::server()).cors(Cors::any()).build();
-    let response = without
-        .handle(
-            Request::options(format!("/{id}"))
-                .header(header::ORIGIN, "https://a.example")
-                .header(header::ACCESS_CONTROL_REQUEST_METHOD, "PUT")
-                .body(Empty::<Bytes>::new())
-                .expect("request"),
-        )
-        .await;
+    let response = handle::send(
+        &without,
+        Request::options(format!("/{id}"))
+            .header(header::ORIGIN, "https://a.example")
+            .header(header::ACCESS_CONTROL_REQUEST_METHOD, "PUT"),
+    )
+    .await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
     assert_eq!(response.headers()[header::ACCESS_CONTROL_ALLOW_ORIGIN], "*");
 }
@@ -183,18 +153,18 @@ async fn owner_fn_reads_a_principal_an_upstream_middleware_stored() {
         if let Some(p) = principal {
             request = request.extension(Principal(p.to_owned()));
         }
-        request.body(Empty::<Bytes>::new()).expect("request")
+        request
     };
     assert_eq!(
-        handler.handle(request(Some("tenant-7"))).await.status(),
+        handle::send(&handler, request(Some("tenant-7"))).await.status(),
         StatusCode::OK
     );
     assert_eq!(
-        handler.handle(request(Some("tenant-8"))).await.status(),
+        handle::send(&handler, request(Some("tenant-8"))).await.status(),
         StatusCode::NOT_FOUND
     );
     assert_eq!(
-        handler.handle(request(None)).await.status(),
+        handle::send(&handler, request(None)).await.status(),
         StatusCode::NOT_FOUND
     );
 }
@@ -206,13 +176,7 @@ async fn an_executor_without_capacity_is_503_overloaded_with_retry_after() {
     // The sample (15 rows) is fetched; every later page or export finds the executor busy.
     let id = common::create(&server, json!({"n": 30, "busy_after_create": true})).await;
     let handler = DualHttp::builder(server).prefix("/resources").build();
-    let page = handler
-        .handle(
-            Request::post(format!("/resources/{id}"))
-                .body(Empty::<Bytes>::new())
-                .expect("request"),
-        )
-        .await;
+    let page = handle::send(&handler, Request::post(format!("/resources/{id}"))).await;
     assert_eq!(page.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(page.headers()[header::RETRY_AFTER], "2", "1.5 s rounds up");
     let body = body_json(page).await;
@@ -224,13 +188,7 @@ async fn an_executor_without_capacity_is_503_overloaded_with_retry_after() {
         !body["message"].as_str().unwrap_or_default().contains("database"),
         "no internals: {body}"
     );
-    let export = handler
-        .handle(
-            Request::get(format!("/resources/{id}/data"))
-                .body(Empty::<Bytes>::new())
-                .expect("request"),
-        )
-        .await;
+    let export = handle::send(&handler, Request::get(format!("/resources/{id}/data"))).await;
     assert_eq!(export.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(export.headers()[header::RETRY_AFTER], "3");
     assert_eq!(body_json(export).await["error"], "overloaded");
@@ -278,11 +236,11 @@ async fn a_spool_outage_is_503_storage_error_and_never_shows_the_spool() {
     let handler = DualHttp::new(server);
     backend.break_storage();
     for request in [
-        Request::post(format!("/{id}")).body(Empty::<Bytes>::new()),
-        Request::get(format!("/{id}/data")).body(Empty::<Bytes>::new()),
-        Request::get(format!("/{id}/data?sort=id:desc")).body(Empty::<Bytes>::new()),
+        Request::post(format!("/{id}")),
+        Request::get(format!("/{id}/data")),
+        Request::get(format!("/{id}/data?sort=id:desc")),
     ] {
-        let response = handler.handle(request.expect("request")).await;
+        let response = handle::send(&handler, request).await;
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert!(response.headers().contains_key(header::RETRY_AFTER));
         let body = body_json(response).await;
@@ -299,12 +257,6 @@ async fn a_spool_outage_is_503_storage_error_and_never_shows_the_spool() {
         );
     }
     backend.restore();
-    let response = handler
-        .handle(
-            Request::get(format!("/{id}"))
-                .body(Empty::<Bytes>::new())
-                .expect("request"),
-        )
-        .await;
+    let response = handle::send(&handler, Request::get(format!("/{id}"))).await;
     assert_eq!(body_json(response).await["consistency"], "snapshot");
 }

@@ -144,6 +144,13 @@ impl Case {
         self
     }
 
+    /// A CORS preflight from the allowed origin, asking for `method`.
+    fn preflight(self, method: &'static str) -> Self {
+        self.header(header::ORIGIN, "https://app.example.com")
+            .header(header::ACCESS_CONTROL_REQUEST_METHOD, method)
+            .cors()
+    }
+
     fn broken_store(mut self) -> Self {
         self.broken_store = true;
         self
@@ -359,10 +366,7 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
         case("/{id}", Method::DELETE, format!("{}?x", item(id))),
         case("/{id}", Method::DELETE, item(unknown)),
         case("/{id}", Method::DELETE, item(id)).broken_store(),
-        case("/{id}", Method::OPTIONS, item(id))
-            .header(header::ORIGIN, "https://app.example.com")
-            .header(header::ACCESS_CONTROL_REQUEST_METHOD, "POST")
-            .cors(),
+        case("/{id}", Method::OPTIONS, item(id)).preflight("POST"),
         case("/{id}", Method::OPTIONS, item(id)),
         case("/{id}/data", Method::GET, data(id)),
         case("/{id}/data", Method::GET, data(id)).header(header::ACCEPT, "application/x-ndjson"),
@@ -390,10 +394,7 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
         case("/{id}/data", Method::HEAD, data(unknown)),
         case("/{id}/data", Method::HEAD, data(failing)),
         case("/{id}/data", Method::HEAD, data(id)).broken_store(),
-        case("/{id}/data", Method::OPTIONS, data(id))
-            .header(header::ORIGIN, "https://app.example.com")
-            .header(header::ACCESS_CONTROL_REQUEST_METHOD, "GET")
-            .cors(),
+        case("/{id}/data", Method::OPTIONS, data(id)).preflight("GET"),
         case("/{id}/data", Method::OPTIONS, data(id)),
         // 200 with feature `arrow`, else 406: documented either way.
         case("/{id}/data", Method::GET, data(id))

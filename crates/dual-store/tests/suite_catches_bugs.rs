@@ -166,50 +166,40 @@ async fn run_with(bug: Bug) {
     suite::run(move || async move { Buggy::new(bug) }).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[should_panic(expected = "case `expiry_boundary` failed")]
-async fn serving_at_expires_at_fails_expiry_boundary() {
-    run_with(Bug::ServesAtExpiry).await;
+/// Tests that the suite, or one case of it, panics with `expected` on a store with `bug`.
+macro_rules! bug_fails {
+    ($($test:ident: $bug:ident fails $run:expr, expected $expected:literal;)+) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[should_panic(expected = $expected)]
+        async fn $test() {
+            $run(Bug::$bug).await;
+        }
+    )+};
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[should_panic(expected = "case `concurrent_record_access` failed")]
-async fn lost_access_counts_fail_concurrent_record_access() {
-    run_with(Bug::LosesAccesses).await;
+async fn purge_expired_exact(bug: Bug) {
+    suite::purge_expired_exact(&Buggy::new(bug)).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[should_panic(expected = "case `find_expired_order_and_limit` failed")]
-async fn latest_first_fails_find_expired() {
-    run_with(Bug::FindsLatestFirst).await;
+async fn live_count(bug: Bug) {
+    suite::live_count_counts_live_records(&Buggy::new(bug)).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[should_panic(expected = "case `round_trip_every_field` failed")]
-async fn millisecond_timestamps_fail_round_trip() {
-    run_with(Bug::KeepsMilliseconds).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[should_panic(expected = "JSON object keys must keep their order")]
-async fn sorted_json_keys_fail_round_trip() {
-    run_with(Bug::SortsJsonKeys).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[should_panic(expected = "4 expired + 1 at the boundary")]
-async fn purging_pinned_records_fails_purge_expired_exact() {
-    suite::purge_expired_exact(&Buggy::new(Bug::PurgesPinned)).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[should_panic(expected = "case `live_count_counts_live_records` failed")]
-async fn counting_at_expires_at_fails_live_count() {
-    run_with(Bug::CountsAtExpiry).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[should_panic(expected = "a record stops counting at exactly its expires_at")]
-async fn counting_unpurged_records_fails_live_count() {
-    suite::live_count_counts_live_records(&Buggy::new(Bug::CountsExpired)).await;
+bug_fails! {
+    serving_at_expires_at_fails_expiry_boundary: ServesAtExpiry fails run_with,
+        expected "case `expiry_boundary` failed";
+    lost_access_counts_fail_concurrent_record_access: LosesAccesses fails run_with,
+        expected "case `concurrent_record_access` failed";
+    latest_first_fails_find_expired: FindsLatestFirst fails run_with,
+        expected "case `find_expired_order_and_limit` failed";
+    millisecond_timestamps_fail_round_trip: KeepsMilliseconds fails run_with,
+        expected "case `round_trip_every_field` failed";
+    sorted_json_keys_fail_round_trip: SortsJsonKeys fails run_with,
+        expected "JSON object keys must keep their order";
+    purging_pinned_records_fails_purge_expired_exact: PurgesPinned fails purge_expired_exact,
+        expected "4 expired + 1 at the boundary";
+    counting_at_expires_at_fails_live_count: CountsAtExpiry fails run_with,
+        expected "case `live_count_counts_live_records` failed";
+    counting_unpurged_records_fails_live_count: CountsExpired fails live_count,
+        expected "a record stops counting at exactly its expires_at";
 }

@@ -4,37 +4,30 @@ use http::{Method, header};
 use serde_json::json;
 
 use super::Target;
-use super::support::Ctx;
+use super::support::{Ctx, every_route, run_checks};
 
 pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
-    owner_binding(ctx).await;
-    passed.push("owner_binding_404_for_others");
+    run_checks!(passed: "owner_binding_404_for_others" => owner_binding(ctx));
 }
 
-async fn owner_binding<T: Target>(ctx: &Ctx<T>) {
-    let check = "owner_binding_404_for_others";
+async fn owner_binding<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create_with(json!({"n": 30}), Some("alice")).await;
     let unknown = ctx
-        .send(ctx.req(Method::GET, &format!("/{}", dual_core::ResourceId::new())))
+        .get(&format!("/{}", dual_core::ResourceId::new()))
+        .send()
         .await;
-    for (method, suffix) in [
-        (Method::GET, format!("/{id}")),
-        (Method::POST, format!("/{id}")),
-        (Method::PUT, format!("/{id}")),
-        (Method::DELETE, format!("/{id}")),
-        (Method::GET, format!("/{id}/data")),
-    ] {
+    for (method, suffix) in every_route(id) {
         for auth in [
             None,
             Some("Bearer bob"),
             Some("Bearer ALICE"),
             Some("Basic alice"),
         ] {
-            let mut req = ctx.req(method.clone(), &suffix);
-            if let Some(auth) = auth {
-                req = req.header(header::AUTHORIZATION, auth);
-            }
-            let reply = ctx.send(req).await;
+            let reply = ctx
+                .req(method.clone(), &suffix)
+                .header_opt(header::AUTHORIZATION, auth)
+                .send()
+                .await;
             reply.error(&format!("{check} {method} {auth:?}"), 404, "not_found");
             assert_eq!(reply.body, unknown.body, "[{check}] existence must not leak");
         }
@@ -47,33 +40,27 @@ async fn owner_binding<T: Target>(ctx: &Ctx<T>) {
     let as_alice = |method: Method, suffix: String| {
         ctx.req(method, &suffix)
             .header(header::AUTHORIZATION, "Bearer alice")
+            .send()
     };
-    ctx.send(as_alice(Method::GET, format!("/{id}")))
-        .await
-        .ok_json(check);
-    let page = ctx
-        .send(as_alice(Method::POST, format!("/{id}")))
-        .await
-        .ok_json(check);
+    as_alice(Method::GET, format!("/{id}")).await.ok_json(check);
+    let page = as_alice(Method::POST, format!("/{id}")).await.ok_json(check);
     assert_eq!(page["returned_count"], 30, "[{check}] owner's page");
-    let export = ctx.send(as_alice(Method::GET, format!("/{id}/data"))).await;
+    let export = as_alice(Method::GET, format!("/{id}/data")).await;
     assert_eq!(
         export.json().as_array().map(Vec::len),
         Some(30),
         "[{check}] owner's export"
     );
-    ctx.send(as_alice(Method::PUT, format!("/{id}")))
-        .await
-        .ok_json(check);
-    let reply = ctx.send(as_alice(Method::DELETE, format!("/{id}"))).await;
+    as_alice(Method::PUT, format!("/{id}")).await.ok_json(check);
+    let reply = as_alice(Method::DELETE, format!("/{id}")).await;
     assert_eq!(reply.status.as_u16(), 204, "[{check}] owner deletes");
     // Unowned resources stay visible to everyone, authenticated or not.
     let public = ctx.create(3).await;
     for auth in [None, Some("Bearer bob")] {
-        let mut req = ctx.req(Method::GET, &format!("/{public}"));
-        if let Some(auth) = auth {
-            req = req.header(header::AUTHORIZATION, auth);
-        }
-        ctx.send(req).await.ok_json(check);
+        ctx.get(&format!("/{public}"))
+            .header_opt(header::AUTHORIZATION, auth)
+            .send()
+            .await
+            .ok_json(check);
     }
 }

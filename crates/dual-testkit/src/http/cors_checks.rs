@@ -3,106 +3,72 @@
 use http::{Method, header};
 
 use super::Target;
-use super::support::{ALLOWED_ORIGIN, Ctx};
+use super::support::{ALLOWED_ORIGIN, Ctx, Reply, run_checks};
+
+/// The methods a resource's route takes with CORS configured.
+const ITEM_METHODS: &str = "GET, HEAD, POST, PUT, DELETE, OPTIONS";
 
 pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
-    preflight(ctx).await;
-    passed.push("cors_preflight");
-    simple(ctx).await;
-    passed.push("cors_response_headers");
+    run_checks!(passed:
+        "cors_preflight" => preflight(ctx),
+        "cors_response_headers" => simple(ctx),
+    );
 }
 
-async fn preflight<T: Target>(ctx: &Ctx<T>) {
-    let check = "cors_preflight";
+async fn preflight<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     for (suffix, methods) in [
-        (format!("/{id}"), "GET, HEAD, POST, PUT, DELETE, OPTIONS"),
+        (format!("/{id}"), ITEM_METHODS),
         (format!("/{id}/data"), "GET, HEAD, OPTIONS"),
         // Preflights do not look resources up: an unknown id answers the same.
-        (
-            format!("/{}", dual_core::ResourceId::new()),
-            "GET, HEAD, POST, PUT, DELETE, OPTIONS",
-        ),
+        (format!("/{}", dual_core::ResourceId::new()), ITEM_METHODS),
     ] {
         let reply = ctx
-            .send_cors(
-                ctx.req(Method::OPTIONS, &suffix)
-                    .header(header::ORIGIN, ALLOWED_ORIGIN)
-                    .header(header::ACCESS_CONTROL_REQUEST_METHOD, "POST")
-                    .header(
-                        header::ACCESS_CONTROL_REQUEST_HEADERS,
-                        "content-type, authorization",
-                    ),
+            .req(Method::OPTIONS, &suffix)
+            .header(header::ORIGIN, ALLOWED_ORIGIN)
+            .header(header::ACCESS_CONTROL_REQUEST_METHOD, "POST")
+            .header(
+                header::ACCESS_CONTROL_REQUEST_HEADERS,
+                "content-type, authorization",
             )
+            .send_cors()
             .await;
-        assert_eq!(reply.status.as_u16(), 204, "[{check}] {suffix}");
-        assert!(reply.body.is_empty(), "[{check}] no body");
-        assert_eq!(
-            reply.header(header::ACCESS_CONTROL_ALLOW_ORIGIN),
-            ALLOWED_ORIGIN,
-            "[{check}]"
-        );
-        assert_eq!(
-            reply.header(header::ACCESS_CONTROL_ALLOW_METHODS),
-            methods,
-            "[{check}]"
-        );
-        assert_eq!(reply.header(header::ALLOW), methods, "[{check}] Allow");
+        let check = format!("{check} {suffix}");
+        reply.expect_no_body(&check, 204);
+        expect_allowed(&reply, &check, true);
+        reply.expect_header(&check, header::ACCESS_CONTROL_ALLOW_METHODS, methods);
+        reply.expect_header(&check, header::ALLOW, methods);
         let allowed = reply.header(header::ACCESS_CONTROL_ALLOW_HEADERS);
         assert!(
             allowed.contains("content-type") && allowed.contains("authorization"),
             "[{check}] {allowed}"
         );
-        assert_eq!(
-            reply.header(header::ACCESS_CONTROL_MAX_AGE),
-            "600",
-            "[{check}] max-age"
-        );
-        assert!(
-            reply.header_all(header::VARY).contains("origin"),
-            "[{check}] Vary: Origin"
-        );
+        reply.expect_header(&check, header::ACCESS_CONTROL_MAX_AGE, "600");
     }
     // A disallowed origin gets no Access-Control-Allow-* headers: the browser blocks the request.
     let reply = ctx
-        .send_cors(
-            ctx.req(Method::OPTIONS, &format!("/{id}"))
-                .header(header::ORIGIN, "https://evil.example")
-                .header(header::ACCESS_CONTROL_REQUEST_METHOD, "DELETE"),
-        )
+        .req(Method::OPTIONS, &format!("/{id}"))
+        .header(header::ORIGIN, "https://evil.example")
+        .header(header::ACCESS_CONTROL_REQUEST_METHOD, "DELETE")
+        .send_cors()
         .await;
-    assert_eq!(reply.status.as_u16(), 204, "[{check}] disallowed origin");
-    assert!(
-        reply
-            .headers
-            .keys()
-            .all(|k| !k.as_str().starts_with("access-control-allow")),
-        "[{check}] no allow headers for a disallowed origin: {:?}",
-        reply.headers
+    reply.expect_status(&format!("{check} disallowed origin"), 204);
+    expect_no_cors(
+        &reply,
+        &format!("{check} disallowed origin"),
+        "access-control-allow",
     );
-    assert!(
-        reply.header_all(header::VARY).contains("origin"),
-        "[{check}] Vary: Origin"
-    );
+    reply.expect_vary(check, "origin");
     // Other methods still get 405 on the CORS-enabled handler.
-    let reply = ctx.send_cors(ctx.req(Method::PATCH, &format!("/{id}"))).await;
+    let reply = ctx.req(Method::PATCH, &format!("/{id}")).send_cors().await;
     reply.error(check, 405, "method_not_allowed");
-    assert_eq!(
-        reply.header(header::ALLOW),
-        "GET, HEAD, POST, PUT, DELETE, OPTIONS",
-        "[{check}]"
-    );
+    reply.expect_header(check, header::ALLOW, ITEM_METHODS);
 }
 
-async fn simple<T: Target>(ctx: &Ctx<T>) {
-    let check = "cors_response_headers";
+async fn simple<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     let get = |suffix: String, origin: Option<&str>| {
-        let mut req = ctx.req(Method::GET, &suffix);
-        if let Some(origin) = origin {
-            req = req.header(header::ORIGIN, origin);
-        }
-        ctx.send_cors(req)
+        ctx.get(&suffix).header_opt(header::ORIGIN, origin).send_cors()
     };
     for (suffix, status) in [
         (format!("/{id}"), 200),
@@ -110,24 +76,13 @@ async fn simple<T: Target>(ctx: &Ctx<T>) {
         (format!("/{}", dual_core::ResourceId::new()), 404),
     ] {
         let reply = get(suffix.clone(), Some(ALLOWED_ORIGIN)).await;
-        assert_eq!(reply.status.as_u16(), status, "[{check}] {suffix}");
-        assert_eq!(
-            reply.header(header::ACCESS_CONTROL_ALLOW_ORIGIN),
-            ALLOWED_ORIGIN,
-            "[{check}] {suffix}"
-        );
-        assert_eq!(
-            reply.header(header::ACCESS_CONTROL_EXPOSE_HEADERS),
-            "retry-after",
-            "[{check}]"
-        );
-        assert!(
-            reply.header_all(header::VARY).contains("origin"),
-            "[{check}] Vary: Origin"
-        );
-        assert!(
-            reply.headers.get(header::ACCESS_CONTROL_ALLOW_METHODS).is_none(),
-            "[{check}] not a preflight"
+        let check = format!("{check} {suffix}");
+        reply.expect_status(&check, status);
+        expect_allowed(&reply, &check, true);
+        reply.expect_header(&check, header::ACCESS_CONTROL_EXPOSE_HEADERS, "retry-after");
+        reply.expect_no_header(
+            &format!("{check}: not a preflight"),
+            header::ACCESS_CONTROL_ALLOW_METHODS,
         );
     }
     let reply = get(format!("/{id}"), Some("https://evil.example")).await;
@@ -136,31 +91,35 @@ async fn simple<T: Target>(ctx: &Ctx<T>) {
         200,
         "[{check}] the server answers; the browser blocks"
     );
-    assert!(
-        reply.headers.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none(),
-        "[{check}] evil"
-    );
+    expect_allowed(&reply, &format!("{check} evil"), false);
     let reply = get(format!("/{id}"), None).await;
-    assert!(
-        reply.headers.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none(),
-        "[{check}] no Origin"
-    );
-    assert!(
-        reply.header_all(header::VARY).contains("origin"),
-        "[{check}] Vary: Origin always"
-    );
+    expect_allowed(&reply, &format!("{check} no Origin"), false);
     // Without CORS configured, no CORS headers at all.
     let reply = ctx
-        .send(
-            ctx.req(Method::GET, &format!("/{id}"))
-                .header(header::ORIGIN, ALLOWED_ORIGIN),
-        )
+        .get(&format!("/{id}"))
+        .header(header::ORIGIN, ALLOWED_ORIGIN)
+        .send()
         .await;
+    expect_no_cors(&reply, &format!("{check} CORS off"), "access-control-");
+}
+
+/// Asserts `Vary: Origin` and the allowed origin echoed (`allowed`) or no `Access-Control-Allow-Origin`.
+#[track_caller]
+fn expect_allowed(reply: &Reply, check: &str, allowed: bool) {
+    if allowed {
+        reply.expect_header(check, header::ACCESS_CONTROL_ALLOW_ORIGIN, ALLOWED_ORIGIN);
+    } else {
+        reply.expect_no_header(check, header::ACCESS_CONTROL_ALLOW_ORIGIN);
+    }
+    reply.expect_vary(check, "origin");
+}
+
+/// Asserts no header's name starts with `prefix`.
+#[track_caller]
+fn expect_no_cors(reply: &Reply, check: &str, prefix: &str) {
     assert!(
-        reply
-            .headers
-            .keys()
-            .all(|k| !k.as_str().starts_with("access-control-")),
-        "[{check}] CORS off"
+        reply.headers.keys().all(|k| !k.as_str().starts_with(prefix)),
+        "[{check}] no {prefix}* headers: {:?}",
+        reply.headers
     );
 }

@@ -1,23 +1,23 @@
 //! Export negotiation: `Accept` the server cannot produce (406), and `Accept-Encoding` (gzip, zstd).
 
-use http::{Method, header};
+use http::header;
 
 use super::Target;
-use super::support::{Ctx, Reply};
+use super::export_checks::FORMATS;
+use super::support::{Ctx, Reply, run_checks};
 
 /// Rows of the encoding checks: enough for several frames.
 const ROWS: u64 = 3_000;
 
 pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
     let id = ctx.create(ROWS).await;
-    not_acceptable(ctx, id).await;
-    passed.push("export_not_acceptable");
-    compression(ctx, id).await;
-    passed.push("export_compression");
+    run_checks!(passed:
+        "export_not_acceptable" => not_acceptable(ctx, id),
+        "export_compression" => compression(ctx, id),
+    );
 }
 
-async fn not_acceptable<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
-    let check = "export_not_acceptable";
+async fn not_acceptable<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     let before = ctx.access_count(id).await;
     for accept in [
         "image/png",
@@ -26,25 +26,20 @@ async fn not_acceptable<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
         "application/json;q=0, application/x-ndjson;q=0, text/csv;q=0",
         "application/xml, image/*",
     ] {
-        let get = || {
-            ctx.req(Method::GET, &format!("/{id}/data"))
-                .header(header::ACCEPT, accept)
-        };
-        let message = ctx.send(get()).await.error(check, 406, "not_acceptable");
-        for produced in ["application/json", "application/x-ndjson", "text/csv"] {
+        let message = ctx
+            .data(id, "")
+            .accept(accept)
+            .send()
+            .await
+            .error(check, 406, "not_acceptable");
+        for produced in FORMATS {
             assert!(
                 message.contains(produced),
                 "[{check}] {accept}: the message lists {produced}: {message}"
             );
         }
-        let head = ctx
-            .send(
-                ctx.req(Method::HEAD, &format!("/{id}/data"))
-                    .header(header::ACCEPT, accept),
-            )
-            .await;
-        assert_eq!(head.status.as_u16(), 406, "[{check}] HEAD {accept}");
-        assert!(head.body.is_empty(), "[{check}] HEAD {accept}: no body");
+        let head = ctx.head(&format!("/{id}/data")).accept(accept).send().await;
+        head.expect_no_body(&format!("{check} HEAD {accept}"), 406);
     }
     assert_eq!(
         ctx.access_count(id).await,
@@ -60,50 +55,36 @@ async fn not_acceptable<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
         ("image/png, */*;q=0.1", "application/json"),
         ("text/*", "text/csv; charset=utf-8; header=present"),
     ] {
-        let reply = ctx
-            .send(
-                ctx.req(Method::GET, &format!("/{id}/data?limit=2"))
-                    .header(header::ACCEPT, accept),
-            )
-            .await;
-        assert_eq!(reply.status.as_u16(), 200, "[{check}] {accept}");
-        assert_eq!(
-            reply.header(header::CONTENT_TYPE),
-            content_type,
-            "[{check}] {accept}"
-        );
+        let reply = ctx.data(id, "limit=2").accept(accept).send().await;
+        let check = format!("{check} {accept}");
+        reply.expect_status(&check, 200);
+        reply.expect_header(&check, header::CONTENT_TYPE, content_type);
     }
 }
 
-async fn export<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, accept: &str, encoding: &str) -> Reply {
-    let mut req = ctx
-        .req(
-            Method::GET,
-            &format!("/{id}/data?sort=score:desc&offset=7&limit=900"),
-        )
-        .header(header::ACCEPT, accept);
-    if !encoding.is_empty() {
-        req = req.header(header::ACCEPT_ENCODING, encoding);
-    }
-    let reply = ctx.send(req).await;
-    assert_eq!(
-        reply.status.as_u16(),
-        200,
-        "[export_compression] {accept} {encoding}"
-    );
-    assert!(
-        reply.body_error.is_none(),
-        "[export_compression] {accept} {encoding}: body aborted"
-    );
+async fn export<T: Target>(
+    ctx: &Ctx<T>,
+    check: &str,
+    id: dual_core::ResourceId,
+    accept: &str,
+    encoding: &str,
+) -> Reply {
+    let encoding = Some(encoding).filter(|e| !e.is_empty());
+    let reply = ctx
+        .data(id, "sort=score:desc&offset=7&limit=900")
+        .accept(accept)
+        .header_opt(header::ACCEPT_ENCODING, encoding)
+        .send()
+        .await;
+    reply.expect_complete(&format!("{check} {accept} {encoding:?}"));
     reply
 }
 
 /// Compressed exports decompress to exactly the uncompressed export; `q=0` and unknown codings get
 /// the identity; compression never applies to JSON documents other than exports.
-async fn compression<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
-    let check = "export_compression";
-    for accept in ["application/json", "application/x-ndjson", "text/csv"] {
-        let plain = export(ctx, id, accept, "").await;
+async fn compression<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
+    for accept in FORMATS {
+        let plain = export(ctx, check, id, accept, "").await;
         assert_eq!(plain.header(header::CONTENT_ENCODING), "", "[{check}] identity");
         for (encoding, expected) in [
             ("gzip", "gzip"),
@@ -119,20 +100,14 @@ async fn compression<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
             } else {
                 ""
             };
-            let reply = export(ctx, id, accept, encoding).await;
+            let reply = export(ctx, check, id, accept, encoding).await;
             assert_eq!(
                 reply.header(header::CONTENT_ENCODING),
                 expected,
                 "[{check}] {accept} {encoding}: Content-Encoding"
             );
             if cfg!(feature = "compression") {
-                assert!(
-                    reply
-                        .header_all(header::VARY)
-                        .to_ascii_lowercase()
-                        .contains("accept-encoding"),
-                    "[{check}] {accept} {encoding}: Vary: Accept-Encoding"
-                );
+                reply.expect_vary(&format!("{check} {accept} {encoding}"), "accept-encoding");
             }
             let decoded = decode(expected, &reply.body)
                 .unwrap_or_else(|e| panic!("[{check}] {accept} {encoding}: does not decode: {e}"));
@@ -151,18 +126,16 @@ async fn compression<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
         }
     }
     let head = ctx
-        .send(
-            ctx.req(Method::HEAD, &format!("/{id}/data"))
-                .header(header::ACCEPT_ENCODING, "gzip"),
-        )
+        .head(&format!("/{id}/data"))
+        .header(header::ACCEPT_ENCODING, "gzip")
+        .send()
         .await;
     let expected = if cfg!(feature = "compression") { "gzip" } else { "" };
     assert_eq!(head.header(header::CONTENT_ENCODING), expected, "[{check}] HEAD");
     let metadata = ctx
-        .send(
-            ctx.req(Method::GET, &format!("/{id}"))
-                .header(header::ACCEPT_ENCODING, "gzip, zstd"),
-        )
+        .get(&format!("/{id}"))
+        .header(header::ACCEPT_ENCODING, "gzip, zstd")
+        .send()
         .await;
     assert_eq!(
         metadata.header(header::CONTENT_ENCODING),

@@ -6,34 +6,25 @@ use serde_json::json;
 
 use super::Target;
 use super::fixtures::{EXECUTOR_SECRET, STORE_SECRET};
-use super::support::Ctx;
+use super::support::{Ctx, every_route, run_checks};
 use dual_http::DEFAULT_BODY_LIMIT;
 
 pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
-    invalid_bodies(ctx).await;
-    passed.push("400_invalid_request_names_the_field");
-    not_found(ctx).await;
-    passed.push("404_not_found");
-    expired(ctx).await;
-    passed.push("404_expired");
-    not_ready(ctx).await;
-    passed.push("409_not_ready_and_failed_resources");
-    method_not_allowed(ctx).await;
-    passed.push("405_method_not_allowed");
-    too_large(ctx).await;
-    passed.push("413_payload_too_large");
-    not_json(ctx).await;
-    passed.push("415_unsupported_media_type");
-    query_failed(ctx).await;
-    passed.push("500_query_failed");
-    storage(ctx).await;
-    passed.push("503_storage_error");
-    hostile(ctx).await;
-    passed.push("hostile_input");
+    run_checks!(passed:
+        "400_invalid_request_names_the_field" => invalid_bodies(ctx),
+        "404_not_found" => not_found(ctx),
+        "404_expired" => expired(ctx),
+        "409_not_ready_and_failed_resources" => not_ready(ctx),
+        "405_method_not_allowed" => method_not_allowed(ctx),
+        "413_payload_too_large" => too_large(ctx),
+        "415_unsupported_media_type" => not_json(ctx),
+        "500_query_failed" => query_failed(ctx),
+        "503_storage_error" => storage(ctx),
+        "hostile_input" => hostile(ctx),
+    );
 }
 
-async fn invalid_bodies<T: Target>(ctx: &Ctx<T>) {
-    let check = "400_invalid_request_names_the_field";
+async fn invalid_bodies<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(50).await;
     let nested = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
     let cases: Vec<(String, &str)> = vec![
@@ -67,22 +58,15 @@ async fn invalid_bodies<T: Target>(ctx: &Ctx<T>) {
         (nested, "JSON"),
     ];
     for (body, field) in cases {
-        let reply = ctx
-            .send(ctx.req(Method::POST, &format!("/{id}")).json(&body))
-            .await;
-        let message = reply.error(check, 400, "invalid_request");
+        let reply = ctx.post(&format!("/{id}")).json(&body).send().await;
         let shown: String = body.chars().take(60).collect();
-        assert!(
-            message.contains(field),
-            "[{check}] {shown}: {message:?} should name {field}"
-        );
+        reply.expect_invalid(check, &shown, field);
     }
     let reply = ctx
-        .send(
-            ctx.req(Method::POST, &format!("/{id}"))
-                .header(header::CONTENT_TYPE, "application/json")
-                .body(vec![b'{', 0xff, 0xfe, b'}']),
-        )
+        .post(&format!("/{id}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(vec![b'{', 0xff, 0xfe, b'}'])
+        .send()
         .await;
     reply.error(check, 400, "invalid_request");
     for (method, query) in [
@@ -90,12 +74,8 @@ async fn invalid_bodies<T: Target>(ctx: &Ctx<T>) {
         (Method::POST, "?limit=5"),
         (Method::PUT, "?a"),
     ] {
-        let reply = ctx.send(ctx.req(method, &format!("/{id}{query}"))).await;
-        let message = reply.error(check, 400, "invalid_request");
-        assert!(
-            message.contains("query parameter"),
-            "[{check}] {query}: {message}"
-        );
+        let reply = ctx.req(method, &format!("/{id}{query}")).send().await;
+        reply.expect_invalid(check, query, "query parameter");
     }
     assert_eq!(
         ctx.access_count(id).await,
@@ -104,8 +84,7 @@ async fn invalid_bodies<T: Target>(ctx: &Ctx<T>) {
     );
 }
 
-async fn not_found<T: Target>(ctx: &Ctx<T>) {
-    let check = "404_not_found";
+async fn not_found<T: Target>(ctx: &Ctx<T>, check: &str) {
     let unknown = ResourceId::new();
     let suffixes = [
         format!("/{unknown}"),
@@ -125,47 +104,36 @@ async fn not_found<T: Target>(ctx: &Ctx<T>) {
             if is_data_route && method != Method::GET {
                 continue; // 405 first: see the 405 check
             }
-            let reply = ctx.send(ctx.req(method.clone(), suffix)).await;
+            let reply = ctx.req(method.clone(), suffix).send().await;
             let shown: String = suffix.chars().take(40).collect();
             reply.error(&format!("{check} {method} {shown}"), 404, "not_found");
         }
     }
 }
 
-async fn expired<T: Target>(ctx: &Ctx<T>) {
-    let check = "404_expired";
-    let live = ctx.create(10).await;
-    let mut record = match ctx
-        .server
-        .get_resource(live, &dual_server::Caller::anonymous())
-        .await
-    {
-        Ok(record) => record,
-        Err(error) => panic!("[{check}] {error}"),
-    };
-    record.id = ResourceId::new();
+async fn expired<T: Target>(ctx: &Ctx<T>, check: &str) {
     let now = ctx.server.clock().now();
-    record.expires_at = Some(now - dual_core::time::Duration::minutes(1));
-    if let Err(error) = ctx.server.store().save(&record).await {
-        panic!("[{check}] could not store an expired record: {error}");
-    }
-    let id = record.id;
+    let id = saved_copy(ctx, check, |record| {
+        record.expires_at = Some(now - dual_core::time::Duration::minutes(1));
+    })
+    .await;
     for (method, suffix) in [
         (Method::GET, format!("/{id}")),
         (Method::POST, format!("/{id}")),
         (Method::PUT, format!("/{id}")),
         (Method::GET, format!("/{id}/data")),
     ] {
-        let reply = ctx.send(ctx.req(method.clone(), &suffix)).await;
+        let reply = ctx.req(method.clone(), &suffix).send().await;
         reply.error(&format!("{check} {method}"), 404, "expired");
     }
 }
 
-/// A copy of a live resource saved with `status` (as a long-running query leaves it).
-async fn copy_with_status<T: Target>(
+/// A copy of a fresh resource of 10 rows under a new id, changed by `change` and saved straight to the
+/// store.
+async fn saved_copy<T: Target>(
     ctx: &Ctx<T>,
     check: &str,
-    status: dual_core::ResourceStatus,
+    change: impl FnOnce(&mut dual_core::ResourceRecord),
 ) -> ResourceId {
     let live = ctx.create(10).await;
     let mut record = match ctx
@@ -177,36 +145,47 @@ async fn copy_with_status<T: Target>(
         Err(error) => panic!("[{check}] {error}"),
     };
     record.id = ResourceId::new();
-    record.status = status;
-    record.lease_expires_at = Some(ctx.server.clock().now() + dual_core::time::Duration::hours(1));
-    if status == dual_core::ResourceStatus::Failed {
-        record.lease_expires_at = None;
-        record.failure = Some(dual_core::QueryFailure::new(
-            dual_core::FailureCode::QueryInterrupted,
-            "the instance stopped",
-        ));
-    }
+    change(&mut record);
     if let Err(error) = ctx.server.store().save(&record).await {
-        panic!("[{check}] could not store a {status} record: {error}");
+        panic!("[{check}] could not store the changed copy: {error}");
     }
     record.id
+}
+
+/// A copy of a live resource saved with `status` (as a long-running query leaves it).
+async fn copy_with_status<T: Target>(
+    ctx: &Ctx<T>,
+    check: &str,
+    status: dual_core::ResourceStatus,
+) -> ResourceId {
+    let now = ctx.server.clock().now();
+    saved_copy(ctx, check, |record| {
+        record.status = status;
+        record.lease_expires_at = Some(now + dual_core::time::Duration::hours(1));
+        if status == dual_core::ResourceStatus::Failed {
+            record.lease_expires_at = None;
+            record.failure = Some(dual_core::QueryFailure::new(
+                dual_core::FailureCode::QueryInterrupted,
+                "the instance stopped",
+            ));
+        }
+    })
+    .await
 }
 
 /// docs/DESIGN.md §8: a pending resource's metadata shows its progress, its pages and exports are
 /// 409 `not_ready` with `Retry-After`; a failed one's metadata shows the code, its pages and exports
 /// are 500 `query_failed`, retryable as its failure.
-async fn not_ready<T: Target>(ctx: &Ctx<T>) {
-    let check = "409_not_ready_and_failed_resources";
+async fn not_ready<T: Target>(ctx: &Ctx<T>, check: &str) {
     let pending = copy_with_status(ctx, check, dual_core::ResourceStatus::Pending).await;
-    let metadata = ctx.send(ctx.req(Method::GET, &format!("/{pending}"))).await;
-    let body = metadata.json();
+    let body = ctx.get(&format!("/{pending}")).send().await.json();
     assert_eq!(body["status"], "pending", "[{check}] {body}");
     assert_eq!(body["progress"]["rows"], 10, "[{check}] {body}");
     for (method, suffix) in [
         (Method::POST, format!("/{pending}")),
         (Method::GET, format!("/{pending}/data")),
     ] {
-        let reply = ctx.send(ctx.req(method.clone(), &suffix)).await;
+        let reply = ctx.req(method.clone(), &suffix).send().await;
         reply.error(&format!("{check} {method}"), 409, "not_ready");
         assert_eq!(
             reply.header(header::RETRY_AFTER),
@@ -216,7 +195,7 @@ async fn not_ready<T: Target>(ctx: &Ctx<T>) {
         assert_eq!(reply.json()["retryable"], true, "[{check}] {method}");
     }
     let failed = copy_with_status(ctx, check, dual_core::ResourceStatus::Failed).await;
-    let body = ctx.send(ctx.req(Method::GET, &format!("/{failed}"))).await.json();
+    let body = ctx.get(&format!("/{failed}")).send().await.json();
     assert_eq!(body["status"], "failed", "[{check}] {body}");
     assert_eq!(body["error"]["code"], "query_interrupted", "[{check}] {body}");
     let text = body.to_string();
@@ -228,7 +207,7 @@ async fn not_ready<T: Target>(ctx: &Ctx<T>) {
         (Method::POST, format!("/{failed}")),
         (Method::GET, format!("/{failed}/data")),
     ] {
-        let reply = ctx.send(ctx.req(method.clone(), &suffix)).await;
+        let reply = ctx.req(method.clone(), &suffix).send().await;
         let body = reply.json();
         assert_eq!(reply.status.as_u16(), 500, "[{check}] {method} {body}");
         assert_eq!(body["error"], "query_failed", "[{check}] {method}");
@@ -239,8 +218,7 @@ async fn not_ready<T: Target>(ctx: &Ctx<T>) {
     }
 }
 
-async fn method_not_allowed<T: Target>(ctx: &Ctx<T>) {
-    let check = "405_method_not_allowed";
+async fn method_not_allowed<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     let item = "GET, HEAD, POST, PUT, DELETE";
     let data = "GET, HEAD";
@@ -254,7 +232,7 @@ async fn method_not_allowed<T: Target>(ctx: &Ctx<T>) {
         (Method::OPTIONS, format!("/{id}/data"), data),
         (Method::PATCH, "/not-a-ulid".to_owned(), item),
     ] {
-        let reply = ctx.send(ctx.req(method.clone(), &suffix)).await;
+        let reply = ctx.req(method.clone(), &suffix).send().await;
         reply.error(&format!("{check} {method}"), 405, "method_not_allowed");
         assert_eq!(reply.header(header::ALLOW), allow, "[{check}] {method} Allow");
     }
@@ -262,18 +240,15 @@ async fn method_not_allowed<T: Target>(ctx: &Ctx<T>) {
         Ok(method) => method,
         Err(error) => panic!("[{check}] {error}"),
     };
-    let reply = ctx.send(ctx.req(custom, &format!("/{id}"))).await;
+    let reply = ctx.req(custom, &format!("/{id}")).send().await;
     reply.error(check, 405, "method_not_allowed");
 }
 
-async fn too_large<T: Target>(ctx: &Ctx<T>) {
-    let check = "413_payload_too_large";
+async fn too_large<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     // Exactly at the limit is fine.
     let at_limit = padded(DEFAULT_BODY_LIMIT);
-    let reply = ctx
-        .send(ctx.req(Method::POST, &format!("/{id}")).json(&at_limit))
-        .await;
+    let reply = ctx.post(&format!("/{id}")).json(&at_limit).send().await;
     assert_eq!(
         reply.ok_json(check)["returned_count"],
         1,
@@ -281,36 +256,31 @@ async fn too_large<T: Target>(ctx: &Ctx<T>) {
     );
     let over = padded(DEFAULT_BODY_LIMIT + 1);
     // Without Content-Length: caught while reading.
-    let reply = ctx
-        .send(ctx.req(Method::POST, &format!("/{id}")).json(&over))
-        .await;
+    let reply = ctx.post(&format!("/{id}")).json(&over).send().await;
     reply.error(check, 413, "payload_too_large");
     // With a Content-Length over the limit: refused before reading, whatever the type.
     for content_type in ["application/json", "text/plain"] {
         let reply = ctx
-            .send(
-                ctx.req(Method::POST, &format!("/{id}"))
-                    .header(header::CONTENT_TYPE, content_type)
-                    .header(header::CONTENT_LENGTH, &over.len().to_string())
-                    .body(over.clone()),
-            )
+            .post(&format!("/{id}"))
+            .header(header::CONTENT_TYPE, content_type)
+            .header(header::CONTENT_LENGTH, &over.len().to_string())
+            .body(over.clone())
+            .send()
             .await;
         reply.error(check, 413, "payload_too_large");
     }
     // Very large: still only the limit is ever buffered.
     let huge = vec![b' '; 4 * 1024 * 1024];
     let reply = ctx
-        .send(
-            ctx.req(Method::POST, &format!("/{id}"))
-                .header(header::CONTENT_TYPE, "application/json")
-                .body(huge),
-        )
+        .post(&format!("/{id}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(huge)
+        .send()
         .await;
     reply.error(check, 413, "payload_too_large");
 }
 
-async fn not_json<T: Target>(ctx: &Ctx<T>) {
-    let check = "415_unsupported_media_type";
+async fn not_json<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     for content_type in [
         Some("text/plain"),
@@ -319,11 +289,12 @@ async fn not_json<T: Target>(ctx: &Ctx<T>) {
         Some("text/json"),
         None,
     ] {
-        let mut req = ctx.req(Method::POST, &format!("/{id}")).body(r#"{"limit": 1}"#);
-        if let Some(content_type) = content_type {
-            req = req.header(header::CONTENT_TYPE, content_type);
-        }
-        let reply = ctx.send(req).await;
+        let reply = ctx
+            .post(&format!("/{id}"))
+            .body(r#"{"limit": 1}"#)
+            .header_opt(header::CONTENT_TYPE, content_type)
+            .send()
+            .await;
         reply.error(
             &format!("{check} {content_type:?}"),
             415,
@@ -332,12 +303,11 @@ async fn not_json<T: Target>(ctx: &Ctx<T>) {
     }
 }
 
-async fn query_failed<T: Target>(ctx: &Ctx<T>) {
-    let check = "500_query_failed";
+async fn query_failed<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx
         .create_with(json!({"n": 500, "fail_fetch_over": 20}), None)
         .await;
-    let reply = ctx.send(ctx.req(Method::POST, &format!("/{id}"))).await;
+    let reply = ctx.post(&format!("/{id}")).send().await;
     let message = reply.error(check, 500, "query_failed");
     for secret in [EXECUTOR_SECRET, "SELECT", "internal_table"] {
         assert!(
@@ -347,25 +317,20 @@ async fn query_failed<T: Target>(ctx: &Ctx<T>) {
     }
     // The same resource still serves pages the executor can answer.
     let page = ctx
-        .send(ctx.req(Method::POST, &format!("/{id}")).json(r#"{"limit": 10}"#))
+        .post(&format!("/{id}"))
+        .json(r#"{"limit": 10}"#)
+        .send()
         .await
         .ok_json(check);
     assert_eq!(page["returned_count"], 10, "[{check}] small page");
 }
 
-async fn storage<T: Target>(ctx: &Ctx<T>) {
-    let check = "503_storage_error";
+async fn storage<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     ctx.store.set_broken(true);
     let mut replies = Vec::new();
-    for (method, suffix) in [
-        (Method::GET, format!("/{id}")),
-        (Method::POST, format!("/{id}")),
-        (Method::PUT, format!("/{id}")),
-        (Method::DELETE, format!("/{id}")),
-        (Method::GET, format!("/{id}/data")),
-    ] {
-        replies.push((method.clone(), ctx.send(ctx.req(method, &suffix)).await));
+    for (method, suffix) in every_route(id) {
+        replies.push((method.clone(), ctx.req(method, &suffix).send().await));
     }
     ctx.store.set_broken(false);
     for (method, reply) in replies {
@@ -375,12 +340,10 @@ async fn storage<T: Target>(ctx: &Ctx<T>) {
             assert!(!message.contains(secret), "[{check}] leaks {secret}");
         }
     }
-    let reply = ctx.send(ctx.req(Method::GET, &format!("/{id}"))).await;
-    reply.ok_json(check);
+    ctx.get(&format!("/{id}")).send().await.ok_json(check);
 }
 
-async fn hostile<T: Target>(ctx: &Ctx<T>) {
-    let check = "hostile_input";
+async fn hostile<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     for suffix in [
         "/%00".to_owned(),
@@ -390,14 +353,13 @@ async fn hostile<T: Target>(ctx: &Ctx<T>) {
         format!("/{id}/data%2F"),
         format!("/{}", "%C3%A9".repeat(100)),
     ] {
-        let reply = ctx.send(ctx.req(Method::GET, &suffix)).await;
+        let reply = ctx.get(&suffix).send().await;
         reply.error(&format!("{check} {suffix}"), 404, "not_found");
     }
     let reply = ctx
-        .send(
-            ctx.req(Method::GET, &format!("/{id}/data"))
-                .header(header::ACCEPT, "garbage;;q=;;/,,*/*;q=2, text/csv;q=x"),
-        )
+        .data(id, "")
+        .accept("garbage;;q=;;/,,*/*;q=2, text/csv;q=x")
+        .send()
         .await;
     assert_eq!(
         reply.status.as_u16(),
@@ -405,20 +367,18 @@ async fn hostile<T: Target>(ctx: &Ctx<T>) {
         "[{check}] junk Accept falls back to JSON"
     );
     let reply = ctx
-        .send(
-            ctx.req(Method::POST, &format!("/{id}"))
-                .header(header::CONTENT_TYPE, ";;;/+json")
-                .body("{}"),
-        )
+        .post(&format!("/{id}"))
+        .header(header::CONTENT_TYPE, ";;;/+json")
+        .body("{}")
+        .send()
         .await;
     reply.error(check, 415, "unsupported_media_type");
     let reply = ctx
-        .send(
-            ctx.req(Method::POST, &format!("/{id}"))
-                .header(header::CONTENT_TYPE, "application/json")
-                .header(header::CONTENT_LENGTH, "not-a-number")
-                .body(r#"{"limit": 1}"#),
-        )
+        .post(&format!("/{id}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CONTENT_LENGTH, "not-a-number")
+        .body(r#"{"limit": 1}"#)
+        .send()
         .await;
     assert_eq!(
         reply.status.as_u16(),

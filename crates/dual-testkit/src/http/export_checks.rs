@@ -1,66 +1,42 @@
 //! `GET /{id}/data`: the streamed export in its three formats, sorting, and failures.
 
-use http::{Method, header};
+use http::header;
 use serde_json::{Value, json};
 
 use super::Target;
 use super::fixtures::{EXECUTOR_SECRET, row, sorted_rows};
-use super::support::{Ctx, Reply};
+use super::support::{Ctx, Reply, run_checks};
 
 /// Rows of the export checks: more than two executor batches.
 const ROWS: u64 = 2_500;
 
+/// The NDJSON media type.
+pub(crate) const NDJSON: &str = "application/x-ndjson";
+
+/// The media types an export comes in.
+pub(crate) const FORMATS: [&str; 3] = ["application/json", NDJSON, "text/csv"];
+
 pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
     let id = ctx.create(ROWS).await;
-    json_array(ctx, id).await;
-    passed.push("export_json_array");
-    ndjson(ctx, id).await;
-    passed.push("export_ndjson");
-    csv(ctx, id).await;
-    passed.push("export_csv");
-    sorted(ctx, id).await;
-    passed.push("export_sort");
-    bad_queries(ctx, id).await;
-    passed.push("export_invalid_query");
-    empty(ctx).await;
-    passed.push("export_empty_result");
-    failures(ctx).await;
-    passed.push("export_query_failures");
+    run_checks!(passed:
+        "export_json_array" => json_array(ctx, id),
+        "export_ndjson" => ndjson(ctx, id),
+        "export_csv" => csv(ctx, id),
+        "export_sort" => sorted(ctx, id),
+        "export_invalid_query" => bad_queries(ctx, id),
+        "export_empty_result" => empty(ctx),
+        "export_query_failures" => failures(ctx),
+    );
 }
 
 fn expect_export(reply: &Reply, check: &str, content_type: &str) {
-    assert_eq!(
-        reply.status.as_u16(),
-        200,
-        "[{check}] status: {}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    assert!(
-        reply.body_error.is_none(),
-        "[{check}] body aborted: {:?}",
-        reply.body_error
-    );
-    assert_eq!(
-        reply.header(header::CONTENT_TYPE),
-        content_type,
-        "[{check}] content type"
-    );
-    assert_eq!(
-        reply.header(header::CACHE_CONTROL),
-        "no-store",
-        "[{check}] cache-control"
-    );
-    assert!(
-        reply
-            .header_all(header::VARY)
-            .to_ascii_lowercase()
-            .contains("accept"),
-        "[{check}] Vary: Accept"
-    );
+    reply.expect_complete(check);
+    reply.expect_header(check, header::CONTENT_TYPE, content_type);
+    reply.expect_header(check, header::CACHE_CONTROL, "no-store");
+    reply.expect_vary(check, "accept");
 }
 
-async fn json_array<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
-    let check = "export_json_array";
+async fn json_array<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     let before = ctx.access_count(id).await;
     for accept in [
         None,
@@ -68,11 +44,7 @@ async fn json_array<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
         Some("*/*"),
         Some("text/html, */*;q=0.1"),
     ] {
-        let mut req = ctx.req(Method::GET, &format!("/{id}/data"));
-        if let Some(accept) = accept {
-            req = req.header(header::ACCEPT, accept);
-        }
-        let reply = ctx.send(req).await;
+        let reply = ctx.data(id, "").header_opt(header::ACCEPT, accept).send().await;
         expect_export(&reply, check, "application/json");
         let rows = reply.json();
         let rows = rows.as_array().map_or(&[][..], Vec::as_slice);
@@ -88,33 +60,22 @@ async fn json_array<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
     );
 }
 
-async fn ndjson<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
-    let check = "export_ndjson";
-    let reply = ctx
-        .send(
-            ctx.req(Method::GET, &format!("/{id}/data"))
-                .header(header::ACCEPT, "application/x-ndjson"),
-        )
-        .await;
-    expect_export(&reply, check, "application/x-ndjson");
-    let text = String::from_utf8_lossy(&reply.body);
-    assert!(text.ends_with('\n'), "[{check}] every line ends with a newline");
-    let lines: Vec<&str> = text.lines().collect();
+async fn ndjson<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
+    let reply = ctx.data(id, "").accept(NDJSON).send().await;
+    expect_export(&reply, check, NDJSON);
+    assert!(
+        reply.body.ends_with(b"\n"),
+        "[{check}] every line ends with a newline"
+    );
+    let lines = reply.ndjson();
     assert_eq!(lines.len() as u64, ROWS, "[{check}] line count");
-    for (i, line) in lines.iter().enumerate() {
-        let got: Value = serde_json::from_str(line).unwrap_or(Value::Null);
+    for (i, got) in lines.into_iter().enumerate() {
         assert_eq!(got, Value::Object(row(i as u64)), "[{check}] line {i}");
     }
 }
 
-async fn csv<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
-    let check = "export_csv";
-    let reply = ctx
-        .send(
-            ctx.req(Method::GET, &format!("/{id}/data"))
-                .header(header::ACCEPT, "text/csv"),
-        )
-        .await;
+async fn csv<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
+    let reply = ctx.data(id, "").accept("text/csv").send().await;
     expect_export(&reply, check, "text/csv; charset=utf-8; header=present");
     let text = String::from_utf8_lossy(&reply.body);
     let records = parse_csv(&text);
@@ -143,26 +104,16 @@ async fn csv<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
     }
 }
 
-async fn sorted<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
-    let check = "export_sort";
+async fn sorted<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     for (query, field, order) in [
         ("sort=id:desc", "id", dual_core::SortOrder::Desc),
         ("sort=score", "score", dual_core::SortOrder::Asc),
         ("sort=score%3Adesc", "score", dual_core::SortOrder::Desc),
     ] {
-        let reply = ctx
-            .send(
-                ctx.req(Method::GET, &format!("/{id}/data?{query}"))
-                    .header(header::ACCEPT, "application/x-ndjson"),
-            )
-            .await;
-        expect_export(&reply, check, "application/x-ndjson");
+        let reply = ctx.data(id, query).accept(NDJSON).send().await;
+        expect_export(&reply, check, NDJSON);
         let expected = sorted_rows(ROWS, Some(&dual_core::Sort::new(field, order)));
-        let text = String::from_utf8_lossy(&reply.body);
-        let got: Vec<Value> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
-            .collect();
+        let got = reply.ndjson();
         assert_eq!(got.len(), expected.len(), "[{check}] {query}");
         assert!(
             got.iter().zip(&expected).all(|(g, e)| g["id"] == e["id"]),
@@ -171,8 +122,7 @@ async fn sorted<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
     }
 }
 
-async fn bad_queries<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
-    let check = "export_invalid_query";
+async fn bad_queries<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     let before = ctx.access_count(id).await;
     for (query, field) in [
         ("sort=nope:desc", "sort.field"),
@@ -184,14 +134,8 @@ async fn bad_queries<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
         ("sort=id&sort=score", "`sort`"),
         ("sort=%ZZ", "query string"),
     ] {
-        let reply = ctx
-            .send(ctx.req(Method::GET, &format!("/{id}/data?{query}")))
-            .await;
-        let message = reply.error(check, 400, "invalid_request");
-        assert!(
-            message.contains(field),
-            "[{check}] {query}: {message:?} names {field}"
-        );
+        let reply = ctx.data(id, query).send().await;
+        reply.expect_invalid(check, query, field);
     }
     assert_eq!(
         ctx.access_count(id).await,
@@ -200,30 +144,22 @@ async fn bad_queries<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
     );
 }
 
-async fn empty<T: Target>(ctx: &Ctx<T>) {
-    let check = "export_empty_result";
+async fn empty<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(0).await;
-    let reply = ctx.send(ctx.req(Method::GET, &format!("/{id}/data"))).await;
+    let reply = ctx.data(id, "").send().await;
     expect_export(&reply, check, "application/json");
     assert_eq!(reply.json(), json!([]), "[{check}] empty array");
-    let reply = ctx
-        .send(
-            ctx.req(Method::GET, &format!("/{id}/data"))
-                .header(header::ACCEPT, "application/x-ndjson"),
-        )
-        .await;
-    expect_export(&reply, check, "application/x-ndjson");
+    let reply = ctx.data(id, "").accept(NDJSON).send().await;
+    expect_export(&reply, check, NDJSON);
     assert!(reply.body.is_empty(), "[{check}] empty NDJSON");
 }
 
-async fn failures<T: Target>(ctx: &Ctx<T>) {
-    let check = "export_query_failures";
+async fn failures<T: Target>(ctx: &Ctx<T>, check: &str) {
     // Fails before the first row: a proper 500.
     let id = ctx
         .create_with(json!({"n": 100, "fail_stream_at": 0}), None)
         .await;
-    let reply = ctx.send(ctx.req(Method::GET, &format!("/{id}/data"))).await;
-    let message = reply.error(check, 500, "query_failed");
+    let message = ctx.data(id, "").send().await.error(check, 500, "query_failed");
     assert!(
         !message.contains(EXECUTOR_SECRET) && !message.contains("SELECT"),
         "[{check}] leak: {message}"
@@ -232,13 +168,8 @@ async fn failures<T: Target>(ctx: &Ctx<T>) {
     let id = ctx
         .create_with(json!({"n": 3000, "fail_stream_at": 1500}), None)
         .await;
-    for accept in ["application/json", "application/x-ndjson", "text/csv"] {
-        let reply = ctx
-            .send(
-                ctx.req(Method::GET, &format!("/{id}/data"))
-                    .header(header::ACCEPT, accept),
-            )
-            .await;
+    for accept in FORMATS {
+        let reply = ctx.data(id, "").accept(accept).send().await;
         assert_eq!(
             reply.status.as_u16(),
             200,

@@ -68,12 +68,7 @@ where
         request: Request<Full<Bytes>>,
     ) -> Pin<Box<dyn Future<Output = TargetResponse> + Send + '_>> {
         let future = self.0.call(request);
-        Box::pin(async move {
-            match future.await {
-                Ok(response) => response.map(|body| body.map_err(Into::into).boxed_unsync()),
-                Err(error) => panic!("the service failed, but the handler is infallible: {error:?}"),
-            }
-        })
+        Box::pin(async move { boxed(future.await) })
     }
 }
 
@@ -100,11 +95,21 @@ where
             if let Err(error) = ready {
                 panic!("the service was not ready: {error:?}");
             }
-            match service.call(request).await {
-                Ok(response) => response.map(|body| body.map_err(Into::into).boxed_unsync()),
-                Err(error) => panic!("the service failed, but the handler is infallible: {error:?}"),
-            }
+            boxed(service.call(request).await)
         })
+    }
+}
+
+/// A service's answer with its body boxed; a service error is a panic, the handler being infallible.
+fn boxed<RB, E>(result: Result<Response<RB>, E>) -> TargetResponse
+where
+    RB: Body<Data = Bytes> + Send + 'static,
+    RB::Error: Into<BoxError>,
+    E: std::fmt::Debug,
+{
+    match result {
+        Ok(response) => response.map(|body| body.map_err(Into::into).boxed_unsync()),
+        Err(error) => panic!("the service failed, but the handler is infallible: {error:?}"),
     }
 }
 

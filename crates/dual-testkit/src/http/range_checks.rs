@@ -1,52 +1,38 @@
 //! `GET /{id}/data?offset=N&limit=M`: row ranges, the unit of parallel download.
 
-use http::{Method, header};
+use http::header;
 use serde_json::Value;
 
 use super::Target;
+use super::export_checks::NDJSON;
 use super::fixtures::sorted_rows;
-use super::support::{Ctx, Reply};
+use super::support::{Ctx, Reply, run_checks};
 
 /// Rows of the range checks: more than two executor batches.
 const ROWS: u64 = 2_345;
 
 pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
     let id = ctx.create(ROWS).await;
-    split_into_ranges(ctx, id).await;
-    passed.push("export_ranges_cover_every_row_once");
-    edges(ctx, id).await;
-    passed.push("export_range_edges");
-    bad_ranges(ctx, id).await;
-    passed.push("export_invalid_range");
+    run_checks!(passed:
+        "export_ranges_cover_every_row_once" => split_into_ranges(ctx, id),
+        "export_range_edges" => edges(ctx, id),
+        "export_invalid_range" => bad_ranges(ctx, id),
+    );
 }
 
 /// The NDJSON lines of a 200 export, as JSON values.
 fn lines(reply: &Reply, check: &str, what: &str) -> Vec<Value> {
-    assert_eq!(
-        reply.status.as_u16(),
-        200,
-        "[{check}] {what}: {}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    assert!(reply.body_error.is_none(), "[{check}] {what}: body aborted");
-    String::from_utf8_lossy(&reply.body)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or(Value::Null))
-        .collect()
+    reply.expect_complete(&format!("{check} {what}"));
+    reply.ndjson()
 }
 
 async fn ndjson<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, query: &str) -> Reply {
-    ctx.send(
-        ctx.req(Method::GET, &format!("/{id}/data?{query}"))
-            .header(header::ACCEPT, "application/x-ndjson"),
-    )
-    .await
+    ctx.data(id, query).accept(NDJSON).send().await
 }
 
 /// Ranges of varying sizes (1, a batch and more, the rest), with and without a sort, put together
 /// give every row exactly once and in order.
-async fn split_into_ranges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
-    let check = "export_ranges_cover_every_row_once";
+async fn split_into_ranges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     for sort in [None, Some("score:desc"), Some("id")] {
         let parsed = sort.and_then(|s| dual_core::parse_sort_param(s).ok());
         let expected: Vec<Value> = sorted_rows(ROWS, parsed.as_ref())
@@ -89,20 +75,17 @@ async fn split_into_ranges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
 
 /// A limit past the end is cut there; the empty range at `total_count` is an empty export in every
 /// format; `HEAD` answers a range like the `GET`.
-async fn edges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
-    let check = "export_range_edges";
+async fn edges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     let query = format!("offset={}&limit=18446744073709551615", ROWS - 3);
     let rows = lines(&ndjson(ctx, id, &query).await, check, &query);
     let ids: Vec<u64> = rows.iter().filter_map(|row| row["id"].as_u64()).collect();
     assert_eq!(ids, [ROWS - 3, ROWS - 2, ROWS - 1], "[{check}] cut at the end");
 
-    let at_end = format!("/{id}/data?offset={ROWS}");
-    let reply = ctx.send(ctx.req(Method::GET, &at_end)).await;
+    let at_end = format!("offset={ROWS}");
+    let reply = ctx.data(id, &at_end).send().await;
     assert_eq!(reply.status.as_u16(), 200, "[{check}] offset == total_count");
     assert_eq!(reply.json(), serde_json::json!([]), "[{check}] empty JSON array");
-    let reply = ctx
-        .send(ctx.req(Method::GET, &at_end).header(header::ACCEPT, "text/csv"))
-        .await;
+    let reply = ctx.data(id, &at_end).accept("text/csv").send().await;
     assert_eq!(
         String::from_utf8_lossy(&reply.body),
         "id,name,score,active,tags,note\r\n",
@@ -112,20 +95,13 @@ async fn edges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
     assert_eq!(reply.status.as_u16(), 200, "[{check}] empty NDJSON status");
     assert!(reply.body.is_empty(), "[{check}] empty NDJSON");
 
-    let reply = ctx
-        .send(ctx.req(Method::HEAD, &format!("/{id}/data?offset=10&limit=10")))
-        .await;
-    assert_eq!(reply.status.as_u16(), 200, "[{check}] HEAD with a range");
-    assert!(reply.body.is_empty(), "[{check}] HEAD has no body");
-    assert_eq!(
-        reply.header(header::CONTENT_TYPE),
-        "application/json",
-        "[{check}] HEAD content type"
-    );
+    let reply = ctx.head(&format!("/{id}/data?offset=10&limit=10")).send().await;
+    let check = format!("{check} HEAD with a range");
+    reply.expect_no_body(&check, 200);
+    reply.expect_header(&check, header::CONTENT_TYPE, "application/json");
 }
 
-async fn bad_ranges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
-    let check = "export_invalid_range";
+async fn bad_ranges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     let before = ctx.access_count(id).await;
     let beyond = format!("offset={}", ROWS + 1);
     for (query, names) in [
@@ -142,19 +118,12 @@ async fn bad_ranges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId) {
         ("limit=1&limit=2", "`limit`"),
         ("offset=1&offset=1", "`offset`"),
     ] {
-        let reply = ctx
-            .send(ctx.req(Method::GET, &format!("/{id}/data?{query}")))
-            .await;
-        let message = reply.error(check, 400, "invalid_request");
-        assert!(
-            message.contains(names),
-            "[{check}] {query}: {message:?} names {names}"
-        );
-        let reply = ctx
-            .send(ctx.req(Method::HEAD, &format!("/{id}/data?{query}")))
-            .await;
-        assert_eq!(reply.status.as_u16(), 400, "[{check}] HEAD {query}");
-        assert!(reply.body.is_empty(), "[{check}] HEAD {query}: no body");
+        ctx.data(id, query)
+            .send()
+            .await
+            .expect_invalid(check, query, names);
+        let reply = ctx.head(&format!("/{id}/data?{query}")).send().await;
+        reply.expect_no_body(&format!("{check} HEAD {query}"), 400);
     }
     assert_eq!(
         ctx.access_count(id).await,

@@ -1,36 +1,27 @@
 //! `GET /{id}` and `POST /{id}`: metadata and pages, `HEAD`, concurrency.
 
-use http::{Method, header};
+use http::header;
 use serde_json::{Value, json};
 
 use super::Target;
 use super::fixtures::row;
-use super::support::Ctx;
+use super::support::{Ctx, run_checks};
 
 pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
-    metadata(ctx).await;
-    passed.push("get_metadata");
-    page_defaults(ctx).await;
-    passed.push("post_page_empty_body_defaults");
-    page_arithmetic(ctx).await;
-    passed.push("post_page_arithmetic_exact_has_next");
-    page_content_types(ctx).await;
-    passed.push("post_page_json_content_types");
-    page_sort(ctx).await;
-    passed.push("post_page_sort");
-    head(ctx).await;
-    passed.push("head_on_get_routes");
-    concurrent_pages(ctx).await;
-    passed.push("concurrent_posts");
+    run_checks!(passed:
+        "get_metadata" => metadata(ctx),
+        "post_page_empty_body_defaults" => page_defaults(ctx),
+        "post_page_arithmetic_exact_has_next" => page_arithmetic(ctx),
+        "post_page_json_content_types" => page_content_types(ctx),
+        "post_page_sort" => page_sort(ctx),
+        "head_on_get_routes" => head(ctx),
+        "concurrent_posts" => concurrent_pages(ctx),
+    );
 }
 
-async fn metadata<T: Target>(ctx: &Ctx<T>) {
-    let check = "get_metadata";
+async fn metadata<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(847).await;
-    let first = ctx
-        .send(ctx.req(Method::GET, &format!("/{id}")))
-        .await
-        .ok_json(check);
+    let first = ctx.get(&format!("/{id}")).send().await.ok_json(check);
     let mut keys: Vec<&str> = first
         .as_object()
         .map(|o| o.keys().map(String::as_str).collect())
@@ -68,10 +59,7 @@ async fn metadata<T: Target>(ctx: &Ctx<T>) {
     );
     assert!(first["expires_at"].is_string(), "[{check}] expires_at");
     assert_eq!(first["access_count"], 1, "[{check}] the read counts");
-    let second = ctx
-        .send(ctx.req(Method::GET, &format!("/{id}")))
-        .await
-        .ok_json(check);
+    let second = ctx.get(&format!("/{id}")).send().await.ok_json(check);
     assert_eq!(second["access_count"], 2, "[{check}] every read counts");
     assert!(
         second["last_accessed_at"].is_string(),
@@ -79,14 +67,10 @@ async fn metadata<T: Target>(ctx: &Ctx<T>) {
     );
 }
 
-async fn page_defaults<T: Target>(ctx: &Ctx<T>) {
-    let check = "post_page_empty_body_defaults";
+async fn page_defaults<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(250).await;
     // No Content-Type and no body: the default request.
-    let page = ctx
-        .send(ctx.req(Method::POST, &format!("/{id}")))
-        .await
-        .ok_json(check);
+    let page = post_page(ctx, id, None, check).await;
     assert_eq!(
         (
             &page["total_count"],
@@ -117,17 +101,13 @@ async fn page_defaults<T: Target>(ctx: &Ctx<T>) {
     );
     // An explicit empty JSON object, and JSON nulls, are defaults too.
     for body in ["{}", "  \n", r#"{"offset": null, "limit": null, "sort": null}"#] {
-        let again = ctx
-            .send(ctx.req(Method::POST, &format!("/{id}")).json(body))
-            .await
-            .ok_json(check);
+        let again = post_page(ctx, id, Some(body), check).await;
         assert_eq!(again["returned_count"], 100, "[{check}] body {body:?}");
     }
     assert_eq!(ctx.access_count(id).await, 4, "[{check}] each page counts");
 }
 
-async fn page_arithmetic<T: Target>(ctx: &Ctx<T>) {
-    let check = "post_page_arithmetic_exact_has_next";
+async fn page_arithmetic<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(250).await;
     let cases = [
         // (offset, limit) → (returned, has_next, has_previous, next_offset)
@@ -142,10 +122,7 @@ async fn page_arithmetic<T: Target>(ctx: &Ctx<T>) {
     ];
     for ((offset, limit), (returned, has_next, has_previous, next_offset)) in cases {
         let body = format!(r#"{{"offset": {offset}, "limit": {limit}}}"#);
-        let page = ctx
-            .send(ctx.req(Method::POST, &format!("/{id}")).json(&body))
-            .await
-            .ok_json(check);
+        let page = post_page(ctx, id, Some(&body), check).await;
         let got = (
             page["returned_count"].as_u64(),
             page["has_next"].as_bool(),
@@ -175,18 +152,11 @@ async fn page_arithmetic<T: Target>(ctx: &Ctx<T>) {
         }
     }
     // Integral floats are integers.
-    let page = ctx
-        .send(
-            ctx.req(Method::POST, &format!("/{id}"))
-                .json(r#"{"offset": 10.0, "limit": 5.0}"#),
-        )
-        .await
-        .ok_json(check);
+    let page = post_page(ctx, id, Some(r#"{"offset": 10.0, "limit": 5.0}"#), check).await;
     assert_eq!(page["data"][0]["id"], 10, "[{check}] 10.0");
 }
 
-async fn page_content_types<T: Target>(ctx: &Ctx<T>) {
-    let check = "post_page_json_content_types";
+async fn page_content_types<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(20).await;
     for content_type in [
         "application/json",
@@ -195,71 +165,66 @@ async fn page_content_types<T: Target>(ctx: &Ctx<T>) {
         "application/vnd.dual+json",
     ] {
         let page = ctx
-            .send(
-                ctx.req(Method::POST, &format!("/{id}"))
-                    .header(header::CONTENT_TYPE, content_type)
-                    .body(r#"{"limit": 3}"#),
-            )
+            .post(&format!("/{id}"))
+            .header(header::CONTENT_TYPE, content_type)
+            .body(r#"{"limit": 3}"#)
+            .send()
             .await
             .ok_json(check);
         assert_eq!(page["returned_count"], 3, "[{check}] {content_type}");
     }
     // An empty body needs no JSON Content-Type.
     let page = ctx
-        .send(
-            ctx.req(Method::POST, &format!("/{id}"))
-                .header(header::CONTENT_TYPE, "text/plain"),
-        )
+        .post(&format!("/{id}"))
+        .header(header::CONTENT_TYPE, "text/plain")
+        .send()
         .await
         .ok_json(check);
     assert_eq!(page["returned_count"], 20, "[{check}] empty text/plain body");
 }
 
-async fn page_sort<T: Target>(ctx: &Ctx<T>) {
-    let check = "post_page_sort";
+async fn page_sort<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(300).await;
-    let page = ctx
-        .send(
-            ctx.req(Method::POST, &format!("/{id}"))
-                .json(r#"{"offset": 0, "limit": 100, "sort": {"field": "score", "order": "desc"}}"#),
-        )
-        .await
-        .ok_json(check);
+    let page = post_page(
+        ctx,
+        id,
+        Some(r#"{"offset": 0, "limit": 100, "sort": {"field": "score", "order": "desc"}}"#),
+        check,
+    )
+    .await;
     let scores: Vec<u64> = page["data"]
         .as_array()
         .map(|rows| rows.iter().filter_map(|r| r["score"].as_u64()).collect())
         .unwrap_or_default();
     assert_eq!(scores.len(), 100, "[{check}] rows");
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "[{check}] descending");
-    let page = ctx
-        .send(
-            ctx.req(Method::POST, &format!("/{id}"))
-                .json(r#"{"limit": 2, "sort": {"field": "id", "order": "desc"}}"#),
-        )
-        .await
-        .ok_json(check);
+    let page = post_page(
+        ctx,
+        id,
+        Some(r#"{"limit": 2, "sort": {"field": "id", "order": "desc"}}"#),
+        check,
+    )
+    .await;
     assert_eq!(
         (page["data"][0]["id"].as_u64(), page["data"][1]["id"].as_u64()),
         (Some(299), Some(298))
     );
     // `order` defaults to ascending.
-    let page = ctx
-        .send(
-            ctx.req(Method::POST, &format!("/{id}"))
-                .json(r#"{"offset": 5, "limit": 1, "sort": {"field": "id"}}"#),
-        )
-        .await
-        .ok_json(check);
+    let page = post_page(
+        ctx,
+        id,
+        Some(r#"{"offset": 5, "limit": 1, "sort": {"field": "id"}}"#),
+        check,
+    )
+    .await;
     assert_eq!(page["data"][0]["id"], 5, "[{check}] ascending by default");
 }
 
-async fn head<T: Target>(ctx: &Ctx<T>) {
-    let check = "head_on_get_routes";
+async fn head<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(30).await;
-    let get = ctx.send(ctx.req(Method::GET, &format!("/{id}"))).await;
-    let head = ctx.send(ctx.req(Method::HEAD, &format!("/{id}"))).await;
-    assert_eq!(head.status.as_u16(), 200, "[{check}] HEAD /{{id}}");
-    assert!(head.body.is_empty(), "[{check}] HEAD has no body");
+    let get = ctx.get(&format!("/{id}")).send().await;
+    let head = ctx.head(&format!("/{id}")).send().await;
+    head.expect_no_body(&format!("{check} HEAD /{{id}}"), 200);
     assert_eq!(
         head.header(header::CONTENT_TYPE),
         get.header(header::CONTENT_TYPE),
@@ -272,44 +237,42 @@ async fn head<T: Target>(ctx: &Ctx<T>) {
         "[{check}] HEAD's Content-Length {head_len} is about the GET body's {}",
         get.body.len()
     );
-    let head = ctx
-        .send(
-            ctx.req(Method::HEAD, &format!("/{id}/data"))
-                .header(header::ACCEPT, "text/csv"),
-        )
-        .await;
-    assert_eq!(head.status.as_u16(), 200, "[{check}] HEAD /{{id}}/data");
-    assert!(
-        head.body.is_empty() && head.body_error.is_none(),
-        "[{check}] no body"
-    );
+    let head = ctx.head(&format!("/{id}/data")).accept("text/csv").send().await;
+    head.expect_no_body(&format!("{check} HEAD /{{id}}/data"), 200);
     assert!(
         head.header(header::CONTENT_TYPE).starts_with("text/csv"),
         "[{check}] csv"
     );
     let missing = ctx
-        .send(ctx.req(Method::HEAD, &format!("/{}", dual_core::ResourceId::new())))
+        .head(&format!("/{}", dual_core::ResourceId::new()))
+        .send()
         .await;
-    assert_eq!(missing.status.as_u16(), 404, "[{check}] HEAD of an unknown id");
-    assert!(missing.body.is_empty(), "[{check}] HEAD 404 has no body");
+    missing.expect_no_body(&format!("{check} HEAD of an unknown id"), 404);
 }
 
-async fn concurrent_pages<T: Target>(ctx: &Ctx<T>) {
-    let check = "concurrent_posts";
+async fn concurrent_pages<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(1000).await;
     let requests = (0..50u64).map(|i| {
         let body = format!(r#"{{"offset": {}, "limit": 10}}"#, i * 10);
-        async move {
-            (
-                i,
-                ctx.send(ctx.req(Method::POST, &format!("/{id}")).json(&body))
-                    .await,
-            )
-        }
+        async move { (i, ctx.post(&format!("/{id}")).json(&body).send().await) }
     });
     for (i, reply) in futures_util::future::join_all(requests).await {
         let page = reply.ok_json(check);
         assert_eq!(page["data"][0]["id"], i * 10, "[{check}] page {i}");
     }
     assert_eq!(ctx.access_count(id).await, 50, "[{check}] no access is lost");
+}
+
+/// `POST /{id}`, with `body` as JSON (none: no body, no `Content-Type`); asserts a 200 JSON page.
+async fn post_page<T: Target>(
+    ctx: &Ctx<T>,
+    id: dual_core::ResourceId,
+    body: Option<&str>,
+    check: &str,
+) -> Value {
+    let mut req = ctx.post(&format!("/{id}"));
+    if let Some(body) = body {
+        req = req.json(body);
+    }
+    req.send().await.ok_json(check)
 }

@@ -17,6 +17,18 @@ use crate::BreakableStore;
 use super::fixtures::{BearerIsOwner, STORE_SECRET, SuiteExecutor};
 use dual_http::{Cors, DualHttp, DualHttpBuilder};
 
+/// Runs each check in turn, handing it its name (which its failure messages carry), and records the
+/// name in `passed` once the check returns.
+macro_rules! run_checks {
+    ($passed:ident: $($name:literal => $check:ident($($arg:expr),*)),+ $(,)?) => {
+        $(
+            $check($($arg,)* $name).await;
+            $passed.push($name);
+        )+
+    };
+}
+pub(crate) use run_checks;
+
 /// An origin the suite's CORS configuration allows.
 pub(crate) const ALLOWED_ORIGIN: &str = "https://app.example.com";
 
@@ -96,8 +108,9 @@ impl<T: Target> Ctx<T> {
         format!("{}{suffix}", self.mount)
     }
 
-    pub(crate) fn req(&self, method: Method, suffix: &str) -> Req {
+    pub(crate) fn req(&self, method: Method, suffix: &str) -> Req<'_, T> {
         Req {
+            ctx: self,
             method,
             uri: self.path(suffix),
             headers: HeaderMap::new(),
@@ -105,24 +118,39 @@ impl<T: Target> Ctx<T> {
         }
     }
 
-    pub(crate) async fn send(&self, req: Req) -> Reply {
-        Reply::read(&self.plain, req).await
+    pub(crate) fn get(&self, suffix: &str) -> Req<'_, T> {
+        self.req(Method::GET, suffix)
     }
 
-    pub(crate) async fn send_cors(&self, req: Req) -> Reply {
-        Reply::read(&self.cors, req).await
+    pub(crate) fn post(&self, suffix: &str) -> Req<'_, T> {
+        self.req(Method::POST, suffix)
+    }
+
+    pub(crate) fn head(&self, suffix: &str) -> Req<'_, T> {
+        self.req(Method::HEAD, suffix)
+    }
+
+    /// `GET /{id}/data`, with `query` (if not empty) as its query string.
+    pub(crate) fn data(&self, id: ResourceId, query: &str) -> Req<'_, T> {
+        let suffix = if query.is_empty() {
+            format!("/{id}/data")
+        } else {
+            format!("/{id}/data?{query}")
+        };
+        self.get(&suffix)
     }
 }
 
-/// A request under construction.
-pub(crate) struct Req {
+/// A request under construction, sent through the context it was made from.
+pub(crate) struct Req<'c, T> {
+    ctx: &'c Ctx<T>,
     method: Method,
     uri: String,
     headers: HeaderMap,
     body: Bytes,
 }
 
-impl Req {
+impl<T: Target> Req<'_, T> {
     pub(crate) fn header(mut self, name: HeaderName, value: &str) -> Self {
         match HeaderValue::from_str(value) {
             Ok(value) => {
@@ -131,6 +159,18 @@ impl Req {
             Err(_) => panic!("suite header value {value:?} is valid"),
         }
         self
+    }
+
+    /// The header when `value` is `Some`, nothing otherwise.
+    pub(crate) fn header_opt(self, name: HeaderName, value: Option<&str>) -> Self {
+        match value {
+            Some(value) => self.header(name, value),
+            None => self,
+        }
+    }
+
+    pub(crate) fn accept(self, value: &str) -> Self {
+        self.header(header::ACCEPT, value)
     }
 
     pub(crate) fn body(mut self, body: impl Into<Bytes>) -> Self {
@@ -142,6 +182,18 @@ impl Req {
     pub(crate) fn json(self, body: &str) -> Self {
         self.header(header::CONTENT_TYPE, "application/json")
             .body(body.to_owned())
+    }
+
+    /// Sends the request to the target without CORS.
+    pub(crate) async fn send(self) -> Reply {
+        let target = &self.ctx.plain;
+        Reply::read(target, self.build()).await
+    }
+
+    /// Sends the request to the target with the suite's CORS configuration.
+    pub(crate) async fn send_cors(self) -> Reply {
+        let target = &self.ctx.cors;
+        Reply::read(target, self.build()).await
     }
 
     fn build(self) -> Request<Full<Bytes>> {
@@ -170,8 +222,8 @@ pub struct Reply {
 }
 
 impl Reply {
-    async fn read<T: Target>(target: &T, req: Req) -> Self {
-        let response = target.send(req.build()).await;
+    async fn read<T: Target>(target: &T, request: Request<Full<Bytes>>) -> Self {
+        let response = target.send(request).await;
         let (parts, body) = response.into_parts();
         let (body, body_error) = match body.collect().await {
             Ok(collected) => (collected.to_bytes(), None),
@@ -219,42 +271,95 @@ impl Reply {
         })
     }
 
-    /// Asserts a 200 JSON answer (for `check`) and returns the body.
-    pub(crate) fn ok_json(&self, check: &str) -> Value {
+    /// The NDJSON lines of the body as JSON values (`null` for a line that is not JSON).
+    #[must_use]
+    pub(crate) fn ndjson(&self) -> Vec<Value> {
+        String::from_utf8_lossy(&self.body)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or(Value::Null))
+            .collect()
+    }
+
+    /// Asserts a 400 `invalid_request` (for `case` of `check`) whose message names `field`.
+    #[track_caller]
+    pub(crate) fn expect_invalid(&self, check: &str, case: &str, field: &str) {
+        let message = self.error(&format!("{check} {case}"), 400, "invalid_request");
+        assert!(
+            message.contains(field),
+            "[{check}] {case}: {message:?} should name {field}"
+        );
+    }
+
+    /// Asserts the status is `status`, showing the body otherwise.
+    #[track_caller]
+    pub(crate) fn expect_status(&self, check: &str, status: u16) {
         assert_eq!(
-            self.status,
-            StatusCode::OK,
-            "[{check}] expected 200, got {}: {}",
+            self.status.as_u16(),
+            status,
+            "[{check}] expected {status}, got {}: {}",
             self.status,
             String::from_utf8_lossy(&self.body)
         );
-        assert_eq!(
-            self.header(header::CONTENT_TYPE),
-            "application/json",
-            "[{check}] content type"
+    }
+
+    /// Asserts a `status` answer without a body (`HEAD`, `204`), its transfer not aborted.
+    #[track_caller]
+    pub(crate) fn expect_no_body(&self, check: &str, status: u16) {
+        self.expect_status(check, status);
+        assert!(
+            self.body.is_empty() && self.body_error.is_none(),
+            "[{check}] no body: {:?} {:?}",
+            self.body,
+            self.body_error
         );
-        assert_eq!(
-            self.header(header::CACHE_CONTROL),
-            "no-store",
-            "[{check}] cache-control"
+    }
+
+    /// Asserts a 200 answer whose body arrived whole.
+    #[track_caller]
+    pub(crate) fn expect_complete(&self, check: &str) {
+        self.expect_status(check, 200);
+        assert!(
+            self.body_error.is_none(),
+            "[{check}] body aborted: {:?}",
+            self.body_error
         );
+    }
+
+    /// Asserts the header `name` is `expected`.
+    #[track_caller]
+    pub(crate) fn expect_header(&self, check: &str, name: HeaderName, expected: &str) {
+        assert_eq!(self.header(name.clone()), expected, "[{check}] {name}");
+    }
+
+    /// Asserts the header `name` is absent.
+    #[track_caller]
+    pub(crate) fn expect_no_header(&self, check: &str, name: HeaderName) {
+        assert!(
+            self.headers.get(&name).is_none(),
+            "[{check}] no {name}: {:?}",
+            self.headers
+        );
+    }
+
+    /// Asserts `Vary` lists `value` (lowercase).
+    #[track_caller]
+    pub(crate) fn expect_vary(&self, check: &str, value: &str) {
+        let vary = self.header_all(header::VARY).to_ascii_lowercase();
+        assert!(vary.contains(value), "[{check}] Vary: {value} (got {vary:?})");
+    }
+
+    /// Asserts a 200 JSON answer (for `check`) and returns the body.
+    pub(crate) fn ok_json(&self, check: &str) -> Value {
+        self.expect_status(check, 200);
+        self.expect_header(check, header::CONTENT_TYPE, "application/json");
+        self.expect_header(check, header::CACHE_CONTROL, "no-store");
         self.json()
     }
 
     /// Asserts an error answer of docs/DESIGN.md §5's shape with `status` and `code`; returns the message.
     pub(crate) fn error(&self, check: &str, status: u16, code: &str) -> String {
-        assert_eq!(
-            self.status.as_u16(),
-            status,
-            "[{check}] expected {status} {code}, got {}: {}",
-            self.status,
-            String::from_utf8_lossy(&self.body)
-        );
-        assert_eq!(
-            self.header(header::CONTENT_TYPE),
-            "application/json",
-            "[{check}] errors are JSON"
-        );
+        self.expect_status(&format!("{check} {code}"), status);
+        self.expect_header(check, header::CONTENT_TYPE, "application/json");
         let body = self.json();
         let object = body.as_object().map(|o| {
             let mut keys: Vec<&str> = o.keys().map(String::as_str).collect();
@@ -279,6 +384,18 @@ impl Reply {
         }
         message
     }
+}
+
+/// Every method of every route of resource `id`, as `(method, suffix)`.
+pub(crate) fn every_route(id: dual_core::ResourceId) -> [(Method, String); 5] {
+    let item = format!("/{id}");
+    [
+        (Method::GET, item.clone()),
+        (Method::POST, item.clone()),
+        (Method::PUT, item.clone()),
+        (Method::DELETE, item),
+        (Method::GET, format!("/{id}/data")),
+    ]
 }
 
 fn params_fail(request: &CreateResponse) -> bool {

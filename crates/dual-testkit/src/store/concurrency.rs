@@ -6,7 +6,7 @@ use std::sync::Arc;
 use dual_core::ResourceRecord;
 use time::Duration;
 
-use super::support::{OrPanic, base_now, found, record};
+use super::support::{OrPanic, base_now, expect_get, found, get_found, record, saved_record};
 use dual_store::{Lookup, ResourceStore};
 
 /// How many tasks the concurrent cases spawn.
@@ -20,8 +20,7 @@ pub const SAVES_PER_TASK: usize = 16;
 /// `access_count` is exact and the counts the calls returned are exactly `1..=total`, each once.
 pub async fn concurrent_record_access(store: Arc<dyn ResourceStore>) {
     let now = base_now();
-    let saved = record("hot", now, Some(now + Duration::minutes(15)));
-    store.save(&saved).await.or_panic("save");
+    let saved = saved_record(&*store, "hot", now, Some(now + Duration::minutes(15))).await;
     let when = now + Duration::seconds(1);
     let tasks: Vec<_> = (0..TASKS)
         .map(|_| {
@@ -56,7 +55,7 @@ pub async fn concurrent_record_access(store: Arc<dyn ResourceStore>) {
         counts.iter().copied().eq(1..=total),
         "the counts returned by {total} concurrent record_access calls must be 1..={total}, each once"
     );
-    let after = found(store.get(saved.id, when).await.or_panic("get"), "hot record");
+    let after = get_found(&*store, saved.id, when, "hot record").await;
     assert_eq!(
         after.access_count, total,
         "final access_count after concurrent record_access"
@@ -93,10 +92,7 @@ pub async fn concurrent_saves(store: Arc<dyn ResourceStore>) {
         all.extend(task.await.unwrap_or_else(|e| panic!("save task failed: {e}")));
     }
     for r in &all {
-        let got = found(
-            store.get(r.id, now).await.or_panic("get"),
-            "a concurrently saved record",
-        );
+        let got = get_found(&*store, r.id, now, "a concurrently saved record").await;
         assert_eq!(&got, r, "a concurrently saved record reads back unchanged");
     }
     assert_eq!(
@@ -138,16 +134,16 @@ pub async fn concurrent_purges(store: Arc<dyn ResourceStore>) {
     let now = base_now();
     let mut expired = Vec::with_capacity(EXPIRED);
     for i in 0..EXPIRED {
-        let r = record(
+        let r = saved_record(
+            &*store,
             "expired",
             now,
             Some(now + Duration::minutes(1) + Duration::microseconds(i as i64)),
-        );
-        store.save(&r).await.or_panic("save");
+        )
+        .await;
         expired.push(r.id);
     }
-    let live = record("live", now, Some(now + Duration::minutes(30)));
-    store.save(&live).await.or_panic("save");
+    let live = saved_record(&*store, "live", now, Some(now + Duration::minutes(30))).await;
     let at = now + Duration::minutes(10);
     let purgers: Vec<_> = (0..PURGERS)
         .map(|_| {
@@ -178,11 +174,7 @@ pub async fn concurrent_purges(store: Arc<dyn ResourceStore>) {
         "concurrent purges must count each purged record exactly once"
     );
     for id in expired {
-        assert_eq!(
-            store.get(id, now).await.or_panic("get"),
-            Lookup::Missing,
-            "purged record"
-        );
+        expect_get(&*store, id, now, &Lookup::Missing, "purged record").await;
     }
     for when in [now, at] {
         assert_eq!(
@@ -191,10 +183,7 @@ pub async fn concurrent_purges(store: Arc<dyn ResourceStore>) {
             "live_count after concurrent purges"
         );
     }
-    let after = found(
-        store.get(live.id, at).await.or_panic("get"),
-        "live record after purges",
-    );
+    let after = get_found(&*store, live.id, at, "live record after purges").await;
     assert_eq!(
         after.access_count,
         (READERS * READS) as u64,

@@ -3,7 +3,10 @@
 use dual_core::ResourceId;
 use time::Duration;
 
-use super::support::{OrPanic, base_now, found, record, with_micros};
+use super::support::{
+    OrPanic, access_found, base_now, expect_get, expect_lookups, found, get_found, record, saved_record,
+    with_micros,
+};
 use dual_store::{Lookup, ResourceStore};
 
 /// An id never saved is `Missing` for every lookup, in an empty store and beside other records, and
@@ -11,30 +14,14 @@ use dual_store::{Lookup, ResourceStore};
 pub async fn unknown_id_is_missing(store: &dyn ResourceStore) {
     let now = base_now();
     let unknown = ResourceId::new();
-    assert_eq!(
-        store.get(unknown, now).await.or_panic("get"),
-        Lookup::Missing,
-        "get, empty store"
-    );
-    let other = record("other", now, Some(now + Duration::minutes(5)));
-    store.save(&other).await.or_panic("save");
-    assert_eq!(
-        store.get(unknown, now).await.or_panic("get"),
-        Lookup::Missing,
-        "get"
-    );
-    let access = store.record_access(unknown, now).await.or_panic("record_access");
-    assert_eq!(access, Lookup::Missing, "record_access");
-    assert_eq!(
-        store.pin(unknown, now).await.or_panic("pin"),
-        Lookup::Missing,
-        "pin"
-    );
+    expect_get(store, unknown, now, &Lookup::Missing, "get, empty store").await;
+    let other = saved_record(store, "other", now, Some(now + Duration::minutes(5))).await;
+    expect_lookups(store, unknown, now, &Lookup::Missing, "an unknown id").await;
     assert!(
         !store.delete(unknown).await.or_panic("delete"),
         "delete of an unknown id"
     );
-    let other_now = found(store.get(other.id, now).await.or_panic("get"), "the other record");
+    let other_now = get_found(store, other.id, now, "the other record").await;
     assert_eq!(
         other_now, other,
         "lookups of an unknown id must not touch other records"
@@ -46,8 +33,7 @@ pub async fn unknown_id_is_missing(store: &dyn ResourceStore) {
 pub async fn expiry_boundary(store: &dyn ResourceStore) {
     let now = base_now();
     let at = with_micros(now + Duration::minutes(10), 500_000);
-    let saved = record("boundary", now, Some(at));
-    store.save(&saved).await.or_panic("save");
+    let saved = saved_record(store, "boundary", now, Some(at)).await;
     let before = at - Duration::microseconds(1);
     for (when, want_found) in [
         (now, true),
@@ -72,63 +58,29 @@ pub async fn expiry_boundary(store: &dyn ResourceStore) {
             );
         }
     }
-    let access = found(
-        store
-            .record_access(saved.id, before)
-            .await
-            .or_panic("record_access"),
-        "access",
-    );
+    let access = access_found(store, saved.id, before, "access").await;
     assert_eq!(
         access.access_count, 1,
         "record_access 1 µs before expires_at counts"
     );
-    let access = store.record_access(saved.id, at).await.or_panic("record_access");
-    assert_eq!(access, Lookup::Expired, "record_access at expires_at");
-    assert_eq!(
-        store.pin(saved.id, at).await.or_panic("pin"),
-        Lookup::Expired,
-        "pin at expires_at"
-    );
+    expect_lookups(store, saved.id, at, &Lookup::Expired, "at expires_at").await;
 }
 
 /// An expired record is never `Found` by `get`, `record_access` or `pin`, and those calls leave it
 /// untouched: no access counted, not pinned.
 pub async fn expired_is_never_found(store: &dyn ResourceStore) {
     let now = base_now();
-    let saved = record("expires", now, Some(now + Duration::minutes(1)));
-    store.save(&saved).await.or_panic("save");
+    let saved = saved_record(store, "expires", now, Some(now + Duration::minutes(1))).await;
     let later = now + Duration::minutes(2);
     for _ in 0..3 {
-        assert_eq!(
-            store.get(saved.id, later).await.or_panic("get"),
-            Lookup::Expired,
-            "get"
-        );
-        let access = store
-            .record_access(saved.id, later)
-            .await
-            .or_panic("record_access");
-        assert_eq!(access, Lookup::Expired, "record_access of an expired record");
-        assert_eq!(
-            store.pin(saved.id, later).await.or_panic("pin"),
-            Lookup::Expired,
-            "pin"
-        );
+        expect_lookups(store, saved.id, later, &Lookup::Expired, "an expired record").await;
     }
-    let untouched = found(
-        store.get(saved.id, now).await.or_panic("get"),
-        "expired record, read early",
-    );
+    let untouched = get_found(store, saved.id, now, "expired record, read early").await;
     assert_eq!(
         untouched, saved,
         "calls on an expired record must not count accesses or pin it"
     );
-    assert_eq!(
-        store.get(saved.id, later).await.or_panic("get"),
-        Lookup::Expired,
-        "still expired"
-    );
+    expect_get(store, saved.id, later, &Lookup::Expired, "still expired").await;
 }
 
 /// `record_access` adds one to `access_count` starting from the saved value, sets `last_accessed_at` to
@@ -142,20 +94,11 @@ pub async fn record_access_counts(store: &dyn ResourceStore) {
     let mut want = saved.clone();
     for step in 1..=3_i64 {
         let when = with_micros(now + Duration::seconds(step), 777);
-        let got = found(
-            store
-                .record_access(saved.id, when)
-                .await
-                .or_panic("record_access"),
-            "access",
-        );
+        let got = access_found(store, saved.id, when, "access").await;
         want.access_count += 1;
         want.last_accessed_at = Some(when);
         assert_eq!(got, want, "record_access #{step} returns the updated record");
-        let read = found(
-            store.get(saved.id, when).await.or_panic("get"),
-            "get after access",
-        );
+        let read = get_found(store, saved.id, when, "get after access").await;
         assert_eq!(
             read, want,
             "get after record_access #{step} (and get itself counts nothing)"

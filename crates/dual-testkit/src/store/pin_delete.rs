@@ -3,7 +3,10 @@
 use dual_core::ResourceId;
 use time::Duration;
 
-use super::support::{OrPanic, base_now, found, record};
+use super::support::{
+    OrPanic, access_found, base_now, expect_get, expect_lookups, expect_none_expired, found, get_found,
+    record, saved_record,
+};
 use dual_store::{Lookup, ResourceStore};
 
 /// Pinning removes the expiry of a live record and returns it pinned, counts no access, is idempotent,
@@ -12,8 +15,7 @@ use dual_store::{Lookup, ResourceStore};
 pub async fn pin_removes_expiry(store: &dyn ResourceStore) {
     let now = base_now();
     let old_expiry = now + Duration::minutes(5);
-    let saved = record("pinned", now, Some(old_expiry));
-    store.save(&saved).await.or_panic("save");
+    let saved = saved_record(store, "pinned", now, Some(old_expiry)).await;
     let mut want = saved.clone();
     want.expires_at = None;
     let pinned = found(
@@ -35,52 +37,33 @@ pub async fn pin_removes_expiry(store: &dyn ResourceStore) {
 
     let far = now + Duration::days(365 * 100);
     for when in [old_expiry, old_expiry + Duration::microseconds(1), far] {
-        let got = found(
-            store.get(saved.id, when).await.or_panic("get"),
-            "pinned record after old expiry",
-        );
+        let got = get_found(store, saved.id, when, "pinned record after old expiry").await;
         assert_eq!(got, want, "pinned record at {when}");
     }
-    assert!(
-        store
-            .find_expired(far, 10)
-            .await
-            .or_panic("find_expired")
-            .is_empty(),
-        "find_expired"
-    );
+    expect_none_expired(store, far, "find_expired").await;
     assert_eq!(
         store.purge_expired(far).await.or_panic("purge_expired"),
         0,
         "purge must skip pinned"
     );
-    let accessed = found(
-        store.record_access(saved.id, far).await.or_panic("record_access"),
-        "access",
-    );
+    let accessed = access_found(store, saved.id, far, "access").await;
     assert_eq!(accessed.access_count, 1, "a pinned record still counts accesses");
     assert_eq!(
         accessed.expires_at, None,
         "record_access keeps a pinned record pinned"
     );
 
-    let expired = record("expired", now, Some(now + Duration::minutes(1)));
-    store.save(&expired).await.or_panic("save");
+    let expired = saved_record(store, "expired", now, Some(now + Duration::minutes(1))).await;
     let late = now + Duration::minutes(2);
-    assert_eq!(
-        store.pin(expired.id, late).await.or_panic("pin"),
-        Lookup::Expired,
-        "pin an expired record"
-    );
-    assert_eq!(
-        store.get(expired.id, late).await.or_panic("get"),
-        Lookup::Expired,
-        "still expired"
-    );
-    let early = found(
-        store.get(expired.id, now).await.or_panic("get"),
-        "failed pin left the record",
-    );
+    expect_lookups(
+        store,
+        expired.id,
+        late,
+        &Lookup::Expired,
+        "pin an expired record: still expired",
+    )
+    .await;
+    let early = get_found(store, expired.id, now, "failed pin left the record").await;
     assert_eq!(early, expired, "a refused pin changes nothing");
     assert_eq!(
         store.pin(ResourceId::new(), now).await.or_panic("pin"),
@@ -101,11 +84,7 @@ pub async fn delete_removes(store: &dyn ResourceStore) {
         store.save(r).await.or_panic("save");
     }
     let later = now + Duration::minutes(5);
-    assert_eq!(
-        store.get(expired.id, later).await.or_panic("get"),
-        Lookup::Expired,
-        "before delete"
-    );
+    expect_get(store, expired.id, later, &Lookup::Expired, "before delete").await;
     for (what, id) in [("live", live.id), ("expired", expired.id), ("pinned", pinned.id)] {
         assert!(
             store.delete(id).await.or_panic("delete"),
@@ -116,28 +95,17 @@ pub async fn delete_removes(store: &dyn ResourceStore) {
             "second delete of the {what} record"
         );
         for when in [now, later] {
-            assert_eq!(
-                store.get(id, when).await.or_panic("get"),
-                Lookup::Missing,
-                "get {what} after delete"
-            );
+            expect_lookups(
+                store,
+                id,
+                when,
+                &Lookup::Missing,
+                &format!("the deleted {what} record"),
+            )
+            .await;
         }
-        let access = store.record_access(id, now).await.or_panic("record_access");
-        assert_eq!(
-            access,
-            Lookup::Missing,
-            "record_access of the deleted {what} record"
-        );
-        assert_eq!(
-            store.pin(id, now).await.or_panic("pin"),
-            Lookup::Missing,
-            "pin deleted {what} record"
-        );
     }
-    let untouched = found(
-        store.get(bystander.id, now).await.or_panic("get"),
-        "bystander after deletes",
-    );
+    let untouched = get_found(store, bystander.id, now, "bystander after deletes").await;
     assert_eq!(untouched, bystander, "deletes must not touch other records");
     // Only the bystander remains in the expiry index.
     let expired_ids = store.find_expired(later, 10).await.or_panic("find_expired");

@@ -5,7 +5,9 @@ use std::collections::HashSet;
 use dual_core::{ResourceId, ResourceRecord};
 use time::{Duration, OffsetDateTime};
 
-use super::support::{OrPanic, base_now, found, record};
+use super::support::{
+    OrPanic, access_found, base_now, expect_get, expect_none_expired, found, get_found, record,
+};
 use dual_store::{Lookup, ResourceStore};
 
 /// How many records [`many_records_mixed_expiry`] saves.
@@ -15,14 +17,7 @@ pub const MANY_RECORDS: usize = 1_000;
 /// at most `limit` of them, never pinned or live ones, and deletes nothing.
 pub async fn find_expired_order_and_limit(store: &dyn ResourceStore) {
     let now = base_now();
-    assert!(
-        store
-            .find_expired(now, 10)
-            .await
-            .or_panic("find_expired")
-            .is_empty(),
-        "empty store"
-    );
+    expect_none_expired(store, now, "empty store").await;
     // Five expiring records saved out of order, two of them sharing an instant.
     let minutes = [4, 1, 5, 2, 2];
     let expiring: Vec<ResourceRecord> = minutes
@@ -94,11 +89,7 @@ pub async fn find_expired_order_and_limit(store: &dyn ResourceStore) {
 
     // Nothing was deleted.
     for r in &expiring {
-        assert_eq!(
-            store.get(r.id, at).await.or_panic("get"),
-            Lookup::Expired,
-            "find_expired deletes nothing"
-        );
+        expect_get(store, r.id, at, &Lookup::Expired, "find_expired deletes nothing").await;
     }
 }
 
@@ -130,10 +121,7 @@ pub async fn purge_expired_exact(store: &dyn ResourceStore) {
         store.save(r).await.or_panic("save");
     }
     found(store.pin(pinned_later.id, now).await.or_panic("pin"), "pin");
-    found(
-        store.record_access(live.id, now).await.or_panic("record_access"),
-        "access",
-    );
+    access_found(store, live.id, now, "access").await;
 
     let at = now + Duration::minutes(10);
     assert_eq!(
@@ -142,16 +130,9 @@ pub async fn purge_expired_exact(store: &dyn ResourceStore) {
         "4 expired + 1 at the boundary"
     );
     for r in expired.iter().chain([&boundary]) {
-        assert_eq!(
-            store.get(r.id, now).await.or_panic("get"),
-            Lookup::Missing,
-            "purged record"
-        );
+        expect_get(store, r.id, now, &Lookup::Missing, "purged record").await;
     }
-    let live_after = found(
-        store.get(live.id, at).await.or_panic("get"),
-        "live record after purge",
-    );
+    let live_after = get_found(store, live.id, at, "live record after purge").await;
     assert_eq!(
         live_after.access_count, 1,
         "purge must leave live records as they were"
@@ -161,10 +142,7 @@ pub async fn purge_expired_exact(store: &dyn ResourceStore) {
         "purge must leave live records as they were"
     );
     for r in [&pinned, &pinned_later] {
-        let got = found(
-            store.get(r.id, at).await.or_panic("get"),
-            "pinned record after purge",
-        );
+        let got = get_found(store, r.id, at, "pinned record after purge").await;
         assert_eq!(got.expires_at, None, "pinned record after purge");
     }
     assert_eq!(
@@ -172,14 +150,7 @@ pub async fn purge_expired_exact(store: &dyn ResourceStore) {
         0,
         "second purge"
     );
-    assert!(
-        store
-            .find_expired(at, 10)
-            .await
-            .or_panic("find_expired")
-            .is_empty(),
-        "after purge"
-    );
+    expect_none_expired(store, at, "after purge").await;
 }
 
 /// [`MANY_RECORDS`] records of four kinds, saved in shuffled order: expired at the check, live at the
@@ -264,14 +235,7 @@ pub async fn many_records_mixed_expiry(store: &dyn ResourceStore) {
         "live_count after the second purge: the pinned half"
     );
     let far = now + Duration::days(36_500);
-    assert!(
-        store
-            .find_expired(far, 10)
-            .await
-            .or_panic("find_expired")
-            .is_empty(),
-        "only pinned remain"
-    );
+    expect_none_expired(store, far, "only pinned remain").await;
 }
 
 async fn check_kinds(

@@ -6,7 +6,7 @@ use dual_core::{Column, ColumnType, Consistency, FailureCode, QueryFailure, Reso
 use serde_json::json;
 use time::Duration;
 
-use super::support::{OrPanic, base_now, found, record, with_micros};
+use super::support::{OrPanic, base_now, found, get_found, record, with_micros};
 use dual_store::ResourceStore;
 
 /// `update_query` overwrites exactly the query's fields (status, count, columns, sample,
@@ -21,7 +21,7 @@ pub async fn update_query_touches_only_the_query(store: &dyn ResourceStore) {
     saved.consistency = Consistency::Snapshot;
     saved.lease_expires_at = Some(with_micros(now + Duration::seconds(15), 250_000));
     store.save(&saved).await.or_panic("save");
-    let got = found(store.get(saved.id, now).await.or_panic("get"), "pending record");
+    let got = get_found(store, saved.id, now, "pending record").await;
     assert_eq!(got, saved, "a pending record round-trips with its lease");
 
     store.record_access(saved.id, now).await.or_panic("record_access");
@@ -37,7 +37,7 @@ pub async fn update_query_touches_only_the_query(store: &dyn ResourceStore) {
         store.update_query(&update).await.or_panic("update_query"),
         "the record is there"
     );
-    let got = found(store.get(saved.id, now).await.or_panic("get"), "after progress");
+    let got = get_found(store, saved.id, now, "after progress").await;
     assert_eq!(got.total_count, 12_345);
     assert_eq!(got.lease_expires_at, update.lease_expires_at);
     assert_eq!(
@@ -59,7 +59,7 @@ pub async fn update_query_touches_only_the_query(store: &dyn ResourceStore) {
     update.lease_expires_at = None;
     update.consistency = Consistency::Live;
     assert!(store.update_query(&update).await.or_panic("update_query"));
-    let got = found(store.get(saved.id, now).await.or_panic("get"), "after ready");
+    let got = get_found(store, saved.id, now, "after ready").await;
     let mut want = saved.clone();
     want.status = ResourceStatus::Ready;
     want.total_count = 70_000;

@@ -3,7 +3,10 @@
 use dual_core::ResourceRecord;
 use time::Duration;
 
-use super::support::{OrPanic, base_now, found, minimal_record, record, rich_record};
+use super::support::{
+    OrPanic, base_now, expect_get, expect_none_expired, get_found, minimal_record, record, rich_record,
+    saved_record,
+};
 use dual_store::{Lookup, ResourceStore};
 
 /// Compares a record read back with the one saved, field by field and then as serialized JSON text (which
@@ -58,14 +61,11 @@ pub async fn round_trip_every_field(store: &dyn ResourceStore) {
         ("odd record", &odd),
     ] {
         store.save(saved).await.or_panic("save");
-        let got = found(store.get(saved.id, now).await.or_panic("get"), what);
+        let got = get_found(store, saved.id, now, what).await;
         assert_same(&got, saved, what);
     }
     // Reading twice changes nothing: `get` does not count an access.
-    let again = found(
-        store.get(rich.id, now).await.or_panic("get"),
-        "rich record read again",
-    );
+    let again = get_found(store, rich.id, now, "rich record read again").await;
     assert_same(&again, &rich, "rich record read again");
 }
 
@@ -73,8 +73,7 @@ pub async fn round_trip_every_field(store: &dyn ResourceStore) {
 /// applies and no longer shows in `find_expired` or `purge_expired`.
 pub async fn save_replaces(store: &dyn ResourceStore) {
     let now = base_now();
-    let first = record("first", now, Some(now + Duration::minutes(1)));
-    store.save(&first).await.or_panic("save");
+    let first = saved_record(store, "first", now, Some(now + Duration::minutes(1))).await;
     store.record_access(first.id, now).await.or_panic("record_access");
 
     let mut second = rich_record(now);
@@ -82,19 +81,14 @@ pub async fn save_replaces(store: &dyn ResourceStore) {
     second.expires_at = Some(now + Duration::minutes(60));
     store.save(&second).await.or_panic("save (replace)");
     let later = now + Duration::minutes(2);
-    let got = found(
-        store.get(first.id, later).await.or_panic("get"),
-        "replaced record after old expiry",
-    );
+    let got = get_found(store, first.id, later, "replaced record after old expiry").await;
     assert_same(&got, &second, "replaced record");
-    assert!(
-        store
-            .find_expired(later, 10)
-            .await
-            .or_panic("find_expired")
-            .is_empty(),
-        "the replaced record's old expiry must not stay in the expiry index"
-    );
+    expect_none_expired(
+        store,
+        later,
+        "the replaced record's old expiry must not stay in the expiry index",
+    )
+    .await;
     assert_eq!(
         store.purge_expired(later).await.or_panic("purge_expired"),
         0,
@@ -106,28 +100,14 @@ pub async fn save_replaces(store: &dyn ResourceStore) {
     pinned.expires_at = None;
     store.save(&pinned).await.or_panic("save (pinned)");
     let far = now + Duration::days(365);
-    let got = found(
-        store.get(first.id, far).await.or_panic("get"),
-        "record replaced by a pinned one",
-    );
+    let got = get_found(store, first.id, far, "record replaced by a pinned one").await;
     assert_same(&got, &pinned, "record replaced by a pinned one");
-    assert!(
-        store
-            .find_expired(far, 10)
-            .await
-            .or_panic("find_expired")
-            .is_empty(),
-        "pinned by replace"
-    );
+    expect_none_expired(store, far, "pinned by replace").await;
 
     let mut expiring = pinned.clone();
     expiring.expires_at = Some(now + Duration::minutes(3));
     store.save(&expiring).await.or_panic("save (expiring again)");
-    assert_eq!(
-        store.get(first.id, far).await.or_panic("get"),
-        Lookup::Expired,
-        "re-expiring replace"
-    );
+    expect_get(store, first.id, far, &Lookup::Expired, "re-expiring replace").await;
     assert_eq!(
         store.find_expired(far, 10).await.or_panic("find_expired"),
         vec![first.id]
@@ -137,9 +117,5 @@ pub async fn save_replaces(store: &dyn ResourceStore) {
         1,
         "purge of replaced record"
     );
-    assert_eq!(
-        store.get(first.id, now).await.or_panic("get"),
-        Lookup::Missing,
-        "purged record"
-    );
+    expect_get(store, first.id, now, &Lookup::Missing, "purged record").await;
 }

@@ -7,7 +7,7 @@ use dual_core::{
 use serde_json::{Value, json};
 use time::{Duration, OffsetDateTime};
 
-use dual_store::{Lookup, StoreError};
+use dual_store::{Lookup, ResourceStore, StoreError};
 
 /// The instant a case treats as "now": the real clock, truncated to whole microseconds.
 ///
@@ -115,22 +115,13 @@ pub(super) fn rich_record(now: OffsetDateTime) -> ResourceRecord {
 /// A record with every optional or empty field empty.
 pub(super) fn minimal_record(now: OffsetDateTime) -> ResourceRecord {
     ResourceRecord {
-        id: ResourceId::new(),
         name: String::new(),
         query: QuerySpec::new("k", Value::Null),
         columns: Vec::new(),
         total_count: 0,
         sample: Vec::new().into(),
         created_at: with_micros(now, 999_999),
-        expires_at: None,
-        access_count: 0,
-        last_accessed_at: None,
-        owner: None,
-        metadata: Value::Null,
-        consistency: Consistency::Live,
-        status: ResourceStatus::Ready,
-        lease_expires_at: None,
-        failure: None,
+        ..record("", now, None)
     }
 }
 
@@ -161,4 +152,70 @@ pub(super) fn found(lookup: Lookup, what: &str) -> ResourceRecord {
         Lookup::Found(record) => record,
         other => panic!("{what}: expected Lookup::Found, got {other:?}"),
     }
+}
+
+/// A new [`record`], saved.
+pub(super) async fn saved_record(
+    store: &dyn ResourceStore,
+    name: &str,
+    now: OffsetDateTime,
+    expires_at: Option<OffsetDateTime>,
+) -> ResourceRecord {
+    let saved = record(name, now, expires_at);
+    store.save(&saved).await.or_panic("save");
+    saved
+}
+
+/// The record `get` finds for `id` at `now`, or a panic naming `what`.
+pub(super) async fn get_found(
+    store: &dyn ResourceStore,
+    id: ResourceId,
+    now: OffsetDateTime,
+    what: &str,
+) -> ResourceRecord {
+    found(store.get(id, now).await.or_panic("get"), what)
+}
+
+/// The record `record_access` of `id` at `now` returns, or a panic naming `what`.
+pub(super) async fn access_found(
+    store: &dyn ResourceStore,
+    id: ResourceId,
+    now: OffsetDateTime,
+    what: &str,
+) -> ResourceRecord {
+    found(store.record_access(id, now).await.or_panic("record_access"), what)
+}
+
+/// Asserts that `get`, `record_access` and `pin` of `id` at `now` each answer `want` (`Missing` or
+/// `Expired`, which change nothing).
+pub(super) async fn expect_lookups(
+    store: &dyn ResourceStore,
+    id: ResourceId,
+    now: OffsetDateTime,
+    want: &Lookup,
+    what: &str,
+) {
+    expect_get(store, id, now, want, &format!("get: {what}")).await;
+    let got = store.record_access(id, now).await.or_panic("record_access");
+    assert_eq!(&got, want, "record_access: {what}");
+    let got = store.pin(id, now).await.or_panic("pin");
+    assert_eq!(&got, want, "pin: {what}");
+}
+
+/// Asserts that `find_expired` at `at` finds nothing.
+pub(super) async fn expect_none_expired(store: &dyn ResourceStore, at: OffsetDateTime, what: &str) {
+    let expired = store.find_expired(at, 10).await.or_panic("find_expired");
+    assert!(expired.is_empty(), "{what}: find_expired found {expired:?}");
+}
+
+/// Asserts that `get` of `id` at `now` answers `want`.
+pub(super) async fn expect_get(
+    store: &dyn ResourceStore,
+    id: ResourceId,
+    now: OffsetDateTime,
+    want: &Lookup,
+    what: &str,
+) {
+    let got = store.get(id, now).await.or_panic("get");
+    assert_eq!(&got, want, "{what}");
 }
