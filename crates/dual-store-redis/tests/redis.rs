@@ -26,12 +26,10 @@ async fn save_sets_a_ttl_of_time_left_plus_grace_and_pin_persists() -> TestResul
         .grace(StdDuration::from_secs(600))
         .connect()
         .await?;
-    let mut raw = namespace.raw().await;
     let now = OffsetDateTime::now_utc();
-    let saved = record(now, Some(now + Duration::minutes(15)));
-    store.save(&saved).await?;
+    let fifteen_minutes = record(now, Some(now + Duration::minutes(15)));
+    let (store, mut raw, saved, key) = namespace.save(store, fifteen_minutes).await?;
 
-    let key = format!("{}r:{}", store.key_prefix(), saved.id);
     let ttl: i64 = raw.pttl(&key).await?;
     let want = (15 * 60 + 600) * 1_000;
     assert!(
@@ -126,11 +124,10 @@ async fn an_already_expired_record_is_kept_for_the_grace_window() -> TestResult 
         .grace(StdDuration::from_secs(60))
         .connect()
         .await?;
-    let mut raw = namespace.raw().await;
     let now = OffsetDateTime::now_utc();
-    let saved = record(now - Duration::hours(3), Some(now - Duration::hours(2)));
-    store.save(&saved).await?;
-    let ttl: i64 = raw.pttl(format!("{}r:{}", store.key_prefix(), saved.id)).await?;
+    let expired = record(now - Duration::hours(3), Some(now - Duration::hours(2)));
+    let (store, mut raw, saved, key) = namespace.save(store, expired).await?;
+    let ttl: i64 = raw.pttl(&key).await?;
     assert!(
         (55_000..=60_000).contains(&ttl),
         "PTTL {ttl} ms: the grace window alone"
@@ -243,11 +240,8 @@ async fn prefixes_isolate_stores() -> TestResult {
 async fn a_corrupt_record_is_reported_not_served() -> TestResult {
     let namespace = Namespace::new();
     let store = namespace.store().await;
-    let mut raw = namespace.raw().await;
     let now = OffsetDateTime::now_utc();
-    let saved = record(now, None);
-    store.save(&saved).await?;
-    let key = format!("{}r:{}", store.key_prefix(), saved.id);
+    let (store, mut raw, saved, key) = namespace.save(store, record(now, None)).await?;
     let _: usize = raw.hset(&key, "rec", "{not json").await?;
     suite::reported_not_served(&store, saved.id, now, "record JSON").await;
     Ok(())
@@ -257,13 +251,11 @@ async fn a_corrupt_record_is_reported_not_served() -> TestResult {
 async fn update_query_writes_only_the_query_field_and_keeps_the_ttl() -> TestResult {
     let namespace = Namespace::new();
     let store = namespace.store().await;
-    let mut raw = namespace.raw().await;
     let now = OffsetDateTime::now_utc();
-    let mut saved = record(now, Some(now + Duration::minutes(15)));
-    saved.status = ResourceStatus::Pending;
-    saved.lease_expires_at = Some(now + Duration::seconds(15));
-    store.save(&saved).await?;
-    let key = format!("{}r:{}", store.key_prefix(), saved.id);
+    let mut pending = record(now, Some(now + Duration::minutes(15)));
+    pending.status = ResourceStatus::Pending;
+    pending.lease_expires_at = Some(now + Duration::seconds(15));
+    let (store, mut raw, saved, key) = namespace.save(store, pending).await?;
     let rec_before: String = raw.hget(&key, "rec").await?;
     let ttl_before: i64 = raw.pttl(&key).await?;
     let has_query: bool = raw.hexists(&key, "q").await?;
@@ -347,12 +339,10 @@ async fn update_query_writes_only_the_query_field_and_keeps_the_ttl() -> TestRes
 async fn a_corrupt_query_field_is_reported_not_served() -> TestResult {
     let namespace = Namespace::new();
     let store = namespace.store().await;
-    let mut raw = namespace.raw().await;
     let now = OffsetDateTime::now_utc();
-    let saved = record(now, Some(now + Duration::minutes(5)));
-    store.save(&saved).await?;
+    let five_minutes = record(now, Some(now + Duration::minutes(5)));
+    let (store, mut raw, saved, key) = namespace.save(store, five_minutes).await?;
     assert!(store.update_query(&saved).await?);
-    let key = format!("{}r:{}", store.key_prefix(), saved.id);
     let query: String = raw.hget(&key, "q").await?;
     let unknown = query.replace(r#""status":"ready""#, r#""status":"done""#);
     assert_ne!(unknown, query, "{query}");
@@ -367,10 +357,8 @@ async fn a_corrupt_query_field_is_reported_not_served() -> TestResult {
 async fn a_record_saved_before_statuses_reads_as_ready() -> TestResult {
     let namespace = Namespace::new();
     let store = namespace.store().await;
-    let mut raw = namespace.raw().await;
     let now = OffsetDateTime::now_utc();
-    let saved = record(now, None);
-    store.save(&saved).await?;
+    let (store, mut raw, saved, key) = namespace.save(store, record(now, None)).await?;
     // The JSON an earlier release wrote: no status, lease or failure.
     let mut old = serde_json::to_value(&saved)?;
     if let Some(fields) = old.as_object_mut() {
@@ -378,7 +366,6 @@ async fn a_record_saved_before_statuses_reads_as_ready() -> TestResult {
             assert!(fields.remove(field).is_some(), "{field} is written");
         }
     }
-    let key = format!("{}r:{}", store.key_prefix(), saved.id);
     let _: usize = raw.hset(&key, "rec", serde_json::to_string(&old)?).await?;
     let Lookup::Found(got) = store.get(saved.id, now).await? else {
         panic!("an old record is served");

@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dual_core::ResourceRecord;
+use dual_store::{ResourceStore, StoreError};
 use dual_store_redis::{RedisStore, RedisStoreBuilder};
 use dual_testkit::cleanup;
 pub(crate) use dual_testkit::services::REDIS;
@@ -69,6 +70,24 @@ impl Drop for Namespace {
         if let Err(e) = cleanup::delete_redis_keys(&self.url, &self.base) {
             eprintln!("could not delete the test keys under {}: {e}", self.base);
         }
+    }
+}
+
+/// One record saved by a store, with a plain connection to look at (or corrupt) what it wrote:
+/// `(store, raw connection, record, the record's hash key)`.
+pub(crate) type Saved = (
+    RedisStore,
+    redis::aio::MultiplexedConnection,
+    ResourceRecord,
+    String,
+);
+
+impl Namespace {
+    /// Saves `record` with `store` (a store of this namespace).
+    pub(crate) async fn save(&self, store: RedisStore, record: ResourceRecord) -> Result<Saved, StoreError> {
+        store.save(&record).await?;
+        let key = format!("{}r:{}", store.key_prefix(), record.id);
+        Ok((store, self.raw().await, record, key))
     }
 }
 
