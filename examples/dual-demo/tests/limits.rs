@@ -52,6 +52,12 @@ fn assert_closed_within(after: Duration, bounds: Range<Duration>, what: &str) {
     assert!(bounds.contains(&after), "{what}: closed after {after:?}");
 }
 
+/// Runs `test` against a server that requires the bearer tokens of the tokens file `file`.
+async fn with_tokens(file: &str, test: impl AsyncFnOnce(&InProcess)) {
+    let tokens = AuthTokens::parse(file).expect("tokens");
+    InProcess::run(LIMIT, |o| o.auth_tokens = Some(tokens), test).await;
+}
+
 fn get(url: &str, token: Option<&str>) -> Request<Full<Bytes>> {
     let mut builder = Request::get(url);
     if let Some(token) = token {
@@ -236,9 +242,7 @@ async fn the_mcp_session_cap_answers_503_and_existing_sessions_keep_working() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_valid_token_mcp_and_rest_answer_401() {
-    let tokens = AuthTokens::parse("right-token alice\n").expect("tokens");
-    let configure = |o: &mut ServeOptions| o.auth_tokens = Some(tokens);
-    InProcess::run(LIMIT, configure, async |server| {
+    with_tokens("right-token alice\n", async |server| {
         let rest = format!("http://{}/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV", server.addr());
         for (token, challenge) in [
             (None, "Bearer"),
@@ -269,9 +273,7 @@ async fn without_a_valid_token_mcp_and_rest_answer_401() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_right_token_is_served_over_mcp_and_rest() {
-    let tokens = AuthTokens::parse("# demo\nright-token alice\nother-token bob\n").expect("tokens");
-    let configure = |o: &mut ServeOptions| o.auth_tokens = Some(tokens);
-    InProcess::run(LIMIT, configure, async |server| {
+    with_tokens("# demo\nright-token alice\nother-token bob\n", async |server| {
         let mcp = mcp_client::connect_with_token(&server.mcp_url(), "right-token")
             .await
             .expect("an authenticated MCP session");
