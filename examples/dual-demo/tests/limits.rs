@@ -26,6 +26,13 @@ use tokio::time::timeout;
 /// Upper bound of any one test's work.
 const LIMIT: Duration = Duration::from_secs(60);
 
+/// A connection to `server` that has sent `request`.
+async fn connect_and_send(server: &InProcess, request: &[u8]) -> TcpStream {
+    let mut stream = TcpStream::connect(server.addr()).await.expect("connect");
+    stream.write_all(request).await.expect("write");
+    stream
+}
+
 /// Reads until the server closes the connection; returns what came and when the end came.
 async fn read_until_closed(stream: &mut TcpStream, started: Instant) -> (String, Duration) {
     let mut received = Vec::new();
@@ -114,11 +121,7 @@ async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
         o.idle_timeout = Duration::from_millis(1200);
     };
     InProcess::run(LIMIT, configure, async |server| {
-        let mut stream = TcpStream::connect(server.addr()).await.expect("connect");
-        stream
-            .write_all(b"GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n")
-            .await
-            .expect("write");
+        let mut stream = connect_and_send(server, b"GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n").await;
         let mut buf = vec![0u8; 4096];
         let n = stream.read(&mut buf).await.expect("a response");
         let started = Instant::now();
@@ -176,11 +179,8 @@ async fn the_connection_cap_holds_and_a_waiting_client_is_served_when_one_closes
         let first = TcpStream::connect(server.addr()).await.expect("connect");
         let _second = TcpStream::connect(server.addr()).await.expect("connect");
         // The kernel completes the third handshake (listen backlog); the server must not serve it.
-        let mut third = TcpStream::connect(server.addr()).await.expect("connect");
-        third
-            .write_all(b"GET /nowhere HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-            .await
-            .expect("write");
+        let request = b"GET /nowhere HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+        let mut third = connect_and_send(server, request).await;
         let mut buf = vec![0u8; 4096];
         let early = timeout(Duration::from_millis(700), third.read(&mut buf)).await;
         assert!(early.is_err(), "served beyond the cap: {early:?}");
