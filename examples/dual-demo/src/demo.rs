@@ -4,13 +4,12 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use dual_client::{DualResponseClient, FetchAllOptions};
-use rmcp::model::CallToolRequestParams;
-use serde_json::json;
 
 use crate::dataset::{self, DatasetSize};
 use crate::mcp_client;
 use crate::mcp_server::QUERY_TOOL;
 use crate::render::{bytes, progress, table, thousands};
+use crate::report::{call_query, first_text};
 use crate::serve::{self, ServeOptions};
 
 /// The query the demo's "model" sends: every degree row with its institution.
@@ -61,27 +60,14 @@ async fn narrate(running: &serve::Running) -> Result<(), Box<dyn std::error::Err
     println!("1. The model calls the MCP tool `{QUERY_TOOL}`:");
     println!("   {DEMO_SQL}\n");
     let started = Instant::now();
-    let arguments = json!({ "sql": DEMO_SQL });
-    let result = mcp
-        .call_tool(
-            CallToolRequestParams::new(QUERY_TOOL)
-                .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
-        )
-        .await?;
+    let result = call_query(&mcp, DEMO_SQL).await?;
     let tool_millis = started.elapsed().as_millis();
     let _ = mcp.cancel().await;
     let model_bytes = serde_json::to_vec(&result)?.len() as u64;
 
     let client = DualResponseClient::new();
-    let parsed = dual_rmcp::parse_call_tool_result(&result, &client).ok_or_else(|| {
-        let text = result
-            .content
-            .first()
-            .and_then(|c| c.as_text())
-            .map(|t| t.text.clone())
-            .unwrap_or_default();
-        format!("the tool did not return a dual response: {text}")
-    })?;
+    let parsed = dual_rmcp::parse_call_tool_result(&result, &client)
+        .ok_or_else(|| format!("the tool did not return a dual response: {}", first_text(&result)))?;
 
     // 2. What the model sees.
     println!(

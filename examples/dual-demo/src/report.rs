@@ -7,12 +7,34 @@ use std::time::Instant;
 
 use dual_client::{DualResponseClient, FetchAllOptions, FetchStreamOptions, ResourceStatus, WaitOptions};
 use futures_util::StreamExt;
-use rmcp::model::CallToolRequestParams;
+use rmcp::ServiceError;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
 use serde_json::json;
 
 use crate::mcp_client;
 use crate::mcp_server::QUERY_TOOL;
 use crate::render::{self, bytes, pending_spinner, progress, table, thousands};
+
+/// Calls the `query` tool with `sql`.
+pub(crate) async fn call_query(
+    mcp: &RunningService<RoleClient, ()>,
+    sql: &str,
+) -> Result<CallToolResult, ServiceError> {
+    let arguments = json!({ "sql": sql }).as_object().cloned().unwrap_or_default();
+    mcp.call_tool(CallToolRequestParams::new(QUERY_TOOL).with_arguments(arguments))
+        .await
+}
+
+/// The first text block of a tool result (empty when there is none).
+pub(crate) fn first_text(result: &CallToolResult) -> String {
+    result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
+}
 
 /// What to report.
 #[derive(Debug, Clone)]
@@ -39,21 +61,10 @@ pub async fn run(options: &ReportOptions) -> Result<(), Box<dyn std::error::Erro
         Some(token) => mcp_client::connect_with_token(&options.mcp, token).await?,
         None => mcp_client::connect(&options.mcp).await?,
     };
-    let arguments = json!({ "sql": options.sql });
-    let result = mcp
-        .call_tool(
-            CallToolRequestParams::new(QUERY_TOOL)
-                .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
-        )
-        .await;
+    let result = call_query(&mcp, &options.sql).await;
     let _ = mcp.cancel().await;
     let result = result?;
-    let text = result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .unwrap_or_default();
+    let text = first_text(&result);
     if result.is_error == Some(true) {
         return Err(format!("the tool reported an error: {text}").into());
     }

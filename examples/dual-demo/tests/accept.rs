@@ -8,7 +8,7 @@ mod support;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use support::{Instance, LIMIT, TempDb};
+use support::{Instance, LIMIT, TempDb, within};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
@@ -67,7 +67,7 @@ async fn watch(instance: &Instance, needle: &str) -> (u64, usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn out_of_file_descriptors_the_accept_loop_backs_off() {
-    timeout(LIMIT, async {
+    within(LIMIT, async {
         let db = TempDb::new();
         let mut command = tokio::process::Command::new("sh");
         command
@@ -93,15 +93,13 @@ async fn out_of_file_descriptors_the_accept_loop_backs_off() {
         drop(connections);
         serves_again_and_exits_cleanly(&mut instance, "once descriptors are free").await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_the_connection_cap_the_accept_loop_waits_quietly() {
-    timeout(LIMIT, async {
-        let db = TempDb::new();
-        let mut instance = Instance::start_memory(&db.path(), &["--max-connections", "3"]).await;
+    within(LIMIT, async {
+        let mut instance = Instance::start_memory(&["--max-connections", "3"]).await;
         let connections = open(instance.addr(), 50).await;
         tokio::time::sleep(Duration::from_millis(300)).await;
         let (ticks, lines) = watch(&instance, "connection cap reached").await;
@@ -120,8 +118,7 @@ async fn at_the_connection_cap_the_accept_loop_waits_quietly() {
         drop(connections);
         serves_again_and_exits_cleanly(&mut instance, "once connections close").await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 /// After the pressure is gone: `instance` serves again within 5 s, and SIGTERM ends it with exit 0.

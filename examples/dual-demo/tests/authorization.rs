@@ -22,7 +22,7 @@ use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 use support::http::{Http, Reply};
 use support::in_process::InProcess;
-use support::{Backend, SQL, query, text_of};
+use support::{Backend, SQL, query, text_of, within};
 use tokio::time::timeout;
 
 /// Upper bound of one store's matrix.
@@ -383,7 +383,7 @@ async fn assert_like_unknown(client: &Client, id: &str, denied: Denied, when: &s
 
 /// The matrix on one store, with `--auth-tokens` for tenant A and tenant B.
 async fn matrix(backend: Option<Backend>) {
-    timeout(LIMIT, async {
+    within(LIMIT, async {
         let server = InProcess::start(backend, |o| o.auth_tokens = Some(tokens())).await;
         let owner = Client::connect(&server, "tenant A", Some(TOKEN_A), true).await;
         let other = Client::connect(&server, "tenant B", Some(TOKEN_B), true).await;
@@ -404,14 +404,13 @@ async fn matrix(backend: Option<Backend>) {
         }
         server.stop().await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 /// Without `--auth-tokens` every caller is anonymous: a resource created with an owner (through the
 /// library) is hidden from all of them, on every surface; one created without is served.
 async fn without_tokens(backend: Option<Backend>) {
-    timeout(LIMIT, async {
+    within(LIMIT, async {
         let server = InProcess::start(backend, |_| {}).await;
         let create = |owner: Option<&str>| {
             let request = CreateResponse::new("sql", json!({"sql": SQL}));
@@ -441,8 +440,7 @@ async fn without_tokens(backend: Option<Backend>) {
         anonymous.close().await;
         server.stop().await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,87 +4,35 @@
 
 mod support;
 
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::path::Path;
 use std::time::Duration;
 
 use dual_client::{DualResponseClient, FetchAllOptions, FetchOptions, Sort, SortOrder};
 use dual_core::Row;
-use dual_demo::dataset::{self, DatasetSize};
+use dual_demo::dataset::DatasetSize;
 use dual_demo::mcp_client;
-use dual_demo::serve::{self, Running, ServeOptions};
+use dual_demo::serve::ServeOptions;
 use rmcp::ServiceError;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ErrorCode, ReadResourceRequestParams, ResourceContents,
-};
+use rmcp::model::{ErrorCode, ReadResourceRequestParams, ResourceContents};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::time::timeout;
+use support::in_process::InProcess;
+use support::{TempDb, call, query, serve_command, text_of, within};
 
 /// Upper bound of any one test's work.
 const LIMIT: Duration = Duration::from_secs(90);
 
-struct Fixture {
-    running: Running,
-    mcp: RunningService<RoleClient, ()>,
-    dir: PathBuf,
-}
-
-impl Fixture {
-    async fn start() -> Self {
-        let dir = temp_dir("e2e");
-        let db = dir.join("small.sqlite");
-        dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
-        let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
-        options.db = Some(db);
-        options.sample_size = 10;
-        let running = serve::start(&options).await.expect("server starts");
-        let mcp = mcp_client::connect(&running.mcp_url())
+/// Runs `test` within [`LIMIT`] against a server of 10-row samples and a connected MCP client.
+async fn with_mcp(test: impl AsyncFnOnce(&InProcess, &RunningService<RoleClient, ()>)) {
+    let configure = |o: &mut ServeOptions| o.sample_size = 10;
+    InProcess::run(LIMIT, configure, async |server| {
+        let mcp = mcp_client::connect(&server.mcp_url())
             .await
             .expect("MCP client connects");
-        Self { running, mcp, dir }
-    }
-
-    fn db(&self) -> PathBuf {
-        self.dir.join("small.sqlite")
-    }
-
-    async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
-        let arguments = arguments.as_object().cloned().unwrap_or_default();
-        self.mcp
-            .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
-            .await
-            .expect("tools/call answers")
-    }
-
-    async fn stop(self) {
-        let _ = self.mcp.cancel().await;
-        self.running.shutdown().await;
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "dual-demo-{name}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-fn text_of(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
+        test(server, &mcp).await;
+        let _ = mcp.cancel().await;
+    })
+    .await;
 }
 
 /// Runs `sql` on the file directly and returns the rows as JSON objects.
@@ -123,9 +71,8 @@ fn table_digest(db: &Path) -> (Vec<Row>, Vec<Row>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_are_listed_with_the_output_schema() {
-    timeout(LIMIT, async {
-        let fixture = Fixture::start().await;
-        let tools = fixture.mcp.list_all_tools().await.expect("tools/list");
+    with_mcp(async |_server, mcp| {
+        let tools = mcp.list_all_tools().await.expect("tools/list");
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort_unstable();
         assert_eq!(names, ["query", "search_institutions"]);
@@ -137,28 +84,21 @@ async fn tools_are_listed_with_the_output_schema() {
                 tool.name
             );
         }
-        let templates = fixture
-            .mcp
-            .list_resource_templates(None)
-            .await
-            .expect("templates");
+        let templates = mcp.list_resource_templates(None).await.expect("templates");
         assert_eq!(
             templates.resource_templates[0].uri_template,
             "resource://{id}{?offset,limit,sort}"
         );
-        fixture.stop().await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn query_then_fetch_every_row_over_rest_matches_sqlite() {
-    timeout(LIMIT, async {
-        let fixture = Fixture::start().await;
+    with_mcp(async |server, mcp| {
         let sql = "SELECT d.id, i.name, i.state, d.year, d.field, d.count FROM degrees_awarded d \
                    JOIN institutions i ON i.id = d.institution_id WHERE d.year >= 2020 ORDER BY d.id";
-        let result = fixture.call("query", json!({ "sql": sql })).await;
+        let result = call(mcp, "query", json!({ "sql": sql })).await;
         assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
 
         // structuredContent validates against the declared output schema.
@@ -167,7 +107,7 @@ async fn query_then_fetch_every_row_over_rest_matches_sqlite() {
         let structured = result.structured_content.clone().expect("structuredContent");
         assert!(validator.is_valid(&structured), "{structured}");
 
-        let expected = sqlite_rows(&fixture.db(), sql);
+        let expected = sqlite_rows(&server.db(), sql);
         let client = DualResponseClient::new();
         let parsed = dual_rmcp::parse_call_tool_result(&result, &client).expect("a dual response");
         assert_eq!(parsed.total_count(), Some(expected.len() as u64));
@@ -176,7 +116,7 @@ async fn query_then_fetch_every_row_over_rest_matches_sqlite() {
             parsed.resource_url(),
             format!(
                 "http://{}/resources/{}",
-                fixture.running.addr,
+                server.addr(),
                 structured["resource"]["uri"]
                     .as_str()
                     .and_then(|u| u.strip_prefix("resource://"))
@@ -216,17 +156,14 @@ async fn query_then_fetch_every_row_over_rest_matches_sqlite() {
         let got: Vec<i64> = page.data.iter().filter_map(|r| r["count"].as_i64()).collect();
         assert_eq!(got, counts[..5]);
         assert!(page.has_next);
-        fixture.stop().await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resources_read_serves_pages_of_the_link() {
-    timeout(LIMIT, async {
-        let fixture = Fixture::start().await;
-        let result = fixture.call("search_institutions", json!({"state": "CA"})).await;
+    with_mcp(async |server, mcp| {
+        let result = call(mcp, "search_institutions", json!({"state": "CA"})).await;
         assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
         let link = result
             .content
@@ -236,7 +173,7 @@ async fn resources_read_serves_pages_of_the_link() {
             .clone();
         assert_eq!(link.mime_type.as_deref(), Some("application/json"));
         let expected = sqlite_rows(
-            &fixture.db(),
+            &server.db(),
             "SELECT id, name, city, state, control, level, enrollment, founded FROM institutions \
              WHERE state = 'CA' ORDER BY id",
         );
@@ -245,8 +182,7 @@ async fn resources_read_serves_pages_of_the_link() {
             "the small dataset has Californian institutions"
         );
 
-        let read = fixture
-            .mcp
+        let read = mcp
             .read_resource(ReadResourceRequestParams::new(format!(
                 "{}?offset=1&limit=2",
                 link.uri
@@ -265,8 +201,7 @@ async fn resources_read_serves_pages_of_the_link() {
         assert_eq!(page["data"], json!(expected[1..3]));
         assert_eq!(page["next_offset"], 3);
 
-        let missing = fixture
-            .mcp
+        let missing = mcp
             .read_resource(ReadResourceRequestParams::new(
                 "resource://01ARZ3NDEKTSV4RRFFQ69G5FAV",
             ))
@@ -276,19 +211,14 @@ async fn resources_read_serves_pages_of_the_link() {
             panic!("an MCP error expected: {missing:?}");
         };
         assert_eq!(error.code, ErrorCode::RESOURCE_NOT_FOUND);
-        fixture.stop().await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_sql_is_an_error_result_with_sqlites_message() {
-    timeout(LIMIT, async {
-        let fixture = Fixture::start().await;
-        let result = fixture
-            .call("query", json!({"sql": "SELECT nope FROM institutions"}))
-            .await;
+    with_mcp(async |_server, mcp| {
+        let result = call(mcp, "query", json!({"sql": "SELECT nope FROM institutions"})).await;
         assert_eq!(result.is_error, Some(true));
         assert!(
             text_of(&result).contains("no such column: nope"),
@@ -297,32 +227,25 @@ async fn bad_sql_is_an_error_result_with_sqlites_message() {
         );
         assert!(result.structured_content.is_none());
 
-        let result = fixture
-            .call("query", json!({"sql": "SELEC * FROM institutions"}))
-            .await;
+        let result = call(mcp, "query", json!({"sql": "SELEC * FROM institutions"})).await;
         assert_eq!(result.is_error, Some(true));
         assert!(text_of(&result).contains("SELECT"), "{}", text_of(&result));
 
-        let result = fixture.call("query", json!({})).await;
+        let result = call(mcp, "query", json!({})).await;
         assert_eq!(result.is_error, Some(true));
         assert!(text_of(&result).contains("sql"), "{}", text_of(&result));
 
-        let result = fixture
-            .call("search_institutions", json!({"control": "secret"}))
-            .await;
+        let result = call(mcp, "search_institutions", json!({"control": "secret"})).await;
         assert_eq!(result.is_error, Some(true));
         assert!(text_of(&result).contains("control"), "{}", text_of(&result));
-        fixture.stop().await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn write_statements_are_refused_and_change_nothing() {
-    timeout(LIMIT, async {
-        let fixture = Fixture::start().await;
-        let before = table_digest(&fixture.db());
+    with_mcp(async |server, mcp| {
+        let before = table_digest(&server.db());
         for sql in [
             "DELETE FROM institutions",
             "DROP TABLE institutions",
@@ -333,7 +256,7 @@ async fn write_statements_are_refused_and_change_nothing() {
             "SELECT 1; DELETE FROM institutions",
             "SELECT 1; DROP TABLE degrees_awarded;",
         ] {
-            let result = fixture.call("query", json!({ "sql": sql })).await;
+            let result = call(mcp, "query", json!({ "sql": sql })).await;
             assert_eq!(result.is_error, Some(true), "{sql}");
             let text = text_of(&result);
             assert!(
@@ -341,61 +264,42 @@ async fn write_statements_are_refused_and_change_nothing() {
                 "{sql}: {text}"
             );
         }
-        assert_eq!(table_digest(&fixture.db()), before);
-        let result = fixture
-            .call("query", json!({"sql": "SELECT COUNT(*) AS n FROM institutions"}))
-            .await;
+        assert_eq!(table_digest(&server.db()), before);
+        let result = call(
+            mcp,
+            "query",
+            json!({"sql": "SELECT COUNT(*) AS n FROM institutions"}),
+        )
+        .await;
         let structured = result.structured_content.expect("structuredContent");
         assert_eq!(structured["results"][0]["n"], DatasetSize::SMALL.institutions);
-        fixture.stop().await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_resources_are_404_over_rest() {
-    timeout(LIMIT, async {
-        let fixture = Fixture::start().await;
+    with_mcp(async |server, _mcp| {
         let client = DualResponseClient::new();
         let error = client
             .resource(&format!(
                 "http://{}/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV",
-                fixture.running.addr
+                server.addr()
             ))
             .expect("a resource handle")
             .fetch(FetchOptions::new())
             .await
             .expect_err("unknown resource");
         assert!(error.is_not_found(), "{error}");
-        fixture.stop().await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_mode_answers_initialize() {
-    let dir = temp_dir("stdio");
-    let db = dir.join("small.sqlite");
-    dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
-    let mut child = support::stdio::command(&db, "warn")
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let stdout = child.stdout.take().expect("stdout");
-    let initialize = support::stdio::initialize_line("e2e");
-    let answer = timeout(LIMIT, async {
-        stdin.write_all(initialize.as_bytes()).await.expect("write");
-        stdin.flush().await.expect("flush");
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).await.expect("read");
-        line
-    })
-    .await
-    .expect("an answer within the time limit");
-    let answer: Value = serde_json::from_str(&answer).expect("a JSON-RPC line");
+    let db = TempDb::new();
+    let (mut child, stdin, answer) =
+        within(LIMIT, support::stdio::initialized(&db.path(), "warn", "e2e")).await;
     assert_eq!(answer["id"], 1);
     assert_eq!(answer["result"]["serverInfo"]["name"], "dual-demo");
     assert!(answer["result"]["capabilities"]["tools"].is_object(), "{answer}");
@@ -405,28 +309,21 @@ async fn stdio_mode_answers_initialize() {
     );
     drop(stdin);
     let _ = child.kill().await;
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn report_writes_every_row_as_csv() {
-    timeout(LIMIT, async {
-        let fixture = Fixture::start().await;
-        let csv = fixture.dir.join("report.csv");
+    with_mcp(async |server, _mcp| {
+        let csv = server.dir().join("report.csv");
         let sql = "SELECT id, name, state FROM institutions ORDER BY id";
-        dual_demo::report::run(&dual_demo::report::ReportOptions {
-            mcp: fixture.running.mcp_url(),
-            sql: sql.to_owned(),
-            csv: Some(csv.clone()),
-            rows: 5,
-            token: None,
-        })
-        .await
-        .expect("the report runs");
+        server
+            .report(sql, Some(csv.clone()), None)
+            .await
+            .expect("the report runs");
         let text = std::fs::read_to_string(&csv).expect("the CSV file");
         let mut lines = text.lines();
         assert_eq!(lines.next(), Some("id,name,state"));
-        let expected = sqlite_rows(&fixture.db(), sql);
+        let expected = sqlite_rows(&server.db(), sql);
         assert_eq!(lines.clone().count(), expected.len());
         let first = &expected[0];
         let name = first["name"].as_str().unwrap_or_default();
@@ -447,28 +344,19 @@ async fn report_writes_every_row_as_csv() {
             )
         );
 
-        let refused = dual_demo::report::run(&dual_demo::report::ReportOptions {
-            mcp: fixture.running.mcp_url(),
-            sql: "DELETE FROM institutions".to_owned(),
-            csv: None,
-            rows: 5,
-            token: None,
-        })
-        .await
-        .expect_err("a refused query fails the report");
+        let refused = server
+            .report("DELETE FROM institutions", None, None)
+            .await
+            .expect_err("a refused query fails the report");
         assert!(refused.to_string().contains("read-only"), "{refused}");
-        fixture.stop().await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_store_fails_start_up_with_a_redacted_message() {
-    timeout(LIMIT, async {
-        let dir = temp_dir("unreachable-store");
-        let db = dir.join("small.sqlite");
-        dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
+    within(LIMIT, async {
+        let db = TempDb::new();
         let refused = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
         let port = refused.local_addr().expect("addr").port();
         drop(refused);
@@ -476,17 +364,8 @@ async fn an_unreachable_store_fails_start_up_with_a_redacted_message() {
             format!("redis://:hunter2@127.0.0.1:{port}/0"),
             format!("postgres://postgres:hunter2@127.0.0.1:{port}/test"),
         ] {
-            let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-demo"))
-                .args([
-                    "serve",
-                    "--addr",
-                    "127.0.0.1:0",
-                    "--store-timeout-ms",
-                    "500",
-                    "--db",
-                ])
-                .arg(&db)
-                .args(["--store", &store])
+            let output = serve_command(&db.path())
+                .args(["--store-timeout-ms", "500", "--store", &store])
                 .env("NO_COLOR", "1")
                 .kill_on_drop(true)
                 .output()
@@ -498,57 +377,37 @@ async fn an_unreachable_store_fails_start_up_with_a_redacted_message() {
             assert!(stderr.contains(":***@127.0.0.1"), "{stderr}");
             assert!(!stderr.contains("hunter2"), "{stderr}");
         }
-        let _ = std::fs::remove_dir_all(dir);
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 /// A query that outlives `--pending-after-ms`: the tool result says `pending`, and `report` waits
 /// for the query (its spinner) and then fetches every row.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn report_waits_for_a_pending_query_then_fetches_every_row() {
-    timeout(LIMIT, async {
-        let dir = temp_dir("pending");
-        let db = dir.join("small.sqlite");
-        dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
-        let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
-        options.db = Some(db);
-        options.pending_after = Some(Duration::from_millis(1));
-        let running = serve::start(&options).await.expect("server starts");
+    let configure = |o: &mut ServeOptions| o.pending_after = Some(Duration::from_millis(1));
+    InProcess::run(LIMIT, configure, async |server| {
         // About two million steps of SQLite: long past a millisecond, short for a test.
         let sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) \
                    SELECT x FROM c WHERE x % 10000 = 0";
-        let mcp = mcp_client::connect(&running.mcp_url())
+        let mcp = mcp_client::connect(&server.mcp_url())
             .await
             .expect("MCP client connects");
-        let arguments = json!({ "sql": sql }).as_object().cloned().unwrap_or_default();
-        let result = mcp
-            .call_tool(CallToolRequestParams::new("query").with_arguments(arguments))
-            .await
-            .expect("tools/call answers");
+        let result = query(&mcp, sql).await;
         let structured = result.structured_content.clone().unwrap_or_default();
         assert_eq!(structured["metadata"]["status"], "pending", "{structured}");
         let _ = mcp.cancel().await;
 
-        let csv = dir.join("pending.csv");
-        dual_demo::report::run(&dual_demo::report::ReportOptions {
-            mcp: running.mcp_url(),
-            sql: sql.to_owned(),
-            csv: Some(csv.clone()),
-            rows: 5,
-            token: None,
-        })
-        .await
-        .expect("the report waits for the query and runs");
+        let csv = server.dir().join("pending.csv");
+        server
+            .report(sql, Some(csv.clone()), None)
+            .await
+            .expect("the report waits for the query and runs");
         let text = std::fs::read_to_string(&csv).expect("the CSV file");
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.first(), Some(&"x"));
         assert_eq!(lines.len(), 201, "the header and every row");
         assert_eq!(lines.last(), Some(&"2000000"));
-        running.shutdown().await;
-        let _ = std::fs::remove_dir_all(&dir);
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }

@@ -4,23 +4,21 @@
 
 mod support;
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use dual_demo::auth::AuthTokens;
-use dual_demo::dataset::{self, DatasetSize};
+use dual_demo::dataset::DatasetSize;
 use dual_demo::mcp_client;
-use dual_demo::serve::{self, Running, ServeOptions};
+use dual_demo::serve::ServeOptions;
 use http::{HeaderMap, Request, StatusCode, header};
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
-use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use support::export::{assert_truncated, create_big_resource, start_export};
+use support::http::exchange;
+use support::in_process::InProcess;
+use support::{call, query};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
@@ -28,27 +26,11 @@ use tokio::time::timeout;
 /// Upper bound of any one test's work.
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// A server on the small dataset, with `configure` applied to its options.
-async fn start(configure: impl FnOnce(&mut ServeOptions)) -> (Running, PathBuf) {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "dual-demo-limits-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let db = dir.join("small.sqlite");
-    dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
-    let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
-    options.db = Some(db);
-    configure(&mut options);
-    let running = serve::start(&options).await.expect("server starts");
-    (running, dir)
-}
-
-async fn stop(running: Running, dir: PathBuf) {
-    running.shutdown().await;
-    let _ = std::fs::remove_dir_all(dir);
+/// A connection to `server` that has sent `request`.
+async fn connect_and_send(server: &InProcess, request: &[u8]) -> TcpStream {
+    let mut stream = TcpStream::connect(server.addr()).await.expect("connect");
+    stream.write_all(request).await.expect("write");
+    stream
 }
 
 /// Reads until the server closes the connection; returns what came and when the end came.
@@ -67,15 +49,20 @@ async fn read_until_closed(stream: &mut TcpStream, started: Instant) -> (String,
 
 /// Sends `request`; returns the status, the headers and the JSON body (`null` if not JSON).
 async fn send(request: Request<Full<Bytes>>) -> (StatusCode, HeaderMap, Value) {
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let response = timeout(Duration::from_secs(10), client.request(request))
-        .await
-        .expect("an answer within 10 s")
-        .expect("a response");
-    let (parts, body) = response.into_parts();
-    let bytes = body.collect().await.expect("a body").to_bytes();
-    let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    (parts.status, parts.headers, json)
+    let reply = exchange(request).await;
+    let json = reply.json();
+    (reply.status, reply.headers, json)
+}
+
+/// Asserts that the server closed the connection `after` a time within `bounds`.
+fn assert_closed_within(after: Duration, bounds: Range<Duration>, what: &str) {
+    assert!(bounds.contains(&after), "{what}: closed after {after:?}");
+}
+
+/// Runs `test` against a server that requires the bearer tokens of the tokens file `file`.
+async fn with_tokens(file: &str, test: impl AsyncFnOnce(&InProcess)) {
+    let tokens = AuthTokens::parse(file).expect("tokens");
+    InProcess::run(LIMIT, |o| o.auth_tokens = Some(tokens), test).await;
 }
 
 fn get(url: &str, token: Option<&str>) -> Request<Full<Bytes>> {
@@ -101,11 +88,11 @@ fn initialize(url: &str) -> Request<Full<Bytes>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slowloris_head_is_closed_after_the_header_timeout() {
-    timeout(LIMIT, async {
-        let (running, dir) = start(|o| o.header_timeout = Duration::from_millis(300)).await;
+    let configure = |o: &mut ServeOptions| o.header_timeout = Duration::from_millis(300);
+    InProcess::run(LIMIT, configure, async |server| {
         // A client that sends part of a head, and one that sends nothing at all.
-        let mut slow = TcpStream::connect(running.addr).await.expect("connect");
-        let mut silent = TcpStream::connect(running.addr).await.expect("connect");
+        let mut slow = TcpStream::connect(server.addr()).await.expect("connect");
+        let mut silent = TcpStream::connect(server.addr()).await.expect("connect");
         let started = Instant::now();
         slow.write_all(b"GET /resources/x HTTP/1.1\r\nHost: a\r\n")
             .await
@@ -114,33 +101,27 @@ async fn a_slowloris_head_is_closed_after_the_header_timeout() {
         slow.write_all(b"X-Slow: 1\r\n").await.expect("write");
         let (answer, after) = read_until_closed(&mut slow, started).await;
         assert!(answer.is_empty(), "no response to half a head: {answer}");
-        assert!(
-            after >= Duration::from_millis(250) && after < Duration::from_secs(3),
-            "closed after {after:?}"
+        assert_closed_within(
+            after,
+            Duration::from_millis(250)..Duration::from_secs(3),
+            "half a head",
         );
         let (answer, after) = read_until_closed(&mut silent, started).await;
         assert!(answer.is_empty(), "{answer}");
         assert!(after < Duration::from_secs(3), "closed after {after:?}");
-        stop(running, dir).await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
-    timeout(LIMIT, async {
-        // The idle timeout is longer than the header timeout: an idle connection must get the former.
-        let (running, dir) = start(|o| {
-            o.header_timeout = Duration::from_millis(300);
-            o.idle_timeout = Duration::from_millis(1200);
-        })
-        .await;
-        let mut stream = TcpStream::connect(running.addr).await.expect("connect");
-        stream
-            .write_all(b"GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n")
-            .await
-            .expect("write");
+    // The idle timeout is longer than the header timeout: an idle connection must get the former.
+    let configure = |o: &mut ServeOptions| {
+        o.header_timeout = Duration::from_millis(300);
+        o.idle_timeout = Duration::from_millis(1200);
+    };
+    InProcess::run(LIMIT, configure, async |server| {
+        let mut stream = connect_and_send(server, b"GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n").await;
         let mut buf = vec![0u8; 4096];
         let n = stream.read(&mut buf).await.expect("a response");
         let started = Instant::now();
@@ -151,22 +132,17 @@ async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
         );
         let (more, after) = read_until_closed(&mut stream, started).await;
         assert!(more.len() < 200, "only the rest of the 404: {more}");
-        assert!(
-            after >= Duration::from_millis(1000) && after < Duration::from_secs(4),
-            "idle connection closed after {after:?}"
-        );
-        stop(running, dir).await;
+        assert_closed_within(after, Duration::from_millis(1000)..Duration::from_secs(4), "idle");
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_half_sent_body_is_answered_408_and_closed() {
-    timeout(LIMIT, async {
-        let (running, dir) = start(|o| o.body_timeout = Duration::from_millis(400)).await;
+    let configure = |o: &mut ServeOptions| o.body_timeout = Duration::from_millis(400);
+    InProcess::run(LIMIT, configure, async |server| {
         for path in ["/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV", "/mcp"] {
-            let mut stream = TcpStream::connect(running.addr).await.expect("connect");
+            let mut stream = TcpStream::connect(server.addr()).await.expect("connect");
             let started = Instant::now();
             let head = format!(
                 "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
@@ -176,45 +152,35 @@ async fn a_half_sent_body_is_answered_408_and_closed() {
             let (answer, after) = read_until_closed(&mut stream, started).await;
             assert!(answer.starts_with("HTTP/1.1 408"), "{path}: {answer}");
             assert!(answer.contains("request_timeout"), "{path}: {answer}");
-            assert!(
-                after >= Duration::from_millis(350) && after < Duration::from_secs(4),
-                "{path}: closed after {after:?}"
-            );
+            assert_closed_within(after, Duration::from_millis(350)..Duration::from_secs(4), path);
         }
-        stop(running, dir).await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_export_to_a_client_that_stopped_reading_is_cut_after_the_stall_time() {
-    timeout(LIMIT, async {
-        let (running, dir) = start(|o| o.export_stall = Duration::from_millis(500)).await;
-        let id = create_big_resource(&running.mcp_url()).await;
-        let (body, _) = start_export(running.addr, &id).await;
+    let configure = |o: &mut ServeOptions| o.export_stall = Duration::from_millis(500);
+    InProcess::run(LIMIT, configure, async |server| {
+        let id = create_big_resource(&server.mcp_url()).await;
+        let (body, _) = start_export(server.addr(), &id).await;
         tokio::time::sleep(Duration::from_millis(1500)).await;
         // What the kernel buffered is still there, then the body ends without its terminal chunk.
         let error = body.collect().await.expect_err("a cut export is an error");
         assert_truncated(&error);
-        stop(running, dir).await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_connection_cap_holds_and_a_waiting_client_is_served_when_one_closes() {
-    timeout(LIMIT, async {
-        let (running, dir) = start(|o| o.max_connections = 2).await;
-        let first = TcpStream::connect(running.addr).await.expect("connect");
-        let _second = TcpStream::connect(running.addr).await.expect("connect");
+    let configure = |o: &mut ServeOptions| o.max_connections = 2;
+    InProcess::run(LIMIT, configure, async |server| {
+        let first = TcpStream::connect(server.addr()).await.expect("connect");
+        let _second = TcpStream::connect(server.addr()).await.expect("connect");
         // The kernel completes the third handshake (listen backlog); the server must not serve it.
-        let mut third = TcpStream::connect(running.addr).await.expect("connect");
-        third
-            .write_all(b"GET /nowhere HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-            .await
-            .expect("write");
+        let request = b"GET /nowhere HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+        let mut third = connect_and_send(server, request).await;
         let mut buf = vec![0u8; 4096];
         let early = timeout(Duration::from_millis(700), third.read(&mut buf)).await;
         assert!(early.is_err(), "served beyond the cap: {early:?}");
@@ -226,17 +192,15 @@ async fn the_connection_cap_holds_and_a_waiting_client_is_served_when_one_closes
             after < Duration::from_secs(3),
             "served {after:?} after a slot freed"
         );
-        stop(running, dir).await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcp_session_cap_answers_503_and_existing_sessions_keep_working() {
-    timeout(LIMIT, async {
-        let (running, dir) = start(|o| o.max_mcp_sessions = 2).await;
-        let url = running.mcp_url();
+    let configure = |o: &mut ServeOptions| o.max_mcp_sessions = 2;
+    InProcess::run(LIMIT, configure, async |server| {
+        let url = server.mcp_url();
         let one = mcp_client::connect(&url).await.expect("first session");
         let two = mcp_client::connect(&url).await.expect("second session");
 
@@ -256,11 +220,7 @@ async fn the_mcp_session_cap_answers_503_and_existing_sessions_keep_working() {
         // The existing sessions are unaffected.
         let tools = one.list_all_tools().await.expect("tools/list");
         assert_eq!(tools.len(), 2);
-        let arguments = json!({"sql": "SELECT 1 AS one"}).as_object().cloned();
-        let result = two
-            .call_tool(CallToolRequestParams::new("query").with_arguments(arguments.unwrap_or_default()))
-            .await
-            .expect("tools/call");
+        let result = query(&two, "SELECT 1 AS one").await;
         assert_eq!(result.is_error, Some(false));
 
         // A closed session frees its slot.
@@ -276,18 +236,14 @@ async fn the_mcp_session_cap_answers_503_and_existing_sessions_keep_working() {
         let again = again.expect("a new session once one closed");
         let _ = again.cancel().await;
         let _ = two.cancel().await;
-        stop(running, dir).await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_valid_token_mcp_and_rest_answer_401() {
-    timeout(LIMIT, async {
-        let tokens = AuthTokens::parse("right-token alice\n").expect("tokens");
-        let (running, dir) = start(|o| o.auth_tokens = Some(tokens)).await;
-        let rest = format!("http://{}/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV", running.addr);
+    with_tokens("right-token alice\n", async |server| {
+        let rest = format!("http://{}/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV", server.addr());
         for (token, challenge) in [
             (None, "Bearer"),
             (Some("wrong-token"), r#"Bearer error="invalid_token""#),
@@ -300,46 +256,35 @@ async fn without_a_valid_token_mcp_and_rest_answer_401() {
             assert_eq!(body["retryable"], false, "{body}");
             assert!(body["message"].is_string(), "{body}");
         }
-        let (status, _, _) = send(initialize(&running.mcp_url())).await;
+        let (status, _, _) = send(initialize(&server.mcp_url())).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
-        assert!(mcp_client::connect(&running.mcp_url()).await.is_err());
+        assert!(mcp_client::connect(&server.mcp_url()).await.is_err());
         assert!(
-            mcp_client::connect_with_token(&running.mcp_url(), "wrong-token")
+            mcp_client::connect_with_token(&server.mcp_url(), "wrong-token")
                 .await
                 .is_err()
         );
         // Elsewhere there is nothing to protect: still the router's 404.
-        let (status, _, _) = send(get(&format!("http://{}/", running.addr), None)).await;
+        let (status, _, _) = send(get(&format!("http://{}/", server.addr()), None)).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
-        stop(running, dir).await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_right_token_is_served_over_mcp_and_rest() {
-    timeout(LIMIT, async {
-        let tokens = AuthTokens::parse("# demo\nright-token alice\nother-token bob\n").expect("tokens");
-        let (running, dir) = start(|o| o.auth_tokens = Some(tokens)).await;
-        let mcp = mcp_client::connect_with_token(&running.mcp_url(), "right-token")
+    with_tokens("# demo\nright-token alice\nother-token bob\n", async |server| {
+        let mcp = mcp_client::connect_with_token(&server.mcp_url(), "right-token")
             .await
             .expect("an authenticated MCP session");
-        let arguments = json!({"sql": "SELECT id, name FROM institutions ORDER BY id"});
-        let result = mcp
-            .call_tool(
-                CallToolRequestParams::new("query")
-                    .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
-            )
-            .await
-            .expect("tools/call");
+        let result = query(&mcp, "SELECT id, name FROM institutions ORDER BY id").await;
         assert_eq!(result.is_error, Some(false));
         let uri = result.structured_content.expect("structuredContent")["resource"]["uri"]
             .as_str()
             .expect("a resource URI")
             .to_owned();
         let id = uri.trim_start_matches("resource://");
-        let url = format!("http://{}/resources/{id}", running.addr);
+        let url = format!("http://{}/resources/{id}", server.addr());
         let (status, _, body) = send(get(&url, Some("right-token"))).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body["total_count"], DatasetSize::SMALL.institutions, "{body}");
@@ -355,73 +300,69 @@ async fn the_right_token_is_served_over_mcp_and_rest() {
         let _ = mcp.cancel().await;
 
         // The reporting client sends the token to MCP and REST alike, and fetches every row.
-        let csv = dir.join("alice.csv");
-        dual_demo::report::run(&dual_demo::report::ReportOptions {
-            mcp: running.mcp_url(),
-            sql: "SELECT id, name FROM institutions ORDER BY id".to_owned(),
-            csv: Some(csv.clone()),
-            rows: 5,
-            token: Some("right-token".to_owned()),
-        })
-        .await
-        .expect("the report runs with a token");
+        let csv = server.dir().join("alice.csv");
+        server
+            .report(
+                "SELECT id, name FROM institutions ORDER BY id",
+                Some(csv.clone()),
+                Some("right-token"),
+            )
+            .await
+            .expect("the report runs with a token");
         let lines = std::fs::read_to_string(&csv).expect("the CSV").lines().count() as u64;
         assert_eq!(
             lines,
             u64::from(DatasetSize::SMALL.institutions) + 1,
             "a header and every row"
         );
-        let refused = dual_demo::report::run(&dual_demo::report::ReportOptions {
-            mcp: running.mcp_url(),
-            sql: "SELECT 1".to_owned(),
-            csv: None,
-            rows: 5,
-            token: Some("wrong-token".to_owned()),
-        })
-        .await
-        .expect_err("a wrong token fails the report");
+        let refused = server
+            .report("SELECT 1", None, Some("wrong-token"))
+            .await
+            .expect_err("a wrong token fails the report");
         assert!(
             !refused.to_string().contains("wrong-token"),
             "tokens are never echoed: {refused}"
         );
-        stop(running, dir).await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sample_of_huge_values_keeps_only_whole_rows_within_max_sample_bytes() {
-    timeout(LIMIT, async {
-        let (running, dir) = start(|o| o.max_sample_bytes = 64 * 1024).await;
-        let mcp = mcp_client::connect(&running.mcp_url()).await.expect("an MCP session");
-        // Rows of 2 MB values (the issue's `randomblob(50000000)`, scaled down), and a small last column.
-        let arguments = json!({"sql": "SELECT randomblob(2000000) AS b, id FROM institutions ORDER BY id LIMIT 20"});
-        let result = mcp
-            .call_tool(
-                CallToolRequestParams::new("query").with_arguments(arguments.as_object().cloned().unwrap_or_default()),
-            )
+    let configure = |o: &mut ServeOptions| o.max_sample_bytes = 64 * 1024;
+    InProcess::run(LIMIT, configure, async |server| {
+        let mcp = mcp_client::connect(&server.mcp_url())
             .await
-            .expect("tools/call");
+            .expect("an MCP session");
+        // Rows of 2 MB values (the issue's `randomblob(50000000)`, scaled down), and a small last column.
+        let sql = "SELECT randomblob(2000000) AS b, id FROM institutions ORDER BY id LIMIT 20";
+        let result = query(&mcp, sql).await;
         assert_eq!(result.is_error, Some(false));
         let bytes = serde_json::to_vec(&result).expect("JSON").len();
         assert!(bytes < 64 * 1024, "the whole tool result is {bytes} bytes");
         let structured = result.structured_content.expect("structuredContent");
-        assert_eq!(structured["metadata"]["total_count"], 20, "the count is always there");
-        assert_eq!(structured["metadata"]["sample_count"], 0, "no 2 MB row fits in 64 KiB");
-        assert!(structured["resource"]["uri"].as_str().is_some(), "the link is always there");
+        assert_eq!(
+            structured["metadata"]["total_count"], 20,
+            "the count is always there"
+        );
+        assert_eq!(
+            structured["metadata"]["sample_count"], 0,
+            "no 2 MB row fits in 64 KiB"
+        );
+        assert!(
+            structured["resource"]["uri"].as_str().is_some(),
+            "the link is always there"
+        );
 
         // Small rows: as many whole rows as fit, and the count of those kept.
-        let arguments = json!({"sql": "SELECT id, hex(randomblob(3000)) AS h FROM institutions ORDER BY id", "sample_size": 100});
-        let result = mcp
-            .call_tool(
-                CallToolRequestParams::new("query").with_arguments(arguments.as_object().cloned().unwrap_or_default()),
-            )
-            .await
-            .expect("tools/call");
+        let sql = "SELECT id, hex(randomblob(3000)) AS h FROM institutions ORDER BY id";
+        let result = call(&mcp, "query", json!({"sql": sql, "sample_size": 100})).await;
         let structured = result.structured_content.expect("structuredContent");
         let kept = structured["results"].as_array().map_or(0, Vec::len);
-        assert!((5..11).contains(&kept), "6,000-byte rows under 64 KiB: kept {kept}");
+        assert!(
+            (5..11).contains(&kept),
+            "6,000-byte rows under 64 KiB: kept {kept}"
+        );
         assert_eq!(structured["metadata"]["sample_count"], kept);
         let whole = structured["results"]
             .as_array()
@@ -430,8 +371,6 @@ async fn a_sample_of_huge_values_keeps_only_whole_rows_within_max_sample_bytes()
             .all(|row| row["h"].as_str().map(str::len) == Some(6000));
         assert!(whole, "no value is cut in half");
         let _ = mcp.cancel().await;
-        stop(running, dir).await;
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }

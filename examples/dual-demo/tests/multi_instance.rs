@@ -9,8 +9,7 @@
 mod support;
 
 use dual_client::{DualResponseClient, FetchAllOptions, FetchOptions};
-use support::{Backend, Instance, LIMIT, Namespace, TempDb, create_via_mcp, id_of, rest_client};
-use tokio::time::timeout;
+use support::{Backend, Instance, LIMIT, Namespace, TempDb, create_via_mcp, id_of, rest_client, within};
 
 /// Rows of [`support::SQL`] on the small dataset.
 const ROWS: u64 = dual_demo::dataset::DatasetSize::SMALL.institutions as u64;
@@ -132,14 +131,10 @@ async fn shared_between_instances(backend: Backend) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_instances_share_resources_and_survive_restarts() {
-    timeout(LIMIT, shared_between_instances(Backend::Redis))
-        .await
-        .expect("within the time limit");
+    within(LIMIT, shared_between_instances(Backend::Redis)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_instances_share_resources_and_survive_restarts() {
-    timeout(LIMIT, shared_between_instances(Backend::Postgres))
-        .await
-        .expect("within the time limit");
+    within(LIMIT, shared_between_instances(Backend::Postgres)).await;
 }

@@ -17,7 +17,7 @@ use dual_client::{ClientError, DualResponseClient, FetchOptions, ParsedDualRespo
 use dual_core::ErrorCode;
 use dual_testkit::proxy::{Mode, Proxy};
 use support::{
-    Backend, Instance, LIMIT, Namespace, SQL, TempDb, create_via_mcp, query, rest_client, text_of,
+    Backend, Instance, LIMIT, Namespace, SQL, TempDb, create_via_mcp, query, rest_client, text_of, within,
 };
 use tokio::time::timeout;
 
@@ -204,45 +204,34 @@ async fn client_retries_ride_through(backend: Backend) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_refused_fails_cleanly_and_recovers() {
-    timeout(LIMIT, fails_cleanly_and_recovers(Backend::Redis, Mode::Refuse))
-        .await
-        .expect("within the time limit");
+    within(LIMIT, fails_cleanly_and_recovers(Backend::Redis, Mode::Refuse)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_blackholed_fails_cleanly_and_recovers() {
-    timeout(LIMIT, fails_cleanly_and_recovers(Backend::Redis, Mode::Blackhole))
-        .await
-        .expect("within the time limit");
+    within(LIMIT, fails_cleanly_and_recovers(Backend::Redis, Mode::Blackhole)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_refused_fails_cleanly_and_recovers() {
-    timeout(LIMIT, fails_cleanly_and_recovers(Backend::Postgres, Mode::Refuse))
-        .await
-        .expect("within the time limit");
+    within(LIMIT, fails_cleanly_and_recovers(Backend::Postgres, Mode::Refuse)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_blackholed_fails_cleanly_and_recovers() {
-    timeout(
+    within(
         LIMIT,
         fails_cleanly_and_recovers(Backend::Postgres, Mode::Blackhole),
     )
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_client_retries_ride_through_an_outage() {
-    timeout(LIMIT, client_retries_ride_through(Backend::Redis))
-        .await
-        .expect("within the time limit");
+    within(LIMIT, client_retries_ride_through(Backend::Redis)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_client_retries_ride_through_an_outage() {
-    timeout(LIMIT, client_retries_ride_through(Backend::Postgres))
-        .await
-        .expect("within the time limit");
+    within(LIMIT, client_retries_ride_through(Backend::Postgres)).await;
 }

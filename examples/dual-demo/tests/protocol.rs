@@ -5,20 +5,15 @@
 
 mod support;
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use dual_demo::dataset::{self, DatasetSize};
-use dual_demo::serve::{self, Running, ServeOptions};
 use http::{Method, Request, StatusCode, header};
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use http_body_util::Full;
 use serde_json::{Value, json};
+use support::TempDb;
+use support::in_process::InProcess;
 use support::schema::{assert_valid, validator};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::time::timeout;
@@ -27,46 +22,20 @@ const LIMIT: Duration = Duration::from_secs(90);
 /// The reference implementation's text blocks for a 10-row sample of a 7-column table, in bytes.
 const REFERENCE_TEXT_BYTES: usize = 2_531;
 
-fn temp_dir(name: &str) -> PathBuf {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "dual-demo-protocol-{name}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-async fn start(name: &str) -> (Running, PathBuf) {
-    let dir = temp_dir(name);
-    let db = dir.join("small.sqlite");
-    dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
-    let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
-    options.db = Some(db);
-    options.sample_size = 10;
-    (serve::start(&options).await.expect("server starts"), dir)
+/// Runs `test` within [`LIMIT`] against a server of 10-row samples.
+async fn with_server(test: impl AsyncFnOnce(&InProcess)) {
+    InProcess::run(LIMIT, |o| o.sample_size = 10, test).await;
 }
 
 /// One HTTP exchange: status, session id, raw body.
 async fn exchange(request: Request<Full<Bytes>>) -> (StatusCode, Option<String>, String) {
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let response = timeout(Duration::from_secs(20), client.request(request))
-        .await
-        .expect("an answer within 20 s")
-        .expect("a response");
-    let (parts, body) = response.into_parts();
-    let session = parts
+    let reply = support::http::exchange(request).await;
+    let session = reply
         .headers
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let bytes = body.collect().await.expect("a body").to_bytes();
-    (
-        parts.status,
-        session,
-        String::from_utf8_lossy(&bytes).into_owned(),
-    )
+    (reply.status, session, reply.text())
 }
 
 /// The JSON-RPC messages of a body: plain JSON, or the `data:` lines of an event stream.
@@ -95,8 +64,8 @@ struct Session {
 const PER_REQUEST_VERSION: &str = "2026-07-28";
 
 impl Session {
-    async fn open(running: &Running, version: &'static str) -> (Self, Value) {
-        let mut session = Self::new(running, version);
+    async fn open(server: &InProcess, version: &'static str) -> (Self, Value) {
+        let mut session = Self::new(server, version);
         let params = json!({"protocolVersion": version, "capabilities": {},
                             "clientInfo": {"name": "protocol-test", "version": "0"}});
         let (status, id, body) = exchange(session.post(&json!({
@@ -113,9 +82,9 @@ impl Session {
         (session, result)
     }
 
-    fn new(running: &Running, version: &'static str) -> Self {
+    fn new(server: &InProcess, version: &'static str) -> Self {
         Self {
-            url: running.mcp_url(),
+            url: server.mcp_url(),
             id: None,
             version,
             next: 1,
@@ -276,21 +245,17 @@ async fn validate_results(session: &mut Session) {
 /// One version's results over a real session (an `initialize` handshake, or per-request `_meta`
 /// from 2026-07-28 on) against a server of its own.
 async fn validate_a_session(version: &'static str) {
-    timeout(LIMIT, async {
-        let (running, dir) = start(&format!("schema-{version}")).await;
+    with_server(async |server| {
         let mut session = if version >= PER_REQUEST_VERSION {
-            Session::new(&running, version)
+            Session::new(server, version)
         } else {
-            let (session, initialize) = Session::open(&running, version).await;
+            let (session, initialize) = Session::open(server, version).await;
             assert_eq!(initialize["result"]["protocolVersion"], version, "{initialize}");
             session
         };
         validate_results(&mut session).await;
-        running.shutdown().await;
-        let _ = std::fs::remove_dir_all(dir);
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -344,10 +309,9 @@ fn the_schema_check_catches_what_a_version_does_not_define() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn newer_versions_get_the_resource_link_and_structured_content() {
-    timeout(LIMIT, async {
-        let (running, dir) = start("newer").await;
+    with_server(async |server| {
         for version in ["2025-06-18", "2025-11-25"] {
-            let (mut session, _) = Session::open(&running, version).await;
+            let (mut session, _) = Session::open(server, version).await;
             let result = session
                 .result(
                     "tools/call",
@@ -366,18 +330,14 @@ async fn newer_versions_get_the_resource_link_and_structured_content() {
             let tools = session.result("tools/list", json!({})).await;
             assert!(tools["tools"][0]["outputSchema"].is_object(), "{version}");
         }
-        running.shutdown().await;
-        let _ = std::fs::remove_dir_all(dir);
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2025_03_26_session_works_end_to_end() {
-    timeout(LIMIT, async {
-        let (running, dir) = start("v2025-03-26").await;
-        let (mut session, initialize) = Session::open(&running, "2025-03-26").await;
+    with_server(async |server| {
+        let (mut session, initialize) = Session::open(server, "2025-03-26").await;
         assert_eq!(initialize["result"]["protocolVersion"], "2025-03-26");
         let tools = session.result("tools/list", json!({})).await;
         for tool in tools["tools"].as_array().expect("tools") {
@@ -410,18 +370,14 @@ async fn a_2025_03_26_session_works_end_to_end() {
         assert_eq!(exchange(end).await.0, StatusCode::ACCEPTED);
         let again = session.raw(Method::DELETE, "application/json", String::new());
         assert_eq!(exchange(again).await.0, StatusCode::NOT_FOUND);
-        running.shutdown().await;
-        let _ = std::fs::remove_dir_all(dir);
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_text_is_lean_on_the_demo_dataset() {
-    timeout(LIMIT, async {
-        let (running, dir) = start("lean").await;
-        let (mut session, _) = Session::open(&running, "2025-06-18").await;
+    with_server(async |server| {
+        let (mut session, _) = Session::open(server, "2025-06-18").await;
         let sql = "SELECT * FROM degrees_awarded ORDER BY id";
         let mut bytes = Vec::new();
         let mut rows = Vec::new();
@@ -461,18 +417,14 @@ async fn the_text_is_lean_on_the_demo_dataset() {
                 11 + i
             );
         }
-        running.shutdown().await;
-        let _ = std::fs::remove_dir_all(dir);
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_requests_get_json_rpc_answers() {
-    timeout(LIMIT, async {
-        let (running, dir) = start("malformed").await;
-        let (mut session, _) = Session::open(&running, "2025-06-18").await;
+    with_server(async |server| {
+        let (mut session, _) = Session::open(server, "2025-06-18").await;
         for (method, params) in [
             ("tools/call", json!({"name": 5})),
             ("resources/read", json!({"uri": 7})),
@@ -495,19 +447,14 @@ async fn malformed_requests_get_json_rpc_answers() {
             .headers_mut()
             .insert("mcp-session-id", "no-such-session".parse().expect("a header"));
         assert_eq!(exchange(stranger).await.0, StatusCode::NOT_FOUND);
-        running.shutdown().await;
-        let _ = std::fs::remove_dir_all(dir);
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_mode_serves_only_rest_over_http_and_logs_plainly() {
-    let dir = temp_dir("stdio");
-    let db = dir.join("small.sqlite");
-    dataset::ensure(&db, DatasetSize::SMALL).expect("dataset");
-    let mut child = support::stdio::command(&db, "info")
+    let db = TempDb::new();
+    let mut child = support::stdio::command(&db.path(), "info")
         .env_remove("NO_COLOR")
         .stderr(Stdio::piped())
         .spawn()
@@ -541,5 +488,4 @@ async fn stdio_mode_serves_only_rest_over_http_and_logs_plainly() {
         StatusCode::NOT_FOUND
     );
     let _ = child.kill().await;
-    let _ = std::fs::remove_dir_all(dir);
 }

@@ -18,12 +18,13 @@ use dual_core::ResourceId;
 use dual_server::dual_spool::Spool;
 use dual_testkit::proxy::{Mode, Proxy};
 use dual_testkit::services::S3;
-use http::{Method, StatusCode, header};
+use http::{Method, StatusCode};
 use serde_json::{Value, json};
 use support::http::{Http, Reply};
 use support::s3::Bucket;
-use support::{Backend, Instance, LIMIT, Namespace, TempDb, create_via_mcp, id_of, rest_client};
-use tokio::process::Command;
+use support::{
+    Backend, Instance, LIMIT, Namespace, TempDb, create_via_mcp, id_of, rest_client, serve_command, within,
+};
 use tokio::time::{sleep, timeout};
 
 /// Rows of [`SQL`] on the small dataset.
@@ -51,17 +52,8 @@ impl Shared {
     /// Starts `dual-demo serve` on the shared store and `--spool s3://BUCKET/PREFIX`, reaching S3 at
     /// `endpoint` through `AWS_ENDPOINT_URL`, sweeping every second.
     async fn instance(&self, endpoint: &str, extra: &[&str]) -> Instance {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
+        let mut command = serve_command(&self.db.path());
         command
-            .args([
-                "serve",
-                "--pending-after-ms",
-                "0",
-                "--addr",
-                "127.0.0.1:0",
-                "--db",
-            ])
-            .arg(self.db.path())
             .args(["--store", &self.backend.url()])
             .args(["--store-prefix", self.namespace.prefix()])
             .args(["--spool", &self.bucket.url(PREFIX)])
@@ -108,9 +100,7 @@ where
         db: TempDb::new(),
     };
     let outcome = tokio::spawn(async move {
-        timeout(LIMIT, scenario(shared))
-            .await
-            .expect("within the time limit");
+        within(LIMIT, scenario(shared)).await;
     })
     .await;
     bucket.finish(outcome).await;
@@ -296,20 +286,7 @@ async fn postgres_instances_share_snapshots_on_s3() {
 
 /// Asserts `reply` is a retryable 503 `storage_error` with `Retry-After`.
 fn assert_storage_error(reply: &Reply, what: &str) {
-    assert_eq!(
-        reply.status,
-        StatusCode::SERVICE_UNAVAILABLE,
-        "{what}: {}",
-        reply.text()
-    );
-    assert!(
-        reply.headers.contains_key(header::RETRY_AFTER),
-        "{what}: {:?}",
-        reply.headers
-    );
-    let body = reply.json();
-    assert_eq!(body["error"], "storage_error", "{what}: {body}");
-    assert_eq!(body["retryable"], true, "{what}: {body}");
+    reply.assert_retryable_503("storage_error", what);
 }
 
 /// Awaits `request` and asserts it failed with [`assert_storage_error`] within [`FAIL_WITHIN`].

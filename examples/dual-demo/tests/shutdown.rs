@@ -8,17 +8,14 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use http_body_util::BodyExt;
-use serde_json::Value;
 use support::export::{assert_every_row, assert_truncated, create_big_resource, start_export};
-use support::{Instance, LIMIT, TempDb};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use support::{Instance, LIMIT, TempDb, serve_command, within};
 use tokio::time::timeout;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_an_export_in_flight_finish_and_exits_0() {
-    timeout(LIMIT, async {
-        let db = TempDb::new();
-        let mut instance = Instance::start_memory(&db.path(), &["--shutdown-grace-secs", "20"]).await;
+    within(LIMIT, async {
+        let mut instance = Instance::start_memory(&["--shutdown-grace-secs", "20"]).await;
         let id = create_big_resource(&instance.mcp_url()).await;
         // An MCP client stays connected: its event stream must not hold the shutdown up.
         let mcp = support::mcp(&instance).await;
@@ -43,19 +40,14 @@ async fn sigterm_lets_an_export_in_flight_finish_and_exits_0() {
         assert!(!log.contains("cutting"), "nothing was cut:\n{log}");
         drop(mcp);
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_export_still_running_after_the_grace_is_cut_detectably() {
-    timeout(LIMIT, async {
-        let db = TempDb::new();
-        let mut instance = Instance::start_memory(
-            &db.path(),
-            &["--shutdown-grace-secs", "1", "--export-stall-secs", "60"],
-        )
-        .await;
+    within(LIMIT, async {
+        let mut instance =
+            Instance::start_memory(&["--shutdown-grace-secs", "1", "--export-stall-secs", "60"]).await;
         let id = create_big_resource(&instance.mcp_url()).await;
         let (body, _) = start_export(instance.addr(), &id).await;
 
@@ -77,15 +69,13 @@ async fn an_export_still_running_after_the_grace_is_cut_detectably() {
         let error = body.collect().await.expect_err("a truncated body is an error");
         assert_truncated(&error);
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_with_an_idle_keep_alive_connection_exits_0_at_once() {
-    timeout(LIMIT, async {
-        let db = TempDb::new();
-        let mut instance = Instance::start_memory(&db.path(), &["--shutdown-grace-secs", "30"]).await;
+    within(LIMIT, async {
+        let mut instance = Instance::start_memory(&["--shutdown-grace-secs", "30"]).await;
         // A kept-alive connection between requests is closed at once, not waited for.
         let client = support::rest_client(&instance);
         let missing = client
@@ -105,29 +95,14 @@ async fn sigint_with_an_idle_keep_alive_connection_exits_0_at_once() {
         );
         assert!(instance.log().contains("SIGINT"), "{}", instance.log());
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_mode_exits_0_on_sigterm() {
-    timeout(LIMIT, async {
+    within(LIMIT, async {
         let db = TempDb::new();
-        let mut child = support::stdio::command(&db.path(), "info")
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the binary starts");
-        let mut stdin = child.stdin.take().expect("stdin");
-        let stdout = child.stdout.take().expect("stdout");
-        let initialize = support::stdio::initialize_line("shutdown");
-        stdin.write_all(initialize.as_bytes()).await.expect("write");
-        stdin.flush().await.expect("flush");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .await
-            .expect("an answer");
-        let answer: Value = serde_json::from_str(&line).expect("a JSON-RPC line");
+        let (mut child, stdin, answer) = support::stdio::initialized(&db.path(), "info", "shutdown").await;
         assert_eq!(answer["id"], 1, "{answer}");
 
         // stdin stays open: the signal, not end of input, ends the process.
@@ -144,26 +119,16 @@ async fn stdio_mode_exits_0_on_sigterm() {
         assert!(status.success(), "{status:?}");
         drop(stdin);
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_malformed_token_file_stops_start_up_naming_the_line() {
-    timeout(LIMIT, async {
+    within(LIMIT, async {
         let db = TempDb::new();
         let tokens = db.path().with_file_name("tokens.txt");
         std::fs::write(&tokens, "# tokens\nabc alice\n\nlonely\n").expect("write the file");
-        let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-demo"))
-            .args([
-                "serve",
-                "--pending-after-ms",
-                "0",
-                "--addr",
-                "127.0.0.1:0",
-                "--db",
-            ])
-            .arg(db.path())
+        let output = serve_command(&db.path())
             .arg("--auth-tokens")
             .arg(&tokens)
             .env("RUST_LOG", "warn")
@@ -176,6 +141,5 @@ async fn a_malformed_token_file_stops_start_up_naming_the_line() {
         assert!(stderr.contains("line 4"), "{stderr}");
         assert!(stderr.contains("tokens.txt"), "{stderr}");
     })
-    .await
-    .expect("within the time limit");
+    .await;
 }

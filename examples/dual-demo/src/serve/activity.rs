@@ -4,13 +4,13 @@
 //! A request is in flight from the moment hyper hands its head to the service until hyper drops
 //! the response body (written in full, or abandoned with the connection).
 
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::task::{Context, Poll, Waker};
+use std::task::Waker;
 
 use futures_util::task::AtomicWaker;
-use http_body::{Body, Frame, SizeHint};
+use http_body::Body;
+use http_body_util::BodyExt;
 
 /// The requests of one connection (started, in flight), and the waker of its reader.
 #[derive(Debug, Default)]
@@ -56,35 +56,14 @@ impl Drop for RequestGuard {
     }
 }
 
-/// A response body that keeps its request in flight until hyper drops it.
-#[derive(Debug)]
-pub(super) struct InFlight<B> {
+/// A response body that keeps its request in flight until hyper drops it: `body` itself, frame for
+/// frame, holding `guard`.
+pub(super) fn in_flight<B: Body>(
     body: B,
-    _guard: RequestGuard,
-}
-
-impl<B> InFlight<B> {
-    pub(super) fn new(body: B, guard: RequestGuard) -> Self {
-        Self { body, _guard: guard }
-    }
-}
-
-impl<B: Body + Unpin> Body for InFlight<B> {
-    type Data = B::Data;
-    type Error = B::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.get_mut().body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
-    }
+    guard: RequestGuard,
+) -> impl Body<Data = B::Data, Error = B::Error> {
+    body.map_frame(move |frame| {
+        let _in_flight = &guard;
+        frame
+    })
 }

@@ -16,7 +16,7 @@ use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
 use super::Router;
-use super::activity::{Activity, InFlight};
+use super::activity::{Activity, in_flight};
 use super::io::{IoTimeouts, TimedIo};
 
 /// Serves `stream` until the client closes it, a timeout or error ends it, it finishes after a
@@ -36,7 +36,7 @@ pub(super) async fn serve(
         let router = Arc::clone(&router);
         async move {
             let response = router.route(request).await;
-            Ok::<_, Infallible>(response.map(|body| InFlight::new(body, guard)))
+            Ok::<_, Infallible>(response.map(|body| in_flight(body, guard)))
         }
     });
     let connection = http1::Builder::new()

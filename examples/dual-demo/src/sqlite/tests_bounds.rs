@@ -9,16 +9,53 @@ use serde_json::json;
 use super::*;
 use crate::dataset::{self, DatasetSize};
 
-fn db(options: SqliteOptions) -> (SqliteDb, std::path::PathBuf) {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "dual-demo-bounds-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    let path = dir.join("small.sqlite");
-    dataset::ensure(&path, DatasetSize::SMALL).expect("dataset");
-    (SqliteDb::open_with(&path, options).expect("opens"), dir)
+/// A pool of `pool_size` connections (`export_slots` of them for exports) on a fresh copy of the
+/// small dataset, removed on drop.
+struct Pool {
+    exec: Arc<SqliteExecutor>,
+    _db: SqliteDb,
+    dir: std::path::PathBuf,
+}
+
+impl Pool {
+    fn new(pool_size: usize, export_slots: usize, wait: Duration, stall: Duration) -> Self {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "dual-demo-bounds-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let path = dir.join("small.sqlite");
+        dataset::ensure(&path, DatasetSize::SMALL).expect("dataset");
+        let options = SqliteOptions {
+            pool_size,
+            export_slots,
+            wait,
+            stall,
+            ..SqliteOptions::default()
+        };
+        let db = SqliteDb::open_with(&path, options).expect("opens");
+        let exec = Arc::new(db.executor(SQL_KIND).expect("sql kind"));
+        Self { exec, _db: db, dir }
+    }
+
+    /// An export of [`everything`].
+    fn stream(&self) -> RowStream {
+        Arc::clone(&self.exec).stream(everything(), None)
+    }
+
+    /// An export of [`everything`] that has delivered its first batch.
+    async fn export(&self) -> RowStream {
+        let mut stream = self.stream();
+        assert!(stream.next().await.is_some_and(|b| b.is_ok()));
+        stream
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// 100,000 generated rows (100 batches), so an unread export fills its channel and stalls.
@@ -35,31 +72,17 @@ fn error_of(item: Option<Result<Vec<Row>, ExecutorError>>) -> ExecutorError {
     }
 }
 
-fn executor(db: &SqliteDb) -> Arc<SqliteExecutor> {
-    Arc::new(db.executor(SQL_KIND).expect("sql kind"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unread_exports_never_take_the_connections_pages_need() {
-    let options = SqliteOptions {
-        pool_size: 3,
-        export_slots: 2,
-        wait: Duration::from_millis(200),
-        stall: Duration::from_secs(30),
-        ..SqliteOptions::default()
-    };
-    let (db, dir) = db(options);
-    let exec = executor(&db);
+    let pool = Pool::new(3, 2, Duration::from_millis(200), Duration::from_secs(30));
     // Two exports take their first batch and then nobody reads them: they hold both export slots.
     let mut held = Vec::new();
     for _ in 0..2 {
-        let mut stream = Arc::clone(&exec).stream(everything(), None);
-        assert!(stream.next().await.is_some_and(|b| b.is_ok()));
-        held.push(stream);
+        held.push(pool.export().await);
     }
     // A third export cannot get a slot: after the wait limit it is a retryable `overloaded`.
     let started = Instant::now();
-    let mut third = Arc::clone(&exec).stream(everything(), None);
+    let mut third = pool.stream();
     let error = error_of(third.next().await);
     assert_eq!(
         error.retry_after(),
@@ -71,7 +94,8 @@ async fn unread_exports_never_take_the_connections_pages_need() {
     // Pages and counts still run at once on the connection exports may not take.
     for _ in 0..5 {
         let started = Instant::now();
-        let page = exec
+        let page = pool
+            .exec
             .fetch(&json!({"sql": "SELECT id FROM institutions"}), 0, 10, None)
             .await
             .expect("page");
@@ -83,24 +107,15 @@ async fn unread_exports_never_take_the_connections_pages_need() {
         );
     }
     drop(held);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_query_that_cannot_get_a_connection_in_time_is_overloaded_not_a_hang() {
-    let options = SqliteOptions {
-        pool_size: 1,
-        export_slots: 1,
-        wait: Duration::from_millis(100),
-        stall: Duration::from_secs(30),
-        ..SqliteOptions::default()
-    };
-    let (db, dir) = db(options);
-    let exec = executor(&db);
-    let mut export = Arc::clone(&exec).stream(everything(), None);
-    assert!(export.next().await.is_some_and(|b| b.is_ok()));
+    let pool = Pool::new(1, 1, Duration::from_millis(100), Duration::from_secs(30));
+    let export = pool.export().await;
     let started = Instant::now();
-    let error = exec
+    let error = pool
+        .exec
         .count(&json!({"sql": "SELECT 1"}))
         .await
         .expect_err("the only connection is held");
@@ -114,34 +129,24 @@ async fn a_query_that_cannot_get_a_connection_in_time_is_overloaded_not_a_hang()
     // Once the export's reader is gone, the connection comes back.
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        match exec.count(&json!({"sql": "SELECT 1"})).await {
+        match pool.exec.count(&json!({"sql": "SELECT 1"})).await {
             Ok(n) => break assert_eq!(n, 1),
             Err(_) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(20)).await,
             Err(error) => panic!("the connection never came back: {}", error.message()),
         }
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_export_releases_its_connection_and_ends_with_an_error() {
-    let options = SqliteOptions {
-        pool_size: 2,
-        export_slots: 1,
-        wait: Duration::from_millis(100),
-        stall: Duration::from_millis(300),
-        ..SqliteOptions::default()
-    };
-    let (db, dir) = db(options);
-    let exec = executor(&db);
-    let mut stalled = Arc::clone(&exec).stream(everything(), None);
-    assert!(stalled.next().await.is_some_and(|b| b.is_ok()));
+    let pool = Pool::new(2, 1, Duration::from_millis(100), Duration::from_millis(300));
+    let mut stalled = pool.export().await;
     // While it holds the only export slot, another export is refused…
-    let mut refused = Arc::clone(&exec).stream(everything(), None);
+    let mut refused = pool.stream();
     error_of(refused.next().await);
     // …and once the stall time has passed without reading, the slot is free again.
     tokio::time::sleep(Duration::from_millis(600)).await;
-    let mut next = Arc::clone(&exec).stream(everything(), None);
+    let mut next = pool.stream();
     assert!(
         next.next().await.is_some_and(|b| b.is_ok()),
         "the stalled export gave its connection back"
@@ -160,5 +165,4 @@ async fn a_stalled_export_releases_its_connection_and_ends_with_an_error() {
         ended_with_error,
         "a cut export must end with an error (read {rows} more rows)"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }

@@ -43,6 +43,11 @@ impl Reply {
 
     /// Asserts a retryable `503 overloaded` with `Retry-After`.
     pub(crate) fn assert_overloaded(&self, what: &str) {
+        self.assert_retryable_503("overloaded", what);
+    }
+
+    /// Asserts a retryable 503 with `Retry-After` and the error code `error`.
+    pub(crate) fn assert_retryable_503(&self, error: &str, what: &str) {
         assert_eq!(
             self.status,
             StatusCode::SERVICE_UNAVAILABLE,
@@ -55,7 +60,7 @@ impl Reply {
             self.headers
         );
         let body = self.json();
-        assert_eq!(body["error"], "overloaded", "{what}: {body}");
+        assert_eq!(body["error"], error, "{what}: {body}");
         assert_eq!(body["retryable"], true, "{what}: {body}");
     }
 }
@@ -83,19 +88,7 @@ impl Http {
     /// Sends `request` with `body` and reads the whole reply; panics on a transport error or a hang.
     pub(crate) async fn send(&self, request: http::request::Builder, body: impl Into<Bytes>) -> Reply {
         let request = request.body(Full::new(body.into())).expect("a request");
-        let what = format!("{} {}", request.method(), request.uri());
-        let reply = timeout(REPLY_WITHIN, async {
-            let response = self.client.request(request).await.expect("a response");
-            let (parts, body) = response.into_parts();
-            let body = body.collect().await.expect("a whole body").to_bytes();
-            Reply {
-                status: parts.status,
-                headers: parts.headers,
-                body,
-            }
-        })
-        .await;
-        reply.unwrap_or_else(|_| panic!("{what}: no whole reply within {REPLY_WITHIN:?}"))
+        whole_reply(&self.client, request).await
     }
 
     /// `POST path` with a JSON body.
@@ -105,4 +98,26 @@ impl Http {
             .header(header::CONTENT_TYPE, "application/json");
         self.send(request, body.to_string()).await
     }
+}
+
+/// Sends `request` on a fresh connection and reads the whole reply; panics on a transport error or
+/// a hang.
+pub(crate) async fn exchange(request: Request<Full<Bytes>>) -> Reply {
+    whole_reply(&Client::builder(TokioExecutor::new()).build_http(), request).await
+}
+
+async fn whole_reply(client: &Client<HttpConnector, Full<Bytes>>, request: Request<Full<Bytes>>) -> Reply {
+    let what = format!("{} {}", request.method(), request.uri());
+    let reply = timeout(REPLY_WITHIN, async {
+        let response = client.request(request).await.expect("a response");
+        let (parts, body) = response.into_parts();
+        let body = body.collect().await.expect("a whole body").to_bytes();
+        Reply {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        }
+    })
+    .await;
+    reply.unwrap_or_else(|_| panic!("{what}: no whole reply within {REPLY_WITHIN:?}"))
 }

@@ -3,10 +3,12 @@
 //! dataset, optionally on a shared store under a [`Namespace`] of its own.
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use dual_demo::serve::{self, Running, ServeOptions};
 
-use super::{Backend, Namespace, TempDb};
+use super::{Backend, Namespace, TempDb, within};
 
 /// A running in-process server and what it needs; stop it with [`InProcess::stop`].
 #[derive(Debug)]
@@ -42,9 +44,57 @@ impl InProcess {
         }
     }
 
+    /// Runs `test` within `limit` against a server on the memory store with `configure` applied
+    /// (see [`InProcess::start`]), then stops it.
+    pub(crate) async fn run(
+        limit: Duration,
+        configure: impl FnOnce(&mut ServeOptions),
+        test: impl AsyncFnOnce(&Self),
+    ) {
+        within(limit, async {
+            let server = Self::start(None, configure).await;
+            test(&server).await;
+            server.stop().await;
+        })
+        .await;
+    }
+
     /// The bound address.
     pub(crate) fn addr(&self) -> SocketAddr {
         self.running.addr
+    }
+
+    /// The MCP endpoint's URL.
+    pub(crate) fn mcp_url(&self) -> String {
+        self.running.mcp_url()
+    }
+
+    /// Runs `dual-demo report` for `sql` against this server (a 5-row table, or every row to `csv`),
+    /// with `token` sent to MCP and REST alike.
+    pub(crate) async fn report(
+        &self,
+        sql: &str,
+        csv: Option<PathBuf>,
+        token: Option<&str>,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        dual_demo::report::run(&dual_demo::report::ReportOptions {
+            mcp: self.mcp_url(),
+            sql: sql.to_owned(),
+            csv,
+            rows: 5,
+            token: token.map(str::to_owned),
+        })
+        .await
+    }
+
+    /// The dataset's path.
+    pub(crate) fn db(&self) -> PathBuf {
+        self.db.path()
+    }
+
+    /// The dataset's directory, for further files of the test; removed when the server stops.
+    pub(crate) fn dir(&self) -> &Path {
+        self.db.dir()
     }
 
     /// Shuts the server down gracefully, then removes the dataset and the namespace.

@@ -16,6 +16,7 @@ pub(crate) mod schema;
 pub(crate) mod stdio;
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -29,7 +30,7 @@ use dual_testkit::cleanup;
 use dual_testkit::services::{POSTGRES, REDIS, Service};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::time::timeout;
@@ -43,6 +44,11 @@ const LOG_LINES: usize = 200;
 
 /// The query every test runs: every institution of the small dataset.
 pub(crate) const SQL: &str = "SELECT id, name, state FROM institutions ORDER BY id";
+
+/// Awaits `work`, failing the test when it takes longer than `limit`.
+pub(crate) async fn within<T>(limit: Duration, work: impl Future<Output = T>) -> T {
+    timeout(limit, work).await.expect("within the time limit")
+}
 
 /// The shared backends: Redis at `DUAL_TEST_REDIS_URL` (default `redis://127.0.0.1:6379`),
 /// PostgreSQL at `DUAL_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432/test`).
@@ -185,6 +191,7 @@ pub(crate) struct TempDb {
 }
 
 impl TempDb {
+    /// A fresh directory with the small dataset in it.
     pub(crate) fn new() -> Self {
         let dir = std::env::temp_dir().join(format!(
             "dual-demo-shared-{}-{:016x}",
@@ -199,6 +206,27 @@ impl TempDb {
     pub(crate) fn path(&self) -> PathBuf {
         self.dir.join("small.sqlite")
     }
+
+    /// The directory, for further files of the test; removed with it.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// `dual-demo serve --pending-after-ms 0 --addr 127.0.0.1:0 --db DB`, for further arguments.
+pub(crate) fn serve_command(db: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
+    command
+        .args([
+            "serve",
+            "--pending-after-ms",
+            "0",
+            "--addr",
+            "127.0.0.1:0",
+            "--db",
+        ])
+        .arg(db);
+    command
 }
 
 impl Drop for TempDb {
@@ -213,6 +241,8 @@ pub(crate) struct Instance {
     child: Child,
     addr: SocketAddr,
     log: Arc<Mutex<VecDeque<String>>>,
+    /// The dataset of [`Instance::start_memory`], removed after the child is killed.
+    db: Option<TempDb>,
 }
 
 impl Instance {
@@ -220,37 +250,22 @@ impl Instance {
     /// and waits until it prints its address. Panics, with the child's output, when it exits instead
     /// (for example because the store is unreachable).
     pub(crate) async fn start(db: &Path, store: &str, prefix: &str, extra: &[&str]) -> Self {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
+        let mut command = serve_command(db);
         command
-            .args([
-                "serve",
-                "--pending-after-ms",
-                "0",
-                "--addr",
-                "127.0.0.1:0",
-                "--db",
-            ])
-            .arg(db)
             .args(["--store", store, "--store-prefix", prefix])
             .args(extra);
         Self::launch(command).await
     }
 
-    /// Starts `dual-demo serve --addr 127.0.0.1:0 --db DB EXTRA…` with the memory store.
-    pub(crate) async fn start_memory(db: &Path, extra: &[&str]) -> Self {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
-        command
-            .args([
-                "serve",
-                "--pending-after-ms",
-                "0",
-                "--addr",
-                "127.0.0.1:0",
-                "--db",
-            ])
-            .arg(db)
-            .args(extra);
-        Self::launch(command).await
+    /// Starts `dual-demo serve --addr 127.0.0.1:0 --db DB EXTRA…` with the memory store, on a
+    /// small dataset of its own.
+    pub(crate) async fn start_memory(extra: &[&str]) -> Self {
+        let db = TempDb::new();
+        let mut command = serve_command(&db.path());
+        command.args(extra);
+        let mut instance = Self::launch(command).await;
+        instance.db = Some(db);
+        instance
     }
 
     /// Runs `command` (a `dual-demo serve`, possibly through a shell that `exec`s it) and waits until
@@ -293,7 +308,12 @@ impl Instance {
                 keep(&drained, &line);
             }
         });
-        Self { child, addr, log }
+        Self {
+            child,
+            addr,
+            log,
+            db: None,
+        }
     }
 
     pub(crate) fn addr(&self) -> SocketAddr {
@@ -388,12 +408,21 @@ pub(crate) async fn mcp(instance: &Instance) -> RunningService<RoleClient, ()> {
 
 /// Calls the `query` tool with `sql`; panics on a JSON-RPC error or a hang.
 pub(crate) async fn query(mcp: &RunningService<RoleClient, ()>, sql: &str) -> CallToolResult {
-    let arguments = json!({ "sql": sql }).as_object().cloned().unwrap_or_default();
-    let call = mcp.call_tool(CallToolRequestParams::new("query").with_arguments(arguments));
+    call(mcp, "query", json!({ "sql": sql })).await
+}
+
+/// Calls `tool` with `arguments` (a JSON object); panics on a JSON-RPC error or a hang.
+pub(crate) async fn call(
+    mcp: &RunningService<RoleClient, ()>,
+    tool: &str,
+    arguments: Value,
+) -> CallToolResult {
+    let arguments = arguments.as_object().cloned().unwrap_or_default();
+    let call = mcp.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments));
     match timeout(Duration::from_secs(20), call).await {
         Ok(Ok(result)) => result,
-        Ok(Err(e)) => panic!("tools/call failed: {e}"),
-        Err(_) => panic!("tools/call did not answer within 20 s"),
+        Ok(Err(e)) => panic!("tools/call {tool} failed: {e}"),
+        Err(_) => panic!("tools/call {tool} did not answer within 20 s"),
     }
 }
 
