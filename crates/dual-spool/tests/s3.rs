@@ -13,10 +13,6 @@ use dual_testkit::proxy::{Mode, Proxy};
 use dual_testkit::s3::Bucket;
 use dual_testkit::services::S3;
 use dual_testkit::spool::{self as suite, outage::Bounds};
-use futures_util::{StreamExt, TryStreamExt};
-use object_store::ObjectStore;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s3_passes_the_conformance_suite() {

@@ -129,7 +129,8 @@ fn read_text(result: &rmcp::model::ReadResourceResult) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_reports_progress_and_ends_with_the_dual_response() {
-    let executor = gated(3, 10, 3);
+    let batches = 3;
+    let executor = gated(3, 10, batches);
     let client = Client {
         tasks: true,
         ..Client::default()
@@ -152,7 +153,7 @@ async fn a_task_reports_progress_and_ends_with_the_dual_response() {
     assert_eq!(working.status(), TaskStatus::Working);
     assert!(executor.alive() == 1, "the query runs while the task works");
 
-    for _ in 0..executor.batches {
+    for _ in 0..batches {
         executor.open();
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
