@@ -81,19 +81,3 @@ impl Loopback {
         })
     }
 }
-
-/// Serves `service` on a free loopback port (see [`Loopback::serve`]); returns its address.
-pub async fn serve<S, B>(service: S) -> SocketAddr
-where
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    S::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    let loopback = Loopback::bind().await;
-    let addr = loopback.addr();
-    drop(loopback.serve(service));
-    addr
-}
