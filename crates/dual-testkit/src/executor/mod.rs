@@ -100,7 +100,7 @@ impl Numbers {
     #[must_use]
     pub fn new() -> Self {
         Self {
-            row: row,
+            row,
             batch: DEFAULT_STREAM_BATCH,
             steps: None,
             then_fail: false,
