@@ -15,36 +15,19 @@ use std::sync::Arc;
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dual_client::{DualResponseClient, FetchAllOptions, FetchStreamOptions, ParsedDualResponse, Row};
+// Eight columns of mixed types, like a typical report row.
+use dual_testkit::executor::wide_row as row;
+use dual_testkit::serve::Loopback;
 use futures_util::StreamExt;
 use http::{Method, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
 use hyper::body::Frame;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use serde_json::json;
-use tokio::net::TcpListener;
 use tokio::runtime::Runtime;
 
 const ID: &str = "01JHF3K4Q5R6S7T8V9W0XYZABC";
 const PAGE: usize = 500;
-
-/// Eight columns of mixed types, like a typical report row.
-fn row(i: u64) -> Row {
-    json!({
-        "id": i,
-        "name": format!("Institution {i}"),
-        "state": (["NJ", "NY", "PA", "CT"][(i % 4) as usize]),
-        "city": format!("City {}", i % 977),
-        "enrollment": (i * 7919) % 1_000_003,
-        "tuition": i as f64 * 1.5 + 0.25,
-        "public": i.is_multiple_of(3),
-        "founded": format!("{}-01-01", 1800 + i % 200),
-    })
-    .as_object()
-    .cloned()
-    .unwrap_or_default()
-}
 
 struct Data {
     ndjson: Bytes,
@@ -104,68 +87,56 @@ fn data(rows: &[Row]) -> Data {
 }
 
 async fn serve(data: Arc<Data>, export: bool) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let base = format!("http://{}/resources", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        while let Ok((socket, _)) = listener.accept().await {
-            let data = Arc::clone(&data);
-            tokio::spawn(async move {
-                let service = service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                    let data = Arc::clone(&data);
-                    async move {
-                        let is_export = req.uri().path().ends_with("/data");
-                        let body: BoxBody<Bytes, Infallible> = if is_export && export {
-                            let Some(bytes) = data.range(req.uri().query()) else {
-                                let mut response = Response::new(Full::new(Bytes::new()).boxed());
-                                *response.status_mut() = StatusCode::BAD_REQUEST;
-                                return Ok::<_, Infallible>(response);
-                            };
-                            // 64 KiB frames, zero-copy slices of the pre-serialised export.
-                            let frames: Vec<Result<Frame<Bytes>, Infallible>> = (0..bytes.len())
-                                .step_by(64 * 1024)
-                                .map(|at| {
-                                    let end = (at + 64 * 1024).min(bytes.len());
-                                    Ok(Frame::data(bytes.slice(at..end)))
-                                })
-                                .collect();
-                            BodyExt::boxed(StreamBody::new(futures_util::stream::iter(frames)))
-                        } else if req.method() == Method::POST {
-                            let body = req
-                                .into_body()
-                                .collect()
-                                .await
-                                .map(|b| b.to_bytes())
-                                .unwrap_or_default();
-                            let request: serde_json::Value =
-                                serde_json::from_slice(&body).unwrap_or_default();
-                            let offset = request["offset"].as_u64().unwrap_or(0) as usize;
-                            Full::new(data.pages.get(offset / PAGE).cloned().unwrap_or_default()).boxed()
-                        } else {
-                            let mut response = Response::new(Full::new(Bytes::new()).boxed());
-                            *response.status_mut() = StatusCode::NOT_FOUND;
-                            return Ok::<_, Infallible>(response);
-                        };
-                        let mut response = Response::new(body);
-                        let content_type = if is_export {
-                            "application/x-ndjson"
-                        } else {
-                            "application/json"
-                        };
-                        response.headers_mut().insert(
-                            header::CONTENT_TYPE,
-                            header::HeaderValue::from_static(content_type),
-                        );
-                        Ok(response)
-                    }
-                });
-                drop(
-                    http1::Builder::new()
-                        .serve_connection(TokioIo::new(socket), service)
-                        .await,
-                );
-            });
+    let loopback = Loopback::bind().await;
+    let base = loopback.url("/resources");
+    let service = service_fn(move |req: http::Request<hyper::body::Incoming>| {
+        let data = Arc::clone(&data);
+        async move {
+            let is_export = req.uri().path().ends_with("/data");
+            let body: BoxBody<Bytes, Infallible> = if is_export && export {
+                let Some(bytes) = data.range(req.uri().query()) else {
+                    let mut response = Response::new(Full::new(Bytes::new()).boxed());
+                    *response.status_mut() = StatusCode::BAD_REQUEST;
+                    return Ok::<_, Infallible>(response);
+                };
+                // 64 KiB frames, zero-copy slices of the pre-serialised export.
+                let frames: Vec<Result<Frame<Bytes>, Infallible>> = (0..bytes.len())
+                    .step_by(64 * 1024)
+                    .map(|at| {
+                        let end = (at + 64 * 1024).min(bytes.len());
+                        Ok(Frame::data(bytes.slice(at..end)))
+                    })
+                    .collect();
+                BodyExt::boxed(StreamBody::new(futures_util::stream::iter(frames)))
+            } else if req.method() == Method::POST {
+                let body = req
+                    .into_body()
+                    .collect()
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
+                let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                let offset = request["offset"].as_u64().unwrap_or(0) as usize;
+                Full::new(data.pages.get(offset / PAGE).cloned().unwrap_or_default()).boxed()
+            } else {
+                let mut response = Response::new(Full::new(Bytes::new()).boxed());
+                *response.status_mut() = StatusCode::NOT_FOUND;
+                return Ok::<_, Infallible>(response);
+            };
+            let mut response = Response::new(body);
+            let content_type = if is_export {
+                "application/x-ndjson"
+            } else {
+                "application/json"
+            };
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static(content_type),
+            );
+            Ok(response)
         }
     });
+    loopback.serve(service);
     base
 }
 

@@ -18,13 +18,13 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::get;
-use dual_core::{Row, Sort};
 use dual_http::{Cors, DualHttp};
-use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use dual_server::{CreateResponse, DualResponseServer};
+use dual_testkit::executor::Numbers;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::Semaphore;
 
 /// Connections served at once.
@@ -32,42 +32,13 @@ const MAX_CONNECTIONS: usize = 1024;
 /// Time to send a request head, and to start the next one on a kept-alive connection.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// `n` numbered rows.
-struct Numbers;
-
-#[async_trait::async_trait]
-impl QueryExecutor for Numbers {
-    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        params["n"]
-            .as_u64()
-            .ok_or_else(|| ExecutorError::new("`n` must be an integer"))
-    }
-
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let n = self.count(params).await?;
-        Ok((offset.min(n)..n.min(offset.saturating_add(limit)))
-            .map(|i| {
-                json!({"id": i, "square": i * i})
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default()
-            })
-            .collect())
-    }
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let addr = std::env::var("DUAL_ADDR").unwrap_or_else(|_| "127.0.0.1:3000".to_owned());
     let server = DualResponseServer::builder()
         .base_url(format!("http://{addr}/resources"))
-        .executor("numbers", Numbers)
+        // `n` numbered rows: the testkit's example executor (see hyper_server.rs for how to write one).
+        .executor("numbers", Numbers::new())
         .build()?;
     let created = server
         .create_response(CreateResponse::new("numbers", json!({"n": 10_000})))

@@ -20,16 +20,15 @@ use bytes::Bytes;
 use dual_core::{Row, Sort};
 use dual_http::DualHttp;
 use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use dual_testkit::executor::Numbers;
+use dual_testkit::serve::Loopback;
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// Rows computed on demand: the executor costs what generating a row costs, no storage.
-struct Synthetic;
 
 fn row(i: u64) -> Row {
     let state = ["NJ", "NY", "PA", "CT"][usize::try_from(i % 4).unwrap_or_default()];
@@ -41,28 +40,6 @@ fn row(i: u64) -> Row {
         "public": i.is_multiple_of(2),
     });
     value.as_object().cloned().unwrap_or_default()
-}
-
-#[async_trait::async_trait]
-impl QueryExecutor for Synthetic {
-    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        params["n"]
-            .as_u64()
-            .ok_or_else(|| ExecutorError::new("`n` must be an integer"))
-    }
-
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let n = self.count(params).await?;
-        Ok((offset.min(n)..n.min(offset.saturating_add(limit)))
-            .map(row)
-            .collect())
-    }
 }
 
 /// An in-memory table: rows built once, pages cloned out of it (what an in-memory executor does).
@@ -95,7 +72,9 @@ impl QueryExecutor for Table {
 fn server() -> Result<DualResponseServer, BoxError> {
     Ok(DualResponseServer::builder()
         .base_url("http://127.0.0.1/resources")
-        .executor("synthetic", Synthetic)
+        // Rows computed on demand: the executor costs what generating a row costs, no storage. The
+        // testkit's example executor (see hyper_server.rs for how to write one).
+        .executor("synthetic", Numbers::new().row(row))
         .executor(
             "table",
             Table {
@@ -157,42 +136,24 @@ async fn serve(seconds: u64) -> Result<(), BoxError> {
     let bare_body = Bytes::from(serde_json::to_vec(&page)?);
     let handler = DualHttp::builder(server).prefix("/resources").build();
 
-    let bare = TcpListener::bind("127.0.0.1:0").await?;
-    let dual = TcpListener::bind("127.0.0.1:0").await?;
-    println!("bare=http://{}/", bare.local_addr()?);
-    println!("dual=http://{}/resources/{}", dual.local_addr()?, created.id);
+    // The testkit's loopback server (see hyper_server.rs for serving the handler in production).
+    let bare = Loopback::bind().await;
+    let dual = Loopback::bind().await;
+    println!("bare={}", bare.url("/"));
+    println!("dual={}", dual.url(&format!("/resources/{}", created.id)));
     println!("body_bytes={}", bare_body.len());
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = bare.accept().await {
-            let body = bare_body.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |_request| {
-                    let body = body.clone();
-                    async move {
-                        let mut response = http::Response::new(Full::new(body));
-                        response.headers_mut().insert(
-                            http::header::CONTENT_TYPE,
-                            http::HeaderValue::from_static("application/json"),
-                        );
-                        Ok::<_, Infallible>(response)
-                    }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
+    bare.serve(service_fn(move |_request| {
+        let body = bare_body.clone();
+        async move {
+            let mut response = http::Response::new(Full::new(body));
+            response.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            Ok::<_, Infallible>(response)
         }
-    });
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = dual.accept().await {
-            let handler = handler.clone();
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), handler)
-                    .await;
-            });
-        }
-    });
+    }));
+    dual.serve(handler);
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     Ok(())
 }
@@ -278,18 +239,9 @@ async fn export(rows: u64, accept: &str) -> Result<(), BoxError> {
         .create_response(CreateResponse::new("synthetic", json!({"n": rows})))
         .await?;
     let handler = DualHttp::new(server);
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let handler = handler.clone();
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), handler)
-                    .await;
-            });
-        }
-    });
+    let loopback = Loopback::bind().await;
+    let addr = loopback.addr();
+    loopback.serve(handler);
     let before = peak_rss_kib();
     let started = Instant::now();
     let stream = TcpStream::connect(addr).await?;

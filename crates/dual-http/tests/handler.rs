@@ -227,7 +227,7 @@ async fn a_spool_outage_is_503_storage_error_and_never_shows_the_spool() {
     let backend = dual_testkit::BreakableSpool::new(dual_spool::MemorySpool::new().expect("spool"));
     let server = dual_server::DualResponseServer::builder()
         .base_url("http://127.0.0.1/resources")
-        .executor("numbers", common::Numbers)
+        .executor("numbers", common::numbers())
         .spool(dual_spool::Spool::new(backend.clone()))
         .without_sweeper()
         .build()

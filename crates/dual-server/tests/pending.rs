@@ -2,118 +2,23 @@
 //! the time limit, and two instances sharing a store and a spool, one of which dies.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use dual_core::{FailureCode, PageRequest, ResourceId, ResourceStatus, Row, RowRange, Sort};
+use dual_core::{FailureCode, PageRequest, ResourceId, ResourceStatus, RowRange};
 use dual_server::dual_spool::{MemorySpool, Spool};
-use dual_server::{
-    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowStream, ServerErrorCode,
-};
+use dual_server::{Caller, CreateResponse, DualResponseServer, ServerErrorCode, QueryExecutor};
 use dual_store::{MemoryStore, ResourceStore};
 use dual_testkit::BreakableStore;
-use serde_json::{Value, json};
+use dual_testkit::executor::{Numbers, row};
+use serde_json::json;
 
-/// A query whose rows come in two parts: `before` rows at once, then, once the gate opens,
-/// `after` more rows (or an error). Counts how many of its streams are alive.
-#[derive(Debug)]
-struct Gated {
-    before: u64,
-    after: u64,
-    fail_after_gate: bool,
-    gate: tokio::sync::Semaphore,
-    streams_alive: Arc<AtomicU64>,
+/// A query whose rows come in two parts: `before` rows at once, then, once the gate opens, `after`
+/// more rows.
+fn gated(before: u64, after: u64) -> Arc<Numbers> {
+    Arc::new(Numbers::new().steps([before, after]))
 }
 
-impl Default for Gated {
-    fn default() -> Self {
-        Self {
-            before: 0,
-            after: 0,
-            fail_after_gate: false,
-            gate: tokio::sync::Semaphore::new(0),
-            streams_alive: Arc::default(),
-        }
-    }
-}
-
-impl Gated {
-    fn new(before: u64, after: u64) -> Arc<Self> {
-        Arc::new(Self {
-            before,
-            after,
-            ..Self::default()
-        })
-    }
-
-    fn open(&self) {
-        self.gate.add_permits(1);
-    }
-
-    fn alive(&self) -> u64 {
-        self.streams_alive.load(Ordering::SeqCst)
-    }
-}
-
-fn row(i: u64) -> Row {
-    json!({"id": i, "name": format!("row {i}")})
-        .as_object()
-        .cloned()
-        .unwrap_or_default()
-}
-
-/// Decrements the live-stream count when the executor's stream is dropped.
-struct Alive(Arc<AtomicU64>);
-
-impl Drop for Alive {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-#[async_trait::async_trait]
-impl QueryExecutor for Gated {
-    async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
-        Ok(self.before + self.after)
-    }
-
-    async fn fetch(
-        &self,
-        _: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        Ok((offset..(self.before + self.after).min(offset + limit))
-            .map(row)
-            .collect())
-    }
-
-    fn stream(self: Arc<Self>, _: Value, _: Option<Sort>) -> RowStream {
-        self.streams_alive.fetch_add(1, Ordering::SeqCst);
-        let alive = Alive(Arc::clone(&self.streams_alive));
-        Box::pin(futures_util::stream::unfold(
-            (0u8, self, alive),
-            |(stage, me, alive)| async move {
-                match stage {
-                    0 => Some((Ok((0..me.before).map(row).collect()), (1, me, alive))),
-                    1 => {
-                        let permit = me.gate.acquire().await.ok()?;
-                        permit.forget();
-                        if me.fail_after_gate {
-                            return Some((Err(ExecutorError::new("no such column: nme")), (2, me, alive)));
-                        }
-                        let rows = (me.before..me.before + me.after).map(row).collect();
-                        Some((Ok(rows), (2, me, alive)))
-                    }
-                    _ => None,
-                }
-            },
-        ))
-    }
-}
-
-fn builder(executor: Arc<Gated>) -> dual_server::DualResponseServerBuilder {
+fn builder(executor: Arc<Numbers>) -> dual_server::DualResponseServerBuilder {
     DualResponseServer::builder()
         .base_url("http://localhost/resources")
         .shared_executor("gated", executor)
@@ -168,7 +73,7 @@ async fn assert_failed(server: &DualResponseServer, id: ResourceId, code: Failur
 }
 
 /// Waits (at most 2 s) until no stream of `executor` is alive.
-async fn streams_dropped(executor: &Gated) {
+async fn streams_dropped(executor: &Numbers) {
     for _ in 0..200 {
         if executor.alive() == 0 {
             return;
@@ -180,7 +85,7 @@ async fn streams_dropped(executor: &Gated) {
 
 #[tokio::test]
 async fn a_fast_query_is_ready_at_once() {
-    let executor = Gated::new(20, 0);
+    let executor = gated(20, 0);
     executor.open();
     let server = builder(Arc::clone(&executor))
         .build()
@@ -202,7 +107,7 @@ async fn a_fast_query_is_ready_at_once() {
 
 #[tokio::test]
 async fn pending_then_ready() {
-    let executor = Gated::new(7, 93);
+    let executor = gated(7, 93);
     let server = builder(Arc::clone(&executor))
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -272,12 +177,7 @@ async fn pending_then_ready() {
 
 #[tokio::test]
 async fn a_query_failing_in_the_background_fails_the_resource() {
-    let executor = Arc::new(Gated {
-        before: 3,
-        after: 10,
-        fail_after_gate: true,
-        ..Gated::default()
-    });
+    let executor = Arc::new(Numbers::new().steps([3]).then_fail());
     let server = builder(Arc::clone(&executor))
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -302,7 +202,7 @@ async fn a_query_failing_in_the_background_fails_the_resource() {
 
 #[tokio::test]
 async fn delete_cancels_a_pending_query_within_a_second() {
-    let executor = Gated::new(4, 10);
+    let executor = gated(4, 10);
     let server = builder(Arc::clone(&executor))
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -333,7 +233,7 @@ async fn delete_cancels_a_pending_query_within_a_second() {
 
 #[tokio::test]
 async fn the_time_limit_fails_a_pending_query() {
-    let executor = Gated::new(2, 10);
+    let executor = gated(2, 10);
     let server = builder(Arc::clone(&executor))
         .query_time_limit(Duration::from_millis(300))
         .build()
@@ -346,7 +246,7 @@ async fn the_time_limit_fails_a_pending_query() {
     streams_dropped(&executor).await;
 
     // Waiting for the end (no `pending_after`), the time limit is a creation error.
-    let executor = Gated::new(2, 10);
+    let executor = gated(2, 10);
     let server = DualResponseServer::builder()
         .base_url("http://localhost/resources")
         .shared_executor("gated", Arc::clone(&executor) as Arc<dyn QueryExecutor>)
@@ -388,13 +288,13 @@ async fn across_instances(store: Arc<dyn ResourceStore>) {
             .await
             .unwrap_or_else(|e| panic!("{e}")),
     );
-    let executor = Gated::new(6, 44);
+    let executor = gated(6, 44);
     let a = builder(Arc::clone(&executor))
         .shared_store(Arc::clone(&store))
         .spool(spool.clone())
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let b = builder(Gated::new(0, 0))
+    let b = builder(gated(0, 0))
         .shared_store(Arc::clone(&store))
         .spool(spool.clone())
         .build()
@@ -430,7 +330,7 @@ async fn across_instances(store: Arc<dyn ResourceStore>) {
     );
 
     // DELETE through B cancels the query A runs, at A's next lease renewal.
-    let executor = Gated::new(3, 3);
+    let executor = gated(3, 3);
     let a = builder(Arc::clone(&executor))
         .shared_store(Arc::clone(&store))
         .spool(spool.clone())
@@ -456,14 +356,14 @@ async fn a_dead_instance_leaves_a_failed_resource_once_its_lease_lapses() {
             .unwrap_or_else(|e| panic!("{e}")),
     );
     let severable = Arc::new(BreakableStore::wrapping(Arc::clone(&store), "instance A is gone"));
-    let executor = Gated::new(5, 5);
+    let executor = gated(5, 5);
     let a = builder(Arc::clone(&executor))
         .shared_store(Arc::clone(&severable) as Arc<dyn ResourceStore>)
         .spool(spool.clone())
         .without_sweeper()
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let b = builder(Gated::new(0, 0))
+    let b = builder(gated(0, 0))
         .shared_store(Arc::clone(&store))
         .spool(spool)
         .build()

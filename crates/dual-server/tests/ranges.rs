@@ -91,14 +91,14 @@ async fn a_small_range_fetches_only_what_it_needs() {
         .await
         .expect("created")
         .id;
-    let before = executor.fetches.load(Ordering::Relaxed);
+    let before = executor.fetches();
     assert_eq!(
         ids(&server, id, None, RowRange::new(40_000, Some(5))).await,
         (40_000..40_005).collect::<Vec<_>>()
     );
     assert_eq!(ids(&server, id, None, RowRange::new(0, Some(5))).await.len(), 5);
     // One page from the offset, not forty pages skipped; the second range stops after its first batch.
-    assert_eq!(executor.fetches.load(Ordering::Relaxed) - before, 2);
+    assert_eq!(executor.fetches() - before, 2);
 }
 
 #[tokio::test]

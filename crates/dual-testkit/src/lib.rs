@@ -7,7 +7,10 @@
 //! | [`spool`] | the conformance suite every [`SpoolBackend`](dual_spool::SpoolBackend) runs, and its outage checks |
 //! | [`http`] | the HTTP conformance suite every adapter of `dual_http::DualHttp` runs, without sockets |
 //! | [`client`] | the client conformance suite, run against any server that speaks the REST contract |
+//! | [`executor`] | [`Numbers`](executor::Numbers), the one example executor of tests, examples and benches: numbered rows, failure switches, a gated slow mode |
 //! | [`proxy`] | a TCP proxy a test cuts and restores, to simulate an outage of a shared service |
+//! | `s3` | (feature `s3`) a bucket of one test on the S3-compatible server, removed with everything in it |
+//! | [`serve`] | a hyper service on a free loopback port |
 //! | [`services`] | the PostgreSQL, Redis and S3 servers some suites need, found through environment variables |
 //! | [`cleanup`] | removing what a test wrote to Redis (feature `redis`) or PostgreSQL (feature `postgres`) |
 //! | [`BreakableStore`], [`BreakableSpool`] | a store and a spool backend a test switches off |
@@ -30,8 +33,12 @@ mod breakable_store;
 mod case;
 pub mod cleanup;
 pub mod client;
+pub mod executor;
 pub mod http;
 pub mod proxy;
+#[cfg(feature = "s3")]
+pub mod s3;
+pub mod serve;
 pub mod services;
 pub mod spool;
 pub mod store;

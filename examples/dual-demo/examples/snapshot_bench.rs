@@ -25,19 +25,21 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use dual_client::{DualResponseClient, FetchAllOptions};
-use dual_core::{Row, Sort};
+use dual_core::Row;
 use dual_demo::dataset::{self, DatasetSize};
 use dual_demo::serve::{self, ServeOptions};
 use dual_demo::sqlite::{SQL_KIND, SqliteDb};
 use dual_server::dual_spool::{MemorySpool, Spool};
-use dual_server::{Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor};
+use dual_testkit::executor::Numbers;
+use dual_testkit::serve::Loopback;
 use futures_util::StreamExt;
 use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::Frame;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -212,7 +214,8 @@ fn rss_child() -> Result<(), BoxError> {
         let spool = MemorySpool::builder().memory_budget_mb(BUDGET_MB).build().await?;
         let server = DualResponseServer::builder()
             .base_url("http://127.0.0.1/resources")
-            .executor("wide", Wide)
+            // `n` synthetic rows of 8 columns, computed on demand: the testkit's example executor.
+            .executor("wide", Numbers::new().row(wide_row))
             .spool(Spool::new(spool))
             .build()?;
         let started = Instant::now();
@@ -257,31 +260,6 @@ fn rss_child() -> Result<(), BoxError> {
     })
 }
 
-/// `n` synthetic rows of 8 columns, computed on demand.
-struct Wide;
-
-#[async_trait::async_trait]
-impl QueryExecutor for Wide {
-    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        params["n"]
-            .as_u64()
-            .ok_or_else(|| ExecutorError::new("`n` must be an integer"))
-    }
-
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let n = self.count(params).await?;
-        Ok((offset..n.min(offset.saturating_add(limit)))
-            .map(wide_row)
-            .collect())
-    }
-}
-
 fn wide_row(i: u64) -> Row {
     let state = ["NJ", "NY", "PA", "CT"][usize::try_from(i % 4).unwrap_or_default()];
     let value = json!({
@@ -313,40 +291,31 @@ async fn single_pass(executor: &Arc<dyn QueryExecutor>, params: &Value) -> Resul
 
 /// A hyper server answering every request with `body`, in frames of [`FRAME`] bytes when `framed`.
 async fn bare_server(body: Bytes, framed: bool) -> Result<SocketAddr, BoxError> {
-    let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-    let addr = listener.local_addr()?;
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let body = body.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |request: http::Request<hyper::body::Incoming>| {
-                    let body = body.clone();
-                    async move {
-                        // Read the request body, as the handler does.
-                        let _ = request.into_body().collect().await;
-                        let frames: Vec<Result<Frame<Bytes>, Infallible>> = if framed {
-                            (0..body.len())
-                                .step_by(FRAME)
-                                .map(|at| Ok(Frame::data(body.slice(at..(at + FRAME).min(body.len())))))
-                                .collect()
-                        } else {
-                            vec![Ok(Frame::data(body))]
-                        };
-                        let body = BodyExt::boxed(StreamBody::new(futures_util::stream::iter(frames)));
-                        let mut response = http::Response::new(body);
-                        response.headers_mut().insert(
-                            http::header::CONTENT_TYPE,
-                            http::HeaderValue::from_static("application/json"),
-                        );
-                        Ok::<_, Infallible>(response)
-                    }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
+    let loopback = Loopback::bind().await;
+    let addr = loopback.addr();
+    let service = service_fn(move |request: http::Request<hyper::body::Incoming>| {
+        let body = body.clone();
+        async move {
+            // Read the request body, as the handler does.
+            let _ = request.into_body().collect().await;
+            let frames: Vec<Result<Frame<Bytes>, Infallible>> = if framed {
+                (0..body.len())
+                    .step_by(FRAME)
+                    .map(|at| Ok(Frame::data(body.slice(at..(at + FRAME).min(body.len())))))
+                    .collect()
+            } else {
+                vec![Ok(Frame::data(body))]
+            };
+            let body = BodyExt::boxed(StreamBody::new(futures_util::stream::iter(frames)));
+            let mut response = http::Response::new(body);
+            response.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            Ok::<_, Infallible>(response)
         }
     });
+    loopback.serve(service);
     Ok(addr)
 }
 

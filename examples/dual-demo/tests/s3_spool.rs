@@ -17,11 +17,11 @@ use bytes::Bytes;
 use dual_core::ResourceId;
 use dual_server::dual_spool::Spool;
 use dual_testkit::proxy::{Mode, Proxy};
+use dual_testkit::s3::Bucket;
 use dual_testkit::services::S3;
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 use support::http::{Http, Reply};
-use support::s3::Bucket;
 use support::{
     Backend, Instance, LIMIT, Namespace, TempDb, create_via_mcp, id_of, rest_client, serve_command, within,
 };
@@ -92,7 +92,7 @@ where
     S: FnOnce(Shared) -> F + Send + 'static,
     F: Future<Output = ()> + Send + 'static,
 {
-    let bucket = Bucket::create().await;
+    let bucket = Bucket::create("dual-demo-test").await;
     let shared = Shared {
         bucket: bucket.clone(),
         backend,

@@ -3,14 +3,13 @@
 //! task, follows it with `tasks/get` and progress notifications and cancels it with `tasks/cancel`;
 //! a client without tasks gets the pending tool result and follows it with `resources/read`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dual_core::{Row, Sort};
 use dual_demo::mcp_server::{DemoMcp, QUERY_TOOL};
 use dual_demo::sqlite::SQL_KIND;
-use dual_server::{DualResponseServer, ExecutorError, QueryExecutor, RowStream};
+use dual_server::{DualResponseServer, QueryExecutor};
+use dual_testkit::executor::Numbers;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
     ClientConfig, DetailedTask, GetTaskParams, Implementation, NumberOrString, ProgressNotificationParam,
@@ -21,90 +20,17 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-/// A query that yields `first` rows at once, then one batch of `batch` rows per [`Gated::open`],
-/// `batches` times. Counts its live streams.
-#[derive(Debug)]
-struct Gated {
-    first: u64,
-    batch: u64,
-    batches: u64,
-    gate: tokio::sync::Semaphore,
-    alive: Arc<AtomicU64>,
+/// A query that yields `first` rows at once, then one batch of `batch` rows per
+/// [`Numbers::open`], `batches` times.
+fn gated(first: u64, batch: u64, batches: u64) -> Arc<Numbers> {
+    let mut steps = vec![first];
+    steps.extend(std::iter::repeat_n(batch, usize::try_from(batches).unwrap_or(0)));
+    Arc::new(Numbers::new().steps(steps))
 }
 
-impl Gated {
-    fn new(first: u64, batch: u64, batches: u64) -> Arc<Self> {
-        Arc::new(Self {
-            first,
-            batch,
-            batches,
-            gate: tokio::sync::Semaphore::new(0),
-            alive: Arc::default(),
-        })
-    }
-
-    fn total(&self) -> u64 {
-        self.first + self.batch * self.batches
-    }
-
-    fn open(&self) {
-        self.gate.add_permits(1);
-    }
-
-    fn alive(&self) -> u64 {
-        self.alive.load(Ordering::SeqCst)
-    }
-}
-
-fn row(i: u64) -> Row {
-    json!({"id": i}).as_object().cloned().unwrap_or_default()
-}
-
-struct Alive(Arc<AtomicU64>);
-
-impl Drop for Alive {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-#[async_trait::async_trait]
-impl QueryExecutor for Gated {
-    async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
-        Ok(self.total())
-    }
-
-    async fn fetch(
-        &self,
-        _: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        Ok((offset..self.total().min(offset + limit)).map(row).collect())
-    }
-
-    fn stream(self: Arc<Self>, _: Value, _: Option<Sort>) -> RowStream {
-        self.alive.fetch_add(1, Ordering::SeqCst);
-        let alive = Alive(Arc::clone(&self.alive));
-        Box::pin(futures_util::stream::unfold(
-            (0u64, self, alive),
-            |(stage, me, alive)| async move {
-                if stage == 0 {
-                    return Some((Ok((0..me.first).map(row).collect()), (1, me, alive)));
-                }
-                if stage > me.batches {
-                    return None;
-                }
-                me.gate.acquire().await.ok()?.forget();
-                let from = me.first + (stage - 1) * me.batch;
-                Some((
-                    Ok((from..from + me.batch).map(row).collect()),
-                    (stage + 1, me, alive),
-                ))
-            },
-        ))
-    }
+/// The rows of the query of `executor`.
+async fn total(executor: &Numbers) -> u64 {
+    executor.count(&Value::Null).await.expect("a count")
 }
 
 /// A client that records the progress notifications it receives; with `tasks`, it declares the
@@ -133,7 +59,7 @@ impl ClientHandler for Client {
 /// The demo's MCP server over `executor` (as the `sql` kind, so the `query` tool runs it), and a
 /// client connected to it.
 async fn connect(
-    executor: &Arc<Gated>,
+    executor: &Arc<Numbers>,
     client: Client,
 ) -> (DualResponseServer, RunningService<RoleClient, Client>) {
     let server = DualResponseServer::builder()
@@ -203,7 +129,8 @@ fn read_text(result: &rmcp::model::ReadResourceResult) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_reports_progress_and_ends_with_the_dual_response() {
-    let executor = Gated::new(3, 10, 3);
+    let batches = 3;
+    let executor = gated(3, 10, batches);
     let client = Client {
         tasks: true,
         ..Client::default()
@@ -226,7 +153,7 @@ async fn a_task_reports_progress_and_ends_with_the_dual_response() {
     assert_eq!(working.status(), TaskStatus::Working);
     assert!(executor.alive() == 1, "the query runs while the task works");
 
-    for _ in 0..executor.batches {
+    for _ in 0..batches {
         executor.open();
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
@@ -241,7 +168,7 @@ async fn a_task_reports_progress_and_ends_with_the_dual_response() {
         structured["metadata"].get("status").is_none(),
         "ready: no status, as for a fast query"
     );
-    assert_eq!(structured["metadata"]["total_count"], executor.total());
+    assert_eq!(structured["metadata"]["total_count"], total(&executor).await);
     assert!(
         structured["resource"]["uri"]
             .as_str()
@@ -257,7 +184,7 @@ async fn a_task_reports_progress_and_ends_with_the_dual_response() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_task_stops_the_query_and_deletes_the_resource() {
-    let executor = Gated::new(2, 1, 1);
+    let executor = gated(2, 1, 1);
     let (server, client) = connect(
         &executor,
         Client {
@@ -295,7 +222,7 @@ async fn cancelling_a_task_stops_the_query_and_deletes_the_resource() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_tasks_the_tool_result_is_pending_and_resources_read_follows_it() {
-    let executor = Gated::new(4, 6, 1);
+    let executor = gated(4, 6, 1);
     let (_server, client) = connect(&executor, Client::default()).await;
     let result = client.call_tool(query_call()).await.expect("tools/call");
     let structured = result.structured_content.expect("structuredContent");
@@ -325,7 +252,7 @@ async fn without_tasks_the_tool_result_is_pending_and_resources_read_follows_it(
         page.get("status").is_none()
     })
     .await;
-    assert_eq!(page["total_count"], executor.total(), "{page}");
+    assert_eq!(page["total_count"], total(&executor).await, "{page}");
     assert_eq!(page["data"].as_array().map(Vec::len), Some(10), "{page}");
     client.cancel().await.expect("closed");
 }

@@ -11,119 +11,35 @@ use dual_client::{
     ParsedDualResponse, ResourceStatus, Row, WaitOptions,
 };
 use dual_http::DualHttp;
-use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowStream};
+use dual_server::{CreateResponse, DualResponseServer};
+use dual_testkit::executor::{Numbers, row};
+use dual_testkit::serve::Loopback;
 use futures_util::TryStreamExt;
 use http::StatusCode;
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 
 use crate::support::client;
 use crate::support::raw::{RawServer, json as json_reply, response};
 
-/// A query whose rows come in steps: the first batch at once, each further one once the gate opens
-/// (one permit per step); with `fail`, one more opening makes it fail instead of ending.
-#[derive(Debug)]
-struct Gated {
-    steps: Vec<u64>,
-    fail: bool,
-    gate: Semaphore,
+/// A query whose rows come in steps: the first at once, each further one once the gate opens.
+fn gated(steps: &[u64]) -> Arc<Numbers> {
+    Arc::new(Numbers::new().steps(steps))
 }
 
-impl Gated {
-    fn new(steps: &[u64]) -> Arc<Self> {
-        Arc::new(Self {
-            steps: steps.to_vec(),
-            fail: false,
-            gate: Semaphore::new(0),
-        })
-    }
-
-    fn failing(first: u64) -> Arc<Self> {
-        Arc::new(Self {
-            steps: vec![first],
-            fail: true,
-            gate: Semaphore::new(0),
-        })
-    }
-
-    fn total(&self) -> u64 {
-        self.steps.iter().sum()
-    }
-
-    /// Lets the next step through.
-    fn open(&self) {
-        self.gate.add_permits(1);
-    }
-
-    /// Opens the gate `times` times, `every` apart, from a task of its own.
-    fn open_later(self: &Arc<Self>, every: Duration, times: usize) {
-        let me = Arc::clone(self);
-        tokio::spawn(async move {
-            for _ in 0..times {
-                tokio::time::sleep(every).await;
-                me.open();
-            }
-        });
-    }
-}
-
-fn row(i: u64) -> Row {
-    json!({"id": i, "name": format!("row {i}")})
-        .as_object()
-        .cloned()
-        .unwrap_or_default()
+/// `first` rows at once, then, once the gate opens, a failure.
+fn failing(first: u64) -> Arc<Numbers> {
+    Arc::new(Numbers::new().steps([first]).then_fail())
 }
 
 fn rows(n: u64) -> Vec<Row> {
     (0..n).map(row).collect()
 }
 
-#[async_trait::async_trait]
-impl QueryExecutor for Gated {
-    async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
-        Ok(self.total())
-    }
-
-    async fn fetch(
-        &self,
-        _: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&dual_client::Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        Ok((offset..self.total().min(offset.saturating_add(limit)))
-            .map(row)
-            .collect())
-    }
-
-    fn stream(self: Arc<Self>, _: Value, _: Option<dual_client::Sort>) -> RowStream {
-        Box::pin(futures_util::stream::unfold(
-            (0usize, 0u64, self),
-            |(step, offset, me)| async move {
-                if step > me.steps.len() || (step == me.steps.len() && !me.fail) {
-                    return None;
-                }
-                if step > 0 {
-                    me.gate.acquire().await.ok()?.forget();
-                }
-                let Some(&n) = me.steps.get(step) else {
-                    let error = ExecutorError::new("no such column: nme");
-                    return Some((Err(error), (step + 1, offset, me)));
-                };
-                let batch = (offset..offset + n).map(row).collect();
-                Some((Ok(batch), (step + 1, offset + n, me)))
-            },
-        ))
-    }
-}
-
 /// A server whose `gated` query is `executor`, pending after 100 ms, and its REST API under
 /// `/resources` on 127.0.0.1.
-async fn start(executor: Arc<Gated>) -> DualResponseServer {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
-    let base = format!("http://{}/resources", listener.local_addr().expect("local addr"));
+async fn start(executor: Arc<Numbers>) -> DualResponseServer {
+    let loopback = Loopback::bind().await;
+    let base = loopback.url("/resources");
     let server = DualResponseServer::builder()
         .base_url(&base)
         .shared_executor("gated", executor)
@@ -131,17 +47,7 @@ async fn start(executor: Arc<Gated>) -> DualResponseServer {
         .progress_interval(Duration::from_millis(50), Duration::from_millis(400))
         .build()
         .expect("valid configuration");
-    let handler = DualHttp::builder(server.clone()).prefix("/resources").build();
-    tokio::spawn(async move {
-        while let Ok((socket, _)) = listener.accept().await {
-            let handler = handler.clone();
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(socket), handler)
-                    .await;
-            });
-        }
-    });
+    loopback.serve(DualHttp::builder(server.clone()).prefix("/resources").build());
     server
 }
 
@@ -155,7 +61,7 @@ async fn create(server: &DualResponseServer) -> Value {
 }
 
 /// A server, and a pending resource of `executor` parsed from its tool result.
-async fn pending(executor: &Arc<Gated>) -> (DualResponseServer, ParsedDualResponse) {
+async fn pending(executor: &Arc<Numbers>) -> (DualResponseServer, ParsedDualResponse) {
     let server = start(Arc::clone(executor)).await;
     let parsed = client().parse_strict(&create(&server).await).expect("parses");
     assert_eq!(parsed.status(), ResourceStatus::Pending);
@@ -169,7 +75,7 @@ fn fast() -> WaitOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pending_resource_is_not_ready_then_waited_for() {
-    let executor = Gated::new(&[7, 20, 73]);
+    let executor = gated(&[7, 20, 73]);
     let (_server, mut parsed) = pending(&executor).await;
     assert_eq!(parsed.total_count(), Some(7), "the rows so far");
     assert_eq!(parsed.sample(), &rows(5)[..]);
@@ -237,7 +143,7 @@ async fn a_pending_resource_is_not_ready_then_waited_for() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fetch_all_waits_for_a_pending_resource() {
-    let executor = Gated::new(&[7, 1_993]);
+    let executor = gated(&[7, 1_993]);
     let (_server, parsed) = pending(&executor).await;
     executor.open_later(Duration::from_millis(300), 1);
     let progress = Arc::new(Mutex::new(Vec::new()));
@@ -264,7 +170,7 @@ async fn fetch_all_waits_for_a_pending_resource() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fetch_stream_waits_for_a_pending_resource() {
-    let executor = Gated::new(&[7, 993]);
+    let executor = gated(&[7, 993]);
     let (_server, parsed) = pending(&executor).await;
     executor.open_later(Duration::from_millis(300), 1);
     let batches: Vec<Vec<Row>> = parsed
@@ -278,7 +184,7 @@ async fn fetch_stream_waits_for_a_pending_resource() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_query_is_query_failed_with_its_code() {
-    let executor = Gated::failing(7);
+    let executor = failing(7);
     let (_server, mut parsed) = pending(&executor).await;
     executor.open_later(Duration::from_millis(200), 1);
     let error = parsed.wait_ready(fast()).await.expect_err("failed");
@@ -322,7 +228,7 @@ async fn a_failed_query_is_query_failed_with_its_code() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_not_ready_answer_is_asked_again_after_retry_after_within_the_wait() {
-    let executor = Gated::new(&[7, 93]);
+    let executor = gated(&[7, 93]);
     let server = start(Arc::clone(&executor)).await;
     // A result that says nothing of a status, with the final count: as from an older server, or a
     // resource known to be ready elsewhere. fetch_all then asks for the rows at once.
@@ -438,7 +344,7 @@ async fn wait_ready_backs_off_between_polls() {
 /// dropped (and with it a database connection) within a second — and the resource is gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_over_rest_cancels_a_pending_query_within_a_second() {
-    let executor = Gated::new(&[5, 5]);
+    let executor = gated(&[5, 5]);
     let (_server, parsed) = pending(&executor).await;
     // The test, the server's registry and the running query's stream hold the executor.
     assert_eq!(Arc::strong_count(&executor), 3, "the query is running");

@@ -6,12 +6,12 @@ pub mod typed;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use dual_core::{ResourceId, Row, Sort, SortOrder};
+use dual_core::{ResourceId, Row, Sort};
 use dual_http::DualHttp;
 use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowStream};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use dual_testkit::executor;
+use dual_testkit::serve::Loopback;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 /// Row `i`: a few types, one string that needs CSV quoting, one nested value, one null.
@@ -28,28 +28,26 @@ pub fn row(i: u64) -> Row {
     value.as_object().cloned().unwrap_or_default()
 }
 
-/// Kind `numbers`: rows `0..n` computed, never stored, so 100k-row exports cost no memory here.
-/// Sorts by `id` (either order); `fail_stream_at` makes the export fail after that many rows,
-/// `fail_fetch_over` makes `fetch` fail when asked for rows beyond it.
-#[derive(Debug, Default)]
-pub struct Numbers;
+/// Kind `numbers`: the testkit's [`executor::Numbers`] over [`row`] (its failure switches, sorted by
+/// any column, rows computed, never stored, so 100k-row exports cost no memory here), and one switch
+/// of its own: `busy_after_create` makes every `fetch` but the 15-row sample, and every export,
+/// overloaded.
+#[derive(Debug)]
+pub struct Numbers(Arc<executor::Numbers>);
 
-fn n(params: &Value) -> u64 {
-    params["n"].as_u64().unwrap_or(0)
+/// A [`Numbers`].
+pub fn numbers() -> Numbers {
+    Numbers(Arc::new(executor::Numbers::new().row(row)))
 }
 
-/// The id at position `i` of the result.
-fn id_at(i: u64, n: u64, sort: Option<&Sort>) -> u64 {
-    match sort {
-        Some(s) if s.field == "id" && s.order == SortOrder::Desc => n - 1 - i,
-        _ => i,
-    }
+fn busy(params: &Value) -> bool {
+    params["busy_after_create"].as_bool() == Some(true)
 }
 
 #[async_trait::async_trait]
 impl QueryExecutor for Numbers {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        Ok(n(params))
+        self.0.count(params).await
     }
 
     async fn fetch(
@@ -59,47 +57,22 @@ impl QueryExecutor for Numbers {
         limit: u64,
         sort: Option<&Sort>,
     ) -> Result<Vec<Row>, ExecutorError> {
-        let n = n(params);
-        if params["busy_after_create"].as_bool() == Some(true) && limit != 15 {
+        if busy(params) && limit != 15 {
             return Err(ExecutorError::overloaded(
                 "no database connection within 2000 ms",
                 std::time::Duration::from_millis(1500),
             ));
         }
-        if params["fail_fetch_over"]
-            .as_u64()
-            .is_some_and(|k| offset.saturating_add(limit) > k)
-        {
-            return Err(ExecutorError::new("syntax error near SELECT * FROM secret"));
-        }
-        Ok((offset.min(n)..n.min(offset.saturating_add(limit)))
-            .map(|i| row(id_at(i, n, sort)))
-            .collect())
+        self.0.fetch(params, offset, limit, sort).await
     }
 
     fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
-        let n = n(&params);
-        let fail_at = params["fail_stream_at"].as_u64();
-        if params["busy_after_create"].as_bool() == Some(true) {
+        if busy(&params) {
             let busy =
                 ExecutorError::overloaded("no export slot within 2000 ms", std::time::Duration::from_secs(3));
             return Box::pin(futures_util::stream::iter([Err(busy)]));
         }
-        Box::pin(futures_util::stream::unfold(Some(0u64), move |next| {
-            let sort = sort.clone();
-            async move {
-                let start = next?;
-                if fail_at.is_some_and(|k| start >= k) {
-                    return Some((Err(ExecutorError::new("cursor died: SELECT * FROM secret")), None));
-                }
-                if start >= n {
-                    return None;
-                }
-                let end = n.min(start + 1000).min(fail_at.unwrap_or(u64::MAX));
-                let rows = (start..end).map(|i| row(id_at(i, n, sort.as_ref()))).collect();
-                Some((Ok(rows), Some(end)))
-            }
-        }))
+        Arc::clone(&self.0).stream(params, sort)
     }
 }
 
@@ -117,7 +90,7 @@ pub fn live_server_with(store: Arc<FlakyStore>) -> DualResponseServer {
     DualResponseServer::builder()
         .base_url("http://127.0.0.1/resources")
         .shared_store(store)
-        .executor("numbers", Numbers)
+        .executor("numbers", numbers())
         .without_sweeper()
         .without_snapshots()
         .build()
@@ -128,7 +101,7 @@ pub fn server_with(store: Arc<FlakyStore>) -> DualResponseServer {
     DualResponseServer::builder()
         .base_url("http://127.0.0.1/resources")
         .shared_store(store)
-        .executor("numbers", Numbers)
+        .executor("numbers", numbers())
         .without_sweeper()
         .build()
         .expect("valid configuration")
@@ -187,23 +160,9 @@ pub async fn create(server: &DualResponseServer, params: Value) -> dual_core::Re
         .id
 }
 
-/// Serves `handler` on 127.0.0.1 (a free port) with hyper-util's auto server until the task is
-/// aborted.
+/// Serves `handler` on 127.0.0.1 (a free port) until the task is aborted.
 pub async fn serve(handler: DualHttp) -> (SocketAddr, JoinHandle<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
-    let addr = listener.local_addr().expect("local addr");
-    let task = tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let handler = handler.clone();
-            tokio::spawn(async move {
-                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), handler)
-                    .await;
-            });
-        }
-    });
-    (addr, task)
+    let loopback = Loopback::bind().await;
+    let addr = loopback.addr();
+    (addr, loopback.serve(handler))
 }

@@ -1,44 +1,13 @@
 use std::time::Duration;
 
-use dual_core::{PageResponse, ResourceId, Row, Sort, SortOrder};
-use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use dual_core::{PageResponse, ResourceId};
+use dual_server::{CreateResponse, DualResponseServer};
 use dual_store::Clock;
+use dual_testkit::executor::Numbers;
 use rmcp::model::{ErrorCode, ResourceContents};
 use serde_json::{Value, json};
 
 use super::*;
-
-/// `n` rows `{"id": i, "score": n - i}`.
-struct Numbers;
-
-#[async_trait::async_trait]
-impl QueryExecutor for Numbers {
-    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        params["n"]
-            .as_u64()
-            .ok_or_else(|| ExecutorError::new("`n` must be an integer"))
-    }
-
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let n = self.count(params).await?;
-        let mut ids: Vec<u64> = (0..n).collect();
-        if sort.is_some_and(|s| s.field == "id" && s.order == SortOrder::Desc) {
-            ids.reverse();
-        }
-        Ok(ids
-            .into_iter()
-            .skip(usize::try_from(offset).unwrap_or(usize::MAX))
-            .take(usize::try_from(limit).unwrap_or(usize::MAX))
-            .filter_map(|i| json!({"id": i, "score": n - i}).as_object().cloned())
-            .collect())
-    }
-}
 
 fn server(scheme: &str) -> DualResponseServer {
     DualResponseServer::builder()
@@ -46,7 +15,7 @@ fn server(scheme: &str) -> DualResponseServer {
         .uri_scheme(scheme)
         .clock(Clock::tokio())
         .without_sweeper()
-        .executor("numbers", Numbers)
+        .executor("numbers", Numbers::new())
         .build()
         .expect("valid configuration")
 }

@@ -1,101 +1,13 @@
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use dual_core::{Row, Sort};
-use dual_server::{CreateResponse, ExecutorError, QueryExecutor, RowStream};
+use dual_server::{CreateResponse, QueryExecutor};
+use dual_testkit::executor::Numbers;
 use rmcp::model::{ReadResourceResult, ResourceContents};
 use serde_json::{Value, json};
 
 use super::*;
 
-/// A query that yields `first` rows at once, then one batch of `batch` rows per [`Gated::open`],
-/// `batches` times, then ends (or fails, with `fail`). Counts its live streams.
-#[derive(Debug)]
-struct Gated {
-    first: u64,
-    batch: u64,
-    batches: u64,
-    fail: bool,
-    gate: tokio::sync::Semaphore,
-    alive: Arc<AtomicU64>,
-}
-
-impl Default for Gated {
-    fn default() -> Self {
-        Self {
-            first: 0,
-            batch: 0,
-            batches: 0,
-            fail: false,
-            gate: tokio::sync::Semaphore::new(0),
-            alive: Arc::default(),
-        }
-    }
-}
-
-impl Gated {
-    fn open(&self) {
-        self.gate.add_permits(1);
-    }
-}
-
-fn row(i: u64) -> Row {
-    json!({"id": i}).as_object().cloned().unwrap_or_default()
-}
-
-struct Alive(Arc<AtomicU64>);
-
-impl Drop for Alive {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-#[async_trait::async_trait]
-impl QueryExecutor for Gated {
-    async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
-        Ok(self.first + self.batch * self.batches)
-    }
-
-    async fn fetch(
-        &self,
-        _: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let total = self.first + self.batch * self.batches;
-        Ok((offset..total.min(offset + limit)).map(row).collect())
-    }
-
-    fn stream(self: Arc<Self>, _: Value, _: Option<Sort>) -> RowStream {
-        self.alive.fetch_add(1, Ordering::SeqCst);
-        let alive = Alive(Arc::clone(&self.alive));
-        Box::pin(futures_util::stream::unfold(
-            (0u64, self, alive),
-            |(stage, me, alive)| async move {
-                if stage == 0 {
-                    return Some((Ok((0..me.first).map(row).collect()), (1, me, alive)));
-                }
-                if stage > me.batches {
-                    return None;
-                }
-                me.gate.acquire().await.ok()?.forget();
-                if me.fail && stage == me.batches {
-                    return Some((
-                        Err(ExecutorError::new("no such column: nme")),
-                        (u64::MAX, me, alive),
-                    ));
-                }
-                let from = me.first + (stage - 1) * me.batch;
-                let rows = (from..from + me.batch).map(row).collect();
-                Some((Ok(rows), (stage + 1, me, alive)))
-            },
-        ))
-    }
-}
-
-fn server(executor: &Arc<Gated>) -> DualResponseServer {
+fn server(executor: &Arc<Numbers>) -> DualResponseServer {
     DualResponseServer::builder()
         .base_url("http://localhost/resources")
         .shared_executor("gated", Arc::clone(executor) as Arc<dyn QueryExecutor>)
@@ -127,12 +39,7 @@ fn text_of(result: &ReadResourceResult) -> Value {
 
 #[tokio::test]
 async fn waits_until_ready_and_reports_growing_row_counts() {
-    let executor = Arc::new(Gated {
-        first: 3,
-        batch: 10,
-        batches: 3,
-        ..Gated::default()
-    });
+    let executor = Arc::new(Numbers::new().steps([3, 10, 10, 10]));
     let server = server(&executor);
     let caller = Caller::anonymous();
     let response = pending(&server).await;
@@ -161,13 +68,7 @@ async fn waits_until_ready_and_reports_growing_row_counts() {
 
 #[tokio::test]
 async fn a_failed_query_is_an_error_for_the_model_and_reads_as_failed() {
-    let executor = Arc::new(Gated {
-        first: 2,
-        batch: 1,
-        batches: 1,
-        fail: true,
-        ..Gated::default()
-    });
+    let executor = Arc::new(Numbers::new().steps([2]).then_fail());
     let server = server(&executor);
     let caller = Caller::anonymous();
     let response = pending(&server).await;
@@ -213,12 +114,7 @@ async fn a_failed_query_is_an_error_for_the_model_and_reads_as_failed() {
 
 #[tokio::test]
 async fn gives_up_after_the_timeout_and_a_deleted_resource_is_an_error() {
-    let executor = Arc::new(Gated {
-        first: 1,
-        batch: 1,
-        batches: 1,
-        ..Gated::default()
-    });
+    let executor = Arc::new(Numbers::new().steps([1, 1]));
     let server = server(&executor);
     let caller = Caller::anonymous();
     let response = pending(&server).await;
@@ -244,7 +140,7 @@ async fn gives_up_after_the_timeout_and_a_deleted_resource_is_an_error() {
         "{error}"
     );
     for _ in 0..100 {
-        if executor.alive.load(Ordering::SeqCst) == 0 {
+        if executor.alive() == 0 {
             return;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;

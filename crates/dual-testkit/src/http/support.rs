@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use dual_core::{NOT_FOUND_MESSAGE, ResourceId};
-use dual_server::{CreateResponse, DualResponseServer, QueryExecutor};
+use dual_server::{CreateResponse, DualResponseServer};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::Target;
 use crate::BreakableStore;
 
-use super::fixtures::{BearerIsOwner, STORE_SECRET, SuiteExecutor};
+use super::fixtures::{self, BearerIsOwner, STORE_SECRET};
 use dual_http::{Cors, DualHttp, DualHttpBuilder};
 
 /// Runs each check in turn, handing it its name (which its failure messages carry), and records the
@@ -51,7 +51,7 @@ impl<T: Target> Ctx<T> {
             DualResponseServer::builder()
                 .base_url("http://127.0.0.1/resources")
                 .shared_store(Arc::clone(&store) as Arc<dyn dual_server::dual_store::ResourceStore>)
-                .shared_executor("rows", Arc::new(SuiteExecutor) as Arc<dyn QueryExecutor>)
+                .shared_executor("rows", fixtures::executor())
                 .without_sweeper()
         };
         let server = configure()

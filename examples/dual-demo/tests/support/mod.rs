@@ -1,8 +1,8 @@
 //! Shared by the demo's integration tests: the services (feature `services`), a per-test Redis key
 //! prefix / PostgreSQL schema that cleans up after itself, `dual-demo serve` child processes that
 //! never outlive the test, in-process servers ([`in_process`]), plain HTTP requests ([`http`]), big
-//! exports ([`export`]), `serve --stdio` children ([`stdio`]), per-test S3 buckets ([`s3`]) and small
-//! MCP / REST helpers.
+//! exports ([`export`]), `serve --stdio` children ([`stdio`]) and small MCP / REST helpers (per-test S3
+//! buckets are `dual_testkit::s3`).
 #![allow(
     dead_code,
     reason = "each test binary uses a different part of the support module"
@@ -11,7 +11,6 @@
 pub(crate) mod export;
 pub(crate) mod http;
 pub(crate) mod in_process;
-pub(crate) mod s3;
 pub(crate) mod schema;
 pub(crate) mod stdio;
 

@@ -1,37 +1,54 @@
-//! A bucket of one test on the S3-compatible server of `DUAL_TEST_S3_ENDPOINT` (default
-//! `http://127.0.0.1:9000`, moto in CI), the `AWS_*` environment that points a `dual-demo serve`
-//! child at it, and the test's own view into it (a spool, the object names).
+//! A bucket of one test on the S3-compatible server of [`S3`] (feature `s3`): created empty, seen
+//! through a spool of the test's own, and removed with everything in it when the test ends. Also the
+//! `AWS_*` environment that points a child process at it.
+//!
+//! ```no_run
+//! use dual_testkit::s3::Bucket;
+//!
+//! # async fn demo() {
+//! let bucket = Bucket::create("dual-example").await;
+//! let spool = bucket.spool("snapshots");
+//! let outcome = tokio::spawn(async move {
+//!     // … the test, on `spool` …
+//!     drop(spool);
+//! })
+//! .await;
+//! bucket.finish(outcome).await;
+//! # }
+//! ```
 
 use std::net::SocketAddr;
 
 use dual_core::ResourceId;
-use dual_server::dual_spool::{ObjectStoreSpool, S3SpoolBuilder};
-use dual_testkit::services::S3;
+use dual_spool::{ObjectStoreSpool, S3SpoolBuilder};
 use futures_util::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 use object_store::path::Path;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// The access key the children get when the environment has none (moto takes any).
-const ACCESS_KEY_ID: &str = "dual-demo-test";
-/// The secret they get then: the tests check that no log line carries it.
-pub(crate) const SECRET_ACCESS_KEY: &str = "dual-demo-test-secret-3f9a";
+use crate::services::S3;
+
+/// The access key a bucket's spool (and a child of [`Bucket::env`]) uses when the environment has
+/// none (moto takes any).
+pub const ACCESS_KEY_ID: &str = "dual-test";
+/// The secret used then: tests check that no log line carries it.
+pub const SECRET_ACCESS_KEY: &str = "dual-test-secret-3f9a";
 
 /// A bucket created empty for one test; [`Bucket::finish`] removes it with everything in it.
 #[derive(Debug, Clone)]
-pub(crate) struct Bucket {
+pub struct Bucket {
     name: String,
     addr: SocketAddr,
 }
 
 impl Bucket {
-    /// Creates `dual-demo-test-<ulid>` with an unsigned `PUT /bucket` (moto accepts it); fails the
-    /// test, saying how to start the server, when it is unreachable.
-    pub(crate) async fn create() -> Self {
+    /// Creates `{prefix}-<ulid>` with an unsigned `PUT /bucket` (moto accepts it); fails the test,
+    /// saying how to start the server, when it is unreachable.
+    pub async fn create(prefix: &str) -> Self {
         let _ = S3.require();
         let addr = S3.addr().unwrap_or_else(|e| S3.unreachable(e));
-        let name = format!("dual-demo-test-{}", ResourceId::new().to_string().to_lowercase());
+        let name = format!("{prefix}-{}", ResourceId::new().to_string().to_lowercase());
         match http(addr, "PUT", &format!("/{name}")).await {
             Ok(200) => Self { name, addr },
             Ok(status) => S3.unreachable(format_args!("creating bucket {name}: HTTP {status}")),
@@ -39,46 +56,62 @@ impl Bucket {
         }
     }
 
-    /// `s3://BUCKET/PREFIX`, the value of `--spool`.
-    pub(crate) fn url(&self, prefix: &str) -> String {
+    /// The bucket's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `s3://BUCKET/PREFIX`.
+    #[must_use]
+    pub fn url(&self, prefix: &str) -> String {
         format!("s3://{}/{prefix}", self.name)
     }
 
-    /// The secret the children sign with (never to be logged).
-    pub(crate) fn secret() -> String {
+    /// The secret a child of [`Bucket::env`] signs with (never to be logged).
+    #[must_use]
+    pub fn secret() -> String {
         std::env::var("AWS_SECRET_ACCESS_KEY").unwrap_or_else(|_| SECRET_ACCESS_KEY.to_owned())
     }
 
     /// The environment of a child that reaches S3 at `endpoint`: `AWS_ENDPOINT_URL`, and test
     /// credentials and region unless the environment has its own.
-    pub(crate) fn env(endpoint: &str) -> Vec<(&'static str, String)> {
+    #[must_use]
+    pub fn env(endpoint: &str) -> Vec<(&'static str, String)> {
         let mut env = vec![("AWS_ENDPOINT_URL", endpoint.to_owned())];
         if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
             env.push(("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID.to_owned()));
             env.push(("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY.to_owned()));
         }
-        if std::env::var_os("AWS_REGION").is_none() && std::env::var_os("AWS_DEFAULT_REGION").is_none() {
+        if no_region() {
             env.push(("AWS_REGION", "us-east-1".to_owned()));
         }
         env
     }
 
-    /// The test's own spool on this bucket under `prefix`, as the children configure theirs.
-    pub(crate) fn spool(&self, prefix: &str) -> ObjectStoreSpool {
+    /// A spool builder on this bucket under `prefix`, reaching the server at `endpoint` (say through
+    /// a [`Proxy`](crate::proxy::Proxy)), with the test credentials and region unless the
+    /// environment has its own.
+    pub fn builder(&self, endpoint: &str, prefix: &str) -> S3SpoolBuilder {
         let mut builder = S3SpoolBuilder::from_url(&self.url(prefix))
             .expect("an s3 URL")
-            .endpoint(&S3.url());
+            .endpoint(endpoint);
         if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
             builder = builder.credentials(ACCESS_KEY_ID, SECRET_ACCESS_KEY);
         }
-        if std::env::var_os("AWS_REGION").is_none() && std::env::var_os("AWS_DEFAULT_REGION").is_none() {
+        if no_region() {
             builder = builder.region("us-east-1");
         }
-        builder.build().expect("an S3 spool")
+        builder
+    }
+
+    /// The test's own spool on this bucket under `prefix`.
+    pub fn spool(&self, prefix: &str) -> ObjectStoreSpool {
+        self.builder(&S3.url(), prefix).build().expect("an S3 spool")
     }
 
     /// The names of the objects under `prefix` (`""` for all of them), sorted.
-    pub(crate) async fn objects(&self, prefix: &str) -> Vec<String> {
+    pub async fn objects(&self, prefix: &str) -> Vec<String> {
         let store = self.spool("").store().clone();
         let prefix = Path::from(prefix);
         let mut names: Vec<String> = store
@@ -92,7 +125,7 @@ impl Bucket {
     }
 
     /// Removes every object and the bucket, then fails the test if `outcome` is a panic.
-    pub(crate) async fn finish(self, outcome: Result<(), tokio::task::JoinError>) {
+    pub async fn finish(self, outcome: Result<(), tokio::task::JoinError>) {
         self.remove().await;
         if let Err(e) = outcome {
             std::panic::resume_unwind(e.into_panic());
@@ -115,6 +148,10 @@ impl Bucket {
             self.name
         );
     }
+}
+
+fn no_region() -> bool {
+    std::env::var_os("AWS_REGION").is_none() && std::env::var_os("AWS_DEFAULT_REGION").is_none()
 }
 
 /// The status of an unsigned HTTP/1.1 request with no body.
