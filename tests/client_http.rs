@@ -66,7 +66,7 @@ async fn expired_and_deleted_resources_map_to_client_codes() {
     let created = fixture(&server, 10).await;
     let id = created.tool_result["structuredContent"]["resource"]["uri"]
         .as_str()
-        .and_then(dual_response::core::parse_resource_uri)
+        .and_then(dual_response::core::uri::parse_resource_uri)
         .map(|uri| uri.id)
         .expect("resource uri");
     let mut record = server

@@ -3,7 +3,10 @@
 use std::error::Error as StdError;
 use std::fmt;
 
-use dual_core::{ErrorBody, FailureCode, FailureSummary};
+use dual_core::{
+    error::ErrorBody,
+    status::{FailureCode, FailureSummary},
+};
 use http::StatusCode;
 
 pub(crate) type BoxError = Box<dyn StdError + Send + Sync + 'static>;
@@ -142,12 +145,12 @@ impl ClientError {
     pub(crate) fn from_status(status: StatusCode, body: Option<ErrorBody>) -> Self {
         let server_code = body.as_ref().map(|b| b.error);
         let code = match (status, server_code) {
-            (StatusCode::NOT_FOUND, Some(dual_core::ErrorCode::Expired)) | (StatusCode::GONE, _) => {
+            (StatusCode::NOT_FOUND, Some(dual_core::error::ErrorCode::Expired)) | (StatusCode::GONE, _) => {
                 ClientErrorCode::ResourceExpired
             }
             (StatusCode::NOT_FOUND, _) => ClientErrorCode::ResourceNotFound,
-            (_, Some(dual_core::ErrorCode::NotReady)) => ClientErrorCode::NotReady,
-            (_, Some(dual_core::ErrorCode::QueryFailed)) => ClientErrorCode::QueryFailed,
+            (_, Some(dual_core::error::ErrorCode::NotReady)) => ClientErrorCode::NotReady,
+            (_, Some(dual_core::error::ErrorCode::QueryFailed)) => ClientErrorCode::QueryFailed,
             _ => ClientErrorCode::Fetch,
         };
         let message = match &body {
@@ -334,7 +337,7 @@ mod tests {
 
     #[test]
     fn status_mapping() {
-        let expired = ErrorBody::new(dual_core::ErrorCode::Expired, "gone");
+        let expired = ErrorBody::new(dual_core::error::ErrorCode::Expired, "gone");
         let e = ClientError::from_status(StatusCode::NOT_FOUND, Some(expired));
         assert!(e.is_expired());
         assert_eq!(e.code().as_str(), "RESOURCE_EXPIRED");
@@ -346,12 +349,12 @@ mod tests {
         let e = ClientError::from_status(StatusCode::BAD_REQUEST, None);
         assert_eq!(e.code(), ClientErrorCode::Fetch);
         assert!(!e.is_retryable());
-        let storage = ErrorBody::new(dual_core::ErrorCode::StorageError, "down");
+        let storage = ErrorBody::new(dual_core::error::ErrorCode::StorageError, "down");
         let e = ClientError::from_status(StatusCode::SERVICE_UNAVAILABLE, Some(storage));
         assert!(e.is_retryable());
         assert!(e.to_string().starts_with("FETCH_ERROR: server answered 503"));
 
-        let not_ready = ErrorBody::new(dual_core::ErrorCode::NotReady, "still running");
+        let not_ready = ErrorBody::new(dual_core::error::ErrorCode::NotReady, "still running");
         let e = ClientError::from_status(StatusCode::CONFLICT, Some(not_ready));
         assert!(e.is_not_ready() && e.is_retryable());
         assert_eq!(e.code().as_str(), "NOT_READY");
@@ -361,7 +364,7 @@ mod tests {
             ClientErrorCode::Fetch,
             "a 409 without the body is no `not_ready`"
         );
-        let mut failed = ErrorBody::new(dual_core::ErrorCode::QueryFailed, "failed");
+        let mut failed = ErrorBody::new(dual_core::error::ErrorCode::QueryFailed, "failed");
         failed.retryable = true;
         let e = ClientError::from_status(StatusCode::INTERNAL_SERVER_ERROR, Some(failed));
         assert!(e.is_query_failed() && e.is_retryable());

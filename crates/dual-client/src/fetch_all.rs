@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use dual_core::{MAX_PAGE_LIMIT, PageResponse, ResourceStatus, Row, Sort};
+use dual_core::{PageResponse, Row, Sort, page::MAX_PAGE_LIMIT, status::ResourceStatus};
 use futures_util::{StreamExt, stream};
 use tokio::time::Instant;
 use tracing::Instrument;

@@ -168,6 +168,7 @@ pub use wait::{DEFAULT_MAX_POLL_INTERVAL, DEFAULT_POLL_INTERVAL, DEFAULT_WAIT_TI
 
 /// The wire types this crate's API uses, re-exported so users need not depend on `dual-core` directly.
 pub use dual_core::{
-    Column, ColumnType, FailureCode, FailureSummary, PageResponse, PinResponse, Progress, ResourceMetadata,
-    ResourceStatus, Row, Sort, SortOrder,
+    Column, ColumnType, PageResponse, Row, Sort, SortOrder,
+    metadata::{PinResponse, ResourceMetadata},
+    status::{FailureCode, FailureSummary, Progress, ResourceStatus},
 };

@@ -9,7 +9,7 @@
 use std::fmt;
 
 use dual_core::mcp::StructuredContent;
-use dual_core::{Column, ResourceStatus, Row};
+use dual_core::{Column, Row, status::ResourceStatus};
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;

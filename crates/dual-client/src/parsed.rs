@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use dual_core::{
-    Column, PageRequest, PageResponse, PinResponse, ResourceMetadata, ResourceStatus, Row, Sort,
+    Column, PageRequest, PageResponse, Row, Sort,
+    metadata::{PinResponse, ResourceMetadata},
+    status::ResourceStatus,
 };
 use http::Method;
 use time::OffsetDateTime;
@@ -89,7 +91,7 @@ impl ParsedDualResponse {
         let url = crate::url::resolve(client.base_url(), found.uri.as_deref(), found.url.as_deref())?;
         let columns = found
             .columns
-            .unwrap_or_else(|| dual_core::infer_columns(&found.sample));
+            .unwrap_or_else(|| dual_core::column::infer_columns(&found.sample));
         Ok(Self {
             client,
             url: url.into(),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use dual_core::{ResourceStatus, Row, Sort};
+use dual_core::{Row, Sort, status::ResourceStatus};
 use futures_core::Stream;
 use tokio::time::Instant;
 use tracing::Instrument;

@@ -264,7 +264,7 @@ pub(crate) async fn error_from_response(sent: Sent) -> ClientError {
     let body = read_limited(sent, ERROR_BODY_LIMIT)
         .await
         .ok()
-        .and_then(|bytes| serde_json::from_slice::<dual_core::ErrorBody>(&bytes).ok());
+        .and_then(|bytes| serde_json::from_slice::<dual_core::error::ErrorBody>(&bytes).ok());
     tracing::debug!(%status, code = body.as_ref().map(|b| b.error.as_str()), "error response");
     ClientError::from_status(status, body)
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use dual_core::{ResourceMetadata, ResourceStatus};
+use dual_core::{metadata::ResourceMetadata, status::ResourceStatus};
 use http::Method;
 use time::OffsetDateTime;
 use tokio::time::{Instant, sleep, timeout_at};

@@ -9,8 +9,25 @@
 //! render tool results in your own MCP framework); servers use `dual-server`, host applications use
 //! `dual-client`.
 //!
+//! The root holds the types nearly every user names; everything else is in its module:
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`id`] | [`ResourceId`] (a ULID) and why a string is not one |
+//! | [`query`] | [`QuerySpec`] (a query as data: kind and params), [`Sort`], [`SortOrder`] |
+//! | [`column`] | [`Column`], [`ColumnType`], column inference from a sample |
+//! | [`record`] | [`ResourceRecord`], what a store keeps |
+//! | [`page`] | [`PageRequest`] and its validation, [`PageResponse`], page limits, sort parameters |
+//! | [`range`] | row ranges of exports |
+//! | [`metadata`] | the metadata and pin answers of the REST API |
+//! | [`status`] | the status lifecycle of a resource (pending, ready, failed), failures and progress |
+//! | [`consistency`] | snapshot or live |
+//! | [`error`] | the REST API's error body and wire error codes |
+//! | [`uri`] | resource URIs and URLs |
+//! | [`mcp`] | [`DualResponse`] rendered as an MCP tool result per protocol version, the output schema |
+//!
 //! ```
-//! use dual_core::{PageLimits, PageRequest, PageResponse, Column, ColumnType, Row};
+//! use dual_core::{PageRequest, PageResponse, Column, ColumnType, Row, page::PageLimits};
 //!
 //! let columns = [Column::new("enrollment", ColumnType::Integer)];
 //! let request = PageRequest::from_json(br#"{"offset": 0, "limit": 2, "sort": {"field": "enrollment", "order": "desc"}}"#)?;
@@ -23,37 +40,28 @@
 //!
 //! let bad = PageRequest::from_json(br#"{"offset": -1}"#).unwrap_err();
 //! assert_eq!(bad.field(), Some("offset"));
-//! # Ok::<(), dual_core::RequestError>(())
+//! # Ok::<(), dual_core::page::RequestError>(())
 //! ```
 
-mod column;
-mod consistency;
-mod error_body;
-mod id;
+pub mod column;
+pub mod consistency;
+pub mod error;
+pub mod id;
 pub mod mcp;
-mod metadata;
-mod page;
-mod query;
-mod range;
-mod record;
-mod status;
-mod uri;
+pub mod metadata;
+pub mod page;
+pub mod query;
+pub mod range;
+pub mod record;
+pub mod status;
+pub mod uri;
 
-pub use column::{Column, ColumnType, infer_columns};
-pub use consistency::{Consistency, UnknownConsistency};
-pub use error_body::{ErrorBody, ErrorCode, NOT_FOUND_MESSAGE};
-pub use id::{InvalidResourceId, ResourceId};
-pub use mcp::{DualResponse, output_schema};
-pub use metadata::{PinResponse, PinStatus, ResourceMetadata};
-pub use page::{
-    DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, PageLimits, PageRequest, PageResponse, RequestError, ValidPage,
-    parse_sort_param, validate_sort,
-};
+pub use column::{Column, ColumnType};
+pub use id::ResourceId;
+pub use mcp::DualResponse;
+pub use page::{PageRequest, PageResponse};
 pub use query::{QuerySpec, Sort, SortOrder};
-pub use range::RowRange;
 pub use record::ResourceRecord;
-pub use status::{FailureCode, FailureSummary, Progress, QueryFailure, ResourceStatus};
-pub use uri::{DEFAULT_URI_SCHEME, ParsedUri, parse_resource_uri, resource_uri, resource_url};
 
 /// One result row: column name → JSON value, in column order.
 pub type Row = serde_json::Map<String, serde_json::Value>;

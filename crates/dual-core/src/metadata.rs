@@ -4,7 +4,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use crate::{Column, Consistency, FailureSummary, Progress, ResourceId, ResourceRecord, ResourceStatus};
+use crate::{
+    Column, ResourceId, ResourceRecord,
+    consistency::Consistency,
+    status::{FailureSummary, Progress, ResourceStatus},
+};
 
 /// What `GET /{id}` returns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

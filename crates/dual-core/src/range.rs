@@ -1,6 +1,6 @@
 //! Row ranges: the `offset`/`limit` slice of a result an export streams (the unit of parallel download).
 
-use crate::RequestError;
+use crate::page::RequestError;
 
 /// A slice of a result's rows: `limit` rows (all remaining ones when `None`) starting at `offset`.
 ///
@@ -9,7 +9,7 @@ use crate::RequestError;
 /// disjoint ranges (`offset=0&limit=N`, `offset=N&limit=N`, …) of the same sort.
 ///
 /// ```
-/// use dual_core::RowRange;
+/// use dual_core::range::RowRange;
 ///
 /// let range = RowRange::new(100, Some(50));
 /// assert_eq!(range.end(), Some(150));

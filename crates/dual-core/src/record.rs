@@ -6,7 +6,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use crate::{Column, Consistency, QueryFailure, QuerySpec, ResourceId, ResourceStatus, Row};
+use crate::{
+    Column, QuerySpec, ResourceId, Row,
+    consistency::Consistency,
+    status::{QueryFailure, ResourceStatus},
+};
 
 /// Everything a store keeps about one resource.
 ///

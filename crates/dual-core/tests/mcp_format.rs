@@ -1,7 +1,7 @@
 //! MCP formatting: the tool result shape of docs/DESIGN.md §4 and its output schema.
 
 use dual_core::mcp::{ContentBlock, ProtocolVersion, RenderOptions, TextFormat};
-use dual_core::{Column, ColumnType, DualResponse, ResourceId, Row, output_schema};
+use dual_core::{Column, ColumnType, DualResponse, ResourceId, Row, mcp::output_schema};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
@@ -21,12 +21,12 @@ fn response(sample: Vec<Row>, total_count: u64, expires: bool) -> DualResponse {
         uri: format!("resource://{id}"),
         url: format!("https://api.example.com/resources/{id}"),
         name: "Institution Search Results".into(),
-        columns: dual_core::infer_columns(&sample),
+        columns: dual_core::column::infer_columns(&sample),
         sample: sample.into(),
         total_count,
         executed_at,
         expires_at: expires.then(|| executed_at + time::Duration::minutes(15)),
-        status: dual_core::ResourceStatus::Ready,
+        status: dual_core::status::ResourceStatus::Ready,
     }
 }
 

@@ -1,6 +1,9 @@
 //! Property tests of page arithmetic and request validation.
 
-use dual_core::{Column, ColumnType, PageLimits, PageRequest, PageResponse, RequestError, Row, ValidPage};
+use dual_core::{
+    Column, ColumnType, PageRequest, PageResponse, Row,
+    page::{PageLimits, RequestError, ValidPage},
+};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -154,20 +157,20 @@ fn defaults_nulls_and_sort() {
 #[test]
 fn sort_parameter_parsing() {
     assert_eq!(
-        dual_core::parse_sort_param("enrollment:desc").map(|s| s.to_string()),
+        dual_core::page::parse_sort_param("enrollment:desc").map(|s| s.to_string()),
         Ok("enrollment:desc".to_owned())
     );
     assert_eq!(
-        dual_core::parse_sort_param("name").map(|s| s.to_string()),
+        dual_core::page::parse_sort_param("name").map(|s| s.to_string()),
         Ok("name:asc".to_owned())
     );
     assert_eq!(
-        dual_core::parse_sort_param("a:b:asc").map(|s| s.field),
+        dual_core::page::parse_sort_param("a:b:asc").map(|s| s.field),
         Ok("a:b".to_owned())
     );
     assert_eq!(
-        dual_core::parse_sort_param("name:up"),
+        dual_core::page::parse_sort_param("name:up"),
         Err(RequestError::InvalidSortOrder)
     );
-    assert!(dual_core::parse_sort_param(":asc").is_err());
+    assert!(dual_core::page::parse_sort_param(":asc").is_err());
 }

@@ -1,6 +1,9 @@
 //! Execute: run a parsed operation against the server, authorising it first.
 
-use dual_core::{PinResponse, ResourceId, ResourceMetadata, ResourceRecord};
+use dual_core::{
+    ResourceId, ResourceRecord,
+    metadata::{PinResponse, ResourceMetadata},
+};
 use dual_server::{BatchStream, DualResponseServer, EncodedPage, RowBatch, ServerError};
 use futures_util::StreamExt;
 use http::request::Parts;

@@ -1,7 +1,7 @@
 //! Parse: from an HTTP request to the API operation it asks for.
 
 use bytes::Bytes;
-use dual_core::{PageRequest, ResourceId, RowRange, Sort};
+use dual_core::{PageRequest, ResourceId, Sort, range::RowRange};
 use http::Method;
 use http::header::CONTENT_LENGTH;
 use http::request::Parts;

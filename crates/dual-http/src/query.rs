@@ -1,6 +1,10 @@
 //! The query string: percent-decoding and the export's parameters, `sort`, `offset` and `limit`.
 
-use dual_core::{RequestError, RowRange, Sort, parse_sort_param};
+use dual_core::{
+    Sort,
+    page::{RequestError, parse_sort_param},
+    range::RowRange,
+};
 
 use crate::rejection::Rejection;
 

@@ -1,6 +1,10 @@
 //! Every way a request can fail, each knowing its status, its JSON body and its log event.
 
-use dual_core::{ErrorBody, ErrorCode, FailureCode, NOT_FOUND_MESSAGE, RequestError};
+use dual_core::{
+    error::{ErrorBody, ErrorCode, NOT_FOUND_MESSAGE},
+    page::RequestError,
+    status::FailureCode,
+};
 use dual_server::ServerError;
 use http::StatusCode;
 

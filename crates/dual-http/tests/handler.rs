@@ -31,7 +31,7 @@ async fn paths_outside_the_prefix_are_the_apis_404() {
         assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
         let body = body_json(response).await;
         assert_eq!(body["error"], "not_found", "{path}");
-        assert_eq!(body["message"], dual_core::NOT_FOUND_MESSAGE);
+        assert_eq!(body["message"], dual_core::error::NOT_FOUND_MESSAGE);
     }
     let ok = handle::send(&handler, Request::get(format!("/resources/{id}"))).await;
     assert_eq!(ok.status(), StatusCode::OK);

@@ -320,8 +320,8 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
     )
     .await;
     let expired = common::expired_copy(&server, id).await;
-    let pending = common::copy_with_status(&server, id, dual_core::ResourceStatus::Pending).await;
-    let failed = common::copy_with_status(&server, id, dual_core::ResourceStatus::Failed).await;
+    let pending = common::copy_with_status(&server, id, dual_core::status::ResourceStatus::Pending).await;
+    let failed = common::copy_with_status(&server, id, dual_core::status::ResourceStatus::Failed).await;
     let unknown = dual_core::ResourceId::new();
     let item = |id: dual_core::ResourceId| format!("/{id}");
     let data = |id: dual_core::ResourceId| format!("/{id}/data");
@@ -423,7 +423,7 @@ fn error_codes_and_page_request_schema_agree_with_the_implementation() {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    use dual_core::ErrorCode as C;
+    use dual_core::error::ErrorCode as C;
     let implemented: BTreeSet<&str> = [
         C::InvalidRequest,
         C::NotFound,
@@ -446,7 +446,7 @@ fn error_codes_and_page_request_schema_agree_with_the_implementation() {
     // The schema accepts what the server accepts and rejects what it rejects (with default limits).
     let schema = json!({"$ref": "#/components/schemas/PageRequest"});
     let validator = spec.validator(&schema);
-    let limits = dual_core::PageLimits::default();
+    let limits = dual_core::page::PageLimits::default();
     let columns = [dual_core::Column::new(
         "enrollment",
         dual_core::ColumnType::Integer,

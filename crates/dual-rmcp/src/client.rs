@@ -40,7 +40,7 @@ mod tests {
             columns: vec![Column::new("id", ColumnType::Integer)],
             executed_at: dual_core::time::OffsetDateTime::UNIX_EPOCH,
             expires_at: None,
-            status: dual_core::ResourceStatus::Ready,
+            status: dual_core::status::ResourceStatus::Ready,
         }
     }
 

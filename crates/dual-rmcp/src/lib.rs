@@ -49,7 +49,7 @@
 //!     columns: vec![Column::new("id", ColumnType::Integer)],
 //!     executed_at: dual_core::time::OffsetDateTime::UNIX_EPOCH,
 //!     expires_at: None,
-//!     status: dual_core::ResourceStatus::Ready,
+//!     status: dual_core::status::ResourceStatus::Ready,
 //! };
 //! let result = dual_rmcp::to_call_tool_result(&response);
 //! assert_eq!(result.is_error, Some(false));

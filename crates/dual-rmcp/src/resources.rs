@@ -7,7 +7,10 @@
 
 use dual_core::mcp::JSON_MIME_TYPE;
 use dual_core::{
-    PageRequest, QueryFailure, RequestError, ResourceStatus, parse_resource_uri, parse_sort_param,
+    PageRequest,
+    page::{RequestError, parse_sort_param},
+    status::{QueryFailure, ResourceStatus},
+    uri::parse_resource_uri,
 };
 use dual_server::{Caller, DualResponseServer, ServerError};
 use rmcp::model::{

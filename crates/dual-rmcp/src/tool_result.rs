@@ -91,14 +91,14 @@ pub fn server_error_result(error: &dual_server::ServerError) -> CallToolResult {
 /// the mistake), what to do for the other codes, never the internals of a storage failure.
 #[cfg(feature = "server")]
 #[must_use]
-pub fn failure_result(failure: &dual_core::QueryFailure) -> CallToolResult {
+pub fn failure_result(failure: &dual_core::status::QueryFailure) -> CallToolResult {
     error_result(failure_message(failure))
 }
 
 /// The text [`failure_result`] and `resources/read` give the model for a failed query.
 #[cfg(feature = "server")]
-pub(crate) fn failure_message(failure: &dual_core::QueryFailure) -> String {
-    use dual_core::FailureCode;
+pub(crate) fn failure_message(failure: &dual_core::status::QueryFailure) -> String {
+    use dual_core::status::FailureCode;
     match failure.code {
         FailureCode::QueryTimeout => format!(
             "The query ran past the server's time limit and was cancelled ({}). Narrow it (filters, \
@@ -146,7 +146,7 @@ mod tests {
             expires_at: Some(
                 dual_core::time::OffsetDateTime::UNIX_EPOCH + dual_core::time::Duration::minutes(15),
             ),
-            status: dual_core::ResourceStatus::Ready,
+            status: dual_core::status::ResourceStatus::Ready,
         }
     }
 

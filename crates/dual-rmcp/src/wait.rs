@@ -3,7 +3,10 @@
 use std::future::Future;
 use std::time::Duration;
 
-use dual_core::{DualResponse, FailureCode, QueryFailure, ResourceStatus};
+use dual_core::{
+    DualResponse,
+    status::{FailureCode, QueryFailure, ResourceStatus},
+};
 use dual_server::{Caller, DualResponseServer, ServerError};
 use rmcp::model::CallToolResult;
 

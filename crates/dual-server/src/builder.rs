@@ -3,7 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dual_core::{DEFAULT_PAGE_LIMIT, DEFAULT_URI_SCHEME, MAX_PAGE_LIMIT, PageLimits};
+use dual_core::{
+    page::{DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, PageLimits},
+    uri::DEFAULT_URI_SCHEME,
+};
 use dual_spool::{MemorySpool, Spool};
 use dual_store::{Clock, MemoryStore, ResourceStore};
 

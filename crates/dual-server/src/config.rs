@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use dual_core::PageLimits;
+use dual_core::page::PageLimits;
 
 /// Default time a resource lives: 15 minutes.
 pub const DEFAULT_EXPIRATION: Duration = Duration::from_secs(15 * 60);

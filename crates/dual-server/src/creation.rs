@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use dual_core::{Consistency, DualResponse, ResourceId, ResourceRecord, ResourceStatus, Row, infer_columns};
+use dual_core::{
+    DualResponse, ResourceId, ResourceRecord, Row, column::infer_columns, consistency::Consistency,
+    status::ResourceStatus,
+};
 use tracing::Instrument;
 
 use crate::config::MAX_SAMPLE_SIZE;
@@ -252,5 +255,5 @@ impl std::io::Write for ByteCounter {
 }
 
 fn invalid(field: &'static str, expected: &'static str) -> ServerError {
-    ServerError::InvalidRequest(dual_core::RequestError::WrongType { field, expected })
+    ServerError::InvalidRequest(dual_core::page::RequestError::WrongType { field, expected })
 }

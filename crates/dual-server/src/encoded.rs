@@ -4,7 +4,7 @@
 use std::pin::Pin;
 
 use bytes::Bytes;
-use dual_core::{PageResponse, ResourceId, Row, ValidPage};
+use dual_core::{PageResponse, ResourceId, Row, page::ValidPage};
 use dual_spool::{RowRun, SpoolError};
 use futures_core::Stream;
 
@@ -259,7 +259,7 @@ mod tests {
             ..PageRequest::default()
         };
         request
-            .validate(dual_core::PageLimits::default(), &[])
+            .validate(dual_core::page::PageLimits::default(), &[])
             .unwrap_or_else(|e| panic!("valid page: {e}"))
     }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use dual_core::{QueryFailure, RequestError};
+use dual_core::{page::RequestError, status::QueryFailure};
 use dual_spool::SpoolError;
 use dual_store::StoreError;
 

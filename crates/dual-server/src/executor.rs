@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use dual_core::{Column, Row, RowRange, Sort};
+use dual_core::{Column, Row, Sort, range::RowRange};
 use futures_core::Stream;
 use serde_json::Value;
 

@@ -6,7 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dual_core::{
-    Consistency, FailureCode, QueryFailure, ResourceId, ResourceRecord, ResourceStatus, infer_columns,
+    ResourceId, ResourceRecord,
+    column::infer_columns,
+    consistency::Consistency,
+    status::{FailureCode, QueryFailure, ResourceStatus},
 };
 use tokio::task::JoinHandle;
 

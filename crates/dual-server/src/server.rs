@@ -5,8 +5,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dual_core::{
-    Consistency, FailureCode, PageRequest, PageResponse, QueryFailure, ResourceId, ResourceMetadata,
-    ResourceRecord, ResourceStatus, RowRange, Sort, validate_sort,
+    PageRequest, PageResponse, ResourceId, ResourceRecord, Sort,
+    consistency::Consistency,
+    metadata::ResourceMetadata,
+    page::validate_sort,
+    range::RowRange,
+    status::{FailureCode, QueryFailure, ResourceStatus},
 };
 use dual_spool::Spool;
 use dual_store::{Clock, Lookup, ResourceStore};

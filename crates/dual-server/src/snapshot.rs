@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use dual_core::{ResourceId, Row, RowRange, Sort};
+use dual_core::{ResourceId, Row, Sort, range::RowRange};
 use dual_spool::{Spool, SpoolError};
 use futures_util::StreamExt;
 use serde_json::Value;

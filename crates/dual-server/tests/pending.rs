@@ -4,9 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dual_core::{FailureCode, PageRequest, ResourceId, ResourceStatus, RowRange};
+use dual_core::{
+    PageRequest, ResourceId,
+    range::RowRange,
+    status::{FailureCode, ResourceStatus},
+};
 use dual_server::dual_spool::{MemorySpool, Spool};
-use dual_server::{Caller, CreateResponse, DualResponseServer, ServerErrorCode, QueryExecutor};
+use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor, ServerErrorCode};
 use dual_store::{MemoryStore, ResourceStore};
 use dual_testkit::BreakableStore;
 use dual_testkit::executor::{Numbers, row};

@@ -5,7 +5,7 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use dual_core::{Row, RowRange, Sort, SortOrder};
+use dual_core::{Row, Sort, SortOrder, range::RowRange};
 use dual_server::{
     Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowStream, ServerErrorCode,
     take_rows,

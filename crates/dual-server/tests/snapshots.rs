@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dual_core::{Consistency, PageRequest, ResourceId, Row, RowRange, Sort, SortOrder};
+use dual_core::{PageRequest, ResourceId, Row, Sort, SortOrder, consistency::Consistency, range::RowRange};
 use dual_server::{
     Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowStream, ServerErrorCode,
     paged_stream,

@@ -2,7 +2,7 @@
 
 use std::error::Error as StdError;
 
-use dual_core::{ErrorCode, ResourceId};
+use dual_core::{ResourceId, error::ErrorCode};
 
 /// The boxed cause of a storage failure.
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;

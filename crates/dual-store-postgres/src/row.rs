@@ -1,7 +1,9 @@
 //! Records to statement parameters and rows back to records.
 
 use dual_core::{
-    Column, Consistency, QueryFailure, QuerySpec, ResourceRecord, ResourceStatus, Row as SampleRow,
+    Column, QuerySpec, ResourceRecord, Row as SampleRow,
+    consistency::Consistency,
+    status::{QueryFailure, ResourceStatus},
 };
 use dual_store::StoreError;
 use serde_json::Value;

@@ -209,14 +209,14 @@ async fn the_migration_adds_consistency_to_a_table_from_before_snapshots() -> Te
     let Lookup::Found(seen) = upgraded.get(old.id, now).await? else {
         panic!("the old record survives the migration");
     };
-    assert_eq!(seen.consistency, dual_core::Consistency::Live);
+    assert_eq!(seen.consistency, dual_core::consistency::Consistency::Live);
     let mut snapshot = record(now, None);
-    snapshot.consistency = dual_core::Consistency::Snapshot;
+    snapshot.consistency = dual_core::consistency::Consistency::Snapshot;
     upgraded.save(&snapshot).await?;
     let Lookup::Found(seen) = upgraded.get(snapshot.id, now).await? else {
         panic!("saved");
     };
-    assert_eq!(seen.consistency, dual_core::Consistency::Snapshot);
+    assert_eq!(seen.consistency, dual_core::consistency::Consistency::Snapshot);
     Ok(())
 }
 
@@ -266,9 +266,9 @@ async fn the_migration_adds_the_query_state_columns_to_a_table_from_before_statu
     );
 
     let mut failed = old.clone();
-    failed.status = dual_core::ResourceStatus::Failed;
-    failed.failure = Some(dual_core::QueryFailure::new(
-        dual_core::FailureCode::StorageError,
+    failed.status = dual_core::status::ResourceStatus::Failed;
+    failed.failure = Some(dual_core::status::QueryFailure::new(
+        dual_core::status::FailureCode::StorageError,
         "disk full",
     ));
     assert!(upgraded.update_query(&failed).await?);
@@ -289,10 +289,10 @@ async fn update_query_writes_only_the_query_columns_and_keeps_json_text() -> Tes
     let mut update = saved.clone();
     update.name = "not written".to_owned();
     update.access_count = 7;
-    update.status = dual_core::ResourceStatus::Pending;
+    update.status = dual_core::status::ResourceStatus::Pending;
     update.lease_expires_at = Some(now.replace_nanosecond(123_456_789)?);
-    update.failure = Some(dual_core::QueryFailure::new(
-        dual_core::FailureCode::QueryExecutionFailed,
+    update.failure = Some(dual_core::status::QueryFailure::new(
+        dual_core::status::FailureCode::QueryExecutionFailed,
         "«x» \"q\" 🎓",
     ));
     assert!(store.update_query(&update).await?);

@@ -2,7 +2,11 @@
 
 use std::sync::Arc;
 
-use dual_core::{Column, Consistency, QueryFailure, ResourceRecord, ResourceStatus, Row};
+use dual_core::{
+    Column, ResourceRecord, Row,
+    consistency::Consistency,
+    status::{QueryFailure, ResourceStatus},
+};
 use dual_store::StoreError;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;

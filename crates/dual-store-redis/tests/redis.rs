@@ -8,7 +8,10 @@ mod support;
 
 use std::time::Duration as StdDuration;
 
-use dual_core::{FailureCode, QueryFailure, ResourceId, ResourceStatus};
+use dual_core::{
+    ResourceId,
+    status::{FailureCode, QueryFailure, ResourceStatus},
+};
 use dual_store::{Lookup, ResourceStore};
 use dual_store_redis::RedisStore;
 use dual_testkit::store as suite;

@@ -164,8 +164,8 @@ fn resource(
         last_accessed_at: None,
         owner: Some(format!("tenant-{}", i % 100)),
         metadata: json!({"tool": "search_institutions"}),
-        consistency: dual_core::Consistency::Snapshot,
-        status: dual_core::ResourceStatus::Ready,
+        consistency: dual_core::consistency::Consistency::Snapshot,
+        status: dual_core::status::ResourceStatus::Ready,
         lease_expires_at: None,
         failure: None,
     }

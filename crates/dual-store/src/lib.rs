@@ -26,8 +26,8 @@
 //!     last_accessed_at: None,
 //!     owner: None,
 //!     metadata: serde_json::Value::Null,
-//!     consistency: dual_core::Consistency::Live,
-//!     status: dual_core::ResourceStatus::Ready,
+//!     consistency: dual_core::consistency::Consistency::Live,
+//!     status: dual_core::status::ResourceStatus::Ready,
 //!     lease_expires_at: None,
 //!     failure: None,
 //! };

@@ -24,7 +24,7 @@ use std::cmp::Ordering;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use dual_core::{ResourceId, ResourceStatus, Row, Sort, SortOrder};
+use dual_core::{ResourceId, Row, Sort, SortOrder, status::ResourceStatus};
 use futures_util::StreamExt;
 use serde_json::Value;
 

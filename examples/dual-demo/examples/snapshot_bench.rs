@@ -226,7 +226,12 @@ fn rss_child() -> Result<(), BoxError> {
         let after_create = peak_rss_mib();
         let started = Instant::now();
         let (_, mut stream) = server
-            .export_range(response.id, &Caller::anonymous(), None, dual_core::RowRange::ALL)
+            .export_range(
+                response.id,
+                &Caller::anonymous(),
+                None,
+                dual_core::range::RowRange::ALL,
+            )
             .await?;
         let (mut rows, mut bytes) = (0u64, 0u64);
         while let Some(batch) = stream.next().await {

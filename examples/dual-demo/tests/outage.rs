@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dual_client::{ClientError, DualResponseClient, FetchOptions, ParsedDualResponse};
-use dual_core::ErrorCode;
+use dual_core::error::ErrorCode;
 use dual_testkit::proxy::{Mode, Proxy};
 use support::{
     Backend, Instance, LIMIT, Namespace, SQL, TempDb, create_via_mcp, query, rest_client, text_of, within,

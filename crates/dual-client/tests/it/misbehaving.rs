@@ -122,7 +122,7 @@ async fn retries_are_bounded() {
     assert!(failure.is_retryable());
     assert_eq!(
         failure.server_error().map(|b| b.error),
-        Some(dual_core::ErrorCode::StorageError)
+        Some(dual_core::error::ErrorCode::StorageError)
     );
 
     let server = RawServer::start(|_, _| error("503 Service Unavailable", "storage_error", true)).await;

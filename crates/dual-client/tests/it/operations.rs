@@ -133,7 +133,7 @@ async fn expired_resources_are_resource_expired_everywhere() {
             assert_eq!(error.status(), Some(http::StatusCode::NOT_FOUND));
             assert_eq!(
                 error.server_error().map(|b| b.error),
-                Some(dual_core::ErrorCode::Expired)
+                Some(dual_core::error::ErrorCode::Expired)
             );
         }
         if export {

@@ -2,7 +2,7 @@
 
 use dual_client::{ClientErrorCode, ColumnType, DualResponseClient, ParsedDualResponse};
 use dual_core::mcp::StructuredContent;
-use dual_core::{Column, DualResponse, ResourceId, ResourceStatus};
+use dual_core::{Column, DualResponse, ResourceId, status::ResourceStatus};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use time::macros::datetime;
@@ -324,7 +324,7 @@ proptest! {
             uri: format!("resource://{id}"),
             url: format!("http://127.0.0.1:1/resources/{id}"),
             name: "Round \"trip\"".to_owned(),
-            columns: dual_core::infer_columns(&sample),
+            columns: dual_core::column::infer_columns(&sample),
             sample: sample.into(),
             total_count: total,
             executed_at: datetime!(2026-01-15 10:30:00 UTC),

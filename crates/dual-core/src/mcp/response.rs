@@ -8,7 +8,11 @@ use super::{
     ContentBlock, JSON_MIME_TYPE, RenderOptions, ResourceLinkInfo, ResultMetadata, StructuredContent,
     TextFormat, ToolResult, text,
 };
-use crate::{Column, ResourceId, ResourceRecord, ResourceStatus, Row, resource_uri, resource_url};
+use crate::{
+    Column, ResourceId, ResourceRecord, Row,
+    status::ResourceStatus,
+    uri::{resource_uri, resource_url},
+};
 
 /// A dual response: the sample and count for the model, the link for the application.
 ///
@@ -25,7 +29,7 @@ use crate::{Column, ResourceId, ResourceRecord, ResourceStatus, Row, resource_ur
 ///     columns: vec![Column::new("id", ColumnType::Integer)],
 ///     executed_at: time::OffsetDateTime::UNIX_EPOCH,
 ///     expires_at: None,
-///     status: dual_core::ResourceStatus::Ready,
+///     status: dual_core::status::ResourceStatus::Ready,
 /// };
 /// let result = serde_json::to_value(response.tool_result()).unwrap_or_default();
 /// assert_eq!(result["structuredContent"]["metadata"]["total_count"], 847);

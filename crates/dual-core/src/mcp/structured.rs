@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use super::ContentBlock;
-use crate::{Column, ResourceStatus, Row};
+use crate::{Column, Row, status::ResourceStatus};
 
 /// `structuredContent.resource`: where the full result lives.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

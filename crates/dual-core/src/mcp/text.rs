@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::DualResponse;
-use crate::{Column, ResourceStatus, Row};
+use crate::{Column, Row, status::ResourceStatus};
 
 /// The page size the summary suggests for `resources/read`.
 pub(super) const SUGGESTED_PAGE: u64 = 100;
@@ -69,7 +69,7 @@ fn seconds(at: OffsetDateTime) -> String {
 pub(super) fn table(columns: &[Column], sample: &[Row]) -> String {
     let inferred;
     let columns = if columns.is_empty() {
-        inferred = crate::infer_columns(sample);
+        inferred = crate::column::infer_columns(sample);
         &inferred
     } else {
         columns

@@ -132,7 +132,7 @@ pub async fn expired_copy(server: &DualResponseServer, id: ResourceId) -> Resour
 pub async fn copy_with_status(
     server: &DualResponseServer,
     id: ResourceId,
-    status: dual_core::ResourceStatus,
+    status: dual_core::status::ResourceStatus,
 ) -> ResourceId {
     let mut record = server
         .get_resource(id, &dual_server::Caller::anonymous())
@@ -141,10 +141,10 @@ pub async fn copy_with_status(
     record.id = ResourceId::new();
     record.status = status;
     record.lease_expires_at = Some(server.clock().now() + dual_core::time::Duration::hours(1));
-    if status == dual_core::ResourceStatus::Failed {
+    if status == dual_core::status::ResourceStatus::Failed {
         record.lease_expires_at = None;
-        record.failure = Some(dual_core::QueryFailure::new(
-            dual_core::FailureCode::QueryTimeout,
+        record.failure = Some(dual_core::status::QueryFailure::new(
+            dual_core::status::FailureCode::QueryTimeout,
             "ran past the time limit",
         ));
     }

@@ -156,16 +156,16 @@ async fn saved_copy<T: Target>(
 async fn copy_with_status<T: Target>(
     ctx: &Ctx<T>,
     check: &str,
-    status: dual_core::ResourceStatus,
+    status: dual_core::status::ResourceStatus,
 ) -> ResourceId {
     let now = ctx.server.clock().now();
     saved_copy(ctx, check, |record| {
         record.status = status;
         record.lease_expires_at = Some(now + dual_core::time::Duration::hours(1));
-        if status == dual_core::ResourceStatus::Failed {
+        if status == dual_core::status::ResourceStatus::Failed {
             record.lease_expires_at = None;
-            record.failure = Some(dual_core::QueryFailure::new(
-                dual_core::FailureCode::QueryInterrupted,
+            record.failure = Some(dual_core::status::QueryFailure::new(
+                dual_core::status::FailureCode::QueryInterrupted,
                 "the instance stopped",
             ));
         }
@@ -177,7 +177,7 @@ async fn copy_with_status<T: Target>(
 /// 409 `not_ready` with `Retry-After`; a failed one's metadata shows the code, its pages and exports
 /// are 500 `query_failed`, retryable as its failure.
 async fn not_ready<T: Target>(ctx: &Ctx<T>, check: &str) {
-    let pending = copy_with_status(ctx, check, dual_core::ResourceStatus::Pending).await;
+    let pending = copy_with_status(ctx, check, dual_core::status::ResourceStatus::Pending).await;
     let body = ctx.get(&format!("/{pending}")).send().await.json();
     assert_eq!(body["status"], "pending", "[{check}] {body}");
     assert_eq!(body["progress"]["rows"], 10, "[{check}] {body}");
@@ -194,7 +194,7 @@ async fn not_ready<T: Target>(ctx: &Ctx<T>, check: &str) {
         );
         assert_eq!(reply.json()["retryable"], true, "[{check}] {method}");
     }
-    let failed = copy_with_status(ctx, check, dual_core::ResourceStatus::Failed).await;
+    let failed = copy_with_status(ctx, check, dual_core::status::ResourceStatus::Failed).await;
     let body = ctx.get(&format!("/{failed}")).send().await.json();
     assert_eq!(body["status"], "failed", "[{check}] {body}");
     assert_eq!(body["error"]["code"], "query_interrupted", "[{check}] {body}");

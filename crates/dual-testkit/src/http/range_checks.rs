@@ -34,7 +34,7 @@ async fn ndjson<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, query: &str)
 /// give every row exactly once and in order.
 async fn split_into_ranges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     for sort in [None, Some("score:desc"), Some("id")] {
-        let parsed = sort.and_then(|s| dual_core::parse_sort_param(s).ok());
+        let parsed = sort.and_then(|s| dual_core::page::parse_sort_param(s).ok());
         let expected: Vec<Value> = sorted_rows(ROWS, parsed.as_ref())
             .into_iter()
             .map(|row| row["id"].clone())

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use dual_core::{NOT_FOUND_MESSAGE, ResourceId};
+use dual_core::{ResourceId, error::NOT_FOUND_MESSAGE};
 use dual_server::{CreateResponse, DualResponseServer};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, StatusCode};

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
-use dual_core::{ErrorCode, ResourceId};
+use dual_core::{ResourceId, error::ErrorCode};
 
 use super::support::{expected, read, sample_rows, small, write};
 use dual_spool::{Spool, SpoolError};

@@ -2,7 +2,11 @@
 
 use std::sync::Arc;
 
-use dual_core::{Column, ColumnType, Consistency, FailureCode, QueryFailure, ResourceId, ResourceStatus};
+use dual_core::{
+    Column, ColumnType, ResourceId,
+    consistency::Consistency,
+    status::{FailureCode, QueryFailure, ResourceStatus},
+};
 use serde_json::json;
 use time::Duration;
 

@@ -54,7 +54,7 @@ pub async fn round_trip_every_field(store: &dyn ResourceStore) {
     odd.query.params = serde_json::json!([3, 2, 1]);
     odd.metadata = serde_json::json!("just a string");
     odd.owner = Some(String::new());
-    odd.consistency = dual_core::Consistency::Snapshot;
+    odd.consistency = dual_core::consistency::Consistency::Snapshot;
     for (what, saved) in [
         ("rich record", &rich),
         ("minimal record", &minimal),

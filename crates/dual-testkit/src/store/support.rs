@@ -1,8 +1,9 @@
 //! Fixtures and helpers shared by the suite's cases.
 
 use dual_core::{
-    Column, ColumnType, Consistency, FailureCode, QueryFailure, QuerySpec, ResourceId, ResourceRecord,
-    ResourceStatus, Row,
+    Column, ColumnType, QuerySpec, ResourceId, ResourceRecord, Row,
+    consistency::Consistency,
+    status::{FailureCode, QueryFailure, ResourceStatus},
 };
 use serde_json::{Value, json};
 use time::{Duration, OffsetDateTime};

@@ -26,7 +26,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use dual_core::{Column, Row, RowRange, Sort, SortOrder};
+use dual_core::{Column, Row, Sort, SortOrder, range::RowRange};
 use dual_server::{ExecutorError, QueryExecutor, RowStream};
 use rusqlite::types::Value as SqlValue;
 use serde_json::Value;

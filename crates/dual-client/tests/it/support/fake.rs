@@ -8,9 +8,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use dual_core::{
-    Column, DualResponse, ErrorBody, ErrorCode, PageLimits, PageRequest, PageResponse, PinResponse,
-    ResourceId, ResourceMetadata, ResourceStatus, Row, Sort, SortOrder, infer_columns, parse_sort_param,
-    validate_sort,
+    Column, DualResponse, PageRequest, PageResponse, ResourceId, Row, Sort, SortOrder,
+    column::infer_columns,
+    error::{ErrorBody, ErrorCode},
+    metadata::{PinResponse, ResourceMetadata},
+    page::{PageLimits, parse_sort_param, validate_sort},
+    status::ResourceStatus,
 };
 use dual_testkit::client::Fixture;
 use futures_util::{StreamExt, stream};
@@ -291,14 +294,14 @@ async fn handle(
         Err(_) => return error(ErrorCode::InvalidRequest, "unreadable body"),
     };
     let Some(rest) = path.strip_prefix("/resources/") else {
-        return error(ErrorCode::NotFound, dual_core::NOT_FOUND_MESSAGE);
+        return error(ErrorCode::NotFound, dual_core::error::NOT_FOUND_MESSAGE);
     };
     let (id, export) = match rest.strip_suffix("/data") {
         Some(id) => (id, true),
         None => (rest, false),
     };
     if export && !config.export {
-        return error(ErrorCode::NotFound, dual_core::NOT_FOUND_MESSAGE);
+        return error(ErrorCode::NotFound, dual_core::error::NOT_FOUND_MESSAGE);
     }
     let flight = export.then(|| Flight::start(counters));
     if let Some(delay) = config.data_delay.filter(|_| export) {
@@ -307,7 +310,7 @@ async fn handle(
     let mut guard = lock(state);
     let now = OffsetDateTime::now_utc();
     let Some(resource) = guard.resources.get_mut(id) else {
-        return error(ErrorCode::NotFound, dual_core::NOT_FOUND_MESSAGE);
+        return error(ErrorCode::NotFound, dual_core::error::NOT_FOUND_MESSAGE);
     };
     if resource.expires_at.is_some_and(|at| at <= now) {
         return error(ErrorCode::Expired, "Resource expired");
@@ -366,7 +369,7 @@ async fn handle(
                 access_count: resource.access_count,
                 last_accessed_at: resource.last_accessed_at,
                 metadata: Value::Null,
-                consistency: dual_core::Consistency::Snapshot,
+                consistency: dual_core::consistency::Consistency::Snapshot,
                 progress: None,
                 error: None,
             };
