@@ -174,7 +174,7 @@ async fn an_executor_without_capacity_is_503_overloaded_with_retry_after() {
     // Live: a snapshot never asks the executor again.
     let server = common::live_server();
     // The sample (15 rows) is fetched; every later page or export finds the executor busy.
-    let id = common::create(&server, json!({"n": 30, "busy_after_create": true})).await;
+    let id = common::create(&server, json!({"n": 30, "busy_after_sample": true})).await;
     let handler = DualHttp::builder(server).prefix("/resources").build();
     let page = handle::send(&handler, Request::post(format!("/resources/{id}"))).await;
     assert_eq!(page.status(), StatusCode::SERVICE_UNAVAILABLE);

@@ -6,9 +6,9 @@ pub mod typed;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use dual_core::{ResourceId, Row, Sort};
+use dual_core::{ResourceId, Row};
 use dual_http::DualHttp;
-use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowStream};
+use dual_server::{CreateResponse, DualResponseServer};
 use dual_testkit::executor;
 use dual_testkit::serve::Loopback;
 use serde_json::{Value, json};
@@ -29,51 +29,9 @@ pub fn row(i: u64) -> Row {
 }
 
 /// Kind `numbers`: the testkit's [`executor::Numbers`] over [`row`] (its failure switches, sorted by
-/// any column, rows computed, never stored, so 100k-row exports cost no memory here), and one switch
-/// of its own: `busy_after_create` makes every `fetch` but the 15-row sample, and every export,
-/// overloaded.
-#[derive(Debug)]
-pub struct Numbers(Arc<executor::Numbers>);
-
-/// A [`Numbers`].
-pub fn numbers() -> Numbers {
-    Numbers(Arc::new(executor::Numbers::new().row(row)))
-}
-
-fn busy(params: &Value) -> bool {
-    params["busy_after_create"].as_bool() == Some(true)
-}
-
-#[async_trait::async_trait]
-impl QueryExecutor for Numbers {
-    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        self.0.count(params).await
-    }
-
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        if busy(params) && limit != 15 {
-            return Err(ExecutorError::overloaded(
-                "no database connection within 2000 ms",
-                std::time::Duration::from_millis(1500),
-            ));
-        }
-        self.0.fetch(params, offset, limit, sort).await
-    }
-
-    fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
-        if busy(&params) {
-            let busy =
-                ExecutorError::overloaded("no export slot within 2000 ms", std::time::Duration::from_secs(3));
-            return Box::pin(futures_util::stream::iter([Err(busy)]));
-        }
-        Arc::clone(&self.0).stream(params, sort)
-    }
+/// any column, rows computed, never stored, so 100k-row exports cost no memory here).
+pub fn numbers() -> executor::Numbers {
+    executor::Numbers::new().row(row)
 }
 
 pub fn server() -> DualResponseServer {

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::{Row, Sort, SortOrder};
-use dual_server::{DEFAULT_STREAM_BATCH, ExecutorError, QueryExecutor, RowStream};
+use dual_server::{DEFAULT_SAMPLE_SIZE, DEFAULT_STREAM_BATCH, ExecutorError, QueryExecutor, RowStream};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
@@ -42,6 +42,7 @@ pub const GATED_FAILURE: &str = "no such column: nme";
 /// | `"fail_fetch_over": k` | `fetch` fails with [`SECRET`] when asked for rows beyond row `k` |
 /// | `"fail_stream_at": k` | the export stream yields `k` rows, then fails with [`SECRET`] |
 /// | `"batch": b` | the export stream yields `b`-row batches (default [`Numbers::batch`]) |
+/// | `"busy_after_sample": true` | every `fetch` but the sample's (a `limit` of the default sample size) and every export stream answer [`ExecutorError::overloaded`] (retry after 1.5 s and 3 s): an executor out of connections once the resource exists |
 ///
 /// Rows sort by any column: by `id` computed on the fly, by another column by sorting all `n` rows
 /// (numbers by value, anything else by its JSON text, ties by id). [`Numbers::fetches`] counts the
@@ -200,6 +201,19 @@ fn flag(params: &Value, name: &str) -> bool {
     params[name].as_bool() == Some(true)
 }
 
+/// The `busy_after_sample` answer of a `fetch` past the sample.
+fn busy_fetch() -> ExecutorError {
+    ExecutorError::overloaded(
+        "no database connection within 2000 ms",
+        Duration::from_millis(1500),
+    )
+}
+
+/// The `busy_after_sample` answer of an export.
+pub(crate) fn busy_export() -> ExecutorError {
+    ExecutorError::overloaded("no export slot within 2000 ms", Duration::from_secs(3))
+}
+
 #[async_trait]
 impl QueryExecutor for Numbers {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
@@ -217,6 +231,9 @@ impl QueryExecutor for Numbers {
         sort: Option<&Sort>,
     ) -> Result<Vec<Row>, ExecutorError> {
         self.fetches.fetch_add(1, Ordering::SeqCst);
+        if flag(params, "busy_after_sample") && limit != DEFAULT_SAMPLE_SIZE {
+            return Err(busy_fetch());
+        }
         let end = offset.saturating_add(limit);
         if flag(params, "fail") || params["fail_fetch_over"].as_u64().is_some_and(|k| end > k) {
             return Err(ExecutorError::new(SECRET));

@@ -37,6 +37,9 @@ pub(super) fn stream(me: Arc<Numbers>, params: Value, sort: Option<Sort>) -> Row
     if let Some(steps) = me.steps.clone() {
         return gated(me, alive, steps);
     }
+    if flag(&params, "busy_after_sample") {
+        return Box::pin(futures_util::stream::iter([Err(super::busy_export())]));
+    }
     let n = match me.total(&params) {
         Ok(n) => n,
         Err(error) => return Box::pin(futures_util::stream::iter([Err(error)])),
