@@ -24,10 +24,10 @@ use std::time::Duration;
 
 use dual_core::{Row, Sort, SortOrder};
 use dual_http::DualHttp;
-use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use dual_server::{CreateResponse, DualResponseServer, ExecutorError, Typed, TypedExecutor};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
@@ -36,25 +36,33 @@ const MAX_CONNECTIONS: usize = 1024;
 /// Time to send a request head, and to start the next one on a kept-alive connection.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The parameters of an "institutions" query, as the tool handler stores them and the executor
+/// reads them back (typed, through [`Typed`]).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Search {
+    /// How many institutions.
+    n: u64,
+}
+
 /// An in-memory "institutions" table of `n` computed rows.
 struct Institutions;
 
 #[async_trait::async_trait]
-impl QueryExecutor for Institutions {
-    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        params["n"]
-            .as_u64()
-            .ok_or_else(|| ExecutorError::new("`n` must be an integer"))
+impl TypedExecutor for Institutions {
+    type Params = Search;
+
+    async fn count(&self, search: &Search) -> Result<u64, ExecutorError> {
+        Ok(search.n)
     }
 
     async fn fetch(
         &self,
-        params: &Value,
+        search: &Search,
         offset: u64,
         limit: u64,
         sort: Option<&Sort>,
     ) -> Result<Vec<Row>, ExecutorError> {
-        let n = self.count(params).await?;
+        let n = search.n;
         let desc = sort.is_some_and(|s| s.order == SortOrder::Desc);
         Ok((offset.min(n)..n.min(offset.saturating_add(limit)))
             .map(|i| if desc { n - 1 - i } else { i })
@@ -77,12 +85,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .parse()?;
     let server = DualResponseServer::builder()
         .base_url(format!("http://{addr}/resources"))
-        .executor("institutions", Institutions)
+        .executor("institutions", Typed(Institutions))
         .build()?;
 
     // What an MCP tool handler would do; here we print the link instead of returning it to a model.
     let created = server
-        .create_response(CreateResponse::new("institutions", json!({"n": 847})).name("Institutions"))
+        .create_response(CreateResponse::typed("institutions", &Search { n: 847 })?.name("Institutions"))
         .await?;
     println!("created {} rows: {}", created.total_count, created.url);
 
