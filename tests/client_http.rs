@@ -5,7 +5,7 @@ mod support;
 
 use dual_response::client::{ClientErrorCode, DualResponseClient, FetchAllOptions, FetchOptions};
 use dual_response::server::CreateResponse;
-use dual_testkit::client::{self as suite, Fixture};
+use dual_testkit::client::Fixture;
 use serde_json::json;
 
 async fn fixture(server: &dual_response::server::DualResponseServer, n: u64) -> Fixture {
@@ -29,7 +29,7 @@ async fn client_suite_passes_against_dual_http() {
         .build()
         .expect("client");
     for client in [plain, based] {
-        suite::run(&client, || fixture(&server, 23)).await;
+        dual_testkit::client::run(&client, || fixture(&server, 23)).await;
     }
 }
 

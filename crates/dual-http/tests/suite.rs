@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use dual_testkit::http::{self as suite, HyperTarget, TowerTarget};
+use dual_testkit::http::{HyperTarget, TowerTarget};
 
 /// Generous: the suite is a few hundred in-memory requests.
 const BUDGET: Duration = Duration::from_secs(120);
@@ -17,7 +17,7 @@ async fn bounded(run: impl Future<Output = Vec<&'static str>>) -> Vec<&'static s
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hyper_service_under_a_prefix() {
-    let passed = bounded(suite::run("/resources", |b| {
+    let passed = bounded(dual_testkit::http::run("/resources", |b| {
         HyperTarget(b.prefix("/resources").build())
     }))
     .await;
@@ -26,12 +26,12 @@ async fn hyper_service_under_a_prefix() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hyper_service_at_the_root() {
-    bounded(suite::run("", |b| HyperTarget(b.build()))).await;
+    bounded(dual_testkit::http::run("", |b| HyperTarget(b.build()))).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hyper_service_under_a_nested_prefix_given_sloppily() {
-    bounded(suite::run("/api/v1/resources", |b| {
+    bounded(dual_testkit::http::run("/api/v1/resources", |b| {
         HyperTarget(b.prefix("api/v1/resources/").build())
     }))
     .await;
@@ -39,7 +39,7 @@ async fn hyper_service_under_a_nested_prefix_given_sloppily() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tower_service() {
-    bounded(suite::run("/resources", |b| {
+    bounded(dual_testkit::http::run("/resources", |b| {
         TowerTarget(b.prefix("/resources").build())
     }))
     .await;
@@ -47,7 +47,7 @@ async fn tower_service() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn axum_nest_service() {
-    bounded(suite::run("/resources", |b| {
+    bounded(dual_testkit::http::run("/resources", |b| {
         TowerTarget(axum::Router::new().nest_service("/resources", b.build()))
     }))
     .await;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use dual_core::ResourceId;
 use dual_spool::{MemorySpool, SegmentLimits, Spool, SpoolBackend, SpoolError};
 use dual_testkit::BreakableSpool;
-use dual_testkit::spool::{self as suite, outage::Bounds};
+use dual_testkit::spool::outage::Bounds;
 
 async fn memory(budget: u64) -> MemorySpool {
     MemorySpool::builder()
@@ -23,25 +23,30 @@ const BOUNDS: Bounds = Bounds {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_memory_passes_the_conformance_suite() {
-    suite::run(|| async { Spool::new(memory(256 << 20).await) }).await;
+    dual_testkit::spool::run(|| async { Spool::new(memory(256 << 20).await) }).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_spilled_passes_the_conformance_suite() {
-    suite::run(|| async { Spool::new(memory(0).await) }).await;
+    dual_testkit::spool::run(|| async { Spool::new(memory(0).await) }).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partly_spilled_passes_the_conformance_suite() {
-    suite::run(|| async { Spool::new(memory(2048).await) }).await;
+    dual_testkit::spool::run(|| async { Spool::new(memory(2048).await) }).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_switched_off_backend_fails_retryably_and_recovers() {
     let backend = BreakableSpool::new(memory(1024).await);
     let spool = Spool::new(backend.clone());
-    suite::outage::outage_and_recovery(&spool, || backend.break_storage(), || backend.restore(), BOUNDS)
-        .await;
+    dual_testkit::spool::outage::outage_and_recovery(
+        &spool,
+        || backend.break_storage(),
+        || backend.restore(),
+        BOUNDS,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,13 +7,13 @@ use std::time::Duration;
 use dual_core::ResourceId;
 use dual_spool::{ObjectStoreSpool, Spool};
 use dual_testkit::BreakableSpool;
-use dual_testkit::spool::{self as suite, outage::Bounds};
+use dual_testkit::spool::outage::Bounds;
 use object_store::memory::InMemory;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_memory_object_store_passes_the_conformance_suite() {
     let store = Arc::new(InMemory::new());
-    suite::run(|| {
+    dual_testkit::spool::run(|| {
         let store = store.clone();
         async move {
             let prefix = format!("suite/{}", ResourceId::new());
@@ -58,6 +58,11 @@ async fn a_switched_off_object_store_fails_retryably_and_recovers() {
         fail_within: Duration::from_secs(2),
         recover_within: Duration::from_secs(5),
     };
-    suite::outage::outage_and_recovery(&spool, || backend.break_storage(), || backend.restore(), bounds)
-        .await;
+    dual_testkit::spool::outage::outage_and_recovery(
+        &spool,
+        || backend.break_storage(),
+        || backend.restore(),
+        bounds,
+    )
+    .await;
 }

@@ -12,14 +12,14 @@ use dual_spool::Spool;
 use dual_testkit::proxy::{Mode, Proxy};
 use dual_testkit::s3::Bucket;
 use dual_testkit::services::S3;
-use dual_testkit::spool::{self as suite, outage::Bounds};
+use dual_testkit::spool::outage::Bounds;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s3_passes_the_conformance_suite() {
     let bucket = Bucket::create("dual-spool-test").await;
     let shared = bucket.clone();
     let outcome = tokio::spawn(async move {
-        suite::run(|| {
+        dual_testkit::spool::run(|| {
             let spool = shared.spool(&format!("suite/{}", ResourceId::new()));
             async move { Spool::new(spool) }
         })
@@ -38,10 +38,10 @@ async fn instance_b_serves_and_deletes_what_instance_a_wrote() {
     );
     let outcome = async move {
         let id = ResourceId::new();
-        let rows = suite::sample_rows(50);
+        let rows = dual_testkit::spool::sample_rows(50);
         let mut writer = a
             .clone()
-            .with_segment_limits(suite::LIMITS)
+            .with_segment_limits(dual_testkit::spool::LIMITS)
             .writer(id)
             .await
             .expect("writer");
@@ -100,8 +100,13 @@ async fn outage(mode: Mode) {
         .expect("S3 spool");
     let spool = Spool::new(spool);
     let result = tokio::spawn(async move {
-        suite::outage::outage_and_recovery(&spool, || proxy.set(mode), || proxy.set(Mode::Open), BOUNDS)
-            .await;
+        dual_testkit::spool::outage::outage_and_recovery(
+            &spool,
+            || proxy.set(mode),
+            || proxy.set(Mode::Open),
+            BOUNDS,
+        )
+        .await;
     })
     .await;
     bucket.finish(result).await;

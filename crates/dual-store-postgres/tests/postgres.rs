@@ -9,7 +9,7 @@ mod support;
 use dual_core::{QuerySpec, ResourceRecord};
 use dual_store::{Lookup, ResourceStore, StoreError};
 use dual_store_postgres::{PostgresStore, PostgresStoreBuilder};
-use dual_testkit::store as suite;
+
 use support::{Namespace, now_micros, record};
 use time::{Duration, OffsetDateTime};
 
@@ -340,7 +340,7 @@ async fn an_unknown_status_or_failure_code_is_corrupt_naming_its_column() -> Tes
         raw.execute(&sql, &[&saved.id.to_string()]).await?;
         let sql = format!("UPDATE {} SET {column} = {value} WHERE id = $1", store.table());
         raw.execute(&sql, &[&saved.id.to_string()]).await?;
-        suite::reported_not_served(&store, saved.id, now, &format!("column {column}")).await;
+        dual_testkit::store::reported_not_served(&store, saved.id, now, &format!("column {column}")).await;
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ use dual_core::{
 };
 use dual_store::{Lookup, ResourceStore};
 use dual_store_redis::RedisStore;
-use dual_testkit::store as suite;
+
 use redis::AsyncCommands;
 use support::{Namespace, record};
 use time::{Duration, OffsetDateTime};
@@ -246,7 +246,7 @@ async fn a_corrupt_record_is_reported_not_served() -> TestResult {
     let now = OffsetDateTime::now_utc();
     let (store, mut raw, saved, key) = namespace.save(store, record(now, None)).await?;
     let _: usize = raw.hset(&key, "rec", "{not json").await?;
-    suite::reported_not_served(&store, saved.id, now, "record JSON").await;
+    dual_testkit::store::reported_not_served(&store, saved.id, now, "record JSON").await;
     Ok(())
 }
 
@@ -351,7 +351,7 @@ async fn a_corrupt_query_field_is_reported_not_served() -> TestResult {
     assert_ne!(unknown, query, "{query}");
     for corrupt in [unknown.as_str(), "{not json", r#"{"status":"ready"}"#] {
         let _: usize = raw.hset(&key, "q", corrupt).await?;
-        suite::reported_not_served(&store, saved.id, now, "query state JSON").await;
+        dual_testkit::store::reported_not_served(&store, saved.id, now, "query state JSON").await;
     }
     Ok(())
 }

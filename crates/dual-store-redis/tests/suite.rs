@@ -3,12 +3,10 @@
 
 mod support;
 
-use dual_testkit::store as suite;
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_store_passes_the_conformance_suite_and_refuses_calls_once_closed() {
     let namespace = support::Namespace::new();
-    suite::run(|| namespace.store()).await;
+    dual_testkit::store::run(|| namespace.store()).await;
     // Beyond what the trait asks of every store: once closed, this one refuses every call.
-    suite::refuses_calls_once_closed(&namespace.store().await).await;
+    dual_testkit::store::refuses_calls_once_closed(&namespace.store().await).await;
 }

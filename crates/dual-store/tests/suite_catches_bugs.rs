@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use dual_core::{ResourceId, ResourceRecord};
 use dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
-use dual_testkit::store as suite;
+
 use time::OffsetDateTime;
 
 /// The bug a [`Buggy`] store has.
@@ -163,7 +163,7 @@ impl ResourceStore for Buggy {
 }
 
 async fn run_with(bug: Bug) {
-    suite::run(move || async move { Buggy::new(bug) }).await;
+    dual_testkit::store::run(move || async move { Buggy::new(bug) }).await;
 }
 
 /// Tests that the suite, or one case of it, panics with `expected` on a store with `bug`.
@@ -178,11 +178,11 @@ macro_rules! bug_fails {
 }
 
 async fn purge_expired_exact(bug: Bug) {
-    suite::purge_expired_exact(&Buggy::new(bug)).await;
+    dual_testkit::store::purge_expired_exact(&Buggy::new(bug)).await;
 }
 
 async fn live_count(bug: Bug) {
-    suite::live_count_counts_live_records(&Buggy::new(bug)).await;
+    dual_testkit::store::live_count_counts_live_records(&Buggy::new(bug)).await;
 }
 
 bug_fails! {

@@ -6,13 +6,13 @@
 //!
 //! ```no_run
 //! use dual_client::DualResponseClient;
-//! use dual_testkit::client::{self as suite, Fixture};
+//! use dual_testkit::client::Fixture;
 //!
 //! # async fn run() {
 //! let client = DualResponseClient::new();
 //! // Each call creates a fresh resource on the server under test (say, by calling its MCP tool) and
 //! // returns the tool result with every row the resource must serve.
-//! suite::run(&client, || async {
+//! dual_testkit::client::run(&client, || async {
 //!     let tool_result: serde_json::Value = serde_json::from_str("{}").unwrap_or_default();
 //!     Fixture { tool_result, rows: Vec::new(), sort_field: "id".into() }
 //! })

@@ -1,7 +1,7 @@
 //! Every operation against the in-test contract server, with and without the `/data` export.
 
 use dual_client::{FetchAllOptions, FetchOptions, FetchStreamOptions, Sort, SortOrder};
-use dual_testkit::client as suite;
+
 use futures_util::StreamExt;
 
 use crate::support::fake::{FakeConfig, FakeServer, rows};
@@ -11,7 +11,7 @@ use crate::support::{builder, client, fetch_all_reporting, serve};
 async fn conformance_suite_with_export() {
     let server = FakeServer::start(FakeConfig::default()).await;
     let client = client();
-    suite::run(&client, || async { server.fixture(23) }).await;
+    dual_testkit::client::run(&client, || async { server.fixture(23) }).await;
     let log = server.log();
     assert!(
         log.iter().any(|l| l.starts_with("GET ") && l.contains("/data")),
@@ -23,14 +23,14 @@ async fn conformance_suite_with_export() {
 async fn conformance_suite_without_export_falls_back_to_pages() {
     let server = FakeServer::start(FakeConfig::without_export()).await;
     let client = client();
-    suite::run(&client, || async { server.fixture(23) }).await;
+    dual_testkit::client::run(&client, || async { server.fixture(23) }).await;
 }
 
 #[tokio::test]
 async fn conformance_suite_through_a_base_url() {
     let server = FakeServer::start(FakeConfig::default()).await;
     let client = builder().base_url(&server.base_url).build().expect("client");
-    suite::run(&client, || async {
+    dual_testkit::client::run(&client, || async {
         let mut fixture = server.fixture(9);
         // Point the result's URL elsewhere: the base URL must win.
         fixture.tool_result["structuredContent"]["resource"]["url"] =

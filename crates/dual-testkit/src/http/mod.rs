@@ -8,9 +8,9 @@
 //!
 //! ```no_run
 //! # async fn demo() {
-//! use dual_testkit::http::{self as suite, HyperTarget};
+//! use dual_testkit::http::HyperTarget;
 //! // The handler mounted under /resources, called as a hyper Service.
-//! let passed = suite::run("/resources", |builder| HyperTarget(builder.prefix("/resources").build())).await;
+//! let passed = dual_testkit::http::run("/resources", |builder| HyperTarget(builder.prefix("/resources").build())).await;
 //! assert!(passed.len() > 20);
 //! # }
 //! ```

@@ -9,11 +9,10 @@
 //!
 //! ```
 //! use dual_spool::{MemorySpool, Spool};
-//! use dual_testkit::spool as suite;
 //!
 //! # fn main() {
 //! # tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap().block_on(async {
-//! suite::run(|| async { Spool::new(MemorySpool::builder().memory_budget(0).build().await.unwrap()) }).await;
+//! dual_testkit::spool::run(|| async { Spool::new(MemorySpool::builder().memory_budget(0).build().await.unwrap()) }).await;
 //! # });
 //! # }
 //! ```

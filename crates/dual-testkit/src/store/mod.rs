@@ -8,16 +8,15 @@
 //!
 //! ```
 //! use dual_store::MemoryStore;
-//! use dual_testkit::store as suite;
 //!
 //! # fn main() {
 //! # tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap().block_on(async {
 //! // In a backend's tests/suite.rs, inside #[tokio::test(flavor = "multi_thread")]:
-//! suite::run(|| async { MemoryStore::new() }).await;
+//! dual_testkit::store::run(|| async { MemoryStore::new() }).await;
 //!
 //! // One case alone, e.g. while writing a backend:
-//! suite::expiry_boundary(&MemoryStore::new()).await;
-//! suite::concurrent_record_access(std::sync::Arc::new(MemoryStore::new())).await;
+//! dual_testkit::store::expiry_boundary(&MemoryStore::new()).await;
+//! dual_testkit::store::concurrent_record_access(std::sync::Arc::new(MemoryStore::new())).await;
 //! # });
 //! # }
 //! ```
@@ -26,7 +25,7 @@
 //! unique schema for PostgreSQL — so cases neither see each other's records nor need cleaning up:
 //!
 //! ```text
-//! suite::run(|| async {
+//! dual_testkit::store::run(|| async {
 //!     let prefix = format!("suite-{}:", dual_core::ResourceId::new());
 //!     RedisStore::connect(&url).key_prefix(prefix).build().await.expect("redis")
 //! })
