@@ -9,16 +9,22 @@ use serde_json::{Value, json};
 
 use super::*;
 
+/// One column of every type, with the Arrow type it is encoded as.
+const COLUMNS: [(&str, ColumnType, DataType); 7] = [
+    ("id", ColumnType::Integer, DataType::Int64),
+    ("ratio", ColumnType::Number, DataType::Float64),
+    ("active", ColumnType::Boolean, DataType::Boolean),
+    ("name", ColumnType::String, DataType::Utf8),
+    ("founded", ColumnType::Date, DataType::Date32),
+    ("updated", ColumnType::Datetime, DataType::Utf8),
+    ("tags", ColumnType::Json, DataType::Utf8),
+];
+
 fn columns() -> Vec<Column> {
-    vec![
-        Column::new("id", ColumnType::Integer),
-        Column::new("ratio", ColumnType::Number),
-        Column::new("active", ColumnType::Boolean),
-        Column::new("name", ColumnType::String),
-        Column::new("founded", ColumnType::Date),
-        Column::new("updated", ColumnType::Datetime),
-        Column::new("tags", ColumnType::Json),
-    ]
+    COLUMNS
+        .iter()
+        .map(|(name, column_type, _)| Column::new(*name, *column_type))
+        .collect()
 }
 
 fn row(value: Value) -> Row {
@@ -41,10 +47,10 @@ fn encode(columns: &[Column], rows: impl IntoIterator<Item = Row>) -> Result<Vec
 fn read(bytes: &[u8]) -> (SchemaRef, Vec<RecordBatch>) {
     let reader = StreamReader::try_new(bytes, None).expect("a stream with a schema");
     let schema = reader.schema();
-    let batches = reader
-        .collect::<Result<Vec<_>, _>>()
-        .expect("well-formed batches");
-    (schema, batches)
+    (
+        schema,
+        reader.map(|batch| batch.expect("a well-formed batch")).collect(),
+    )
 }
 
 #[test]
@@ -65,18 +71,8 @@ fn every_column_type_round_trips() {
         .iter()
         .map(|f| (f.name().as_str(), f.data_type().clone()))
         .collect();
-    assert_eq!(
-        types,
-        [
-            ("id", DataType::Int64),
-            ("ratio", DataType::Float64),
-            ("active", DataType::Boolean),
-            ("name", DataType::Utf8),
-            ("founded", DataType::Date32),
-            ("updated", DataType::Utf8),
-            ("tags", DataType::Utf8),
-        ]
-    );
+    let expected = COLUMNS.map(|(name, _, data_type)| (name, data_type));
+    assert_eq!(types, expected);
     assert!(schema.fields().iter().all(|f| f.is_nullable()));
     assert_eq!(
         schema
