@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dual_core::PageRequest;
-use dual_server::{CreateResponse, DualResponseServer, QueryExecutor, ServerErrorCode};
+use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor, ServerErrorCode};
 use dual_store::{Clock, MemoryStore};
 use serde_json::json;
 
@@ -33,15 +33,24 @@ async fn create(server: &DualResponseServer, expiration: Duration) -> dual_core:
         .id
 }
 
+/// Advances the paused clock by `by`, then lets the sweeper's task run.
+async fn advance(by: Duration) {
+    tokio::time::advance(by).await;
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn expired_resources_are_never_served_even_before_a_sweep() {
+    let anyone = Caller::anonymous();
     let store = MemoryStore::new();
     let server = server_sweeping_every(store.clone(), Duration::from_secs(3600));
     let id = create(&server, Duration::from_secs(15 * 60)).await;
     tokio::time::advance(Duration::from_secs(15 * 60 - 1)).await;
     assert!(
         server
-            .fetch_page(id, &dual_server::Caller::anonymous(), &PageRequest::default())
+            .fetch_page(id, &anyone, &PageRequest::default())
             .await
             .is_ok(),
         "live one second before expiry"
@@ -50,36 +59,14 @@ async fn expired_resources_are_never_served_even_before_a_sweep() {
     // The sweeper runs hourly and has not removed it yet: the store still holds the record.
     assert_eq!(store.len(), 1);
     for code in [
-        server
-            .get_resource(id, &dual_server::Caller::anonymous())
-            .await
-            .map(|_| ())
-            .expect_err("expired")
-            .code(),
-        server
-            .fetch_page(id, &dual_server::Caller::anonymous(), &PageRequest::default())
-            .await
-            .map(|_| ())
-            .expect_err("expired")
-            .code(),
-        server
-            .metadata(id, &dual_server::Caller::anonymous())
-            .await
-            .map(|_| ())
-            .expect_err("expired")
-            .code(),
-        server
-            .pin_resource(id, &dual_server::Caller::anonymous())
-            .await
-            .map(|_| ())
-            .expect_err("expired")
-            .code(),
-        server
-            .stream_rows(id, &dual_server::Caller::anonymous(), None)
-            .await
-            .map(|_| ())
-            .expect_err("expired")
-            .code(),
+        common::error_code(server.get_resource(id, &anyone).await, "expired"),
+        common::error_code(
+            server.fetch_page(id, &anyone, &PageRequest::default()).await,
+            "expired",
+        ),
+        common::error_code(server.metadata(id, &anyone).await, "expired"),
+        common::error_code(server.pin_resource(id, &anyone).await, "expired"),
+        common::error_code(server.stream_rows(id, &anyone, None).await, "expired"),
     ] {
         assert_eq!(code, ServerErrorCode::ResourceExpired);
     }
@@ -87,55 +74,29 @@ async fn expired_resources_are_never_served_even_before_a_sweep() {
 
 #[tokio::test(start_paused = true)]
 async fn pinned_survives_and_the_sweeper_removes_the_rest() {
+    let anyone = Caller::anonymous();
     let store = MemoryStore::new();
     let server = server(store.clone());
     let doomed = create(&server, Duration::from_secs(30)).await;
     let pinned = create(&server, Duration::from_secs(30)).await;
     let later = create(&server, Duration::from_secs(3600)).await;
-    server
-        .pin_resource(pinned, &dual_server::Caller::anonymous())
-        .await
-        .expect("pinned");
+    server.pin_resource(pinned, &anyone).await.expect("pinned");
     assert_eq!(store.len(), 3);
 
     // Past the first expiry and past one sweep interval: the sweeper ran by itself.
-    tokio::time::advance(Duration::from_secs(61)).await;
-    for _ in 0..10 {
-        tokio::task::yield_now().await;
-    }
+    advance(Duration::from_secs(61)).await;
     assert_eq!(store.len(), 2, "the sweeper removed the expired resource");
     assert_eq!(
-        server
-            .get_resource(doomed, &dual_server::Caller::anonymous())
-            .await
-            .map(|_| ())
-            .expect_err("gone")
-            .code(),
+        common::error_code(server.get_resource(doomed, &anyone).await, "gone"),
         ServerErrorCode::ResourceNotFound
     );
-    assert!(
-        server
-            .get_resource(pinned, &dual_server::Caller::anonymous())
-            .await
-            .is_ok()
-    );
-    assert!(
-        server
-            .get_resource(later, &dual_server::Caller::anonymous())
-            .await
-            .is_ok()
-    );
+    assert!(server.get_resource(pinned, &anyone).await.is_ok());
+    assert!(server.get_resource(later, &anyone).await.is_ok());
 
-    tokio::time::advance(Duration::from_secs(24 * 3600)).await;
-    for _ in 0..10 {
-        tokio::task::yield_now().await;
-    }
+    advance(Duration::from_secs(24 * 3600)).await;
     assert_eq!(store.len(), 1);
     assert!(
-        server
-            .get_resource(pinned, &dual_server::Caller::anonymous())
-            .await
-            .is_ok(),
+        server.get_resource(pinned, &anyone).await.is_ok(),
         "pinned resources never expire"
     );
 }
@@ -145,12 +106,13 @@ async fn shutdown_stops_the_sweeper_and_closes_the_store() {
     let store = MemoryStore::new();
     let server = server(store.clone());
     let id = create(&server, Duration::from_secs(30)).await;
+    let anyone = Caller::anonymous();
     assert!(server.is_sweeping());
     server.shutdown().await.expect("shut down");
     assert!(!server.is_sweeping());
     server.shutdown().await.expect("idempotent");
     let err = server
-        .get_resource(id, &dual_server::Caller::anonymous())
+        .get_resource(id, &anyone)
         .await
         .map(|_| ())
         .expect_err("closed");
@@ -164,10 +126,7 @@ async fn dropping_the_server_stops_the_sweeper() {
     let server = server(store.clone());
     create(&server, Duration::from_secs(30)).await;
     drop(server);
-    tokio::time::advance(Duration::from_secs(120)).await;
-    for _ in 0..10 {
-        tokio::task::yield_now().await;
-    }
+    advance(Duration::from_secs(120)).await;
     assert_eq!(
         store.len(),
         1,

@@ -5,9 +5,10 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dual_core::{ColumnType, PageRequest, Sort, SortOrder};
+use dual_core::{Column, ColumnType, PageRequest, Sort, SortOrder};
 use dual_server::{
-    CreateResponse, DualResponseServer, QueryExecutor, ServerBuildError, ServerError, ServerErrorCode,
+    Caller, CreateResponse, DualResponseServer, DualResponseServerBuilder, QueryExecutor, ServerBuildError,
+    ServerError, ServerErrorCode,
 };
 use futures_util::StreamExt;
 use serde_json::json;
@@ -24,8 +25,27 @@ fn institutions(n: u64) -> CreateResponse {
     CreateResponse::new("institutions", json!({ "n": n }))
 }
 
+/// The id of a new resource over `n` rows.
+async fn created(server: &DualResponseServer, n: u64) -> dual_core::ResourceId {
+    server.create_response(institutions(n)).await.expect("created").id
+}
+
+/// The page `request` asks for of `id`, read anonymously; `what` names it if it fails.
+async fn page(
+    server: &DualResponseServer,
+    id: dual_core::ResourceId,
+    request: PageRequest,
+    what: &str,
+) -> dual_core::PageResponse {
+    server
+        .fetch_page(id, &Caller::anonymous(), &request)
+        .await
+        .expect(what)
+}
+
 #[tokio::test]
 async fn create_response_builds_the_dual_response_and_stores_the_query() {
+    let anyone = Caller::anonymous();
     let server = server();
     let response = server
         .create_response(
@@ -43,27 +63,19 @@ async fn create_response_builds_the_dual_response_and_stores_the_query() {
         response.url,
         format!("https://api.example.com/resources/{}", response.id)
     );
-    let types: Vec<_> = response
-        .columns
-        .iter()
-        .map(|c| (c.name.as_str(), c.column_type))
-        .collect();
     assert_eq!(
-        types,
+        response.columns,
         [
-            ("id", ColumnType::Integer),
-            ("name", ColumnType::String),
-            ("enrollment", ColumnType::Integer),
-            ("public", ColumnType::Boolean)
+            Column::new("id", ColumnType::Integer),
+            Column::new("name", ColumnType::String),
+            Column::new("enrollment", ColumnType::Integer),
+            Column::new("public", ColumnType::Boolean)
         ]
     );
     let expires = response.expires_at.expect("expires");
     assert_eq!(expires - response.executed_at, time::Duration::minutes(15));
 
-    let record = server
-        .get_resource(response.id, &dual_server::Caller::anonymous())
-        .await
-        .expect("stored");
+    let record = server.get_resource(response.id, &anyone).await.expect("stored");
     assert_eq!(record.query.kind, "institutions");
     assert_eq!(record.query.params, json!({"n": 847}));
     assert_eq!(record.name, "Institution Search Results");
@@ -153,33 +165,26 @@ async fn executor_errors_keep_the_message_and_code() {
 
 #[tokio::test]
 async fn pages_are_exact_and_count_accesses() {
+    let anyone = Caller::anonymous();
     let server = server();
-    let id = server
-        .create_response(institutions(250))
-        .await
-        .expect("created")
-        .id;
-    let first = server
-        .fetch_page(id, &dual_server::Caller::anonymous(), &PageRequest::default())
-        .await
-        .expect("page");
+    let id = created(&server, 250).await;
+    let first = page(&server, id, PageRequest::default(), "page").await;
     assert_eq!((first.offset, first.limit, first.returned_count), (0, 100, 100));
     assert!(first.has_next && !first.has_previous);
     assert_eq!(first.next_offset, Some(100));
     assert_eq!(first.data[0], common::row(0));
 
-    let last = server
-        .fetch_page(
-            id,
-            &dual_server::Caller::anonymous(),
-            &PageRequest {
-                offset: Some(200),
-                limit: Some(50),
-                sort: None,
-            },
-        )
-        .await
-        .expect("page");
+    let last = page(
+        &server,
+        id,
+        PageRequest {
+            offset: Some(200),
+            limit: Some(50),
+            sort: None,
+        },
+        "page",
+    )
+    .await;
     assert_eq!(
         (last.returned_count, last.has_next, last.next_offset),
         (50, false, None)
@@ -187,32 +192,30 @@ async fn pages_are_exact_and_count_accesses() {
     assert!(last.has_previous);
     assert_eq!(last.total_count, 250);
 
-    let beyond = server
-        .fetch_page(
-            id,
-            &dual_server::Caller::anonymous(),
-            &PageRequest {
-                offset: Some(1_000),
-                limit: None,
-                sort: None,
-            },
-        )
-        .await
-        .expect("page");
+    let beyond = page(
+        &server,
+        id,
+        PageRequest {
+            offset: Some(1_000),
+            limit: None,
+            sort: None,
+        },
+        "page",
+    )
+    .await;
     assert_eq!((beyond.returned_count, beyond.has_next), (0, false));
 
-    let sorted = server
-        .fetch_page(
-            id,
-            &dual_server::Caller::anonymous(),
-            &PageRequest {
-                offset: None,
-                limit: Some(3),
-                sort: Some(Sort::new("enrollment", SortOrder::Desc)),
-            },
-        )
-        .await
-        .expect("sorted");
+    let sorted = page(
+        &server,
+        id,
+        PageRequest {
+            offset: None,
+            limit: Some(3),
+            sort: Some(Sort::new("enrollment", SortOrder::Desc)),
+        },
+        "sorted",
+    )
+    .await;
     let e: Vec<u64> = sorted
         .data
         .iter()
@@ -220,22 +223,16 @@ async fn pages_are_exact_and_count_accesses() {
         .collect();
     assert!(e.windows(2).all(|w| w[0] >= w[1]), "{e:?}");
 
-    let meta = server
-        .metadata(id, &dual_server::Caller::anonymous())
-        .await
-        .expect("metadata");
+    let meta = server.metadata(id, &anyone).await.expect("metadata");
     assert_eq!(meta.access_count, 5, "four pages and this metadata read");
     assert!(meta.last_accessed_at.is_some());
 }
 
 #[tokio::test]
 async fn invalid_page_requests_name_the_field() {
+    let anyone = Caller::anonymous();
     let server = server();
-    let id = server
-        .create_response(institutions(10))
-        .await
-        .expect("created")
-        .id;
+    let id = created(&server, 10).await;
     let cases = [
         (
             PageRequest {
@@ -263,10 +260,7 @@ async fn invalid_page_requests_name_the_field() {
         ),
     ];
     for (request, field) in cases {
-        match server
-            .fetch_page(id, &dual_server::Caller::anonymous(), &request)
-            .await
-        {
+        match server.fetch_page(id, &anyone, &request).await {
             Err(ServerError::InvalidRequest(e)) => assert_eq!(e.field(), Some(field)),
             other => panic!("expected invalid request for {field}, got {other:?}"),
         }
@@ -275,85 +269,47 @@ async fn invalid_page_requests_name_the_field() {
 
 #[tokio::test]
 async fn unknown_pinned_and_deleted_resources() {
+    let anyone = Caller::anonymous();
     let server = server();
     let unknown = dual_core::ResourceId::new();
     assert_eq!(
-        server
-            .get_resource(unknown, &dual_server::Caller::anonymous())
-            .await
-            .map(|_| ())
-            .expect_err("unknown")
-            .code(),
+        common::error_code(server.get_resource(unknown, &anyone).await, "unknown"),
         ServerErrorCode::ResourceNotFound
     );
     assert_eq!(
-        server
-            .fetch_page(
-                unknown,
-                &dual_server::Caller::anonymous(),
-                &PageRequest::default()
-            )
-            .await
-            .map(|_| ())
-            .expect_err("x")
-            .code(),
+        common::error_code(
+            server.fetch_page(unknown, &anyone, &PageRequest::default()).await,
+            "x"
+        ),
         ServerErrorCode::ResourceNotFound
     );
 
-    let id = server
-        .create_response(institutions(10))
-        .await
-        .expect("created")
-        .id;
-    let pinned = server
-        .pin_resource(id, &dual_server::Caller::anonymous())
-        .await
-        .expect("pinned");
+    let id = created(&server, 10).await;
+    let pinned = server.pin_resource(id, &anyone).await.expect("pinned");
     assert_eq!(pinned.expires_at, None);
-    assert_eq!(
-        server
-            .metadata(id, &dual_server::Caller::anonymous())
-            .await
-            .expect("meta")
-            .expires_at,
-        None
-    );
+    assert_eq!(server.metadata(id, &anyone).await.expect("meta").expires_at, None);
 
-    server
-        .delete_resource(id, &dual_server::Caller::anonymous())
-        .await
-        .expect("deleted");
+    server.delete_resource(id, &anyone).await.expect("deleted");
     assert_eq!(
-        server
-            .delete_resource(id, &dual_server::Caller::anonymous())
-            .await
-            .expect_err("gone")
-            .code(),
+        common::error_code(server.delete_resource(id, &anyone).await, "gone"),
         ServerErrorCode::ResourceNotFound
     );
     assert_eq!(
-        server
-            .get_resource(id, &dual_server::Caller::anonymous())
-            .await
-            .map(|_| ())
-            .expect_err("gone")
-            .code(),
+        common::error_code(server.get_resource(id, &anyone).await, "gone"),
         ServerErrorCode::ResourceNotFound
     );
 }
 
 #[tokio::test]
 async fn stream_rows_yields_every_row_in_order() {
+    let anyone = Caller::anonymous();
     let server = server();
     let id = server
         .create_response(institutions(2_345))
         .await
         .expect("created")
         .id;
-    let (_, mut stream) = server
-        .stream_rows(id, &dual_server::Caller::anonymous(), None)
-        .await
-        .expect("stream");
+    let (_, mut stream) = server.stream_rows(id, &anyone, None).await.expect("stream");
     let mut ids = Vec::new();
     while let Some(batch) = stream.next().await {
         ids.extend(batch.expect("batch").iter().filter_map(|r| r["id"].as_u64()));
@@ -361,11 +317,7 @@ async fn stream_rows_yields_every_row_in_order() {
     assert_eq!(ids, (0..2_345).collect::<Vec<_>>());
 
     let (_, sorted) = server
-        .stream_rows(
-            id,
-            &dual_server::Caller::anonymous(),
-            Some(Sort::new("id", SortOrder::Desc)),
-        )
+        .stream_rows(id, &anyone, Some(Sort::new("id", SortOrder::Desc)))
         .await
         .expect("stream");
     let batches: Vec<_> = sorted.collect().await;
@@ -377,11 +329,7 @@ async fn stream_rows_yields_every_row_in_order() {
     assert_eq!(first, Some(2_344));
 
     let err = server
-        .stream_rows(
-            id,
-            &dual_server::Caller::anonymous(),
-            Some(Sort::new("nope", SortOrder::Asc)),
-        )
+        .stream_rows(id, &anyone, Some(Sort::new("nope", SortOrder::Asc)))
         .await
         .map(|_| ())
         .expect_err("bad sort");
@@ -397,41 +345,23 @@ async fn builder_validates_configuration() {
         .build()
         .expect_err("relative");
     assert!(matches!(err, ServerBuildError::InvalidBaseUrl(_)));
-    let err = DualResponseServer::builder()
-        .base_url("http://h/r")
-        .default_sample_size(0)
-        .build()
-        .expect_err("0");
-    assert!(matches!(
-        err,
-        ServerBuildError::InvalidOption {
-            option: "default_sample_size",
-            ..
-        }
-    ));
-    let err = DualResponseServer::builder()
-        .base_url("http://h/r")
-        .max_page_limit(10)
-        .default_page_limit(11)
-        .build();
-    assert!(matches!(
-        err,
-        Err(ServerBuildError::InvalidOption {
-            option: "default_page_limit",
-            ..
-        })
-    ));
-    let err = DualResponseServer::builder()
-        .base_url("http://h/r")
-        .uri_scheme("no scheme")
-        .build();
-    assert!(matches!(
-        err,
-        Err(ServerBuildError::InvalidOption {
-            option: "uri_scheme",
-            ..
-        })
-    ));
+    // Each option set out of range, and the option the error names.
+    let invalid: [(&str, fn(DualResponseServerBuilder) -> DualResponseServerBuilder); 3] = [
+        ("default_sample_size", |b| b.default_sample_size(0)),
+        ("default_page_limit", |b| {
+            b.max_page_limit(10).default_page_limit(11)
+        }),
+        ("uri_scheme", |b| b.uri_scheme("no scheme")),
+    ];
+    for (option, configure) in invalid {
+        let err = configure(DualResponseServer::builder().base_url("http://h/r"))
+            .build()
+            .err();
+        assert!(
+            matches!(err, Some(ServerBuildError::InvalidOption { option: named, .. }) if named == option),
+            "{option}: {err:?}"
+        );
+    }
 
     let custom = DualResponseServer::builder()
         .base_url("http://h/r")

@@ -26,6 +26,15 @@ fn parse_value(value: &Value, what: &str) -> ParsedDualResponse {
         .unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
+/// The message of `parse_strict`'s error for `value`, empty if it parses.
+fn strict_error(client: &DualResponseClient, value: &Value) -> String {
+    client
+        .parse_strict(value)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default()
+}
+
 /// What every fixture of our own shape must yield; `what` names it in failures.
 fn assert_ours(parsed: &ParsedDualResponse, what: &str) {
     assert_eq!(parsed.total_count(), Some(847), "{what}");
@@ -38,19 +47,14 @@ fn assert_ours(parsed: &ParsedDualResponse, what: &str) {
     );
     assert_eq!(parsed.resource_url(), URL, "{what}");
     assert_eq!(parsed.name(), Some("Institution Search Results"), "{what}");
-    let columns: Vec<_> = parsed
-        .columns()
-        .iter()
-        .map(|c| (c.name.as_str(), c.column_type))
-        .collect();
     assert_eq!(
-        columns,
+        parsed.columns(),
         [
-            ("id", ColumnType::Integer),
-            ("name", ColumnType::String),
-            ("state", ColumnType::String),
-            ("enrollment", ColumnType::Integer),
-            ("public", ColumnType::Boolean),
+            Column::new("id", ColumnType::Integer),
+            Column::new("name", ColumnType::String),
+            Column::new("state", ColumnType::String),
+            Column::new("enrollment", ColumnType::Integer),
+            Column::new("public", ColumnType::Boolean),
         ],
         "{what}"
     );
@@ -208,11 +212,7 @@ fn malformed_dual_responses_say_what_is_wrong() {
     let client = DualResponseClient::new();
     let value = fixture("malformed_total_count.json");
     assert!(client.parse(&value).is_none());
-    let error = client
-        .parse_strict(&value)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let error = strict_error(&client, &value);
     assert!(
         error.starts_with("PARSE_ERROR") && error.contains("metadata.total_count"),
         "{error}"
@@ -221,21 +221,13 @@ fn malformed_dual_responses_say_what_is_wrong() {
     // A structured result whose URL is not http(s).
     let mut bad_url = fixture("structured_content.json");
     bad_url["resource"]["url"] = json!("ftp://x/y");
-    let error = client
-        .parse_strict(&bad_url)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let error = strict_error(&client, &bad_url);
     assert!(error.contains("http(s)"), "{error}");
 
     // A text block cut off in the middle (agent SDKs truncate long tool outputs).
     let text = fixture("structured_content.json").to_string();
     let cut = json!({"content": [{"type": "text", "text": &text[..text.len() - 20]}]});
-    let error = client
-        .parse_strict(&cut)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let error = strict_error(&client, &cut);
     assert!(error.contains("truncated"), "{error}");
 }
 

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use dual_server::{ServerError, ServerErrorCode};
 use dual_testkit::executor::Numbers;
 pub use dual_testkit::executor::row;
 
@@ -10,4 +11,9 @@ pub use dual_testkit::executor::row;
 /// `params.fail_count` makes `count` fail.
 pub fn shared() -> Arc<Numbers> {
     Arc::new(Numbers::new())
+}
+
+/// The code of `result`'s error; panics naming `what` if it succeeded.
+pub fn error_code<T>(result: Result<T, ServerError>, what: &str) -> ServerErrorCode {
+    result.map(|_| ()).expect_err(what).code()
 }
