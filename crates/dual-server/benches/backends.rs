@@ -25,17 +25,20 @@
 //! only below a fresh key prefix `dual-bench:{random}:` and into fresh schemas `dual_bench_{random}*`,
 //! and removes them when it ends (also when it panics).
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dual_core::{PageRequest, ResourceId, Row, Sort};
-use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use common::Precomputed;
+use dual_core::{PageRequest, ResourceId};
+use dual_server::{CreateResponse, DualResponseServer};
 use dual_store::{MemoryStore, ResourceStore};
 use dual_store_postgres::PostgresStore;
 use dual_store_redis::RedisStore;
 use dual_testkit::cleanup;
 use dual_testkit::services::{POSTGRES, REDIS};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// Rows in the executor's result (its `count`).
 const TOTAL: u64 = 847;
@@ -49,46 +52,6 @@ fn warm_up(calls: usize) -> usize {
 const TASKS: usize = 16;
 /// The measured operations, as the tables name them.
 const OPERATIONS: [&str; 2] = ["create_response", "fetch_page (100 rows)"];
-
-/// Returns clones of a slice of precomputed rows: the cheapest possible "query".
-struct Precomputed {
-    rows: Vec<Row>,
-}
-
-impl Precomputed {
-    fn new() -> Self {
-        let rows = (0..TOTAL)
-            .map(|i| {
-                json!({"id": i, "name": format!("College {i}"), "state": "NJ", "enrollment": i * 100, "public": true})
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default()
-            })
-            .collect();
-        Self { rows }
-    }
-}
-
-#[async_trait::async_trait]
-impl QueryExecutor for Precomputed {
-    async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
-        Ok(TOTAL)
-    }
-
-    async fn fetch(
-        &self,
-        _: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(self.rows.len());
-        let end = usize::try_from(offset.saturating_add(limit))
-            .unwrap_or(usize::MAX)
-            .min(self.rows.len());
-        Ok(self.rows[start..end].to_vec())
-    }
-}
 
 /// The backends, in the order they are measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -329,7 +292,7 @@ async fn measure(backend: Backend, calls: usize, run: u64) -> Report {
         .base_url("https://api.example.com/resources")
         .without_sweeper()
         .shared_store(store)
-        .executor("institutions", Precomputed::new())
+        .executor("institutions", Precomputed::new(TOTAL))
         .build()
         .expect("server");
     let (ids, create, fetch) = sequential(&server, calls).await;

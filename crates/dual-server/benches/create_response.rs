@@ -5,40 +5,41 @@
 //! `create_response` (the same executor behind the server, with a MemoryStore); the difference is
 //! the server's overhead: registry lookup, id, column inference, record, store save and response.
 
+mod common;
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::Precomputed;
 use criterion::{Criterion, criterion_group, criterion_main};
-use dual_core::{Row, Sort};
-use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use dual_core::DualResponse;
+use dual_server::{CreateResponse, DualResponseServer, QueryExecutor};
 use serde_json::{Value, json};
 
-/// Returns clones of 15 precomputed five-column rows: the cheapest possible "query".
-struct Fixed {
-    rows: Vec<Row>,
-}
-
-#[async_trait::async_trait]
-impl QueryExecutor for Fixed {
-    async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
-        Ok(847)
+/// Creates `iters` resources, timing each `create_response` together with `then` on its response;
+/// each is deleted again outside the timed section, so the store stays at its steady-state size
+/// instead of growing by hundreds of thousands of records during the run.
+async fn timed_creates(
+    server: DualResponseServer,
+    params: Value,
+    iters: u64,
+    then: fn(DualResponse),
+) -> Duration {
+    let mut timed = Duration::ZERO;
+    for _ in 0..iters {
+        let request = CreateResponse::new("institutions", params.clone()).name("Institution Search Results");
+        let start = Instant::now();
+        let response = server.create_response(request).await.expect("created");
+        let id = response.id;
+        then(response);
+        timed += start.elapsed();
+        server
+            .delete_resource(id, &dual_server::Caller::anonymous())
+            .await
+            .expect("deleted");
     }
-
-    async fn fetch(
-        &self,
-        _: &Value,
-        _: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        Ok(self
-            .rows
-            .iter()
-            .take(usize::try_from(limit).unwrap_or(usize::MAX))
-            .cloned()
-            .collect())
-    }
+    timed
 }
 
 fn bench(c: &mut Criterion) {
@@ -46,15 +47,7 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("runtime");
-    let rows: Vec<Row> = (0..15)
-        .map(|i| {
-            json!({"id": i, "name": format!("College {i}"), "state": "NJ", "enrollment": i * 100, "public": true})
-                .as_object()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .collect();
-    let executor = Arc::new(Fixed { rows });
+    let executor = Arc::new(Precomputed::new(847));
     let server = runtime.block_on(async {
         DualResponseServer::builder()
             .base_url("https://api.example.com/resources")
@@ -72,49 +65,18 @@ fn bench(c: &mut Criterion) {
             black_box((count, rows))
         });
     });
-    // Each created resource is deleted again outside the timed section, so the store stays at its
-    // steady-state size instead of growing by hundreds of thousands of records during the run.
     group.bench_function("create_response", |b| {
         b.to_async(&runtime).iter_custom(|iters| {
-            let server = server.clone();
-            let params = params.clone();
-            async move {
-                let mut timed = Duration::ZERO;
-                for _ in 0..iters {
-                    let request = CreateResponse::new("institutions", params.clone())
-                        .name("Institution Search Results");
-                    let start = Instant::now();
-                    let response = black_box(server.create_response(request).await.expect("created"));
-                    timed += start.elapsed();
-                    server
-                        .delete_resource(response.id, &dual_server::Caller::anonymous())
-                        .await
-                        .expect("deleted");
-                }
-                timed
-            }
+            timed_creates(server.clone(), params.clone(), iters, |response| {
+                black_box(response);
+            })
         });
     });
     group.bench_function("create_response+tool_result_json", |b| {
         b.to_async(&runtime).iter_custom(|iters| {
-            let server = server.clone();
-            let params = params.clone();
-            async move {
-                let mut timed = Duration::ZERO;
-                for _ in 0..iters {
-                    let request = CreateResponse::new("institutions", params.clone())
-                        .name("Institution Search Results");
-                    let start = Instant::now();
-                    let response = server.create_response(request).await.expect("created");
-                    black_box(serde_json::to_vec(&response.tool_result()).expect("json"));
-                    timed += start.elapsed();
-                    server
-                        .delete_resource(response.id, &dual_server::Caller::anonymous())
-                        .await
-                        .expect("deleted");
-                }
-                timed
-            }
+            timed_creates(server.clone(), params.clone(), iters, |response| {
+                black_box(serde_json::to_vec(&response.tool_result()).expect("json"));
+            })
         });
     });
     group.finish();
