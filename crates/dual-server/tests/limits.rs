@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use dual_core::{PageRequest, Row, Sort};
+use dual_core::{DualResponse, PageRequest, Row, Sort};
 use dual_server::{
     Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, ServerErrorCode,
 };
@@ -59,17 +59,27 @@ fn builder() -> dual_server::DualResponseServerBuilder {
         .executor("blobs", Blobs)
 }
 
+/// A server whose samples hold at most `max_sample_bytes`, and the resource it created over `n` rows
+/// of a `bytes`-long blob each.
+async fn sample_of(max_sample_bytes: usize, n: u64, bytes: u64) -> (DualResponseServer, DualResponse) {
+    let server = builder()
+        .max_sample_bytes(max_sample_bytes)
+        .build()
+        .expect("server");
+    let response = server
+        .create_response(CreateResponse::new("blobs", json!({"n": n, "bytes": bytes})))
+        .await
+        .expect("created");
+    (server, response)
+}
+
 fn row_bytes(row: &Row) -> usize {
     serde_json::to_vec(row).map(|v| v.len()).unwrap_or(0)
 }
 
 #[tokio::test]
 async fn the_sample_keeps_as_many_whole_rows_as_fit_in_the_byte_limit() {
-    let server = builder().max_sample_bytes(10_000).build().expect("server");
-    let response = server
-        .create_response(CreateResponse::new("blobs", json!({"n": 40, "bytes": 1_000})))
-        .await
-        .expect("created");
+    let (server, response) = sample_of(10_000, 40, 1_000).await;
     assert_eq!(response.total_count, 40, "the count is always there");
     let kept = response.sample.len();
     assert!(
@@ -103,11 +113,7 @@ async fn the_sample_keeps_as_many_whole_rows_as_fit_in_the_byte_limit() {
 
 #[tokio::test]
 async fn a_first_row_over_the_limit_leaves_an_empty_sample_but_keeps_count_and_link() {
-    let server = builder().max_sample_bytes(1_000).build().expect("server");
-    let response = server
-        .create_response(CreateResponse::new("blobs", json!({"n": 3, "bytes": 5_000})))
-        .await
-        .expect("created");
+    let (server, response) = sample_of(1_000, 3, 5_000).await;
     assert_eq!((response.total_count, response.sample.len()), (3, 0));
     let page = server
         .fetch_page(response.id, &Caller::anonymous(), &PageRequest::default())

@@ -30,11 +30,37 @@ fn builder(executor: Arc<Numbers>) -> dual_server::DualResponseServerBuilder {
         .progress_interval(Duration::from_millis(50), Duration::from_millis(400))
 }
 
+/// A server of [`builder`] with nothing else set.
+fn server(executor: &Arc<Numbers>) -> DualResponseServer {
+    builder(Arc::clone(executor))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 async fn create(server: &DualResponseServer) -> dual_core::DualResponse {
     server
         .create_response(CreateResponse::new("gated", json!({})).sample_size(5))
         .await
         .unwrap_or_else(|e| panic!("create_response: {e}"))
+}
+
+/// The page at `offset` of at most `limit` rows (the defaults if `None`) of the settled resource
+/// `id`, read anonymously.
+async fn settled_page(
+    server: &DualResponseServer,
+    id: ResourceId,
+    offset: Option<u64>,
+    limit: Option<u64>,
+) -> dual_core::PageResponse {
+    let request = PageRequest {
+        offset,
+        limit,
+        ..PageRequest::default()
+    };
+    server
+        .fetch_page(id, &Caller::anonymous(), &request)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Polls until `id` leaves `pending` (at most 5 s), returning its status.
@@ -91,9 +117,7 @@ async fn streams_dropped(executor: &Numbers) {
 async fn a_fast_query_is_ready_at_once() {
     let executor = gated(20, 0);
     executor.open();
-    let server = builder(Arc::clone(&executor))
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let server = server(&executor);
     let response = create(&server).await;
     assert_eq!(
         (response.status, response.total_count),
@@ -112,9 +136,7 @@ async fn a_fast_query_is_ready_at_once() {
 #[tokio::test]
 async fn pending_then_ready() {
     let executor = gated(7, 93);
-    let server = builder(Arc::clone(&executor))
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let server = server(&executor);
     let anyone = Caller::anonymous();
     let response = create(&server).await;
     assert_eq!(response.status, ResourceStatus::Pending);
@@ -155,17 +177,7 @@ async fn pending_then_ready() {
         (ResourceStatus::Ready, 100, None)
     );
     assert_eq!(record.sample.len(), 5);
-    let page = server
-        .fetch_page(
-            response.id,
-            &anyone,
-            &PageRequest {
-                offset: Some(90),
-                ..PageRequest::default()
-            },
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let page = settled_page(&server, response.id, Some(90), None).await;
     assert_eq!((page.returned_count, page.total_count), (10, 100));
     assert_eq!(page.data.last(), Some(&row(99)));
     let metadata = server
@@ -182,9 +194,7 @@ async fn pending_then_ready() {
 #[tokio::test]
 async fn a_query_failing_in_the_background_fails_the_resource() {
     let executor = Arc::new(Numbers::new().steps([3]).then_fail());
-    let server = builder(Arc::clone(&executor))
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let server = server(&executor);
     let response = create(&server).await;
     assert_eq!(response.status, ResourceStatus::Pending);
     executor.open();
@@ -207,9 +217,7 @@ async fn a_query_failing_in_the_background_fails_the_resource() {
 #[tokio::test]
 async fn delete_cancels_a_pending_query_within_a_second() {
     let executor = gated(4, 10);
-    let server = builder(Arc::clone(&executor))
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let server = server(&executor);
     let response = create(&server).await;
     assert_eq!((response.status, executor.alive()), (ResourceStatus::Pending, 1));
     let started = std::time::Instant::now();
@@ -292,17 +300,17 @@ async fn across_instances(store: Arc<dyn ResourceStore>) {
             .await
             .unwrap_or_else(|e| panic!("{e}")),
     );
+    // An instance over `executor` sharing the store and the spool.
+    let instance = |executor: Arc<Numbers>| {
+        builder(executor)
+            .shared_store(Arc::clone(&store))
+            .spool(spool.clone())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
     let executor = gated(6, 44);
-    let a = builder(Arc::clone(&executor))
-        .shared_store(Arc::clone(&store))
-        .spool(spool.clone())
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let b = builder(gated(0, 0))
-        .shared_store(Arc::clone(&store))
-        .spool(spool.clone())
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let a = instance(Arc::clone(&executor));
+    let b = instance(gated(0, 0));
     let response = create(&a).await;
     let anyone = Caller::anonymous();
     let metadata = b
@@ -316,17 +324,7 @@ async fn across_instances(store: Arc<dyn ResourceStore>) {
     executor.open();
     let record = settled(&b, response.id).await;
     assert_eq!((record.status, record.total_count), (ResourceStatus::Ready, 50));
-    let page = b
-        .fetch_page(
-            response.id,
-            &anyone,
-            &PageRequest {
-                limit: Some(50),
-                ..PageRequest::default()
-            },
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let page = settled_page(&b, response.id, None, Some(50)).await;
     assert_eq!(
         page.data,
         (0..50).map(row).collect::<Vec<_>>(),
@@ -335,11 +333,7 @@ async fn across_instances(store: Arc<dyn ResourceStore>) {
 
     // DELETE through B cancels the query A runs, at A's next lease renewal.
     let executor = gated(3, 3);
-    let a = builder(Arc::clone(&executor))
-        .shared_store(Arc::clone(&store))
-        .spool(spool.clone())
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let a = instance(Arc::clone(&executor));
     let response = create(&a).await;
     assert_eq!(response.status, ResourceStatus::Pending);
     b.delete_resource(response.id, &anyone)
