@@ -58,6 +58,15 @@ fn json(reply: &Reply) -> Value {
     serde_json::from_slice(reply.body.as_ref().expect("complete body")).expect("JSON body")
 }
 
+/// How often `id` was read, as its record says.
+async fn access_count(server: &dual_server::DualResponseServer, id: dual_core::ResourceId) -> u64 {
+    server
+        .get_resource(id, &dual_server::Caller::anonymous())
+        .await
+        .expect("still there")
+        .access_count
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_concurrent_posts() {
     let server = common::server();
@@ -84,11 +93,7 @@ async fn fifty_concurrent_posts() {
         assert_eq!(page["data"][0], Value::Object(common::row(i * 100)));
         assert_eq!(page["next_offset"], i * 100 + 100);
     }
-    let record = server
-        .get_resource(id, &dual_server::Caller::anonymous())
-        .await
-        .expect("still there");
-    assert_eq!(record.access_count, 50);
+    assert_eq!(access_count(&server, id).await, 50);
     task.abort();
 }
 
@@ -166,14 +171,7 @@ async fn exports_100k_rows_in_every_format() {
         count += 1;
     }
     assert_eq!(count, N);
-    assert_eq!(
-        server
-            .get_resource(id, &dual_server::Caller::anonymous())
-            .await
-            .expect("there")
-            .access_count,
-        3
-    );
+    assert_eq!(access_count(&server, id).await, 3);
     task.abort();
 }
 

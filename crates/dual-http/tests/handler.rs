@@ -77,11 +77,10 @@ async fn an_export_request_is_parsed_executed_and_rendered_in_one_call() {
     let handler = DualHttp::builder(server.clone()).prefix("/r").build();
 
     // A sorted CSV export asking only for a coding the handler does not produce: identity.
-    let response = handle::send(
+    let response = handle::get(
         &handler,
-        Request::get(format!("/r/{id}/data?sort=id:desc&offset=0"))
-            .header(header::ACCEPT, "text/csv")
-            .header(header::ACCEPT_ENCODING, "br"),
+        &format!("/r/{id}/data?sort=id:desc&offset=0"),
+        &[(header::ACCEPT, "text/csv"), (header::ACCEPT_ENCODING, "br")],
     )
     .await;
     assert_eq!(response.status(), StatusCode::OK);

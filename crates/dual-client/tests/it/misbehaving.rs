@@ -27,6 +27,18 @@ fn fetch_error<T: std::fmt::Debug>(result: Result<T, ClientError>, needle: &str)
     error
 }
 
+/// A server answering its first `failures` requests with `failure`, then with [`PAGE`].
+async fn fails_then_pages(failures: usize, failure: fn() -> Reply) -> RawServer {
+    RawServer::start(move |n, _| {
+        if n < failures {
+            failure()
+        } else {
+            json("200 OK", PAGE)
+        }
+    })
+    .await
+}
+
 fn short_timeout() -> dual_client::DualResponseClient {
     builder()
         .timeout(Duration::from_millis(200))
@@ -92,14 +104,7 @@ async fn an_export_that_stalls_is_a_timeout() {
 
 #[tokio::test]
 async fn two_503s_then_success_is_a_success_after_retries() {
-    let server = RawServer::start(|n, _| {
-        if n < 2 {
-            error("503 Service Unavailable", "storage_error", true)
-        } else {
-            json("200 OK", PAGE)
-        }
-    })
-    .await;
+    let server = fails_then_pages(2, || error("503 Service Unavailable", "storage_error", true)).await;
     let page = parsed(&server, &client())
         .fetch(FetchOptions::new())
         .await
@@ -133,12 +138,8 @@ async fn retries_are_bounded() {
 
 #[tokio::test]
 async fn retry_after_is_honoured() {
-    let server = RawServer::start(|n, _| {
-        if n == 0 {
-            response("429 Too Many Requests", &[("Retry-After", "1")], "slow down")
-        } else {
-            json("200 OK", PAGE)
-        }
+    let server = fails_then_pages(1, || {
+        response("429 Too Many Requests", &[("Retry-After", "1")], "slow down")
     })
     .await;
     let started = Instant::now();

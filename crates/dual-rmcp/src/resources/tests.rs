@@ -41,6 +41,14 @@ fn page_of(result: &ReadResourceResult) -> (String, PageResponse) {
     }
 }
 
+/// Reads `uri` anonymously, which must succeed, and the page it holds.
+async fn read_page(server: &DualResponseServer, uri: &str) -> PageResponse {
+    let result = read_resource(server, &Caller::anonymous(), uri)
+        .await
+        .unwrap_or_else(|e| panic!("{uri}: {e:?}"));
+    page_of(&result).1
+}
+
 #[test]
 fn template_uses_the_servers_scheme() {
     let listed = resource_templates(&server("dualres"));
@@ -94,10 +102,7 @@ async fn every_expansion_of_the_template_is_honoured() {
         ),
     ] {
         let uri = expand(&template, &id, &query);
-        let result = read_resource(&server, &Caller::anonymous(), &uri)
-            .await
-            .unwrap_or_else(|e| panic!("{uri}: {e:?}"));
-        let (_, page) = page_of(&result);
+        let page = read_page(&server, &uri).await;
         let first = page.data.first().and_then(|row| row["id"].as_u64());
         assert_eq!(
             (
@@ -148,14 +153,7 @@ async fn reads_the_first_page_with_the_rest_fields() {
 async fn pages_and_sort_are_addressed_in_the_uri() {
     let server = server("resource");
     let response = create(&server, 250).await;
-    let last = read_resource(
-        &server,
-        &Caller::anonymous(),
-        &format!("{}?offset=200&limit=100", response.uri),
-    )
-    .await
-    .expect("readable");
-    let (_, page) = page_of(&last);
+    let page = read_page(&server, &format!("{}?offset=200&limit=100", response.uri)).await;
     assert_eq!(
         (page.offset, page.returned_count, page.has_next),
         (200, 50, false)
@@ -163,14 +161,7 @@ async fn pages_and_sort_are_addressed_in_the_uri() {
     assert_eq!(page.next_offset, None);
     assert_eq!(page.data[0]["id"], 200);
 
-    let sorted = read_resource(
-        &server,
-        &Caller::anonymous(),
-        &format!("{}?limit=2&sort=id%3Adesc", response.uri),
-    )
-    .await
-    .expect("readable");
-    let (_, page) = page_of(&sorted);
+    let page = read_page(&server, &format!("{}?limit=2&sort=id%3Adesc", response.uri)).await;
     assert_eq!(
         page.data.iter().map(|r| r["id"].clone()).collect::<Vec<_>>(),
         [json!(249), json!(248)]
