@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use dual_core::ResourceRecord;
 use time::Duration;
+use tokio::task::JoinHandle;
 
 use super::support::{OrPanic, base_now, expect_get, found, get_found, record, saved_record};
 use dual_store::{Lookup, ResourceStore};
@@ -16,33 +17,49 @@ pub const ACCESSES_PER_TASK: usize = 25;
 /// How many records each task of [`concurrent_saves`] saves.
 pub const SAVES_PER_TASK: usize = 16;
 
+/// Spawns `tasks` tokio tasks, task `t` running `work(t, store)`.
+fn spawn_each<T, F>(
+    store: &Arc<dyn ResourceStore>,
+    tasks: usize,
+    work: impl Fn(usize, Arc<dyn ResourceStore>) -> F,
+) -> Vec<JoinHandle<T>>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    (0..tasks)
+        .map(|t| tokio::spawn(work(t, Arc::clone(store))))
+        .collect()
+}
+
+/// What each of `tasks` returned; `what` names them if one failed.
+async fn join_each<T>(tasks: Vec<JoinHandle<T>>, what: &str) -> Vec<T> {
+    let mut results = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        results.push(task.await.unwrap_or_else(|e| panic!("{what} task failed: {e}")));
+    }
+    results
+}
+
 /// [`TASKS`] tasks × [`ACCESSES_PER_TASK`] `record_access` calls on one resource lose no count: the final
 /// `access_count` is exact and the counts the calls returned are exactly `1..=total`, each once.
 pub async fn concurrent_record_access(store: Arc<dyn ResourceStore>) {
     let now = base_now();
     let saved = saved_record(&*store, "hot", now, Some(now + Duration::minutes(15))).await;
     let when = now + Duration::seconds(1);
-    let tasks: Vec<_> = (0..TASKS)
-        .map(|_| {
-            let store = Arc::clone(&store);
-            tokio::spawn(async move {
-                let mut seen = Vec::with_capacity(ACCESSES_PER_TASK);
-                for _ in 0..ACCESSES_PER_TASK {
-                    let lookup = store
-                        .record_access(saved.id, when)
-                        .await
-                        .or_panic("record_access");
-                    seen.push(found(lookup, "concurrent record_access").access_count);
-                }
-                seen
-            })
-        })
-        .collect();
+    let tasks = spawn_each(&store, TASKS, |_, store| async move {
+        let mut seen = Vec::with_capacity(ACCESSES_PER_TASK);
+        for _ in 0..ACCESSES_PER_TASK {
+            let lookup = store
+                .record_access(saved.id, when)
+                .await
+                .or_panic("record_access");
+            seen.push(found(lookup, "concurrent record_access").access_count);
+        }
+        seen
+    });
     let mut counts = Vec::with_capacity(TASKS * ACCESSES_PER_TASK);
-    for task in tasks {
-        let seen = task
-            .await
-            .unwrap_or_else(|e| panic!("record_access task failed: {e}"));
+    for seen in join_each(tasks, "record_access").await {
         assert!(
             seen.windows(2).all(|w| w[0] < w[1]),
             "one task's counts must increase: {seen:?}"
@@ -71,26 +88,17 @@ pub async fn concurrent_record_access(store: Arc<dyn ResourceStore>) {
 /// unchanged, `live_count` counts every one of them, and the expiry index holds every one of them.
 pub async fn concurrent_saves(store: Arc<dyn ResourceStore>) {
     let now = base_now();
-    let tasks: Vec<_> = (0..TASKS)
-        .map(|t| {
-            let store = Arc::clone(&store);
-            tokio::spawn(async move {
-                let mut saved = Vec::with_capacity(SAVES_PER_TASK);
-                for i in 0..SAVES_PER_TASK {
-                    let expires_at =
-                        now + Duration::minutes(5) + Duration::microseconds((t * 100 + i) as i64);
-                    let r = record(&format!("task {t} record {i}"), now, Some(expires_at));
-                    store.save(&r).await.or_panic("concurrent save");
-                    saved.push(r);
-                }
-                saved
-            })
-        })
-        .collect();
-    let mut all: Vec<ResourceRecord> = Vec::with_capacity(TASKS * SAVES_PER_TASK);
-    for task in tasks {
-        all.extend(task.await.unwrap_or_else(|e| panic!("save task failed: {e}")));
-    }
+    let tasks = spawn_each(&store, TASKS, |t, store| async move {
+        let mut saved = Vec::with_capacity(SAVES_PER_TASK);
+        for i in 0..SAVES_PER_TASK {
+            let expires_at = now + Duration::minutes(5) + Duration::microseconds((t * 100 + i) as i64);
+            let r = record(&format!("task {t} record {i}"), now, Some(expires_at));
+            store.save(&r).await.or_panic("concurrent save");
+            saved.push(r);
+        }
+        saved
+    });
+    let all: Vec<ResourceRecord> = join_each(tasks, "save").await.concat();
     for r in &all {
         let got = get_found(&*store, r.id, now, "a concurrently saved record").await;
         assert_eq!(&got, r, "a concurrently saved record reads back unchanged");
@@ -145,30 +153,17 @@ pub async fn concurrent_purges(store: Arc<dyn ResourceStore>) {
     }
     let live = saved_record(&*store, "live", now, Some(now + Duration::minutes(30))).await;
     let at = now + Duration::minutes(10);
-    let purgers: Vec<_> = (0..PURGERS)
-        .map(|_| {
-            let store = Arc::clone(&store);
-            tokio::spawn(async move { store.purge_expired(at).await.or_panic("concurrent purge_expired") })
-        })
-        .collect();
-    let readers: Vec<_> = (0..READERS)
-        .map(|_| {
-            let store = Arc::clone(&store);
-            tokio::spawn(async move {
-                for _ in 0..READS {
-                    let lookup = store.record_access(live.id, at).await.or_panic("record_access");
-                    found(lookup, "record_access of a live record during purges");
-                }
-            })
-        })
-        .collect();
-    let mut purged = 0;
-    for task in purgers {
-        purged += task.await.unwrap_or_else(|e| panic!("purge task failed: {e}"));
-    }
-    for task in readers {
-        task.await.unwrap_or_else(|e| panic!("reader task failed: {e}"));
-    }
+    let purgers = spawn_each(&store, PURGERS, |_, store| async move {
+        store.purge_expired(at).await.or_panic("concurrent purge_expired")
+    });
+    let readers = spawn_each(&store, READERS, |_, store| async move {
+        for _ in 0..READS {
+            let lookup = store.record_access(live.id, at).await.or_panic("record_access");
+            found(lookup, "record_access of a live record during purges");
+        }
+    });
+    let purged: u64 = join_each(purgers, "purge").await.into_iter().sum();
+    join_each(readers, "reader").await;
     assert_eq!(
         purged, EXPIRED as u64,
         "concurrent purges must count each purged record exactly once"
