@@ -346,7 +346,8 @@ async fn builder_validates_configuration() {
         .expect_err("relative");
     assert!(matches!(err, ServerBuildError::InvalidBaseUrl(_)));
     // Each option set out of range, and the option the error names.
-    let invalid: [(&str, fn(DualResponseServerBuilder) -> DualResponseServerBuilder); 3] = [
+    type Configure = fn(DualResponseServerBuilder) -> DualResponseServerBuilder;
+    let invalid: [(&str, Configure); 3] = [
         ("default_sample_size", |b| b.default_sample_size(0)),
         ("default_page_limit", |b| {
             b.max_page_limit(10).default_page_limit(11)
