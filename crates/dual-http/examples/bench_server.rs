@@ -334,19 +334,17 @@ async fn micro(iterations: u32) -> Result<(), BoxError> {
         std::hint::black_box(page.to_json()?);
     }
     time("fetch_page_encoded + to_json", started);
-    let started = Instant::now();
-    for _ in 0..iterations {
-        let request = http::Request::post(format!("/{id}")).body(Full::new(Bytes::new()))?;
-        let response = handler.call(request).await?;
-        std::hint::black_box(response.into_body().collect().await?.to_bytes());
+    for method in [http::Method::POST, http::Method::GET] {
+        let started = Instant::now();
+        for _ in 0..iterations {
+            let request = http::Request::builder()
+                .method(method.clone())
+                .uri(format!("/{id}"))
+                .body(Full::new(Bytes::new()))?;
+            let response = handler.call(request).await?;
+            std::hint::black_box(response.into_body().collect().await?.to_bytes());
+        }
+        time(&format!("handler {method} (no socket)"), started);
     }
-    time("handler POST (no socket)", started);
-    let started = Instant::now();
-    for _ in 0..iterations {
-        let request = http::Request::get(format!("/{id}")).body(Full::new(Bytes::new()))?;
-        let response = handler.call(request).await?;
-        std::hint::black_box(response.into_body().collect().await?.to_bytes());
-    }
-    time("handler GET (no socket)", started);
     Ok(())
 }

@@ -61,26 +61,27 @@ impl Compressor {
     fn write(&mut self, data: &[u8], end: bool) -> std::io::Result<Vec<u8>> {
         let out = match self {
             Self::Gzip(encoder) => {
-                encoder.write_all(data)?;
-                if end {
-                    encoder.try_finish()?
-                } else {
-                    encoder.flush()?
-                }
+                write_then(encoder, data, end, GzEncoder::try_finish)?;
                 encoder.get_mut()
             }
             Self::Zstd(encoder) => {
-                encoder.write_all(data)?;
-                if end {
-                    encoder.do_finish()?
-                } else {
-                    encoder.flush()?
-                }
+                write_then(encoder, data, end, zstd::stream::write::Encoder::do_finish)?;
                 encoder.get_mut()
             }
         };
         Ok(std::mem::take(out))
     }
+}
+
+/// Writes `data` into `encoder`, then flushes it or (with `end`) ends its stream with `finish`.
+fn write_then<E: Write>(
+    encoder: &mut E,
+    data: &[u8],
+    end: bool,
+    finish: impl FnOnce(&mut E) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    encoder.write_all(data)?;
+    if end { finish(encoder) } else { encoder.flush() }
 }
 
 #[cfg(test)]

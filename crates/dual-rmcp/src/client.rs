@@ -22,44 +22,27 @@ pub fn parse_call_tool_result(
 
 #[cfg(test)]
 mod tests {
-    use dual_core::{Column, ColumnType, DualResponse, ResourceId};
     use rmcp::model::ContentBlock;
-    use serde_json::json;
 
     use super::*;
-
-    fn response() -> DualResponse {
-        let id = ResourceId::new();
-        DualResponse {
-            id,
-            uri: format!("resource://{id}"),
-            url: format!("http://127.0.0.1:9/resources/{id}"),
-            name: "Query Results".into(),
-            sample: vec![json!({"id": 7}).as_object().cloned().unwrap_or_default()].into(),
-            total_count: 847,
-            columns: vec![Column::new("id", ColumnType::Integer)],
-            executed_at: dual_core::time::OffsetDateTime::UNIX_EPOCH,
-            expires_at: None,
-            status: dual_core::status::ResourceStatus::Ready,
-        }
-    }
+    use crate::tool_result::tests::sample_response;
 
     #[test]
     fn parses_a_dual_response_tool_result() {
-        let response = response();
+        let response = sample_response();
         let client = DualResponseClient::new();
         let parsed = parse_call_tool_result(&crate::to_call_tool_result(&response), &client).expect("parsed");
         assert_eq!(parsed.total_count(), Some(847));
         assert_eq!(parsed.resource_url(), response.url);
         assert_eq!(parsed.resource_uri(), Some(response.uri.as_str()));
-        assert_eq!(parsed.sample().len(), 1);
+        assert_eq!(parsed.sample().len(), 3);
         assert_eq!(parsed.columns(), response.columns.as_slice());
     }
 
     #[test]
     fn parses_content_only_results() {
         // A server (or proxy) that drops structuredContent: the JSON text option still carries it.
-        let response = response();
+        let response = sample_response();
         let options = dual_core::mcp::RenderOptions::default().with_text(dual_core::mcp::TextFormat::Json);
         let mut result = crate::to_call_tool_result_with(&response, &options);
         result.structured_content = None;

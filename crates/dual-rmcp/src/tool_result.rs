@@ -116,12 +116,14 @@ pub(crate) fn failure_message(failure: &dual_core::status::QueryFailure) -> Stri
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use dual_core::{Column, ColumnType, ResourceId, Row};
     use serde_json::{Value, json};
 
     use super::*;
 
+    /// A ready response of three rows, expiring 15 minutes after the epoch; shared with the client's
+    /// tests.
     pub(crate) fn sample_response() -> DualResponse {
         let rows: Vec<Row> = (0..3)
             .filter_map(|i| {

@@ -4,16 +4,18 @@
 use std::sync::Arc;
 
 use dual_core::{
-    DualResponse, ResourceId, ResourceRecord, Row, column::infer_columns, consistency::Consistency,
+    Column, DualResponse, ResourceId, ResourceRecord, Row, column::infer_columns, consistency::Consistency,
     status::ResourceStatus,
 };
+use serde_json::Value;
+use time::OffsetDateTime;
 use tracing::Instrument;
 
 use crate::config::MAX_SAMPLE_SIZE;
 use crate::pending::{self, AbortOnDrop};
 use crate::progress::QueryProgress;
 use crate::server::DEFAULT_RESOURCE_NAME;
-use crate::{CreateResponse, DualResponseServer, ServerError, snapshot};
+use crate::{CreateResponse, DualResponseServer, QueryExecutor, ServerError, snapshot};
 
 impl DualResponseServer {
     /// Runs the query, stores the resource and returns the dual response.
@@ -28,7 +30,7 @@ impl DualResponseServer {
     /// `UNKNOWN_QUERY_KIND`, `INVALID_REQUEST` (sample size or expiration out of range),
     /// `COUNT_EXECUTION_FAILED` / `QUERY_EXECUTION_FAILED` carrying the executor's message, or
     /// `STORAGE_ERROR` (the store, or the spool).
-    pub async fn create_response(&self, request: CreateResponse) -> Result<DualResponse, ServerError> {
+    pub async fn create_response(&self, mut request: CreateResponse) -> Result<DualResponse, ServerError> {
         let span = tracing::info_span!("dual_create", kind = %request.query.kind, id = tracing::field::Empty);
         async move {
             let inner = self.inner();
@@ -78,27 +80,16 @@ impl DualResponseServer {
                             };
                             // Columns given or known up front stay; inferred ones are inferred again
                             // from the final sample.
-                            let known = request.columns.or_else(|| executor.columns(params));
+                            let known = request.columns.take().or_else(|| executor.columns(params));
                             let fixed_columns = known.is_some();
                             let sample = self.cut_sample(progress.sample());
                             let columns = known.unwrap_or_else(|| infer_columns(&sample));
                             let record = ResourceRecord {
-                                id,
-                                name: request.name.unwrap_or_else(|| DEFAULT_RESOURCE_NAME.to_owned()),
-                                query: request.query,
-                                columns,
                                 total_count: progress.rows(),
-                                sample: sample.into(),
-                                created_at: now,
-                                expires_at: now.checked_add(expiration),
-                                access_count: 0,
-                                last_accessed_at: None,
-                                owner: request.owner,
-                                metadata: request.metadata,
                                 consistency: Consistency::Snapshot,
                                 status: ResourceStatus::Pending,
                                 lease_expires_at: Some(self.lease_from_now()),
-                                failure: None,
+                                ..new_record(id, request, columns, sample, now, expiration)
                             };
                             self.go_pending(record.clone(), task, progress, fixed_columns)
                                 .await?;
@@ -115,42 +106,20 @@ impl DualResponseServer {
             let (consistency, total_count, sample) = match written {
                 Some(written) => (Consistency::Snapshot, written.rows, written.sample),
                 None => {
-                    let (total_count, sample) = time_limited(limit, async {
-                        let (count, sample) = tokio::join!(
-                            executor.count(params),
-                            executor.fetch(params, 0, sample_size, None)
-                        );
-                        Ok((
-                            count.map_err(ServerError::count_failed)?,
-                            sample.map_err(ServerError::query_failed)?,
-                        ))
-                    })
-                    .await?;
+                    let (total_count, sample) = self.count_and_sample(executor, params, sample_size).await?;
                     (Consistency::Live, total_count, sample)
                 }
             };
             let sample = self.cut_sample(sample);
             let columns = request
                 .columns
+                .take()
                 .or_else(|| executor.columns(params))
                 .unwrap_or_else(|| infer_columns(&sample));
             let record = ResourceRecord {
-                id,
-                name: request.name.unwrap_or_else(|| DEFAULT_RESOURCE_NAME.to_owned()),
-                query: request.query,
-                columns,
                 total_count,
-                sample: sample.into(),
-                created_at: now,
-                expires_at: now.checked_add(expiration),
-                access_count: 0,
-                last_accessed_at: None,
-                owner: request.owner,
-                metadata: request.metadata,
                 consistency,
-                status: ResourceStatus::Ready,
-                lease_expires_at: None,
-                failure: None,
+                ..new_record(id, request, columns, sample, now, expiration)
             };
             if let Err(error) = inner.store.save(&record).await {
                 if consistency == Consistency::Snapshot {
@@ -190,12 +159,22 @@ impl DualResponseServer {
     /// pending query whose result passed the snapshot cap.
     pub(crate) async fn live_outcome(&self, record: &ResourceRecord) -> Result<(u64, Vec<Row>), ServerError> {
         let executor = self.inner().registry.get(&record.query.kind)?;
-        let params = &record.query.params;
         let sample_size = self
             .inner()
             .config
             .default_sample_size
             .max(record.sample.len() as u64);
+        self.count_and_sample(executor, &record.query.params, sample_size)
+            .await
+    }
+
+    /// Runs `count` and the fetch of the first `sample_size` rows concurrently, under the time limit.
+    async fn count_and_sample(
+        &self,
+        executor: &Arc<dyn QueryExecutor>,
+        params: &Value,
+        sample_size: u64,
+    ) -> Result<(u64, Vec<Row>), ServerError> {
         time_limited(self.inner().config.query_time_limit, async {
             let (count, sample) = tokio::join!(
                 executor.count(params),
@@ -251,6 +230,36 @@ impl std::io::Write for ByteCounter {
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+/// A new record of `request`'s query, created at `now`: ready, live, not yet read, with no rows
+/// counted; the caller sets what differs.
+fn new_record(
+    id: ResourceId,
+    request: CreateResponse,
+    columns: Vec<Column>,
+    sample: Vec<Row>,
+    now: OffsetDateTime,
+    expiration: time::Duration,
+) -> ResourceRecord {
+    ResourceRecord {
+        id,
+        name: request.name.unwrap_or_else(|| DEFAULT_RESOURCE_NAME.to_owned()),
+        query: request.query,
+        columns,
+        total_count: 0,
+        sample: sample.into(),
+        created_at: now,
+        expires_at: now.checked_add(expiration),
+        access_count: 0,
+        last_accessed_at: None,
+        owner: request.owner,
+        metadata: request.metadata,
+        consistency: Consistency::Live,
+        status: ResourceStatus::Ready,
+        lease_expires_at: None,
+        failure: None,
     }
 }
 

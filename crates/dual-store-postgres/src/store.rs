@@ -10,8 +10,8 @@ use deadpool_postgres::{Object, Pool};
 use dual_core::{ResourceId, ResourceRecord};
 use dual_store::{Lookup, ResourceStore, StoreError};
 use time::OffsetDateTime;
-use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
+use tokio_postgres::{Row, Statement};
 
 use crate::error::{breaks_connection, map_pg_error, map_pool_error};
 use crate::row::{self, QueryParams, SaveParams, micros};
@@ -97,21 +97,31 @@ impl PostgresStore {
 
     /// Runs a prepared query within the operation timeout.
     async fn rows(&self, op: &'static str, sql: &str, params: Params<'_>) -> Result<Vec<Row>, StoreError> {
-        let client = self.client(op).await?;
-        let outcome = tokio::time::timeout(self.shared.timeout, async {
-            let statement = client.prepare_cached(sql).await?;
-            client.query(&statement, params).await
+        self.prepared(op, sql, async |client, statement| {
+            client.query(statement, params).await
         })
-        .await;
-        self.finish(op, client, outcome)
+        .await
     }
 
     /// Runs a prepared statement within the operation timeout, answering the rows it touched.
     async fn execute(&self, op: &'static str, sql: &str, params: Params<'_>) -> Result<u64, StoreError> {
+        self.prepared(op, sql, async |client, statement| {
+            client.execute(statement, params).await
+        })
+        .await
+    }
+
+    /// Prepares `sql` (cached per connection) and runs `call` with it, within the operation timeout.
+    async fn prepared<T>(
+        &self,
+        op: &'static str,
+        sql: &str,
+        call: impl AsyncFnOnce(&Object, &Statement) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, StoreError> {
         let client = self.client(op).await?;
         let outcome = tokio::time::timeout(self.shared.timeout, async {
             let statement = client.prepare_cached(sql).await?;
-            client.execute(&statement, params).await
+            call(&client, &statement).await
         })
         .await;
         self.finish(op, client, outcome)

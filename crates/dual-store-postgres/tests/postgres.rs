@@ -145,11 +145,7 @@ async fn purges_in_batches() -> TestResult {
 #[tokio::test]
 async fn a_corrupt_row_is_reported_not_served() -> TestResult {
     let namespace = Namespace::new();
-    let store = namespace.store().await;
-    let now = now_micros();
-    let saved = record(now, None);
-    store.save(&saved).await?;
-    let raw = namespace.raw().await;
+    let (store, raw, saved, now) = namespace.saved().await?;
     let sql = format!("UPDATE {} SET access_count = -1 WHERE id = $1", store.table());
     raw.execute(&sql, &[&saved.id.to_string()]).await?;
     // Only `get`: `record_access` counts the access first, which mends the count.
@@ -324,11 +320,7 @@ async fn update_query_writes_only_the_query_columns_and_keeps_json_text() -> Tes
 #[tokio::test]
 async fn an_unknown_status_or_failure_code_is_corrupt_naming_its_column() -> TestResult {
     let namespace = Namespace::new();
-    let store = namespace.store().await;
-    let now = now_micros();
-    let saved = record(now, None);
-    store.save(&saved).await?;
-    let raw = namespace.raw().await;
+    let (store, raw, saved, now) = namespace.saved().await?;
     for (column, value) in [
         ("status", "'done'"),
         ("failure", r#"'{"code":"query_exploded","message":"x"}'"#),

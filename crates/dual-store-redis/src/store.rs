@@ -126,6 +126,32 @@ impl RedisStore {
             ))),
         }
     }
+
+    /// Runs a script over the records expired at `split` (`KEYS`: expiry index; `ARGV`: now, the
+    /// records' key prefix, `limit`) and decodes its reply.
+    async fn run_expiry_script<T: redis::FromRedisValue>(
+        &self,
+        op: &'static str,
+        script: &'static redis::Script,
+        split: SplitTime,
+        limit: usize,
+    ) -> Result<T, StoreError> {
+        let expiry = self.shared.keys.expiry.clone();
+        let records = self.shared.keys.records.clone();
+        self.shared
+            .connection
+            .run(op, |mut con| async move {
+                script
+                    .key(expiry)
+                    .arg(split.micros)
+                    .arg(split.nanos)
+                    .arg(records)
+                    .arg(limit)
+                    .invoke_async(&mut con)
+                    .await
+            })
+            .await
+    }
 }
 
 #[async_trait]
@@ -140,28 +166,18 @@ impl ResourceStore for RedisStore {
             pipe.arg(field).arg(value);
         }
         pipe.ignore();
+        let id = record.id.to_string();
+        let (expiry, pinned) = (&self.shared.keys.expiry, &self.shared.keys.pinned);
         match record.expires_at {
             Some(at) => {
                 pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_millis(at)).ignore();
-                pipe.cmd("ZADD")
-                    .arg(&self.shared.keys.expiry)
-                    .arg(SplitTime::new(at).micros)
-                    .arg(record.id.to_string())
-                    .ignore();
-                pipe.cmd("SREM")
-                    .arg(&self.shared.keys.pinned)
-                    .arg(record.id.to_string())
-                    .ignore();
+                let score = SplitTime::new(at).micros;
+                pipe.cmd("ZADD").arg(expiry).arg(score).arg(&id).ignore();
+                pipe.cmd("SREM").arg(pinned).arg(&id).ignore();
             }
             None => {
-                pipe.cmd("ZREM")
-                    .arg(&self.shared.keys.expiry)
-                    .arg(record.id.to_string())
-                    .ignore();
-                pipe.cmd("SADD")
-                    .arg(&self.shared.keys.pinned)
-                    .arg(record.id.to_string())
-                    .ignore();
+                pipe.cmd("ZREM").arg(expiry).arg(&id).ignore();
+                pipe.cmd("SADD").arg(pinned).arg(&id).ignore();
             }
         }
         self.shared
@@ -278,22 +294,8 @@ impl ResourceStore for RedisStore {
         }
         // Lua numbers and Redis's LIMIT take at most this; no deployment holds more records.
         let limit = limit.min(i32::MAX as usize);
-        let split = SplitTime::new(now);
-        let expiry = self.shared.keys.expiry.clone();
-        let records = self.shared.keys.records.clone();
         let ids: Vec<String> = self
-            .shared
-            .connection
-            .run("find_expired", |mut con| async move {
-                scripts::FIND_EXPIRED
-                    .key(expiry)
-                    .arg(split.micros)
-                    .arg(split.nanos)
-                    .arg(records)
-                    .arg(limit)
-                    .invoke_async(&mut con)
-                    .await
-            })
+            .run_expiry_script("find_expired", &scripts::FIND_EXPIRED, SplitTime::new(now), limit)
             .await?;
         ids.iter()
             .map(|id| {
@@ -309,21 +311,8 @@ impl ResourceStore for RedisStore {
         let batch = self.shared.purge_batch;
         let mut purged = 0u64;
         loop {
-            let expiry = self.shared.keys.expiry.clone();
-            let records = self.shared.keys.records.clone();
             let (deleted, scanned): (u64, usize) = self
-                .shared
-                .connection
-                .run("purge_expired", |mut con| async move {
-                    scripts::PURGE_BATCH
-                        .key(expiry)
-                        .arg(split.micros)
-                        .arg(split.nanos)
-                        .arg(records)
-                        .arg(batch)
-                        .invoke_async(&mut con)
-                        .await
-                })
+                .run_expiry_script("purge_expired", &scripts::PURGE_BATCH, split, batch)
                 .await?;
             purged += deleted;
             if scanned < batch {

@@ -94,19 +94,20 @@ impl S3SpoolBuilder {
 
     /// Timeout of one request (default 30 s).
     #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.s3 = self.s3.with_config(
-            AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
-            format!("{}ms", timeout.as_millis()),
-        );
-        self
+    pub fn timeout(self, timeout: Duration) -> Self {
+        self.client_timeout(ClientConfigKey::Timeout, timeout)
     }
 
     /// Timeout of a connection attempt (default 5 s).
     #[must_use]
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+    pub fn connect_timeout(self, timeout: Duration) -> Self {
+        self.client_timeout(ClientConfigKey::ConnectTimeout, timeout)
+    }
+
+    /// Sets the HTTP client's timeout `key` to `timeout`.
+    fn client_timeout(mut self, key: ClientConfigKey, timeout: Duration) -> Self {
         self.s3 = self.s3.with_config(
-            AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout),
+            AmazonS3ConfigKey::Client(key),
             format!("{}ms", timeout.as_millis()),
         );
         self

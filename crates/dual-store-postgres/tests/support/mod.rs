@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dual_core::ResourceRecord;
+use dual_store::{ResourceStore, StoreError};
 use dual_store_postgres::{PostgresStore, PostgresStoreBuilder};
 use dual_testkit::cleanup;
 pub(crate) use dual_testkit::services::POSTGRES;
@@ -75,6 +76,26 @@ impl Namespace {
             }
             Err(e) => POSTGRES.unreachable(e),
         }
+    }
+}
+
+/// One pinned record saved by a fresh store at [`now_micros`], with a plain connection to look at (or
+/// corrupt) what it wrote: `(store, raw connection, record, now)`.
+pub(crate) type Saved = (
+    PostgresStore,
+    tokio_postgres::Client,
+    ResourceRecord,
+    OffsetDateTime,
+);
+
+impl Namespace {
+    /// Saves a pinned record with a fresh store of this namespace.
+    pub(crate) async fn saved(&self) -> Result<Saved, StoreError> {
+        let store = self.store().await;
+        let now = now_micros();
+        let record = record(now, None);
+        store.save(&record).await?;
+        Ok((store, self.raw().await, record, now))
     }
 }
 
