@@ -39,14 +39,7 @@ async fn partly_spilled_passes_the_conformance_suite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_switched_off_backend_fails_retryably_and_recovers() {
     let backend = BreakableSpool::new(memory(1024).await);
-    let spool = Spool::new(backend.clone());
-    dual_testkit::spool::outage::outage_and_recovery(
-        &spool,
-        || backend.break_storage(),
-        || backend.restore(),
-        BOUNDS,
-    )
-    .await;
+    dual_testkit::spool::outage::switched_off(&backend, BOUNDS).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -53,16 +53,9 @@ async fn spools_on_the_bucket_root_and_on_prefixes_do_not_see_each_other_or_fore
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_switched_off_object_store_fails_retryably_and_recovers() {
     let backend = BreakableSpool::new(ObjectStoreSpool::new(Arc::new(InMemory::new()), "x").expect("prefix"));
-    let spool = Spool::new(backend.clone());
     let bounds = Bounds {
         fail_within: Duration::from_secs(2),
         recover_within: Duration::from_secs(5),
     };
-    dual_testkit::spool::outage::outage_and_recovery(
-        &spool,
-        || backend.break_storage(),
-        || backend.restore(),
-        bounds,
-    )
-    .await;
+    dual_testkit::spool::outage::switched_off(&backend, bounds).await;
 }

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use dual_core::{ResourceId, error::ErrorCode};
 
 use super::support::{expected, read, sample_rows, small, write};
-use dual_spool::{Spool, SpoolError};
+use dual_spool::{Spool, SpoolBackend, SpoolError};
+
+use crate::BreakableSpool;
 
 /// How long the checks allow.
 #[derive(Debug, Clone, Copy)]
@@ -22,6 +24,13 @@ pub struct Bounds {
 }
 
 type Call<'a> = Pin<Box<dyn Future<Output = Result<(), SpoolError>> + Send + 'a>>;
+
+/// [`outage_and_recovery`] of a spool on `backend`, cut by switching the backend off and restored by
+/// switching it on: the outage check of a backend that has no network to cut.
+pub async fn switched_off<B: SpoolBackend + Clone>(backend: &BreakableSpool<B>, bounds: Bounds) {
+    let spool = Spool::new(backend.clone());
+    outage_and_recovery(&spool, || backend.break_storage(), || backend.restore(), bounds).await;
+}
 
 /// Writes a snapshot, calls `cut`, checks that every kind of call fails as a retryable
 /// `Unavailable` within `bounds.fail_within`, calls `restore`, and checks that the snapshot is
