@@ -17,10 +17,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use dual_core::{Row, Sort};
+use dual_core::Row;
 use dual_http::DualHttp;
-use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
-use dual_testkit::executor::Numbers;
+use dual_server::{CreateResponse, DualResponseServer, QueryExecutor};
+use dual_testkit::executor::{Numbers, Stored};
 use dual_testkit::serve::Loopback;
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
@@ -42,32 +42,6 @@ fn row(i: u64) -> Row {
     value.as_object().cloned().unwrap_or_default()
 }
 
-/// An in-memory table: rows built once, pages cloned out of it (what an in-memory executor does).
-struct Table {
-    rows: Vec<Row>,
-}
-
-#[async_trait::async_trait]
-impl QueryExecutor for Table {
-    async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
-        Ok(self.rows.len() as u64)
-    }
-
-    async fn fetch(
-        &self,
-        _: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(self.rows.len());
-        let end = usize::try_from(offset.saturating_add(limit))
-            .unwrap_or(usize::MAX)
-            .min(self.rows.len());
-        Ok(self.rows[start..end].to_vec())
-    }
-}
-
 /// Kinds `synthetic` (computed rows, any count: exports) and `table` (10,000 stored rows: throughput).
 fn server() -> Result<DualResponseServer, BoxError> {
     Ok(DualResponseServer::builder()
@@ -75,12 +49,7 @@ fn server() -> Result<DualResponseServer, BoxError> {
         // Rows computed on demand: the executor costs what generating a row costs, no storage. The
         // testkit's example executor (see hyper_server.rs for how to write one).
         .executor("synthetic", Numbers::new().row(row))
-        .executor(
-            "table",
-            Table {
-                rows: (0..10_000).map(row).collect(),
-            },
-        )
+        .executor("table", Stored::new((0..10_000).map(row).collect()))
         .build()?)
 }
 
@@ -289,9 +258,7 @@ async fn micro(iterations: u32) -> Result<(), BoxError> {
     let id = created.id;
     let request = dual_core::PageRequest::default();
     let handler = DualHttp::new(server.clone());
-    let executor = Table {
-        rows: (0..10_000).map(row).collect(),
-    };
+    let executor = Stored::new((0..10_000).map(row).collect());
     let params = Value::Null;
     let time = |label: &str, started: Instant| {
         println!(

@@ -30,7 +30,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::Precomputed;
+use common::precomputed;
 use dual_core::{PageRequest, ResourceId};
 use dual_server::{CreateResponse, DualResponseServer};
 use dual_store::{MemoryStore, ResourceStore};
@@ -292,7 +292,7 @@ async fn measure(backend: Backend, calls: usize, run: u64) -> Report {
         .base_url("https://api.example.com/resources")
         .without_sweeper()
         .shared_store(store)
-        .executor("institutions", Precomputed::new(TOTAL))
+        .executor("institutions", precomputed(TOTAL))
         .build()
         .expect("server");
     let (ids, create, fetch) = sequential(&server, calls).await;

@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::Precomputed;
+use common::precomputed;
 use criterion::{Criterion, criterion_group, criterion_main};
 use dual_core::DualResponse;
 use dual_server::{CreateResponse, DualResponseServer, QueryExecutor};
@@ -47,7 +47,7 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("runtime");
-    let executor = Arc::new(Precomputed::new(847));
+    let executor = Arc::new(precomputed(847));
     let server = runtime.block_on(async {
         DualResponseServer::builder()
             .base_url("https://api.example.com/resources")

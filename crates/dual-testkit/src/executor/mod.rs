@@ -5,6 +5,7 @@
 //! `examples/hyper_server.rs` and the [`QueryExecutor`] docs do that.
 
 mod rows;
+mod stored;
 mod stream;
 
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use tokio::sync::Semaphore;
 
 pub(crate) use rows::sorted;
 pub use rows::{row, wide_row};
+pub use stored::Stored;
 
 /// What [`Numbers`] says when a failure switch other than `fail_count` is on: text that must never
 /// reach a REST client (it names a table and a column, and reads like SQL).
