@@ -34,6 +34,10 @@ pub enum ErrorCode {
     /// 503: no capacity right now (no database connection could be had in time, a connection cap);
     /// sent with `Retry-After`, retry later.
     Overloaded,
+    /// 429: a quota is reached (spool bytes, an owner's live bytes, resources, running queries or
+    /// pins); the message names the quota. Sent with `Retry-After`; nothing existing was evicted, so
+    /// the request succeeds once room is freed (resources deleted or expired, queries finished).
+    QuotaExceeded,
     /// A code this version does not know (newer servers may add codes).
     #[serde(other)]
     Unknown,
@@ -56,6 +60,7 @@ impl ErrorCode {
             Self::QueryFailed => "query_failed",
             Self::StorageError => "storage_error",
             Self::Overloaded => "overloaded",
+            Self::QuotaExceeded => "quota_exceeded",
             Self::Unknown => "unknown",
         }
     }
@@ -72,6 +77,7 @@ impl ErrorCode {
             Self::PayloadTooLarge => 413,
             Self::UnsupportedMediaType => 415,
             Self::NotReady => 409,
+            Self::QuotaExceeded => 429,
             Self::QueryFailed | Self::Unknown => 500,
             Self::StorageError | Self::Overloaded => 503,
         }
@@ -80,7 +86,10 @@ impl ErrorCode {
     /// Whether a client may retry the same request later.
     #[must_use]
     pub const fn retryable(self) -> bool {
-        matches!(self, Self::StorageError | Self::Overloaded | Self::NotReady)
+        matches!(
+            self,
+            Self::StorageError | Self::Overloaded | Self::NotReady | Self::QuotaExceeded
+        )
     }
 }
 

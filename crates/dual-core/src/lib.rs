@@ -23,6 +23,7 @@
 //! | [`status`] | the status lifecycle of a resource (pending, ready, failed), failures and progress |
 //! | [`consistency`] | snapshot or live |
 //! | [`error`] | the REST API's error body and wire error codes |
+//! | [`escape`] | [`escape::log_safe`]: user and executor text made safe for a log line |
 //! | [`uri`] | resource URIs and URLs |
 //! | [`mcp`] | [`DualResponse`] rendered as an MCP tool result per protocol version, the output schema |
 //!
@@ -46,6 +47,7 @@
 pub mod column;
 pub mod consistency;
 pub mod error;
+pub mod escape;
 pub mod id;
 pub mod mcp;
 pub mod metadata;

@@ -76,6 +76,15 @@ pub(crate) enum Rejection {
         /// What went wrong, for the log only.
         detail: String,
     },
+    /// 429 `quota_exceeded` (retryable, with `Retry-After`): a quota is reached; the message names it.
+    QuotaExceeded {
+        /// The quota's name (`owner_pins`, `spool_bytes`, …).
+        quota: &'static str,
+        /// Its configured limit.
+        limit: u64,
+        /// Seconds to wait before retrying (at least 1), sent as `Retry-After`.
+        retry_after_secs: u64,
+    },
 }
 
 impl Rejection {
@@ -101,6 +110,7 @@ impl Rejection {
             Self::QueryFailed { .. } | Self::ResourceFailed { .. } => ErrorCode::QueryFailed,
             Self::Storage { .. } => ErrorCode::StorageError,
             Self::Overloaded { .. } => ErrorCode::Overloaded,
+            Self::QuotaExceeded { .. } => ErrorCode::QuotaExceeded,
         }
     }
 
@@ -141,6 +151,13 @@ impl Rejection {
             Self::Storage { .. } => "The resource store is unavailable; retry later".to_owned(),
             Self::Overloaded { retry_after_secs, .. } => format!(
                 "The server has no capacity for this request right now; retry in {retry_after_secs} s"
+            ),
+            Self::QuotaExceeded {
+                quota,
+                limit,
+                retry_after_secs,
+            } => format!(
+                "Quota `{quota}` reached (limit {limit}); retry in {retry_after_secs} s or once room is freed"
             ),
         }
     }
@@ -209,6 +226,11 @@ impl From<ServerError> for Rejection {
                 retry_after_secs: dual_server::NOT_READY_RETRY_AFTER.as_secs().max(1),
             },
             ServerError::ResourceFailed { failure } => Self::ResourceFailed { code: failure.code },
+            ServerError::QuotaExceeded { quota, limit } => Self::QuotaExceeded {
+                quota: quota.as_str(),
+                limit,
+                retry_after_secs: dual_server::QUOTA_RETRY_AFTER.as_secs().max(1),
+            },
             ServerError::UnknownQueryKind(kind) => Self::QueryFailed {
                 detail: format!("no executor is registered for kind `{kind}` on this instance"),
             },

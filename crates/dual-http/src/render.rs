@@ -82,7 +82,9 @@ pub(crate) fn render_rejection(rejection: &Rejection) -> Response<ResponseBody> 
             out.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
-        Rejection::Overloaded { retry_after_secs, .. } | Rejection::NotReady { retry_after_secs } => {
+        Rejection::Overloaded { retry_after_secs, .. }
+        | Rejection::NotReady { retry_after_secs }
+        | Rejection::QuotaExceeded { retry_after_secs, .. } => {
             out.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
         }

@@ -7,6 +7,7 @@ use dual_spool::SpoolError;
 use dual_store::StoreError;
 
 use crate::ExecutorError;
+use crate::quota::{QUOTA_RETRY_AFTER, Quota};
 
 /// How long a caller of a pending resource is told to wait before asking again.
 pub const NOT_READY_RETRY_AFTER: Duration = Duration::from_secs(1);
@@ -40,6 +41,8 @@ pub enum ServerErrorCode {
     ResourceFailed,
     /// The query ran past the server's time limit.
     QueryTimeout,
+    /// A quota is reached (see [`Quota`]); retryable once room is freed.
+    QuotaExceeded,
 }
 
 impl ServerErrorCode {
@@ -59,6 +62,7 @@ impl ServerErrorCode {
             Self::NotReady => "NOT_READY",
             Self::ResourceFailed => "RESOURCE_FAILED",
             Self::QueryTimeout => "QUERY_TIMEOUT",
+            Self::QuotaExceeded => "QUOTA_EXCEEDED",
         }
     }
 }
@@ -132,6 +136,14 @@ pub enum ServerError {
         /// The limit.
         limit: Duration,
     },
+    /// A quota is reached; nothing existing was evicted. Retryable once room is freed.
+    #[error("quota `{quota}` reached (limit {limit}); retry once room is freed")]
+    QuotaExceeded {
+        /// Which quota.
+        quota: Quota,
+        /// Its configured limit (bytes, resources, queries or pins, as the quota counts).
+        limit: u64,
+    },
 }
 
 impl ServerError {
@@ -151,6 +163,7 @@ impl ServerError {
             Self::NotReady { .. } => ServerErrorCode::NotReady,
             Self::ResourceFailed { .. } => ServerErrorCode::ResourceFailed,
             Self::QueryTimeout { .. } => ServerErrorCode::QueryTimeout,
+            Self::QuotaExceeded { .. } => ServerErrorCode::QuotaExceeded,
         }
     }
 
@@ -160,7 +173,10 @@ impl ServerError {
         match self {
             Self::Storage(e) => e.is_retryable(),
             Self::Spool(e) => e.is_retryable(),
-            Self::Overloaded(_) | Self::TooManyResources { .. } | Self::NotReady { .. } => true,
+            Self::Overloaded(_)
+            | Self::TooManyResources { .. }
+            | Self::NotReady { .. }
+            | Self::QuotaExceeded { .. } => true,
             Self::ResourceFailed { failure } => failure.code.is_retryable(),
             _ => false,
         }
@@ -172,6 +188,7 @@ impl ServerError {
         match self {
             Self::Overloaded(e) => e.retry_after(),
             Self::NotReady { .. } => Some(NOT_READY_RETRY_AFTER),
+            Self::QuotaExceeded { .. } => Some(QUOTA_RETRY_AFTER),
             _ => None,
         }
     }

@@ -65,6 +65,7 @@ mod error;
 mod executor;
 mod pending;
 mod progress;
+mod quota;
 mod registry;
 mod running;
 mod server;
@@ -87,6 +88,7 @@ pub use executor::{
     DEFAULT_STREAM_BATCH, ExecutorError, QueryExecutor, RowStream, paged_range_stream, paged_stream,
     take_rows,
 };
+pub use quota::{QUOTA_RETRY_AFTER, Quota};
 pub use server::{DEFAULT_RESOURCE_NAME, DualResponseServer};
 pub use typed::{Typed, TypedExecutor};
 

@@ -1,0 +1,93 @@
+//! Text that is safe to write into a log line: [`log_safe`].
+//!
+//! Executor messages, SQL errors, ids and parameter names can hold anything a user or a database
+//! put there, newlines and terminal escapes included. Written as they are, a newline forges a log
+//! line and `ESC[2J` clears the operator's terminal. Every field that can hold such text is logged
+//! through [`log_safe`]: printable text stays as it is, everything else becomes a visible escape.
+
+use std::fmt;
+
+/// `text`, displayed with every control character escaped, for a log field:
+/// `tracing::error!(detail = %log_safe(&message), …)`.
+///
+/// `\n`, `\r` and `\t` become those two-character escapes, a backslash becomes `\\`, and every other
+/// control character (C0, DEL, C1), the Unicode line and paragraph separators and the bidirectional
+/// overrides become `\u{…}`. Nothing is cut: bound the length where the text comes from.
+///
+/// ```
+/// use dual_core::escape::log_safe;
+///
+/// let forged = "no such column: x\n2026-01-01T00:00:00Z  INFO admin logged in\u{1b}[2J";
+/// assert_eq!(
+///     log_safe(forged).to_string(),
+///     r"no such column: x\n2026-01-01T00:00:00Z  INFO admin logged in\u{1b}[2J"
+/// );
+/// assert_eq!(log_safe("plain text, ünïcödé").to_string(), "plain text, ünïcödé");
+/// ```
+#[must_use]
+pub fn log_safe(text: &str) -> LogSafe<'_> {
+    LogSafe(text)
+}
+
+/// The [`Display`](fmt::Display) of [`log_safe`].
+#[derive(Debug, Clone, Copy)]
+pub struct LogSafe<'a>(&'a str);
+
+/// Whether `c` must not reach a log line as it is.
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || c == '\\'
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+impl fmt::Display for LogSafe<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut rest = self.0;
+        while let Some(at) = rest.find(needs_escape) {
+            f.write_str(&rest[..at])?;
+            let c = rest[at..].chars().next().unwrap_or_default();
+            match c {
+                '\n' => f.write_str("\\n")?,
+                '\r' => f.write_str("\\r")?,
+                '\t' => f.write_str("\\t")?,
+                '\\' => f.write_str("\\\\")?,
+                other => write!(f, "\\u{{{:x}}}", u32::from(other))?,
+            }
+            rest = &rest[at + c.len_utf8()..];
+        }
+        f.write_str(rest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_safe;
+
+    #[test]
+    fn escapes_every_control_character_and_nothing_else() {
+        for (input, expected) in [
+            ("a\nb", r"a\nb"),
+            ("a\r\nb", r"a\r\nb"),
+            ("tab\there", r"tab\there"),
+            ("\u{1b}[2J", r"\u{1b}[2J"),
+            ("nul\0", r"nul\u{0}"),
+            ("del\u{7f}", r"del\u{7f}"),
+            ("c1\u{85}", r"c1\u{85}"),
+            ("ls\u{2028}ps\u{2029}", r"ls\u{2028}ps\u{2029}"),
+            ("bidi\u{202e}x", r"bidi\u{202e}x"),
+            (r"back\slash", r"back\\slash"),
+            ("", ""),
+            ("ok 😀 ü", "ok 😀 ü"),
+        ] {
+            assert_eq!(log_safe(input).to_string(), expected, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn escaped_text_has_no_control_characters() {
+        let all: String = (0u32..0x3000).filter_map(char::from_u32).collect();
+        let out = log_safe(&all).to_string();
+        assert!(!out.chars().any(char::is_control));
+        assert!(!out.contains('\u{2028}') && !out.contains('\u{202e}'));
+    }
+}
