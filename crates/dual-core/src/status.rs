@@ -64,6 +64,9 @@ pub enum FailureCode {
     QueryInterrupted,
     /// The spool or the store failed while the result was written: run the query again.
     StorageError,
+    /// The executor had no capacity (no database connection within its wait limit): run the query
+    /// again in a few seconds.
+    Overloaded,
 }
 
 impl FailureCode {
@@ -75,6 +78,7 @@ impl FailureCode {
             Self::QueryTimeout => "query_timeout",
             Self::QueryInterrupted => "query_interrupted",
             Self::StorageError => "storage_error",
+            Self::Overloaded => "overloaded",
         }
     }
 
@@ -86,15 +90,20 @@ impl FailureCode {
             Self::QueryTimeout,
             Self::QueryInterrupted,
             Self::StorageError,
+            Self::Overloaded,
         ]
         .into_iter()
         .find(|code| code.as_str() == text)
     }
 
-    /// Whether running the same query again may succeed: an interruption or a storage failure.
+    /// Whether running the same query again may succeed: an interruption, a storage failure or a
+    /// lack of capacity.
     #[must_use]
     pub const fn is_retryable(self) -> bool {
-        matches!(self, Self::QueryInterrupted | Self::StorageError)
+        matches!(
+            self,
+            Self::QueryInterrupted | Self::StorageError | Self::Overloaded
+        )
     }
 }
 
@@ -169,12 +178,14 @@ mod tests {
             FailureCode::QueryTimeout,
             FailureCode::QueryInterrupted,
             FailureCode::StorageError,
+            FailureCode::Overloaded,
         ] {
             assert_eq!(FailureCode::parse(code.as_str()), Some(code));
             assert_eq!(serde_json::to_value(code).ok(), Some(code.as_str().into()));
         }
         assert_eq!(ResourceStatus::parse("done"), None);
         assert!(FailureCode::QueryInterrupted.is_retryable());
+        assert!(FailureCode::Overloaded.is_retryable());
         assert!(!FailureCode::QueryTimeout.is_retryable());
     }
 }

@@ -111,6 +111,10 @@ pub(crate) fn failure_message(failure: &dual_core::status::QueryFailure) -> Stri
         FailureCode::StorageError => {
             "The result could not be stored (storage unavailable); call the tool again later.".to_owned()
         }
+        FailureCode::Overloaded => format!(
+            "The server is busy ({}); retry the same call in a few seconds.",
+            failure.message
+        ),
         _ => format!("The query failed: {}", failure.message),
     }
 }

@@ -15,7 +15,7 @@ use crate::config::MAX_SAMPLE_SIZE;
 use crate::pending::{self, AbortOnDrop};
 use crate::progress::QueryProgress;
 use crate::server::DEFAULT_RESOURCE_NAME;
-use crate::{CreateResponse, DualResponseServer, QueryExecutor, ServerError, snapshot};
+use crate::{CreateResponse, DualResponseServer, QueryExecutor, QueryStart, ServerError, snapshot};
 
 impl DualResponseServer {
     /// Runs the query, stores the resource and returns the dual response.
@@ -59,6 +59,7 @@ impl DualResponseServer {
                     let progress = Arc::new(QueryProgress::new(
                         usize::try_from(sample_size).unwrap_or(usize::MAX),
                     ));
+                    let (start, started) = QueryStart::channel();
                     let write = snapshot::write(
                         spool.clone(),
                         Arc::clone(executor),
@@ -66,10 +67,11 @@ impl DualResponseServer {
                         id,
                         max_bytes,
                         Arc::clone(&progress),
+                        start,
                     );
                     let mut writer = AbortOnDrop(Some(tokio::spawn(time_limited(limit, write))));
                     let waited = match writer.0.as_mut() {
-                        Some(task) => pending::wait(task, inner.config.pending_after).await,
+                        Some(task) => pending::wait(task, started, inner.config.pending_after).await,
                         None => None,
                     };
                     match waited {

@@ -9,6 +9,8 @@ use dual_core::{Column, Row, Sort, range::RowRange};
 use futures_core::Stream;
 use serde_json::Value;
 
+use crate::QueryStart;
+
 /// A stream of row batches, as [`QueryExecutor::stream`] yields them.
 pub type RowStream = Pin<Box<dyn Stream<Item = Result<Vec<Row>, ExecutorError>> + Send>>;
 
@@ -82,6 +84,27 @@ impl ExecutorError {
 /// result in one pass (a cursor), which `/data` exports then use, and `stream_range` when it can also
 /// start that pass at an offset (SQL `LIMIT … OFFSET …`), which ranged exports then use.
 ///
+/// # Cancellation
+///
+/// The server cancels a query by dropping the future of `count` or `fetch`, or the [`RowStream`] of
+/// `stream`, `stream_range` or `stream_with_start`, and never tells the executor otherwise. It does
+/// so when:
+///
+/// * a pending resource is deleted (`DELETE /{id}`, or MCP `tasks/cancel`, which deletes it) or
+///   the server shuts down: the snapshot writer's task is aborted, dropping its stream;
+/// * the query time limit passes: the snapshot writer, or a live resource's `count` and sample
+///   `fetch` at creation, are dropped;
+/// * the caller goes away: a `create_response` whose tool call was cancelled, a page request or an
+///   export whose client disconnected (their future or stream is dropped with the request);
+/// * a ranged export has its rows: the stream is dropped after `range.limit` rows.
+///
+/// Work that lives in the future stops there. An executor whose work runs elsewhere — a blocking
+/// thread, a statement on a database server — must stop it when the future or stream is dropped,
+/// and give its connection back at once (within a second): SQLite's `InterruptHandle::interrupt`,
+/// tokio-postgres' `CancelToken::cancel_query`, MySQL's `KILL QUERY`. [`CancelOnDrop`](crate::CancelOnDrop) does this:
+/// a guard kept in the future or stream whose action stops the work unless disarmed once it ended.
+/// A query still waiting for a connection when it is cancelled must not go on to run.
+///
 /// ```
 /// use std::sync::Arc;
 /// use dual_core::{Row, Sort};
@@ -130,6 +153,18 @@ pub trait QueryExecutor: Send + Sync + 'static {
     /// cursor when the backend has one.
     fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
         paged_stream(self, params, sort, DEFAULT_STREAM_BATCH)
+    }
+
+    /// [`QueryExecutor::stream`] for the one pass that writes a snapshot at creation, telling the
+    /// server through `start` when the query actually runs (see [`QueryStart`]): until then it only
+    /// waits for capacity, and the tool call does not answer "still running".
+    ///
+    /// The default signals at once and calls [`QueryExecutor::stream`]. Override it when the query
+    /// can wait for a connection (a bounded pool): call [`QueryStart::started`] once it has one, and
+    /// answer [`ExecutorError::overloaded`] when none comes within the executor's wait limit.
+    fn stream_with_start(self: Arc<Self>, params: Value, sort: Option<Sort>, start: QueryStart) -> RowStream {
+        start.started();
+        self.stream(params, sort)
     }
 
     /// The rows of `range`, as batches, in order: the building block of ranged (parallel) exports.

@@ -57,6 +57,7 @@
 
 mod builder;
 mod caller;
+mod cancel;
 mod config;
 mod create;
 mod creation;
@@ -71,11 +72,13 @@ mod running;
 mod server;
 mod snapshot;
 mod sorted;
+mod start;
 mod sweeper;
 mod typed;
 
 pub use builder::DualResponseServerBuilder;
 pub use caller::Caller;
+pub use cancel::CancelOnDrop;
 pub use config::{
     DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES,
     DEFAULT_PROGRESS_INTERVAL, DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE,
@@ -90,6 +93,7 @@ pub use executor::{
 };
 pub use quota::{QUOTA_RETRY_AFTER, Quota};
 pub use server::{DEFAULT_RESOURCE_NAME, DualResponseServer};
+pub use start::QueryStart;
 pub use typed::{Typed, TypedExecutor};
 
 pub use dual_core;

@@ -11,6 +11,7 @@ use dual_core::{
     consistency::Consistency,
     status::{FailureCode, QueryFailure, ResourceStatus},
 };
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::progress::QueryProgress;
@@ -37,6 +38,7 @@ pub(crate) fn failure_of(error: &ServerError) -> QueryFailure {
     let code = match error {
         ServerError::QueryTimeout { .. } => FailureCode::QueryTimeout,
         ServerError::Spool(_) | ServerError::Storage(_) => FailureCode::StorageError,
+        ServerError::Overloaded(_) => FailureCode::Overloaded,
         _ => FailureCode::QueryExecutionFailed,
     };
     QueryFailure::new(code, error.to_string())
@@ -205,14 +207,27 @@ fn fail(record: &mut ResourceRecord, failure: QueryFailure) {
     record.failure = Some(failure);
 }
 
-/// `pending_after` waits for the writer; `None` when it has not finished in time.
+/// Waits for the writer at most `pending_after` from the moment its query `started` (it has its
+/// connection: waiting for one is not running); `None` when it has not finished in time.
 pub(crate) async fn wait(
     writer: &mut JoinHandle<WriterResult>,
+    started: oneshot::Receiver<()>,
     pending_after: Option<Duration>,
 ) -> Option<WriterResult> {
     let joined = match pending_after {
         None => writer.await,
-        Some(wait) => tokio::time::timeout(wait, writer).await.ok()?,
+        Some(wait) => {
+            let running_for = async {
+                // A signal dropped unsent counts as started.
+                let _ = started.await;
+                tokio::time::sleep(wait).await;
+            };
+            tokio::select! {
+                biased;
+                joined = writer => joined,
+                () = running_for => return None,
+            }
+        }
     };
     Some(joined.unwrap_or_else(|_| {
         Err(ServerError::query_failed(crate::ExecutorError::new(

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::progress::QueryProgress;
 use crate::sorted::SortCache;
-use crate::{BatchStream, ExecutorError, JsonRows, QueryExecutor, RowBatch, ServerError};
+use crate::{BatchStream, ExecutorError, JsonRows, QueryExecutor, QueryStart, RowBatch, ServerError};
 
 /// What one execution wrote: the sample and the row count.
 #[derive(Debug)]
@@ -22,7 +22,7 @@ pub(crate) struct Written {
     pub(crate) rows: u64,
 }
 
-/// Runs the query once through `executor.stream` and writes every row to the snapshot of `id`,
+/// Runs the query once through `executor.stream_with_start` (`start` tells when it runs) and writes every row to the snapshot of `id`,
 /// counting rows and keeping the sample in `progress` as they come. `Ok(None)` when the rows pass
 /// `max_bytes`: the writer is dropped, which removes what it stored, and the caller serves the
 /// resource live. Dropping the future (a cancelled or timed-out query) drops the executor's stream.
@@ -33,9 +33,10 @@ pub(crate) async fn write(
     id: ResourceId,
     max_bytes: u64,
     progress: Arc<QueryProgress>,
+    start: QueryStart,
 ) -> Result<Option<Written>, ServerError> {
     let mut writer = spool.writer(id).await.map_err(ServerError::Spool)?;
-    let mut stream = executor.stream(params, None);
+    let mut stream = executor.stream_with_start(params, None, start);
     let mut bytes = 0u64;
     let mut encoded = Vec::with_capacity(512);
     while let Some(batch) = stream.next().await {

@@ -14,7 +14,13 @@
 //! find the rest), waiting for a connection is bounded by [`SqliteOptions::wait`] (then the retryable
 //! `overloaded` error, never a hang), and an export whose reader takes nothing for
 //! [`SqliteOptions::stall`] gives its connection back and ends with an error.
+//!
+//! A query the server drops (its future or export stream: a `DELETE`, the time limit, a client gone)
+//! is interrupted at once and its connection goes back to the pool (see `cancel.rs`); a tool call
+//! is only told "still running" once its query has a connection
+//! ([`QueryExecutor::stream_with_start`]).
 
+mod cancel;
 mod convert;
 mod guard;
 mod pool;
@@ -27,10 +33,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::{Column, Row, Sort, SortOrder, range::RowRange};
-use dual_server::{ExecutorError, QueryExecutor, RowStream};
+use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowStream};
 use rusqlite::types::Value as SqlValue;
 use serde_json::Value;
 
+use self::cancel::Cancel;
 use self::convert::quote_identifier;
 use self::guard::{Refused, check_select, sqlite_message};
 use self::pool::{Lease, Pool, TakeError, Use};
@@ -185,7 +192,8 @@ impl SqliteExecutor {
         }
     }
 
-    /// Runs `work` with a pooled connection on a blocking thread.
+    /// Runs `work` with a pooled connection on a blocking thread. Dropping the future interrupts the
+    /// work (or stops it waiting for a connection) and gives the connection back.
     async fn run<T: Send + 'static>(
         &self,
         params: &Value,
@@ -194,14 +202,83 @@ impl SqliteExecutor {
         let this = self.clone();
         let params = params.clone();
         let limit = self.pool.time_limit();
-        tokio::task::spawn_blocking(move || {
-            let lease = this.pool.get(Use::Query).map_err(take_error)?;
+        let cancel = Arc::new(Cancel::default());
+        let guard = cancel::on_drop(&cancel, &self.pool);
+        let ran = tokio::task::spawn_blocking(move || {
+            let lease = this.pool.get(Use::Query, &cancel).map_err(take_error)?;
             let query = this.query(lease.conn(), &params).map_err(ExecutorError::new)?;
             lease.restart_clock();
-            work(&lease, query).map_err(|e| executor_error(&e, limit))
+            work(&lease, query).map_err(|e| executor_error(&e, &lease, limit))
         })
-        .await
-        .map_err(|_| ExecutorError::new("the query was cancelled"))?
+        .await;
+        // The work ended and gave its connection back: nothing left to cancel.
+        guard.disarm();
+        ran.map_err(|_| ExecutorError::new("the query was cancelled"))?
+    }
+
+    /// The export stream of `range`; `start` is signalled once the query has its connection.
+    /// Dropping the stream before its end interrupts the statement and gives the connection back.
+    fn export(
+        self: Arc<Self>,
+        params: Value,
+        sort: Option<Sort>,
+        range: RowRange,
+        start: QueryStart,
+    ) -> RowStream {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Vec<Row>, ExecutorError>>(STREAM_BUFFER);
+        let limit = self.pool.time_limit();
+        let runtime = tokio::runtime::Handle::current();
+        let cancel = Arc::new(Cancel::default());
+        let guard = cancel::on_drop(&cancel, &self.pool);
+        // Set only when every row was sent: any other end (a stalled reader, a failure whose error
+        // could not be queued) reaches the reader as an error, so an export is never cut silently.
+        let complete = Arc::new(AtomicBool::new(false));
+        let completed = Arc::clone(&complete);
+        tokio::task::spawn_blocking(move || {
+            let sender = Sender {
+                tx,
+                runtime,
+                stall: self.stall,
+            };
+            let result = (|| {
+                let lease = self.pool.get(Use::Export, &cancel).map_err(take_error)?;
+                start.started();
+                let query = self.query(lease.conn(), &params).map_err(ExecutorError::new)?;
+                lease.restart_clock();
+                stream_rows(&lease, query, sort.as_ref(), range, &sender)
+                    .map_err(|e| executor_error(&e, &lease, limit))
+            })();
+            match result {
+                Ok(true) => completed.store(true, Ordering::Release),
+                Ok(false) => {}
+                // The receiver may be gone already (client disconnected): nothing left to tell.
+                Err(error) => drop(sender.tx.try_send(Err(error))),
+            }
+        });
+        let mut ended = false;
+        let stream: RowStream = Box::pin(futures_util::stream::poll_fn(move |cx| {
+            if ended {
+                return Poll::Ready(None);
+            }
+            match rx.poll_recv(cx) {
+                Poll::Ready(None) => {
+                    ended = true;
+                    if complete.load(Ordering::Acquire) {
+                        Poll::Ready(None)
+                    } else {
+                        Poll::Ready(Some(Err(ExecutorError::new(
+                            "the export was cut before its end (the reader stalled, or the query failed)",
+                        ))))
+                    }
+                }
+                Poll::Ready(Some(Err(error))) => {
+                    ended = true;
+                    Poll::Ready(Some(Err(error)))
+                }
+                other => other,
+            }
+        }));
+        guard.guard_stream(stream)
     }
 }
 
@@ -255,62 +332,19 @@ impl QueryExecutor for SqliteExecutor {
     }
 
     fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
-        self.stream_range(params, sort, RowRange::ALL)
+        self.export(params, sort, RowRange::ALL, QueryStart::detached())
+    }
+
+    /// Signals `start` once a connection is had: a tool call waiting for one is not told the query
+    /// runs, and gets the retryable `overloaded` when none comes within the wait limit.
+    fn stream_with_start(self: Arc<Self>, params: Value, sort: Option<Sort>, start: QueryStart) -> RowStream {
+        self.export(params, sort, RowRange::ALL, start)
     }
 
     /// One statement seeks to the range (`LIMIT … OFFSET …`), so a range late in the result costs
     /// SQLite's skipping, not the rows before it crossing the channel.
     fn stream_range(self: Arc<Self>, params: Value, sort: Option<Sort>, range: RowRange) -> RowStream {
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Vec<Row>, ExecutorError>>(STREAM_BUFFER);
-        let limit = self.pool.time_limit();
-        let runtime = tokio::runtime::Handle::current();
-        // Set only when every row was sent: any other end (a stalled reader, a failure whose error
-        // could not be queued) reaches the reader as an error, so an export is never cut silently.
-        let complete = Arc::new(AtomicBool::new(false));
-        let completed = Arc::clone(&complete);
-        tokio::task::spawn_blocking(move || {
-            let sender = Sender {
-                tx,
-                runtime,
-                stall: self.stall,
-            };
-            let result = (|| {
-                let lease = self.pool.get(Use::Export).map_err(take_error)?;
-                let query = self.query(lease.conn(), &params).map_err(ExecutorError::new)?;
-                lease.restart_clock();
-                stream_rows(&lease, query, sort.as_ref(), range, &sender)
-                    .map_err(|e| executor_error(&e, limit))
-            })();
-            match result {
-                Ok(true) => completed.store(true, Ordering::Release),
-                Ok(false) => {}
-                // The receiver may be gone already (client disconnected): nothing left to tell.
-                Err(error) => drop(sender.tx.try_send(Err(error))),
-            }
-        });
-        let mut ended = false;
-        Box::pin(futures_util::stream::poll_fn(move |cx| {
-            if ended {
-                return Poll::Ready(None);
-            }
-            match rx.poll_recv(cx) {
-                Poll::Ready(None) => {
-                    ended = true;
-                    if complete.load(Ordering::Acquire) {
-                        Poll::Ready(None)
-                    } else {
-                        Poll::Ready(Some(Err(ExecutorError::new(
-                            "the export was cut before its end (the reader stalled, or the query failed)",
-                        ))))
-                    }
-                }
-                Poll::Ready(Some(Err(error))) => {
-                    ended = true;
-                    Poll::Ready(Some(Err(error)))
-                }
-                other => other,
-            }
-        }))
+        self.export(params, sort, range, QueryStart::detached())
     }
 }
 
@@ -414,6 +448,7 @@ fn take_error(error: TakeError) -> ExecutorError {
             Duration::from_secs(1),
         ),
         TakeError::Sqlite(error) => ExecutorError::new(sqlite_message(&error)),
+        TakeError::Cancelled => ExecutorError::new("the query was cancelled"),
     }
 }
 
@@ -428,9 +463,11 @@ fn order_by(sort: Option<&Sort>) -> String {
     .unwrap_or_default()
 }
 
-fn executor_error(error: &rusqlite::Error, limit: Duration) -> ExecutorError {
+fn executor_error(error: &rusqlite::Error, lease: &Lease, limit: Duration) -> ExecutorError {
     let message = sqlite_message(error);
-    if message == "interrupted" {
+    if message == "interrupted" && lease.cancelled() {
+        ExecutorError::new("the query was cancelled")
+    } else if message == "interrupted" {
         ExecutorError::new(format!(
             "the query exceeded the time limit of {} ms: add filters or aggregate",
             limit.as_millis()
@@ -474,3 +511,5 @@ fn institutions_query(params: &Value) -> Result<Query, String> {
 mod tests;
 #[cfg(test)]
 mod tests_bounds;
+#[cfg(test)]
+mod tests_cancel;

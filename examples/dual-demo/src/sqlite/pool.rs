@@ -2,21 +2,25 @@
 //! connection, and a cap on the connections exports may hold.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
+
+use super::cancel::{Attached, Cancel};
 
 /// SQLite VM instructions between two checks of the deadline.
 const PROGRESS_OPS: i32 = 10_000;
 /// Prepared statements kept per connection (`prepare_cached`).
 const STATEMENT_CACHE: usize = 64;
 
-/// A read-only connection and its deadline (nanoseconds since the pool's epoch; 0 = none).
+/// A read-only connection, its deadline (nanoseconds since the pool's epoch; 0 = none) and what
+/// stops its statement when its query is cancelled.
 pub(crate) struct Slot {
     pub(crate) conn: Connection,
     deadline: Arc<AtomicU64>,
+    stop: Attached,
 }
 
 /// What a connection is taken for. Exports hold theirs for as long as the client reads, so they may
@@ -39,6 +43,8 @@ pub(crate) enum TakeError {
     },
     /// Opening a connection failed.
     Sqlite(rusqlite::Error),
+    /// The query was cancelled (its future or stream dropped) before it got one.
+    Cancelled,
 }
 
 /// Up to `size` read-only connections to one database file, opened on demand.
@@ -126,24 +132,49 @@ impl Pool {
         conn.pragma_update(None, "query_only", true)?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let deadline = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
         let epoch = self.epoch;
         let watched = Arc::clone(&deadline);
+        let stopped = Arc::clone(&stop);
         conn.progress_handler(
             PROGRESS_OPS,
             Some(move || {
                 let deadline = watched.load(Ordering::Relaxed);
-                deadline != 0 && nanos_since(epoch) > deadline
+                stopped.load(Ordering::SeqCst) || (deadline != 0 && nanos_since(epoch) > deadline)
             }),
         )?;
-        Ok(Slot { conn, deadline })
+        let interrupt = Arc::new(conn.get_interrupt_handle());
+        Ok(Slot {
+            conn,
+            deadline,
+            stop: Attached { stop, interrupt },
+        })
     }
 
     /// Takes a connection for `purpose`, waiting at most the pool's wait limit when all are busy (or,
-    /// for an export, when exports hold all their slots). Call from a blocking thread.
-    pub(crate) fn get(self: &Arc<Self>, purpose: Use) -> Result<Lease, TakeError> {
+    /// for an export, when exports hold all their slots), for the query `cancel` stops. Call from a
+    /// blocking thread. A cancel wakes the wait: [`TakeError::Cancelled`].
+    pub(crate) fn get(self: &Arc<Self>, purpose: Use, cancel: &Arc<Cancel>) -> Result<Lease, TakeError> {
+        let mut lease = self.take_for(purpose, cancel)?;
+        let attached = lease.slot.as_ref().map(|slot| slot.stop.clone());
+        if !attached.is_some_and(|attached| cancel.attach(attached)) {
+            // Cancelled meanwhile: dropping the lease gives the connection back unused.
+            return Err(TakeError::Cancelled);
+        }
+        lease.cancel = Some(Arc::clone(cancel));
+        Ok(lease)
+    }
+
+    /// Takes a connection for `purpose` (see [`Pool::get`]); `Cancelled` when `cancel` is set while it
+    /// waits.
+    fn take_for(self: &Arc<Self>, purpose: Use, cancel: &Cancel) -> Result<Lease, TakeError> {
         let deadline = Instant::now() + self.wait;
         let mut state = self.lock();
         loop {
+            // Checked under the pool's lock, which `wake_waiters` takes too: no wake-up is lost.
+            if cancel.is_cancelled() {
+                return Err(TakeError::Cancelled);
+            }
             let allowed = purpose == Use::Query || state.exports < self.export_slots;
             if allowed {
                 if let Some(slot) = state.idle.pop() {
@@ -185,6 +216,13 @@ impl Pool {
         }
     }
 
+    /// Wakes every thread waiting for a connection, so that a cancelled one gives up at once.
+    pub(crate) fn wake_waiters(&self) {
+        // Notified under the lock the waiters check their cancel flag under: none misses it.
+        let _state = self.lock();
+        self.returned.notify_all();
+    }
+
     /// An idle connection, if one is free right now (never waits, never opens one).
     pub(crate) fn try_get(self: &Arc<Self>) -> Option<Lease> {
         let slot = self.lock().idle.pop()?;
@@ -196,6 +234,7 @@ impl Pool {
             slot: Some(slot),
             purpose,
             pool: Arc::clone(self),
+            cancel: None,
         };
         lease.restart_clock();
         lease
@@ -211,6 +250,8 @@ pub(crate) struct Lease {
     slot: Option<Slot>,
     purpose: Use,
     pool: Arc<Pool>,
+    /// The query's cancel, attached to this connection until the lease drops.
+    cancel: Option<Arc<Cancel>>,
 }
 
 impl Lease {
@@ -221,6 +262,11 @@ impl Lease {
             // `slot` is only taken inside `drop`.
             None => unreachable!("lease used after drop"),
         }
+    }
+
+    /// Whether the query holding this connection was cancelled (its statement is interrupted).
+    pub(crate) fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|cancel| cancel.is_cancelled())
     }
 
     /// Starts a fresh time limit for what runs next on this connection.
@@ -235,6 +281,11 @@ impl Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
+        // First, so that a cancel arriving from now on leaves the connection (and its next query)
+        // alone; this clears the connection's stop flag.
+        if let Some(cancel) = self.cancel.take() {
+            cancel.detach();
+        }
         if let Some(slot) = self.slot.take() {
             slot.deadline.store(0, Ordering::Relaxed);
             let mut state = self.pool.lock();
