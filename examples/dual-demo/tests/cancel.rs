@@ -1,0 +1,284 @@
+//! Cancellation reaches the database (docs/DESIGN.md §8), against the real binary: with the export
+//! slots held by runaway queries, `DELETE`, `tasks/cancel` and the time limit each free them, and a
+//! further tool call succeeds at once; and a tool call that only waits for a connection is never
+//! told "still running" — it gets a result, or the retryable `overloaded`.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    ClientConfig, Implementation,
+};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use support::http::Http;
+use support::{Instance, LIMIT, SQL, TempDb, mcp, query, text_of, within};
+use tokio::process::Command;
+
+/// Counts forever: only a cancel or the time limit ends it.
+const RUNAWAY: &str =
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+/// How soon the database must be free again after a cancel (plus the cheap call's own time).
+const FREE_WITHIN: Duration = Duration::from_millis(1_000);
+/// The demo's default export slots: what snapshot queries share.
+const SLOTS: usize = 2;
+
+/// `dual-demo serve` on the small dataset (kept by the returned [`TempDb`]) with `args`.
+async fn serve(args: &[&str]) -> (Instance, TempDb) {
+    let db = TempDb::new();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
+    command
+        .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+        .arg(db.path())
+        .args(args);
+    (Instance::launch(command).await, db)
+}
+
+/// The structured content of a tool result.
+fn structured(result: &CallToolResult) -> Value {
+    result.structured_content.clone().unwrap_or_default()
+}
+
+/// The status a tool result gives (`ready` when it says none).
+fn status_of(result: &CallToolResult) -> String {
+    structured(result)["metadata"]["status"]
+        .as_str()
+        .unwrap_or("ready")
+        .to_owned()
+}
+
+/// The resource id of a tool result (the last segment of its URL).
+fn id_of(result: &CallToolResult) -> String {
+    let url = structured(result)["resource"]["url"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    url.rsplit('/').next().unwrap_or_default().to_owned()
+}
+
+/// Fills every export slot with a pending runaway query, returning their ids.
+async fn saturate(mcp: &RunningService<RoleClient, ()>) -> Vec<String> {
+    let mut ids = Vec::new();
+    for _ in 0..SLOTS {
+        let result = query(mcp, RUNAWAY).await;
+        assert_eq!(status_of(&result), "pending", "{}", text_of(&result));
+        ids.push(id_of(&result));
+    }
+    ids
+}
+
+/// A cheap tool call fails with the retryable `overloaded` now: the slots are really held.
+async fn assert_saturated(mcp: &RunningService<RoleClient, ()>) {
+    let result = query(mcp, SQL).await;
+    assert_eq!(result.is_error, Some(true), "{}", text_of(&result));
+    assert!(text_of(&result).contains("busy"), "{}", text_of(&result));
+}
+
+/// A cheap tool call succeeds, ready, within [`FREE_WITHIN`].
+async fn assert_free(mcp: &RunningService<RoleClient, ()>, what: &str) {
+    let started = Instant::now();
+    let result = query(mcp, SQL).await;
+    let elapsed = started.elapsed();
+    assert_eq!(result.is_error, Some(false), "{what}: {}", text_of(&result));
+    assert_eq!(status_of(&result), "ready", "{what}");
+    assert!(elapsed < FREE_WITHIN, "{what}: the call took {elapsed:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_interrupts_pending_queries_and_frees_their_connections() {
+    within(LIMIT, async {
+        let (instance, _db) = serve(&["--pending-after-ms", "200", "--db-wait-ms", "1500"]).await;
+        let mcp = mcp(&instance).await;
+        let ids = saturate(&mcp).await;
+        assert_saturated(&mcp).await;
+        let http = Http::new(instance.addr());
+        for id in &ids {
+            let reply = http
+                .send(
+                    http.request(http::Method::DELETE, &format!("/resources/{id}"), None),
+                    "",
+                )
+                .await;
+            assert_eq!(reply.status, 204, "{}", reply.text());
+        }
+        assert_free(&mcp, "after DELETE").await;
+        let _ = mcp.cancel().await;
+    })
+    .await;
+}
+
+/// A client that declares the tasks extension: every tool call is a task.
+#[derive(Clone, Default)]
+struct TaskClient;
+
+impl ClientHandler for TaskClient {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder().enable_tasks().build(),
+            Implementation::new("cancel-test", "0"),
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_cancel_interrupts_the_query_and_frees_its_connection() {
+    within(LIMIT, async {
+        let (instance, _db) = serve(&["--pending-after-ms", "200", "--db-wait-ms", "1500"]).await;
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let tasks = TaskClient
+            .serve(StreamableHttpClientTransport::from_uri(instance.mcp_url()))
+            .await
+            .expect("a tasks client connects");
+        let mut task_ids = Vec::new();
+        for _ in 0..SLOTS {
+            let call = CallToolRequestParams::new("query")
+                .with_arguments(json!({"sql": RUNAWAY}).as_object().cloned().unwrap_or_default());
+            match tasks.call_tool_once(call).await.expect("tools/call") {
+                CallToolResponse::Task(created) => task_ids.push(created.task.task_id),
+                other => panic!("expected a task, got {other:?}"),
+            }
+        }
+        let plain = mcp(&instance).await;
+        // Both tasks hold their connections: a further call finds none.
+        let started = Instant::now();
+        loop {
+            let result = query(&plain, SQL).await;
+            if result.is_error == Some(true) {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the tasks never took the slots"
+            );
+        }
+        for task_id in task_ids {
+            tasks
+                .cancel_task(CancelTaskParams::new(task_id))
+                .await
+                .expect("tasks/cancel");
+        }
+        // The task deletes its resource as it ends: allow it that moment.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_free(&plain, "after tasks/cancel").await;
+        let _ = plain.cancel().await;
+        let _ = tasks.cancel().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_time_limit_interrupts_pending_queries_and_frees_their_connections() {
+    within(LIMIT, async {
+        let (instance, _db) = serve(&[
+            "--pending-after-ms",
+            "200",
+            "--db-wait-ms",
+            "1500",
+            "--query-time-limit-secs",
+            "1",
+        ])
+        .await;
+        let mcp = mcp(&instance).await;
+        let ids = saturate(&mcp).await;
+        let http = Http::new(instance.addr());
+        for id in &ids {
+            let failed = async {
+                loop {
+                    let reply = http
+                        .send(
+                            http.request(http::Method::GET, &format!("/resources/{id}"), None),
+                            "",
+                        )
+                        .await;
+                    let body = reply.json();
+                    if body["status"] != "pending" {
+                        return body;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            };
+            let body = within(Duration::from_secs(5), failed).await;
+            assert_eq!(body["status"], "failed", "{body}");
+            // The server's limit, or SQLite's own per-statement limit of the same length, whichever
+            // fires first: both end the query and free its connection.
+            let code = body["error"]["code"].as_str().unwrap_or_default();
+            assert!(
+                ["query_timeout", "query_execution_failed"].contains(&code),
+                "{body}"
+            );
+        }
+        assert_free(&mcp, "after the time limit").await;
+        let _ = mcp.cancel().await;
+    })
+    .await;
+}
+
+/// The 50 concurrent calls of the report: none is told "still running" and then fails; those that
+/// find no connection get the retryable `overloaded` at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_waiting_for_a_connection_are_overloaded_never_pending_then_failed() {
+    within(LIMIT, async {
+        let (instance, _db) = serve(&[
+            "--pending-after-ms",
+            "100",
+            "--db-wait-ms",
+            "1000",
+            "--export-slots",
+            "1",
+        ])
+        .await;
+        let mcp = mcp(&instance).await;
+        // A few hundred milliseconds of SQLite each: one at a time, most calls find no connection.
+        let sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) \
+                   SELECT count(*) AS n FROM c";
+        let calls = (0..50).map(|_| query(&mcp, sql));
+        let results = futures_util::future::join_all(calls).await;
+        let http = Http::new(instance.addr());
+        let (mut ready, mut pending, mut overloaded) = (0, 0, 0);
+        for result in &results {
+            let text = text_of(result);
+            if result.is_error == Some(true) {
+                assert!(text.contains("busy"), "only capacity may fail here: {text}");
+                overloaded += 1;
+                continue;
+            }
+            let status = status_of(result);
+            if status == "pending" {
+                let id = id_of(result);
+                let settled = async {
+                    loop {
+                        let reply = http
+                            .send(
+                                http.request(http::Method::GET, &format!("/resources/{id}"), None),
+                                "",
+                            )
+                            .await;
+                        let body = reply.json();
+                        if body["status"] != "pending" {
+                            return body;
+                        }
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                };
+                let body = within(Duration::from_secs(30), settled).await;
+                assert_eq!(body["status"], "ready", "a pending call ended {body}");
+                pending += 1;
+            } else {
+                assert_eq!(status, "ready", "{text}");
+            }
+            ready += 1;
+        }
+        assert!(
+            overloaded > 0,
+            "with one slot and a short wait, some calls find no connection"
+        );
+        assert!(ready > 0, "some calls run");
+        eprintln!("{ready} calls ran ({pending} of them pending first), {overloaded} overloaded");
+        let _ = mcp.cancel().await;
+    })
+    .await;
+}
