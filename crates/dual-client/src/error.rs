@@ -229,7 +229,7 @@ impl ClientError {
 
     /// For a [`QUERY_FAILED`](ClientErrorCode::QueryFailed) error, how the resource's query failed: its
     /// [`FailureCode`] (`query_execution_failed`, `query_timeout`, `query_interrupted`,
-    /// `storage_error`) and whether running the query again (a new tool call) may succeed.
+    /// `storage_error`, `overloaded`) and whether running the query again (a new tool call) may succeed.
     ///
     /// `None` when the resource's metadata does not report a failure, e.g. when the executor of a
     /// live resource failed while serving one page.
