@@ -261,5 +261,11 @@ pub(crate) mod tests {
             ),
         )));
         assert!(busy.contains("busy") && busy.contains("retry"), "{busy}");
+        // A pending query that later found no capacity says the same.
+        let later = text(&failure_result(&dual_core::status::QueryFailure::new(
+            dual_core::status::FailureCode::Overloaded,
+            "no database connection became free within 2000 ms",
+        )));
+        assert!(later.contains("busy") && later.contains("retry"), "{later}");
     }
 }
