@@ -63,6 +63,7 @@ mod creation;
 mod encoded;
 mod error;
 mod executor;
+pub mod metrics;
 mod pending;
 mod progress;
 mod quota;
