@@ -13,8 +13,9 @@ pub const SPOOL_BYTES: &str = "dual_spool_bytes";
 /// disk cap where one is configured).
 pub const SPOOL_LIMIT_BYTES: &str = "dual_spool_limit_bytes";
 
-/// Registers the descriptions of the spool's metrics with the installed recorder; call it once,
-/// after installing the recorder.
+/// Registers the descriptions of the spool's metrics with the installed recorder, and shows the
+/// bytes of both tiers (at zero until something is stored); call it once, after installing the
+/// recorder.
 pub fn describe() {
     describe_gauge!(
         SPOOL_BYTES,
@@ -26,6 +27,9 @@ pub fn describe() {
         Unit::Bytes,
         "Cap of each spool tier in bytes (memory: the memory budget; disk: the disk cap, when set)"
     );
+    for tier in [Tier::Memory, Tier::Disk] {
+        stored(tier, 0);
+    }
 }
 
 /// Where a segment is kept.

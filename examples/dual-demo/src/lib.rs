@@ -10,6 +10,7 @@ pub mod demo;
 pub mod logging;
 pub mod mcp_client;
 pub mod mcp_server;
+pub mod metrics;
 pub mod render;
 pub mod report;
 pub mod serve;

@@ -142,6 +142,7 @@ impl Pool {
     /// for an export, when exports hold all their slots). Call from a blocking thread.
     pub(crate) fn get(self: &Arc<Self>, purpose: Use) -> Result<Lease, TakeError> {
         let deadline = Instant::now() + self.wait;
+        let mut waiting = None;
         let mut state = self.lock();
         loop {
             let allowed = purpose == Use::Query || state.exports < self.export_slots;
@@ -177,6 +178,7 @@ impl Pool {
             if left.is_zero() {
                 return Err(TakeError::Busy { waited: self.wait });
             }
+            waiting.get_or_insert_with(dual_server::metrics::query_waiting);
             state = self
                 .returned
                 .wait_timeout(state, left)
