@@ -10,7 +10,6 @@ pub mod demo;
 pub mod logging;
 pub mod mcp_client;
 pub mod mcp_server;
-pub mod metrics;
 pub mod render;
 pub mod report;
 pub mod serve;

@@ -11,6 +11,7 @@ mod guard;
 mod io;
 mod mcp_checks;
 mod mcp_endpoint;
+mod metrics;
 mod metrics_endpoint;
 mod reply;
 mod request_body;
@@ -27,6 +28,7 @@ use dual_server::DualResponseServer;
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
+pub use metrics::{DEMO_REQUESTS_TOTAL, MetricsError};
 pub use metrics_endpoint::METRICS_PATH;
 pub use router::Router;
 pub use running::Running;
@@ -247,7 +249,7 @@ pub enum ServeError {
     Limit(&'static str),
     /// The metrics recorder could not be installed.
     #[error(transparent)]
-    Metrics(#[from] crate::metrics::MetricsError),
+    Metrics(#[from] MetricsError),
     /// Binding the address failed.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -433,7 +435,7 @@ async fn serve_metrics(
     options: &ServeOptions,
     switches: &running::Switches,
 ) -> Result<SocketAddr, ServeError> {
-    let handle = crate::metrics::install()?;
+    let handle = metrics::install()?;
     let bind_error = |source| ServeError::Bind { addr, source };
     let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
     let bound = listener.local_addr().map_err(bind_error)?;

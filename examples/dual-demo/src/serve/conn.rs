@@ -34,10 +34,10 @@ pub(super) async fn serve(
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let guard = activity.begin();
         let router = Arc::clone(&router);
-        let endpoint = crate::metrics::Endpoint::of(request.uri().path());
+        let endpoint = super::metrics::Endpoint::of(request.uri().path());
         async move {
             let response = router.route(request).await;
-            crate::metrics::answered(endpoint, response.status());
+            super::metrics::answered(endpoint, response.status());
             Ok::<_, Infallible>(response.map(|body| in_flight(body, guard)))
         }
     });

@@ -3,8 +3,7 @@
 //! The libraries report through the `metrics` facade (`dual_http::metrics`, `dual_server::metrics`,
 //! `dual_spool::metrics`); nothing is recorded until [`install`] sets the Prometheus recorder as the
 //! process's global recorder, which `serve` does only when `--metrics-addr` is given. The listener
-//! that serves `GET /metrics` is `serve`'s (`serve/metrics_endpoint.rs`). docs/METRICS.md lists
-//! every metric.
+//! that serves `GET /metrics` is [`super::metrics_endpoint`]. docs/METRICS.md lists every metric.
 
 use std::sync::{Mutex, PoisonError};
 
@@ -31,7 +30,7 @@ pub struct MetricsError(#[source] metrics_exporter_prometheus::BuildError);
 ///
 /// # Errors
 /// [`MetricsError`] when another global recorder is installed already.
-pub fn install() -> Result<PrometheusHandle, MetricsError> {
+pub(super) fn install() -> Result<PrometheusHandle, MetricsError> {
     let mut installed = INSTALLED.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(handle) = installed.as_ref() {
         return Ok(handle.clone());
@@ -53,7 +52,7 @@ pub fn install() -> Result<PrometheusHandle, MetricsError> {
 
 /// Which part of the demo a request is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Endpoint {
+pub(super) enum Endpoint {
     /// `/mcp`.
     Mcp,
     /// `/resources/…`.
@@ -64,14 +63,14 @@ pub(crate) enum Endpoint {
 
 impl Endpoint {
     /// The endpoint of a request for `path`.
-    pub(crate) fn of(path: &str) -> Self {
+    pub(super) fn of(path: &str) -> Self {
         let below = |prefix: &str| {
             path.strip_prefix(prefix)
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
         };
-        if below(crate::serve::MCP_PATH) {
+        if below(super::MCP_PATH) {
             Self::Mcp
-        } else if below(crate::serve::REST_PREFIX) {
+        } else if below(super::REST_PREFIX) {
             Self::Rest
         } else {
             Self::Other
@@ -88,7 +87,7 @@ impl Endpoint {
 }
 
 /// A request for `endpoint` was answered with `status`.
-pub(crate) fn answered(endpoint: Endpoint, status: StatusCode) {
+pub(super) fn answered(endpoint: Endpoint, status: StatusCode) {
     counter!(
         DEMO_REQUESTS_TOTAL,
         "endpoint" => endpoint.as_str(),
