@@ -9,8 +9,8 @@ use metrics::{Unit, describe_gauge, gauge};
 /// Gauge, label `tier` (`memory`, `disk`): bytes of snapshot segments the memory spools of this
 /// process hold, in memory and spilled to their directory.
 pub const SPOOL_BYTES: &str = "dual_spool_bytes";
-/// Gauge, label `tier` (`memory`, `disk`): the cap of each tier in bytes (the memory budget; the
-/// disk cap where one is configured).
+/// Gauge, label `tier` (`memory`, `disk`, `total`): the cap of each tier in bytes (the memory
+/// budget; the disk cap and the cap of both together where they are configured).
 pub const SPOOL_LIMIT_BYTES: &str = "dual_spool_limit_bytes";
 
 /// Registers the descriptions of the spool's metrics with the installed recorder, and shows the
@@ -25,20 +25,23 @@ pub fn describe() {
     describe_gauge!(
         SPOOL_LIMIT_BYTES,
         Unit::Bytes,
-        "Cap of each spool tier in bytes (memory: the memory budget; disk: the disk cap, when set)"
+        "Cap of each spool tier in bytes (memory: the memory budget; disk, total: the caps, when set)"
     );
     for tier in [Tier::Memory, Tier::Disk] {
         stored(tier, 0);
     }
 }
 
-/// Where a segment is kept.
+/// Where a segment is kept: the `tier` label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Tier {
+#[non_exhaustive]
+pub enum Tier {
     /// In the process's memory, under the memory budget.
     Memory,
     /// In a file of the spill directory.
     Disk,
+    /// Memory and disk together (a cap of the whole spool; no bytes are reported under it).
+    Total,
 }
 
 impl Tier {
@@ -46,6 +49,7 @@ impl Tier {
         match self {
             Self::Memory => "memory",
             Self::Disk => "disk",
+            Self::Total => "total",
         }
     }
 }
@@ -62,7 +66,8 @@ pub(crate) fn released(tier: Tier, bytes: u64) {
     }
 }
 
-/// The cap of `tier` is `bytes`: one call where the cap is configured.
-pub(crate) fn limit(tier: Tier, bytes: u64) {
+/// Reports that the cap of `tier` is `bytes` ([`SPOOL_LIMIT_BYTES`]): one call where a cap is
+/// configured (the memory spool reports its budget itself).
+pub fn limit(tier: Tier, bytes: u64) {
     gauge!(SPOOL_LIMIT_BYTES, "tier" => tier.as_str()).set(bytes as f64);
 }

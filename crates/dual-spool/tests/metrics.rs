@@ -56,3 +56,19 @@ async fn a_dropped_spool_gives_its_bytes_back() {
     assert_eq!(captured.gauge(SPOOL_BYTES, MEMORY), Some(0.0));
     assert_eq!(captured.gauge(SPOOL_BYTES, DISK), Some(0.0));
 }
+
+#[test]
+fn a_cap_is_reported_with_one_call() {
+    let captured = Captured::new();
+    let _local = captured.local();
+    dual_spool::metrics::limit(dual_spool::metrics::Tier::Disk, 1 << 30);
+    dual_spool::metrics::limit(dual_spool::metrics::Tier::Total, 2 << 30);
+    assert_eq!(
+        captured.gauge(SPOOL_LIMIT_BYTES, DISK),
+        Some(f64::from(1u32 << 30))
+    );
+    assert_eq!(
+        captured.gauge(SPOOL_LIMIT_BYTES, &[("tier", "total")]),
+        Some(2.0 * f64::from(1u32 << 30))
+    );
+}
