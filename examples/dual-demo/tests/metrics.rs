@@ -6,12 +6,15 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http::{Method, StatusCode, header};
 use serde_json::json;
 use support::http::{Http, Reply};
 use support::{Instance, LIMIT, create_via_mcp, id_of, rest_client, within};
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpStream;
+use tokio::time::timeout;
 
 /// One scrape: every sample by `name{label="value",…}` (labels sorted), and the raw text.
 #[derive(Debug)]
@@ -240,6 +243,51 @@ async fn the_metrics_listener_serves_get_metrics_only() {
         let mut expected = vec![instance.addr().port(), addr.port()];
         expected.sort_unstable();
         assert_eq!(pid_ports, expected, "the API's and the metrics' listeners");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_listener_is_bounded_by_its_connection_cap_and_the_header_timeout() {
+    within(LIMIT, async {
+        let instance = Instance::start_memory(&[
+            "--metrics-addr",
+            "127.0.0.1:0",
+            "--metrics-max-connections",
+            "1",
+            "--header-timeout-secs",
+            "1",
+        ])
+        .await;
+        let addr = metrics_addr(&instance);
+        // A client that connects and sends nothing holds the only slot...
+        let started = Instant::now();
+        let mut silent = TcpStream::connect(addr).await.expect("connect");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        // ...so a scrape waits in the backlog,
+        let metrics = Http::new(addr);
+        let scrape = tokio::spawn(async move { scrape(&metrics).await });
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(!scrape.is_finished(), "the scrape waits for the slot");
+        // until the header timeout closes the silent connection (about 1 s).
+        let mut buf = [0u8; 64];
+        let read = timeout(Duration::from_secs(5), silent.read(&mut buf)).await;
+        assert!(matches!(read, Ok(Ok(0) | Err(_))), "closed: {read:?}");
+        let closed_after = started.elapsed();
+        assert!(
+            (Duration::from_millis(900)..Duration::from_secs(3)).contains(&closed_after),
+            "closed after {closed_after:?}"
+        );
+        let scraped = timeout(Duration::from_secs(5), scrape)
+            .await
+            .expect("the waiting scrape is served once the slot is free")
+            .expect("the scrape task");
+        assert!(
+            scraped.get("dual_queries_running", &[]).is_some(),
+            "{}",
+            scraped.text
+        );
+        assert!(started.elapsed() >= closed_after);
     })
     .await;
 }
