@@ -83,6 +83,7 @@ impl DualHttp {
         .instrument(span.clone())
         .await;
         span.record("status", response.status().as_u16());
+        crate::metrics::request(&self.config, &parts, response.status());
         response
     }
 }

@@ -119,6 +119,7 @@ mod export;
 mod future;
 mod handler;
 mod media;
+pub mod metrics;
 mod parse;
 mod query;
 mod rejection;

@@ -72,6 +72,7 @@ pub(crate) fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) 
 #[must_use]
 pub(crate) fn render_rejection(rejection: &Rejection) -> Response<ResponseBody> {
     rejection.log();
+    crate::metrics::rejected(rejection);
     let mut out = json(rejection.status(), &rejection.body());
     match rejection {
         Rejection::MethodNotAllowed { allow } => {

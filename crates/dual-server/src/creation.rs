@@ -197,6 +197,7 @@ pub(crate) async fn time_limited<T>(
     limit: std::time::Duration,
     future: impl Future<Output = Result<T, ServerError>>,
 ) -> Result<T, ServerError> {
+    let _running = crate::metrics::query_running();
     tokio::time::timeout(limit, future)
         .await
         .unwrap_or(Err(ServerError::QueryTimeout { limit }))

@@ -64,6 +64,7 @@ mod creation;
 mod encoded;
 mod error;
 mod executor;
+pub mod metrics;
 mod pending;
 mod progress;
 mod quota;

@@ -70,7 +70,9 @@ impl DualResponseServer {
         }
         let writer_abort = writer.abort_handle();
         let server = self.clone();
+        let pending = crate::metrics::query_pending();
         let finisher = tokio::spawn(async move {
+            let _pending = pending;
             server.finish(record, writer, progress, fixed_columns).await;
         });
         inner.running.insert(id, writer_abort, finisher.abort_handle());

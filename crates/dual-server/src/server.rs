@@ -71,6 +71,7 @@ impl DualResponseServer {
         clock: Clock,
     ) -> Result<Self, ServerBuildError> {
         let sorts = Arc::new(SortCache::new(config.sort_cache_bytes));
+        crate::metrics::limits(config.max_resources);
         let sweeper = match config.cleanup_interval {
             Some(interval) => {
                 tokio::runtime::Handle::try_current().map_err(|_| ServerBuildError::NoRuntime)?;

@@ -110,6 +110,7 @@ impl SortCache {
 /// Scans the snapshot once, extracting only the sort field of each row, and sorts the row indices
 /// stably by it.
 async fn derive(spool: &Spool, id: ResourceId, sort: &Sort) -> Result<Arc<[u32]>, ServerError> {
+    let _sorting = crate::metrics::sorting();
     let mut cursor = spool.cursor(id, 0, None).await.map_err(ServerError::spool)?;
     let rows = cursor.manifest().rows();
     let too_many = || {

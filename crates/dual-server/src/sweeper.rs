@@ -9,6 +9,7 @@ use dual_store::{Clock, Lookup, ResourceStore};
 use time::OffsetDateTime;
 
 use crate::ServerError;
+use crate::metrics;
 use crate::sorted::SortCache;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -71,17 +72,26 @@ impl Drop for Sweeper {
 }
 
 async fn sweep(store: &dyn ResourceStore, spool: Option<&Spool>, sorts: &SortCache, clock: Clock) {
-    match purge(store, spool, sorts, clock.now()).await {
+    let expired = purge(store, spool, sorts, clock.now()).await;
+    match &expired {
         Ok(0) => {}
         Ok(purged) => tracing::debug!(purged, "purged expired resources"),
         Err(error) => tracing::warn!(%error, "expiry sweep failed; retrying next interval"),
     }
-    if let Some(spool) = spool {
-        match sweep_orphans(store, spool, sorts, clock.now()).await {
-            Ok(0) => {}
-            Ok(removed) => tracing::info!(removed, "orphaned snapshots removed"),
-            Err(error) => tracing::warn!(%error, "orphan sweep failed; retrying next interval"),
-        }
+    let orphans = match spool {
+        Some(spool) => sweep_orphans(store, spool, sorts, clock.now()).await,
+        None => Ok(0),
+    };
+    match &orphans {
+        Ok(0) => {}
+        Ok(removed) => tracing::info!(removed, "orphaned snapshots removed"),
+        Err(error) => tracing::warn!(%error, "orphan sweep failed; retrying next interval"),
+    }
+    metrics::swept(&expired, &orphans);
+    // The live resources gauge: one count per sweep, the store's figure.
+    match store.live_count(clock.now()).await {
+        Ok(live) => metrics::live_resources(live),
+        Err(error) => tracing::debug!(%error, "could not count the live resources for the metrics"),
     }
 }
 

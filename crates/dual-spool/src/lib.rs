@@ -72,6 +72,7 @@ mod error;
 mod limits;
 mod manifest;
 mod memory;
+pub mod metrics;
 #[cfg(feature = "object-store")]
 mod object;
 mod rows;

@@ -158,6 +158,16 @@ struct ServeArgs {
     /// pair per line (`#` comment lines and blank lines ignored). Default: no authentication.
     #[arg(long, value_name = "FILE")]
     auth_tokens: Option<PathBuf>,
+    /// Serve metrics in the Prometheus text format at http://ADDR/metrics, on a listener of its own
+    /// (default: off, and nothing is recorded). It asks for no token: bind it to loopback or a
+    /// private interface. docs/METRICS.md lists the metrics.
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
+    /// Most connections open at once on the metrics listener (which shares the header, idle and
+    /// stall timeouts).
+    #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_METRICS_MAX_CONNECTIONS,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    metrics_max_connections: usize,
 }
 
 /// Whole seconds, at least one.
@@ -267,12 +277,17 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.max_mcp_sessions = args.max_mcp_sessions;
     options.mcp_session_idle = Duration::from_secs(args.mcp_session_idle_secs);
     options.shutdown_grace = Duration::from_secs(args.shutdown_grace_secs);
+    options.metrics_addr = args.metrics_addr;
+    options.metrics_max_connections = args.metrics_max_connections;
     if let Some(path) = &args.auth_tokens {
         let tokens = AuthTokens::from_file(path)?;
         tracing::info!(path = %path.display(), tokens = tokens.len(), "bearer tokens loaded");
         options.auth_tokens = Some(tokens);
     }
     let running = serve::start(&options).await?;
+    if let Some(addr) = running.metrics_addr {
+        eprintln!("dual-demo: metrics http://{addr}{}", serve::METRICS_PATH);
+    }
     eprintln!(
         "dual-demo: MCP {}, REST http://{}{} (database {})",
         if args.stdio {

@@ -11,6 +11,8 @@ mod guard;
 mod io;
 mod mcp_checks;
 mod mcp_endpoint;
+mod metrics;
+mod metrics_endpoint;
 mod reply;
 mod request_body;
 mod router;
@@ -26,6 +28,8 @@ use dual_server::DualResponseServer;
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
+pub use metrics::{DEMO_REQUESTS_TOTAL, MetricsError};
+pub use metrics_endpoint::METRICS_PATH;
 pub use router::Router;
 pub use running::Running;
 
@@ -61,6 +65,8 @@ pub const DEFAULT_MAX_MCP_SESSIONS: usize = 1000;
 pub const DEFAULT_MCP_SESSION_IDLE: Duration = Duration::from_secs(120);
 /// Default of [`ServeOptions::shutdown_grace`]: 30 s.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// Default of [`ServeOptions::metrics_max_connections`].
+pub const DEFAULT_METRICS_MAX_CONNECTIONS: usize = 4;
 
 /// How to serve.
 #[derive(Debug, Clone)]
@@ -137,6 +143,11 @@ pub struct ServeOptions {
     /// Whether MCP is served over HTTP at `/mcp` (the default); `false` when MCP runs on stdio, and
     /// `/mcp` is then 404.
     pub serve_mcp_over_http: bool,
+    /// Where to serve `GET /metrics` (Prometheus text format); `None` (the default) records no
+    /// metrics and opens no second listener.
+    pub metrics_addr: Option<SocketAddr>,
+    /// Most connections open at once on the metrics listener.
+    pub metrics_max_connections: usize,
 }
 
 impl ServeOptions {
@@ -175,6 +186,8 @@ impl ServeOptions {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             auth_tokens: None,
             serve_mcp_over_http: true,
+            metrics_addr: None,
+            metrics_max_connections: DEFAULT_METRICS_MAX_CONNECTIONS,
         }
     }
 
@@ -184,6 +197,7 @@ impl ServeOptions {
             ("max_connections", self.max_connections),
             ("max_mcp_sessions", self.max_mcp_sessions),
             ("export_slots", self.export_slots),
+            ("metrics_max_connections", self.metrics_max_connections),
             (
                 "max_resources",
                 usize::try_from(self.max_resources).unwrap_or(usize::MAX),
@@ -233,6 +247,9 @@ pub enum ServeError {
     /// A limit of [`ServeOptions`] is zero.
     #[error("`{0}` must be greater than zero")]
     Limit(&'static str),
+    /// The metrics recorder could not be installed.
+    #[error(transparent)]
+    Metrics(#[from] MetricsError),
     /// Binding the address failed.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -362,8 +379,13 @@ pub async fn start(options: &ServeOptions) -> Result<Running, ServeError> {
         .base_url
         .clone()
         .unwrap_or_else(|| format!("http://{addr}{REST_PREFIX}"));
-    let (server, db_path) = build_server(options, &base_url).await?;
     let switches = running::Switches::default();
+    // Before the server is built, so that what it reports at start (its caps) is recorded.
+    let metrics_addr = match options.metrics_addr {
+        Some(metrics_addr) => Some(serve_metrics(metrics_addr, options, &switches).await?),
+        None => None,
+    };
+    let (server, db_path) = build_server(options, &base_url).await?;
     let router = Router::new(server.clone(), addr, &base_url, options, &switches);
     let connections = TaskTracker::new();
     let acceptor = accept::Acceptor {
@@ -396,6 +418,7 @@ pub async fn start(options: &ServeOptions) -> Result<Running, ServeError> {
     );
     Ok(Running {
         addr,
+        metrics_addr,
         server,
         db_path,
         switches,
@@ -403,4 +426,36 @@ pub async fn start(options: &ServeOptions) -> Result<Running, ServeError> {
         connections,
         grace: options.shutdown_grace,
     })
+}
+
+/// Installs the metrics recorder, binds `addr` and serves `GET /metrics` there until `switches`
+/// stop the server; returns the bound address.
+async fn serve_metrics(
+    addr: SocketAddr,
+    options: &ServeOptions,
+    switches: &running::Switches,
+) -> Result<SocketAddr, ServeError> {
+    let handle = metrics::install()?;
+    let bind_error = |source| ServeError::Bind { addr, source };
+    let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
+    let bound = listener.local_addr().map_err(bind_error)?;
+    let endpoint = metrics_endpoint::MetricsEndpoint {
+        listener,
+        handle,
+        max_connections: options.metrics_max_connections,
+        timeouts: io::IoTimeouts {
+            header: options.header_timeout,
+            idle: options.idle_timeout,
+            write_stall: options.export_stall,
+        },
+        stop: switches.stop_accepting.clone(),
+        cut: switches.cut.clone(),
+    };
+    tokio::spawn(endpoint.run());
+    tracing::info!(
+        metrics = %format_args!("http://{bound}{METRICS_PATH}"),
+        max_connections = options.metrics_max_connections,
+        "serving metrics"
+    );
+    Ok(bound)
 }

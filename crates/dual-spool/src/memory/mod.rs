@@ -15,6 +15,7 @@ use dual_core::ResourceId;
 pub use builder::{DEFAULT_MEMORY_BUDGET, MemorySpoolBuilder};
 use dir::SpillDir;
 
+use crate::metrics::{self, Tier};
 use crate::{Manifest, SpoolBackend, SpoolError, Spooled};
 
 /// Segments in memory while their total size stays within a byte budget, and in files of a spill
@@ -93,6 +94,7 @@ impl MemorySpool {
     }
 
     fn from_parts(budget: u64, dir: SpillDir) -> Self {
+        metrics::limit(Tier::Memory, budget);
         Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(State::default()),
@@ -159,6 +161,7 @@ impl State {
 
     /// Takes a replaced segment out of the accounting (a backend user that stores one index twice).
     fn forget(&mut self, old: Option<Slot>) {
+        old.iter().for_each(Slot::release);
         match old {
             Some(Slot::Memory(bytes)) => self.in_memory -= bytes.len() as u64,
             Some(Slot::Disk(len)) => self.on_disk -= len,
@@ -173,6 +176,7 @@ impl State {
         };
         let mut spilled = false;
         for slot in entry.segments.values() {
+            slot.release();
             match slot {
                 Slot::Memory(bytes) => self.in_memory -= bytes.len() as u64,
                 Slot::Disk(len) => {
@@ -194,6 +198,7 @@ impl SpoolBackend for MemorySpool {
             let fits = state.in_memory + len <= self.shared.budget;
             if fits {
                 state.in_memory += len;
+                metrics::stored(Tier::Memory, len);
             }
             if fits {
                 let old = state.entry(id).segments.insert(index, Slot::Memory(segment));
@@ -208,6 +213,7 @@ impl SpoolBackend for MemorySpool {
             let current = state.resources.get(&id).map(|e| e.generation) == Some(generation);
             if current {
                 state.on_disk += len;
+                metrics::stored(Tier::Disk, len);
                 let old = state.entry(id).segments.insert(index, Slot::Disk(len));
                 state.forget(old);
             }
@@ -280,6 +286,7 @@ impl SpoolBackend for MemorySpool {
             let mut state = self.lock();
             state.closed = true;
             let ids = state.resources.keys().copied().collect();
+            state.release_all();
             *state = State {
                 closed: true,
                 ..State::default()
@@ -288,5 +295,33 @@ impl SpoolBackend for MemorySpool {
         };
         self.shared.dir.close(ids).await?;
         Ok(())
+    }
+}
+
+impl Slot {
+    /// Takes the slot's bytes out of the spool's metrics.
+    fn release(&self) {
+        match self {
+            Self::Memory(bytes) => metrics::released(Tier::Memory, bytes.len() as u64),
+            Self::Disk(len) => metrics::released(Tier::Disk, *len),
+        }
+    }
+}
+
+impl State {
+    /// Takes every byte the spool holds out of the metrics (closed or dropped).
+    fn release_all(&self) {
+        metrics::released(Tier::Memory, self.in_memory);
+        metrics::released(Tier::Disk, self.on_disk);
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let state = self
+            .state
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.release_all();
     }
 }

@@ -34,8 +34,10 @@ pub(super) async fn serve(
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let guard = activity.begin();
         let router = Arc::clone(&router);
+        let endpoint = super::metrics::Endpoint::of(request.uri().path());
         async move {
             let response = router.route(request).await;
+            super::metrics::answered(endpoint, response.status());
             Ok::<_, Infallible>(response.map(|body| in_flight(body, guard)))
         }
     });

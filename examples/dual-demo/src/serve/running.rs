@@ -31,6 +31,8 @@ pub(super) struct Switches {
 pub struct Running {
     /// The bound address.
     pub addr: SocketAddr,
+    /// The bound address of the metrics listener (`--metrics-addr`), if any.
+    pub metrics_addr: Option<SocketAddr>,
     /// The dual-response server behind both endpoints.
     pub server: DualResponseServer,
     /// The database file served.

@@ -169,6 +169,7 @@ impl Pool {
     /// waits.
     fn take_for(self: &Arc<Self>, purpose: Use, cancel: &Cancel) -> Result<Lease, TakeError> {
         let deadline = Instant::now() + self.wait;
+        let mut waiting = None;
         let mut state = self.lock();
         loop {
             // Checked under the pool's lock, which `wake_waiters` takes too: no wake-up is lost.
@@ -208,6 +209,7 @@ impl Pool {
             if left.is_zero() {
                 return Err(TakeError::Busy { waited: self.wait });
             }
+            waiting.get_or_insert_with(dual_server::metrics::query_waiting);
             state = self
                 .returned
                 .wait_timeout(state, left)

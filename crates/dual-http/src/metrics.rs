@@ -1,0 +1,108 @@
+//! What the handler reports through the [`metrics`] facade: requests by route, method and status,
+//! and rejections by error code (and quota). Nothing is recorded until the application installs a
+//! recorder (the demo's `--metrics-addr` does); docs/METRICS.md lists every metric of the workspace.
+//!
+//! Every label takes a value from a fixed set (never an id, an owner or a path), so a client
+//! cannot grow the number of series.
+
+use http::request::Parts;
+use http::{Method, StatusCode};
+use metrics::{Unit, counter, describe_counter};
+
+use crate::HttpConfig;
+use crate::rejection::Rejection;
+use crate::route::{Route, route};
+
+/// Counter, labels `route` (`item`: `/{id}`, `data`: `/{id}/data`, `none`: any other path),
+/// `method` (`GET`, `HEAD`, `POST`, `PUT`, `DELETE`, `OPTIONS`, `other`) and `status` (the HTTP
+/// status code): requests the handler answered.
+pub const REQUESTS_TOTAL: &str = "dual_http_requests_total";
+/// Counter, label `code` (the wire error code of docs/DESIGN.md §5, `not_found`, `overloaded`, …):
+/// requests answered with an error.
+pub const REJECTIONS_TOTAL: &str = "dual_http_rejections_total";
+/// Counter, label `quota` (`spool_bytes`, `owner_pins`, …): requests refused with
+/// `quota_exceeded`, by the quota reached.
+pub const QUOTA_REJECTIONS_TOTAL: &str = "dual_http_quota_rejections_total";
+
+/// Registers the descriptions of the handler's metrics with the installed recorder; call it once,
+/// after installing the recorder.
+pub fn describe() {
+    describe_counter!(
+        REQUESTS_TOTAL,
+        Unit::Count,
+        "REST API requests answered, by route (item, data, none), method and status"
+    );
+    describe_counter!(
+        REJECTIONS_TOTAL,
+        Unit::Count,
+        "REST API requests answered with an error, by wire error code"
+    );
+    describe_counter!(
+        QUOTA_REJECTIONS_TOTAL,
+        Unit::Count,
+        "REST API requests refused with quota_exceeded, by quota"
+    );
+}
+
+/// The request whose head is `parts` was answered with `status`.
+pub(crate) fn request(config: &HttpConfig, parts: &Parts, status: StatusCode) {
+    let route = match route(&config.prefix, parts.uri.path()) {
+        Some(Route::Item(_)) => "item",
+        Some(Route::Data(_)) => "data",
+        None => "none",
+    };
+    counter!(
+        REQUESTS_TOTAL,
+        "route" => route,
+        "method" => method(&parts.method),
+        "status" => status.as_u16().to_string(),
+    )
+    .increment(1);
+}
+
+/// A request was answered with `rejection`.
+pub(crate) fn rejected(rejection: &Rejection) {
+    counter!(REJECTIONS_TOTAL, "code" => rejection.code().as_str()).increment(1);
+    if let Rejection::QuotaExceeded { quota, .. } = rejection {
+        counter!(QUOTA_REJECTIONS_TOTAL, "quota" => *quota).increment(1);
+    }
+}
+
+/// The method's label: the API's methods by name, anything else (extension methods included) `other`.
+fn method(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use dual_testkit::metrics::Captured;
+
+    use super::*;
+
+    #[test]
+    fn quota_rejections_name_the_quota() {
+        let captured = Captured::new();
+        let _local = captured.local();
+        rejected(&Rejection::QuotaExceeded {
+            quota: "owner_pins",
+            limit: 3,
+            retry_after_secs: 30,
+        });
+        assert_eq!(
+            captured.counter(REJECTIONS_TOTAL, &[("code", "quota_exceeded")]),
+            1
+        );
+        assert_eq!(
+            captured.counter(QUOTA_REJECTIONS_TOTAL, &[("quota", "owner_pins")]),
+            1
+        );
+    }
+}
