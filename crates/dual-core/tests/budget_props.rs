@@ -16,12 +16,21 @@ fn page(sizes: &[usize], offset: u64, limit: u64, max_page_bytes: usize) -> dual
         sort: None,
     };
     let valid = request
-        .validate(PageLimits { default_limit: 100, max_limit: 10_000 }, &[])
+        .validate(
+            PageLimits {
+                default_limit: 100,
+                max_limit: 10_000,
+            },
+            &[],
+        )
         .expect("valid");
     let mut budget = RowBudget::for_page(&valid, max_page_bytes);
     let start = usize::try_from(offset).unwrap_or(usize::MAX).min(sizes.len());
     // Rows `offset..offset + limit + 1`, as fetched.
-    for &size in sizes[start..].iter().take(usize::try_from(valid.fetch_limit()).unwrap_or(usize::MAX)) {
+    for &size in sizes[start..]
+        .iter()
+        .take(usize::try_from(valid.fetch_limit()).unwrap_or(usize::MAX))
+    {
         if !budget.admit(size) {
             break;
         }

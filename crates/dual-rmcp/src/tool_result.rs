@@ -276,24 +276,33 @@ pub(crate) mod tests {
     fn error_text_is_cut_with_a_marker() {
         use dual_server::{ExecutorError, ServerError};
         let identifier = "x".repeat(1 << 20);
-        let error = ServerError::QueryExecutionFailed(ExecutorError::new(format!(
-            "no such column: {identifier}"
-        )));
+        let error =
+            ServerError::QueryExecutionFailed(ExecutorError::new(format!("no such column: {identifier}")));
         for (result, max) in [
             (server_error_result(&error), DEFAULT_MAX_ERROR_TEXT_BYTES),
             (server_error_result_within(&error, 1_000), 1_000),
-            (error_result(format!("unknown argument `{identifier}`")), DEFAULT_MAX_ERROR_TEXT_BYTES),
+            (
+                error_result(format!("unknown argument `{identifier}`")),
+                DEFAULT_MAX_ERROR_TEXT_BYTES,
+            ),
         ] {
             let text = result.content[0]
                 .as_text()
                 .map(|t| t.text.clone())
                 .unwrap_or_default();
             assert!(text.len() <= max, "{} > {max}", text.len());
-            assert!(text.ends_with("bytes in all]"), "{}", &text[text.len().saturating_sub(40)..]);
+            assert!(
+                text.ends_with("bytes in all]"),
+                "{}",
+                &text[text.len().saturating_sub(40)..]
+            );
             assert_eq!(result.is_error, Some(true));
         }
         let short = error_result("near \"SELEC\": syntax error");
-        assert_eq!(short.content[0].as_text().map(|t| t.text.as_str()), Some("near \"SELEC\": syntax error"));
+        assert_eq!(
+            short.content[0].as_text().map(|t| t.text.as_str()),
+            Some("near \"SELEC\": syntax error")
+        );
     }
 
     #[cfg(feature = "server")]

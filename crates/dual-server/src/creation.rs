@@ -146,7 +146,8 @@ impl DualResponseServer {
     pub(crate) fn cut_sample(&self, record: &mut ResourceRecord) {
         let inner = self.inner();
         let max_bytes = inner.config.max_sample_bytes;
-        let response = DualResponse::from_record(record.clone(), &inner.config.uri_scheme, &inner.config.base_url);
+        let response =
+            DualResponse::from_record(record.clone(), &inner.config.uri_scheme, &inner.config.base_url);
         let kept = response.sample_rows_within(max_bytes);
         let fetched = record.sample.len();
         if kept < fetched {

@@ -35,7 +35,12 @@ const EMPTY_DATA: &[u8] = b"{\"data\":[]";
 impl EncodedPage {
     /// A page of decoded rows fetched with `page.fetch_limit()`, cut to the rows `budget` admits
     /// (each measured as its compact JSON).
-    pub(crate) fn decoded(mut rows: Vec<Row>, page: &ValidPage, mut budget: RowBudget, total_count: u64) -> Self {
+    pub(crate) fn decoded(
+        mut rows: Vec<Row>,
+        page: &ValidPage,
+        mut budget: RowBudget,
+        total_count: u64,
+    ) -> Self {
         let kept = rows.iter().take_while(|row| budget.admit(json_len(row))).count();
         rows.truncate(kept);
         Self {
@@ -321,10 +326,15 @@ mod tests {
             let fetched = encoded[..31].to_vec();
             let json = json_page(fetched, &page, cap);
             let body = json.to_json().unwrap_or_default();
-            let decoded = EncodedPage::decoded(all[..31].to_vec(), &page, RowBudget::for_page(&page, cap), 99);
+            let decoded =
+                EncodedPage::decoded(all[..31].to_vec(), &page, RowBudget::for_page(&page, cap), 99);
             assert_eq!(decoded.to_json().ok(), Some(body.clone()), "cap {cap}");
             let meta = json.pagination();
-            assert!(body.len() <= cap || meta.returned_count == 1, "cap {cap}: {} bytes", body.len());
+            assert!(
+                body.len() <= cap || meta.returned_count == 1,
+                "cap {cap}: {} bytes",
+                body.len()
+            );
             assert!(meta.has_next, "31 rows fetched for a limit of 30");
             assert_eq!(meta.next_offset, Some(meta.returned_count));
             // Every row that fitted was kept: one more would pass the cap (or the limit).

@@ -100,7 +100,9 @@ pub(crate) async fn page(
         Some(sort) => {
             let order = sorts.order(spool, id, sort).await?;
             let limit = usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX);
-            let start = usize::try_from(page.offset).unwrap_or(usize::MAX).min(order.len());
+            let start = usize::try_from(page.offset)
+                .unwrap_or(usize::MAX)
+                .min(order.len());
             let end = start.saturating_add(limit).min(order.len());
             let mut at = start;
             while at < end {

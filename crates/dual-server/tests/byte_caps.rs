@@ -10,9 +10,7 @@ use dual_core::{
     mcp::{ProtocolVersion, RenderOptions, TextFormat},
     range::RowRange,
 };
-use dual_server::{
-    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowBatch,
-};
+use dual_server::{Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowBatch};
 use dual_testkit::executor::Numbers;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -36,7 +34,11 @@ fn server(max_page_bytes: usize, snapshots: bool) -> DualResponseServer {
         .without_sweeper()
         .max_page_bytes(max_page_bytes)
         .executor("numbers", Numbers::new().row(varied_row));
-    let builder = if snapshots { builder } else { builder.without_snapshots() };
+    let builder = if snapshots {
+        builder
+    } else {
+        builder.without_snapshots()
+    };
     builder.build().expect("server")
 }
 
@@ -87,15 +89,27 @@ async fn paging_by_next_offset_yields_every_row_once_and_no_page_passes_the_cap(
                 let decoded = page.into_response(created.id).expect("decoded");
                 assert_eq!(decoded.returned_count, decoded.data.len() as u64);
                 assert_eq!(meta.has_next, meta.next_offset.is_some());
-                assert_eq!(meta.next_offset.is_some(), at + meta.returned_count < N, "has_next exact");
+                assert_eq!(
+                    meta.next_offset.is_some(),
+                    at + meta.returned_count < N,
+                    "has_next exact"
+                );
                 if let Some(next) = meta.next_offset {
-                    assert_eq!(next, at + meta.returned_count, "next_offset is the first row left out");
+                    assert_eq!(
+                        next,
+                        at + meta.returned_count,
+                        "next_offset is the first row left out"
+                    );
                 }
                 seen.extend(decoded.data.iter().filter_map(|row| row["id"].as_u64()));
                 offset = meta.next_offset;
                 pages += 1;
             }
-            assert_eq!(seen, expected(N, sort.as_ref()), "snapshots {snapshots}, {sort:?}");
+            assert_eq!(
+                seen,
+                expected(N, sort.as_ref()),
+                "snapshots {snapshots}, {sort:?}"
+            );
             assert!(pages > 10, "the cap cut the pages: {pages}");
         }
         server.shutdown().await.expect("shutdown");
@@ -117,9 +131,13 @@ async fn a_row_larger_than_the_cap_comes_alone_and_paging_goes_on() {
             .without_sweeper()
             .max_page_bytes(4_096)
             .executor("numbers", Numbers::new().row(row));
-        let server = if snapshots { builder } else { builder.without_snapshots() }
-            .build()
-            .expect("server");
+        let server = if snapshots {
+            builder
+        } else {
+            builder.without_snapshots()
+        }
+        .build()
+        .expect("server");
         let created = server
             .create_response(CreateResponse::new("numbers", json!({"n": 12})))
             .await
@@ -218,8 +236,16 @@ async fn a_live_page_reads_no_more_than_the_cap_and_one_row() {
         .await
         .expect("page");
     let produced = cursor.produced.load(Ordering::SeqCst) - before;
-    assert!(page.has_next && page.returned_count < 20, "{}", page.returned_count);
-    assert_eq!(produced, page.returned_count + 1, "the cap and one row, not 10,001 rows");
+    assert!(
+        page.has_next && page.returned_count < 20,
+        "{}",
+        page.returned_count
+    );
+    assert_eq!(
+        produced,
+        page.returned_count + 1,
+        "the cap and one row, not 10,001 rows"
+    );
     server.shutdown().await.expect("shutdown");
 }
 

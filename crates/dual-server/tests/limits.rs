@@ -87,7 +87,11 @@ async fn the_sample_keeps_as_many_whole_rows_as_fit_in_the_byte_limit() {
         (2..5).contains(&kept),
         "kept {kept} rows of about 1 KB under 10,000 bytes for the whole result"
     );
-    assert!(response.max_rendered_bytes() <= 10_000, "{} bytes", response.max_rendered_bytes());
+    assert!(
+        response.max_rendered_bytes() <= 10_000,
+        "{} bytes",
+        response.max_rendered_bytes()
+    );
     let used: usize = response.sample.iter().map(|r| row_bytes(r) + 1).sum();
     assert!(used <= 5_000, "{used} bytes");
     assert!(

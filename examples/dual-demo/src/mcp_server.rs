@@ -90,7 +90,9 @@ impl DemoMcp {
     async fn call(&self, request: CreateResponse, version: ProtocolVersion) -> CallToolResult {
         match self.server.create_response(request).await {
             Ok(response) => dual_rmcp::to_call_tool_result_with(&response, &RenderOptions::new(version)),
-            Err(error) => dual_rmcp::server_error_result_within(&error, self.server.config().max_error_text_bytes),
+            Err(error) => {
+                dual_rmcp::server_error_result_within(&error, self.server.config().max_error_text_bytes)
+            }
         }
     }
 }

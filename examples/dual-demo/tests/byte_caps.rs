@@ -8,10 +8,10 @@ mod support;
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ReadResourceRequestParams, ResourceContents};
-use tokio::time::timeout;
 use serde_json::{Value, json};
 use support::http::Http;
 use support::{Instance, LIMIT, call, id_of, mcp, rest_client, text_of, within};
+use tokio::time::timeout;
 
 /// The issue's hostile result: 2,000 rows whose `v` is 100,000 hex characters.
 const WIDE: &str = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 2000) \
@@ -29,7 +29,10 @@ const WIDE_LIMIT: Duration = Duration::from_secs(480);
 /// Creates `sql` through MCP (a sample of 100 rows asked for) and returns the tool result.
 async fn create(instance: &Instance, sql: &str) -> CallToolResult {
     let mcp = mcp(instance).await;
-    let arguments = json!({"sql": sql, "sample_size": 100}).as_object().cloned().unwrap_or_default();
+    let arguments = json!({"sql": sql, "sample_size": 100})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
     let result = timeout(
         CREATE_WITHIN,
         mcp.call_tool(CallToolRequestParams::new("query").with_arguments(arguments)),
@@ -47,13 +50,8 @@ async fn post_pages_stay_within_the_cap_and_next_offset_reaches_every_row() {
     within(WIDE_LIMIT, async {
         let cap = PAGE_CAP.to_string();
         let sample_cap = SAMPLE_CAP.to_string();
-        let instance = Instance::start_memory(&[
-            "--max-page-bytes",
-            &cap,
-            "--max-sample-bytes",
-            &sample_cap,
-        ])
-        .await;
+        let instance =
+            Instance::start_memory(&["--max-page-bytes", &cap, "--max-sample-bytes", &sample_cap]).await;
         let result = create(&instance, WIDE).await;
 
         // The whole tool result (text blocks and structuredContent) is within --max-sample-bytes.
@@ -61,10 +59,13 @@ async fn post_pages_stay_within_the_cap_and_next_offset_reaches_every_row() {
         assert!(bytes <= SAMPLE_CAP, "the tool result is {bytes} bytes");
         let structured = result.structured_content.clone().unwrap_or_default();
         let kept = structured["metadata"]["sample_count"].as_u64().unwrap_or(0);
-        assert!(kept >= 1, "rows of 100 KB fit a 300 KB result once: {structured:?}");
+        assert!(
+            kept >= 1,
+            "rows of 100 KB fit a 300 KB result once: {structured:?}"
+        );
 
-        let parsed = dual_rmcp::parse_call_tool_result(&result, &rest_client(&instance))
-            .expect("a dual response");
+        let parsed =
+            dual_rmcp::parse_call_tool_result(&result, &rest_client(&instance)).expect("a dual response");
         let path = format!("/resources/{}", id_of(&parsed));
         let http = Http::new(instance.addr());
         let mut offset = Some(0u64);
@@ -74,12 +75,25 @@ async fn post_pages_stay_within_the_cap_and_next_offset_reaches_every_row() {
             let reply = http
                 .post_json(&path, None, &json!({"offset": at, "limit": 10_000}))
                 .await;
-            assert_eq!(reply.status, 200, "{}", reply.text().chars().take(300).collect::<String>());
-            assert!(reply.body.len() <= PAGE_CAP, "page at {at}: {} bytes", reply.body.len());
+            assert_eq!(
+                reply.status,
+                200,
+                "{}",
+                reply.text().chars().take(300).collect::<String>()
+            );
+            assert!(
+                reply.body.len() <= PAGE_CAP,
+                "page at {at}: {} bytes",
+                reply.body.len()
+            );
             let page: Value = serde_json::from_slice(&reply.body).expect("a JSON page");
             let rows = page["data"].as_array().cloned().unwrap_or_default();
             assert_eq!(page["returned_count"], json!(rows.len()));
-            assert!(!rows.is_empty() && rows.len() < 100, "cut by bytes: {} rows", rows.len());
+            assert!(
+                !rows.is_empty() && rows.len() < 100,
+                "cut by bytes: {} rows",
+                rows.len()
+            );
             for row in &rows {
                 assert_eq!(row["x"], json!(next_x), "every row once, in order");
                 assert_eq!(row["v"].as_str().map(str::len), Some(100_000), "whole rows");
@@ -101,20 +115,26 @@ async fn post_pages_stay_within_the_cap_and_next_offset_reaches_every_row() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_page_is_cut_too() {
     within(LIMIT, async {
-        let instance = Instance::start_memory(&["--snapshot-max-mb", "0", "--max-page-bytes", "1000000"]).await;
+        let instance =
+            Instance::start_memory(&["--snapshot-max-mb", "0", "--max-page-bytes", "1000000"]).await;
         let sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 100) \
                    SELECT x, hex(zeroblob(50000)) AS v FROM c";
         let result = create(&instance, sql).await;
-        let parsed = dual_rmcp::parse_call_tool_result(&result, &rest_client(&instance))
-            .expect("a dual response");
+        let parsed =
+            dual_rmcp::parse_call_tool_result(&result, &rest_client(&instance)).expect("a dual response");
         let path = format!("/resources/{}", id_of(&parsed));
         let http = Http::new(instance.addr());
-        let reply = http.post_json(&path, None, &json!({"offset": 5, "limit": 100})).await;
+        let reply = http
+            .post_json(&path, None, &json!({"offset": 5, "limit": 100}))
+            .await;
         assert_eq!(reply.status, 200);
         assert!(reply.body.len() <= 1_000_000, "{} bytes", reply.body.len());
         let page = reply.json();
         assert_eq!(page["returned_count"], json!(9), "nine rows of 100 KB in 1 MB");
-        assert_eq!((page["has_next"].clone(), page["next_offset"].clone()), (json!(true), json!(14)));
+        assert_eq!(
+            (page["has_next"].clone(), page["next_offset"].clone()),
+            (json!(true), json!(14))
+        );
         assert_eq!(page["data"][0]["x"], json!(6));
     })
     .await;
@@ -144,7 +164,11 @@ async fn resources_read_text_stays_within_the_read_cap() {
                 [ResourceContents::TextResourceContents { text, .. }] => text.clone(),
                 other => panic!("one text content, got {} items", other.len()),
             };
-            assert!(text.len() <= 262_144, "{} bytes of text for the model", text.len());
+            assert!(
+                text.len() <= 262_144,
+                "{} bytes of text for the model",
+                text.len()
+            );
             let page: Value = serde_json::from_str(&text).expect("a JSON page");
             assert_eq!(page["returned_count"], json!(2), "two rows of 100 KB in 256 KiB");
             assert_eq!(page["next_offset"], json!(offset + 2));
@@ -187,13 +211,21 @@ async fn a_one_megabyte_bad_identifier_comes_back_as_bounded_error_text() {
         assert_eq!(result.is_error, Some(true));
         let text = text_of(&result);
         assert!(text.len() <= 2_048, "{} bytes of error text", text.len());
-        assert!(text.contains("no such column") && text.ends_with("bytes in all]"), "{}", &text[..200.min(text.len())]);
+        assert!(
+            text.contains("no such column") && text.ends_with("bytes in all]"),
+            "{}",
+            &text[..200.min(text.len())]
+        );
         // An unknown argument named by a 1 MB key.
         let result = call(&mcp, "query", json!({"sql": "SELECT 1", identifier.clone(): 1})).await;
         assert_eq!(result.is_error, Some(true));
         let text = text_of(&result);
         assert!(text.len() <= 2_048, "{} bytes of error text", text.len());
-        assert!(text.contains("unknown argument"), "{}", &text[..200.min(text.len())]);
+        assert!(
+            text.contains("unknown argument"),
+            "{}",
+            &text[..200.min(text.len())]
+        );
         let _ = mcp.cancel().await;
     })
     .await;

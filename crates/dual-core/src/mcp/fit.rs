@@ -113,11 +113,7 @@ mod tests {
 
     fn response(rows: usize, width: usize) -> DualResponse {
         let sample: Vec<Row> = (0..rows)
-            .filter_map(|i| {
-                json!({"id": i, "v": "x|\"\n".repeat(width)})
-                    .as_object()
-                    .cloned()
-            })
+            .filter_map(|i| json!({"id": i, "v": "x|\"\n".repeat(width)}).as_object().cloned())
             .collect();
         let id = ResourceId::new();
         DualResponse {
@@ -148,21 +144,30 @@ mod tests {
             };
             for options in renderings() {
                 let json = serde_json::to_vec(&fitted.tool_result_with(&options)).unwrap_or_default();
-                assert!(json.len() + IS_ERROR_BYTES <= cap, "{rows}×{width}: {} > {cap}", json.len());
+                assert!(
+                    json.len() + IS_ERROR_BYTES <= cap,
+                    "{rows}×{width}: {} > {cap}",
+                    json.len()
+                );
             }
             if kept < rows {
                 let one_more = DualResponse {
                     sample: Arc::from(&full.sample[..=kept]),
                     ..full.clone()
                 };
-                assert!(one_more.max_rendered_bytes() > cap, "the cut keeps every row that fits");
+                assert!(
+                    one_more.max_rendered_bytes() > cap,
+                    "the cut keeps every row that fits"
+                );
             }
         }
     }
 
     #[test]
     fn renderings_cover_both_shapes_and_formats() {
-        let shapes: Vec<_> = renderings().map(|o| (o.version().has_structured_content(), o.text())).collect();
+        let shapes: Vec<_> = renderings()
+            .map(|o| (o.version().has_structured_content(), o.text()))
+            .collect();
         assert_eq!(shapes.len(), 4, "{shapes:?}");
     }
 }

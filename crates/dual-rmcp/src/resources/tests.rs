@@ -263,7 +263,11 @@ fn capped_server(max_read_bytes: usize, numbers: Numbers, snapshots: bool) -> Du
         .without_sweeper()
         .max_read_bytes(max_read_bytes)
         .executor("numbers", numbers);
-    let builder = if snapshots { builder } else { builder.without_snapshots() };
+    let builder = if snapshots {
+        builder
+    } else {
+        builder.without_snapshots()
+    };
     builder.build().expect("valid configuration")
 }
 
@@ -305,7 +309,11 @@ async fn a_row_alone_over_the_read_cap_is_an_error_naming_the_next_offset() {
         let server = capped_server(4_096, Numbers::new().row(one_huge_row), snapshots);
         let response = create(&server, 10).await;
         let page = read_page(&server, &format!("{}?limit=10", response.uri)).await;
-        assert_eq!((page.returned_count, page.next_offset), (3, Some(3)), "cut before the huge row");
+        assert_eq!(
+            (page.returned_count, page.next_offset),
+            (3, Some(3)),
+            "cut before the huge row"
+        );
         let error = read_resource(
             &server,
             &Caller::anonymous(),
@@ -315,7 +323,10 @@ async fn a_row_alone_over_the_read_cap_is_an_error_naming_the_next_offset() {
         .expect_err("row 3 alone passes the cap");
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
         assert!(error.message.contains("offset 4"), "{}", error.message);
-        assert_eq!(error.data.as_ref().map(|d| d["next_offset"].clone()), Some(json!(4)));
+        assert_eq!(
+            error.data.as_ref().map(|d| d["next_offset"].clone()),
+            Some(json!(4))
+        );
         let after = read_page(&server, &format!("{}?offset=4", response.uri)).await;
         assert_eq!((after.offset, after.returned_count), (4, 6));
     }
