@@ -311,12 +311,33 @@ async fn all_pages(
             .enumerate();
         while let Some((index, page)) = pages.next().await {
             let page = page?;
+            let at = start.saturating_add(step.saturating_mul(index as u64));
             if index + 1 == planned {
                 // The last planned page decides whether more rows follow (the data may have grown).
                 next = next_offset(&page, last.unwrap_or(start))?;
             }
-            progress.add(page.data.len());
-            rows.extend(page.data);
+            if index + 1 == planned {
+                progress.add(page.data.len());
+                rows.extend(page.data);
+                continue;
+            }
+            // Pages are cut to the server's byte cap, so their sizes vary: a page keeps only the rows
+            // before the next planned page, and one cut short leaves a gap, fetched one page at a
+            // time by `next_offset`.
+            let planned_next = at.saturating_add(step);
+            let mut gap = next_offset(&page, at)?;
+            let keep = usize::try_from(step).unwrap_or(usize::MAX);
+            let data: Vec<Row> = page.data.into_iter().take(keep).collect();
+            progress.add(data.len());
+            rows.extend(data);
+            while let Some(offset) = gap.filter(|offset| *offset < planned_next) {
+                let page = fetch_page(client, url, options(offset), Some(ready_by)).await?;
+                gap = next_offset(&page, offset)?;
+                let keep = usize::try_from(planned_next - offset).unwrap_or(usize::MAX);
+                let data: Vec<Row> = page.data.into_iter().take(keep).collect();
+                progress.add(data.len());
+                rows.extend(data);
+            }
         }
     }
     while let Some(offset) = next {

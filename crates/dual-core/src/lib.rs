@@ -18,6 +18,7 @@
 //! | [`column`] | [`Column`], [`ColumnType`], column inference from a sample |
 //! | [`record`] | [`ResourceRecord`], what a store keeps |
 //! | [`page`] | [`PageRequest`] and its validation, [`PageResponse`], page limits, sort parameters |
+//! | [`budget`] | byte caps: pages cut to whole rows ([`budget::RowBudget`]), text for the model cut with a marker |
 //! | [`range`] | row ranges of exports |
 //! | [`metadata`] | the metadata and pin answers of the REST API |
 //! | [`status`] | the status lifecycle of a resource (pending, ready, failed), failures and progress |
@@ -44,6 +45,7 @@
 //! # Ok::<(), dual_core::page::RequestError>(())
 //! ```
 
+pub mod budget;
 pub mod column;
 pub mod consistency;
 pub mod error;

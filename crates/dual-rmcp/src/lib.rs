@@ -82,9 +82,11 @@ pub use resources::{
 pub use schema::output_schema;
 #[cfg(feature = "server")]
 pub use tasks::{DualTasks, client_supports_tasks};
-pub use tool_result::{error_result, to_call_tool_result, to_call_tool_result_with};
+pub use tool_result::{error_result, error_result_within, to_call_tool_result, to_call_tool_result_with};
 #[cfg(feature = "server")]
-pub use tool_result::{failure_result, server_error_result};
+pub use tool_result::{
+    failure_result, failure_result_within, server_error_result, server_error_result_within,
+};
 pub use version::{protocol_version, resource_template_for_version, tool_for_version};
 #[cfg(feature = "server")]
 pub use wait::{DEFAULT_POLL_INTERVAL, WaitError, WaitOptions, wait_for_result};

@@ -5,6 +5,7 @@
 //! `resource://{id}?offset=100&limit=100&sort=enrollment:desc` any other one. The text of the single
 //! content item is the page as JSON, with the same fields as the REST `POST /{id}` page.
 
+use dual_core::budget::cut_text;
 use dual_core::mcp::JSON_MIME_TYPE;
 use dual_core::{
     PageRequest,
@@ -73,7 +74,10 @@ pub fn caller_from_extensions(extensions: &Extensions) -> Caller {
 /// `caller` may see the resource (the server decides, exactly as for REST).
 ///
 /// The page is chosen by the URI's query (`offset`, `limit`, `sort=field[:asc|desc]`; all optional).
-/// Reading counts as an access, like a REST page.
+/// Reading counts as an access, like a REST page. The text is at most the server's
+/// `max_read_bytes` (default 256 KiB): a page that would pass it is cut to whole rows, with
+/// `has_next` and `next_offset` exact. Error text echoing the request is cut to the server's
+/// `max_error_text_bytes`.
 ///
 /// A resource whose query is still running (docs/DESIGN.md §8) has no page yet: the text is then
 /// `{"status": "pending", "rows_so_far": N, "retry_after_ms": 1000, "message": …}`. One whose query
@@ -85,27 +89,51 @@ pub fn caller_from_extensions(extensions: &Extensions) -> Caller {
 /// * `resource not found` (`-32002`) for a URI that is not `{scheme}://{ULID}` with the server's
 ///   scheme, an unknown id, an expired resource, or a resource bound to another owner;
 /// * `invalid params` naming the field for a malformed or out-of-range page parameter or a sort
-///   field that is not a column;
+///   field that is not a column, and naming `offset` (with the `next_offset` to read on from) when
+///   the row at the page's offset alone is larger than the server's `max_read_bytes`;
 /// * `internal error` with a generic message when the query or the store fails (no internals leak).
 pub async fn read_resource(
     server: &DualResponseServer,
     caller: &Caller,
     uri: &str,
 ) -> Result<ReadResourceResult, ErrorData> {
+    let config = server.config();
+    let max_error = config.max_error_text_bytes;
+    if uri.len() > max_error {
+        // The result would echo the URI: one this long is no page address.
+        return Err(ErrorData::invalid_params(
+            format!(
+                "the resource URI takes {} bytes; a page's URI takes at most {max_error}",
+                uri.len()
+            ),
+            Some(json!({"field": "uri"})),
+        ));
+    }
     let parsed = parse_resource_uri(uri)
-        .filter(|parsed| parsed.scheme == server.config().uri_scheme)
-        .ok_or_else(|| not_found(uri))?;
-    let request = page_request(parsed.query.unwrap_or_default()).map_err(|e| invalid(&e))?;
-    let page = match server.fetch_page(parsed.id, caller, &request).await {
+        .filter(|parsed| parsed.scheme == config.uri_scheme)
+        .ok_or_else(|| not_found(uri, max_error))?;
+    let request = page_request(parsed.query.unwrap_or_default()).map_err(|e| invalid(&e, max_error))?;
+    let max_read = config.max_read_bytes;
+    let page = match server
+        .fetch_page_within(parsed.id, caller, &request, max_read)
+        .await
+    {
         Ok(page) => page,
         Err(ServerError::NotReady { rows }) => return Ok(status_result(uri, &pending_status(rows))),
         Err(ServerError::ResourceFailed { failure }) => {
-            return Ok(status_result(uri, &failed_status(&failure)));
+            return Ok(status_result(uri, &failed_status(&failure, max_error)));
         }
-        Err(error) => return Err(read_error(uri, error)),
+        Err(error) => return Err(read_error(uri, error, max_error)),
     };
-    let text = serde_json::to_string(&page)
-        .map_err(|_| ErrorData::internal_error("the page could not be serialised", None))?;
+    let text = page
+        .to_json()
+        .ok()
+        .and_then(|json| String::from_utf8(json).ok())
+        .ok_or_else(|| ErrorData::internal_error("the page could not be serialised", None))?;
+    if text.len() > max_read {
+        // Only a page of one row passes the cap: that row alone is too large for the model.
+        return Err(row_too_large(page.pagination().offset, text.len(), max_read));
+    }
     Ok(ReadResourceResult::new(vec![
         ResourceContents::text(text, uri).with_mime_type(JSON_MIME_TYPE),
     ]))
@@ -126,12 +154,26 @@ fn pending_status(rows: u64) -> Value {
 
 /// What `resources/read` says of a resource whose query failed: the code, whether running it again
 /// may succeed, and the failure's text for the model.
-fn failed_status(failure: &QueryFailure) -> Value {
+fn failed_status(failure: &QueryFailure, max_error: usize) -> Value {
     json!({
         "status": ResourceStatus::Failed.as_str(),
         "error": {"code": failure.code.as_str(), "retryable": failure.code.is_retryable()},
-        "message": crate::tool_result::failure_message(failure),
+        "message": cut_text(&crate::tool_result::failure_message(failure), max_error),
     })
+}
+
+/// The row at `offset` alone takes `bytes` bytes, more than `resources/read` returns: the model is
+/// told to read on after it (the application fetches it over REST).
+fn row_too_large(offset: u64, bytes: usize, max_bytes: usize) -> ErrorData {
+    let next = offset.saturating_add(1);
+    ErrorData::invalid_params(
+        format!(
+            "the row at offset {offset} alone takes {bytes} bytes, more than resources/read returns \
+             ({max_bytes} bytes); read on from offset {next} (the application fetches the complete \
+             result, that row included)"
+        ),
+        Some(json!({"field": "offset", "next_offset": next, "max_bytes": max_bytes})),
+    )
 }
 
 fn status_result(uri: &str, status: &Value) -> ReadResourceResult {
@@ -140,10 +182,10 @@ fn status_result(uri: &str, status: &Value) -> ReadResourceResult {
     ])
 }
 
-fn read_error(uri: &str, error: ServerError) -> ErrorData {
+fn read_error(uri: &str, error: ServerError, max_error: usize) -> ErrorData {
     match error {
-        ServerError::ResourceNotFound | ServerError::ResourceExpired => not_found(uri),
-        ServerError::InvalidRequest(e) => invalid(&e),
+        ServerError::ResourceNotFound | ServerError::ResourceExpired => not_found(uri, max_error),
+        ServerError::InvalidRequest(e) => invalid(&e, max_error),
         other => {
             tracing::warn!(error = %other, code = other.code().as_str(), "resources/read failed");
             ErrorData::internal_error(
@@ -154,13 +196,21 @@ fn read_error(uri: &str, error: ServerError) -> ErrorData {
     }
 }
 
-fn not_found(uri: &str) -> ErrorData {
-    ErrorData::resource_not_found("Resource not found or expired", Some(json!({"uri": uri})))
+/// The URI is echoed cut to the error-text cap: a 1 MB URI does not come back whole.
+fn not_found(uri: &str, max_error: usize) -> ErrorData {
+    ErrorData::resource_not_found(
+        "Resource not found or expired",
+        Some(json!({"uri": cut_text(uri, max_error)})),
+    )
 }
 
-fn invalid(error: &RequestError) -> ErrorData {
-    let field = error.field();
-    ErrorData::invalid_params(error.to_string(), Some(json!({"field": field})))
+/// The message and the field (both may echo what the request named) cut to the error-text cap.
+fn invalid(error: &RequestError, max_error: usize) -> ErrorData {
+    let field = error.field().map(|field| cut_text(field, max_error));
+    ErrorData::invalid_params(
+        cut_text(&error.to_string(), max_error).into_owned(),
+        Some(json!({"field": field})),
+    )
 }
 
 /// Parses `offset=…&limit=…&sort=…` (percent-encoded or not) into a page request.

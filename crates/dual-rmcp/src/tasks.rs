@@ -110,7 +110,10 @@ impl DualTasks {
                 };
                 let response = match created {
                     Ok(response) => response,
-                    Err(error) => return Ok(crate::server_error_result(&error)),
+                    Err(error) => {
+                        let max = server.config().max_error_text_bytes;
+                        return Ok(crate::server_error_result_within(&error, max));
+                    }
                 };
                 let id = response.id;
                 let progress = progress.as_ref();
@@ -132,7 +135,7 @@ impl DualTasks {
                     }
                     waited = waited => Ok(match waited {
                         Ok(ready) => crate::to_call_tool_result_with(&ready, &render),
-                        Err(error) => error.tool_result(),
+                        Err(error) => error.tool_result_within(server.config().max_error_text_bytes),
                     }),
                 }
             })

@@ -1,6 +1,9 @@
 //! A dual response as an rmcp `CallToolResult`, and error results for the model.
 
+use std::borrow::Cow;
+
 use dual_core::DualResponse;
+use dual_core::budget::{DEFAULT_MAX_ERROR_TEXT_BYTES, cut_text};
 use dual_core::mcp::{ContentBlock as CoreBlock, RenderOptions};
 use rmcp::model::{CallToolResult, ContentBlock, Resource};
 
@@ -51,24 +54,47 @@ fn to_rmcp_block(block: &CoreBlock) -> Option<ContentBlock> {
     })
 }
 
-/// An `isError: true` tool result carrying `message` as its only text block.
+/// An `isError: true` tool result carrying `message` as its only text block, cut to
+/// [`DEFAULT_MAX_ERROR_TEXT_BYTES`] (see [`error_result_within`]).
 ///
 /// Use it when the tool ran and failed in a way the model can fix — a SQL syntax error, an unknown
 /// column — so that the model reads the message and retries; keep protocol errors (`ErrorData`) for
 /// requests that cannot be routed at all.
 #[must_use]
 pub fn error_result(message: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(message.into())])
+    error_result_within(message, DEFAULT_MAX_ERROR_TEXT_BYTES)
+}
+
+/// [`error_result`] with the message cut to at most `max_bytes` bytes at a character boundary,
+/// ending with a marker that gives its full length (a 1 MB identifier echoed in an error does not
+/// reach the model whole). Pass the server's `max_error_text_bytes`.
+#[must_use]
+pub fn error_result_within(message: impl Into<String>, max_bytes: usize) -> CallToolResult {
+    let message = message.into();
+    let text = match cut_text(&message, max_bytes) {
+        Cow::Borrowed(_) => message,
+        Cow::Owned(cut) => cut,
+    };
+    CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
 /// The `isError: true` tool result for a failed
 /// [`create_response`](dual_server::DualResponseServer::create_response).
 ///
 /// Executor failures keep the executor's message (written for the model: it names the mistake); store
-/// failures become a generic "try again later" so no internals (addresses, credentials) leak.
+/// failures become a generic "try again later" so no internals (addresses, credentials) leak. The
+/// text is cut to [`DEFAULT_MAX_ERROR_TEXT_BYTES`]; [`server_error_result_within`] takes the cap.
 #[cfg(feature = "server")]
 #[must_use]
 pub fn server_error_result(error: &dual_server::ServerError) -> CallToolResult {
+    server_error_result_within(error, DEFAULT_MAX_ERROR_TEXT_BYTES)
+}
+
+/// [`server_error_result`] with the text cut to at most `max_bytes` bytes (the server's
+/// `max_error_text_bytes`).
+#[cfg(feature = "server")]
+#[must_use]
+pub fn server_error_result_within(error: &dual_server::ServerError, max_bytes: usize) -> CallToolResult {
     use dual_server::ServerError;
     let message = match error {
         ServerError::QueryExecutionFailed(error) | ServerError::CountExecutionFailed(error) => {
@@ -83,16 +109,24 @@ pub fn server_error_result(error: &dual_server::ServerError) -> CallToolResult {
         }
         other => other.to_string(),
     };
-    error_result(message)
+    error_result_within(message, max_bytes)
 }
 
 /// The `isError: true` tool result for a resource whose query failed after the tool call returned
 /// it pending (docs/DESIGN.md §8): the executor's message for `query_execution_failed` (it names
 /// the mistake), what to do for the other codes, never the internals of a storage failure.
+/// The text is cut to [`DEFAULT_MAX_ERROR_TEXT_BYTES`]; [`failure_result_within`] takes the cap.
 #[cfg(feature = "server")]
 #[must_use]
 pub fn failure_result(failure: &dual_core::status::QueryFailure) -> CallToolResult {
-    error_result(failure_message(failure))
+    failure_result_within(failure, DEFAULT_MAX_ERROR_TEXT_BYTES)
+}
+
+/// [`failure_result`] with the text cut to at most `max_bytes` bytes.
+#[cfg(feature = "server")]
+#[must_use]
+pub fn failure_result_within(failure: &dual_core::status::QueryFailure, max_bytes: usize) -> CallToolResult {
+    error_result_within(failure_message(failure), max_bytes)
 }
 
 /// The text [`failure_result`] and `resources/read` give the model for a failed query.
@@ -239,6 +273,40 @@ pub(crate) mod tests {
         assert!(text.contains("no such column: foo"), "{text}");
         let unknown = server_error_result(&ServerError::UnknownQueryKind("nope".into()));
         assert_eq!(unknown.is_error, Some(true));
+    }
+
+    #[cfg(feature = "server")]
+    #[test]
+    fn error_text_is_cut_with_a_marker() {
+        use dual_server::{ExecutorError, ServerError};
+        let identifier = "x".repeat(1 << 20);
+        let error =
+            ServerError::QueryExecutionFailed(ExecutorError::new(format!("no such column: {identifier}")));
+        for (result, max) in [
+            (server_error_result(&error), DEFAULT_MAX_ERROR_TEXT_BYTES),
+            (server_error_result_within(&error, 1_000), 1_000),
+            (
+                error_result(format!("unknown argument `{identifier}`")),
+                DEFAULT_MAX_ERROR_TEXT_BYTES,
+            ),
+        ] {
+            let text = result.content[0]
+                .as_text()
+                .map(|t| t.text.clone())
+                .unwrap_or_default();
+            assert!(text.len() <= max, "{} > {max}", text.len());
+            assert!(
+                text.ends_with("bytes in all]"),
+                "{}",
+                &text[text.len().saturating_sub(40)..]
+            );
+            assert_eq!(result.is_error, Some(true));
+        }
+        let short = error_result("near \"SELEC\": syntax error");
+        assert_eq!(
+            short.content[0].as_text().map(|t| t.text.as_str()),
+            Some("near \"SELEC\": syntax error")
+        );
     }
 
     #[cfg(feature = "server")]

@@ -80,15 +80,24 @@ pub enum WaitError {
 }
 
 impl WaitError {
-    /// The `isError: true` tool result that tells the model what happened and what to do.
+    /// The `isError: true` tool result that tells the model what happened and what to do, its text
+    /// cut to the default error-text cap.
     #[must_use]
     pub fn tool_result(&self) -> CallToolResult {
+        self.tool_result_within(dual_core::budget::DEFAULT_MAX_ERROR_TEXT_BYTES)
+    }
+
+    /// [`WaitError::tool_result`] with its text cut to `max_bytes` (the server's
+    /// `max_error_text_bytes`).
+    #[must_use]
+    pub fn tool_result_within(&self, max_bytes: usize) -> CallToolResult {
         match self {
-            Self::Failed { failure } => crate::failure_result(failure),
-            Self::TimedOut { .. } => {
-                crate::failure_result(&QueryFailure::new(FailureCode::QueryTimeout, "no result in time"))
-            }
-            Self::Server(error) => crate::server_error_result(error),
+            Self::Failed { failure } => crate::failure_result_within(failure, max_bytes),
+            Self::TimedOut { .. } => crate::failure_result_within(
+                &QueryFailure::new(FailureCode::QueryTimeout, "no result in time"),
+                max_bytes,
+            ),
+            Self::Server(error) => crate::server_error_result_within(error, max_bytes),
         }
     }
 }

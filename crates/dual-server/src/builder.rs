@@ -11,9 +11,10 @@ use dual_spool::{MemorySpool, Spool};
 use dual_store::{Clock, MemoryStore, ResourceStore};
 
 use crate::config::{
-    DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES,
-    DEFAULT_PROGRESS_INTERVAL, DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE,
-    DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SORT_CACHE_BYTES, MAX_SAMPLE_SIZE, ServerConfig,
+    DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_ERROR_TEXT_BYTES, DEFAULT_MAX_PAGE_BYTES,
+    DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES, DEFAULT_PROGRESS_INTERVAL,
+    DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE, DEFAULT_SNAPSHOT_MAX_BYTES,
+    DEFAULT_SORT_CACHE_BYTES, MAX_SAMPLE_SIZE, ServerConfig,
 };
 use crate::registry::Registry;
 use crate::{DualResponseServer, QueryExecutor, ServerBuildError};
@@ -49,6 +50,9 @@ pub struct DualResponseServerBuilder {
     cleanup_interval: Option<Duration>,
     page_limits: PageLimits,
     max_sample_bytes: usize,
+    max_page_bytes: usize,
+    max_read_bytes: usize,
+    max_error_text_bytes: usize,
     max_resources: Option<u64>,
     store: Option<Arc<dyn ResourceStore>>,
     spool: Option<Spool>,
@@ -75,6 +79,9 @@ impl Default for DualResponseServerBuilder {
                 max_limit: MAX_PAGE_LIMIT,
             },
             max_sample_bytes: DEFAULT_MAX_SAMPLE_BYTES,
+            max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
+            max_read_bytes: DEFAULT_MAX_READ_BYTES,
+            max_error_text_bytes: DEFAULT_MAX_ERROR_TEXT_BYTES,
             max_resources: Some(DEFAULT_MAX_RESOURCES),
             store: None,
             spool: None,
@@ -169,11 +176,37 @@ impl DualResponseServerBuilder {
         self
     }
 
-    /// Largest sample in a tool result, in bytes of compact JSON (default 256 KiB): the sample keeps
-    /// as many whole rows as fit (never a value cut in half) and says how many it kept; the count and
-    /// the link are always there. A first row larger than this leaves the sample empty.
+    /// Largest tool result, in bytes of JSON (default 256 KiB): the text blocks and
+    /// `structuredContent` together, in the largest rendering (every protocol version, either text
+    /// format), so the sample sent twice counts twice. The sample keeps as many whole rows as fit
+    /// (never a value cut in half) and says how many it kept; the count and the link are always
+    /// there. A first row too large leaves the sample empty.
     pub fn max_sample_bytes(mut self, bytes: usize) -> Self {
         self.max_sample_bytes = bytes;
+        self
+    }
+
+    /// Largest `POST /{id}` page, in bytes of JSON (default 16 MiB): a page that would pass it is
+    /// cut to whole rows, with `returned_count`, `has_next` and `next_offset` exact, and no row after
+    /// the cut is read (from the snapshot or, through [`QueryExecutor::fetch_page`], the executor).
+    /// A single row larger than the cap comes alone, so paging by `next_offset` always advances.
+    pub fn max_page_bytes(mut self, bytes: usize) -> Self {
+        self.max_page_bytes = bytes;
+        self
+    }
+
+    /// Largest `resources/read` text, in bytes (default 256 KiB), which the model reads: the page is
+    /// cut to whole rows like a `POST /{id}` page; a single row larger than it is an error naming
+    /// the next offset, not a text for the model.
+    pub fn max_read_bytes(mut self, bytes: usize) -> Self {
+        self.max_read_bytes = bytes;
+        self
+    }
+
+    /// Largest error text returned to the model (a tool's `isError` text, a failed query's message),
+    /// in bytes (default 4 KiB): longer text is cut at a character boundary and ends with a marker.
+    pub fn max_error_text_bytes(mut self, bytes: usize) -> Self {
+        self.max_error_text_bytes = bytes;
         self
     }
 
@@ -287,6 +320,21 @@ impl DualResponseServerBuilder {
         if let Some(max) = self.max_resources {
             check(max > 0, "max_resources", "must be at least 1")?;
         }
+        check(
+            self.max_page_bytes > dual_core::budget::PAGE_ENVELOPE_BYTES,
+            "max_page_bytes",
+            "must leave room for rows: more than 216 bytes",
+        )?;
+        check(
+            self.max_read_bytes > dual_core::budget::PAGE_ENVELOPE_BYTES,
+            "max_read_bytes",
+            "must leave room for rows: more than 216 bytes",
+        )?;
+        check(
+            self.max_error_text_bytes >= 64,
+            "max_error_text_bytes",
+            "must be at least 64",
+        )?;
         if let Some(interval) = self.cleanup_interval {
             check(!interval.is_zero(), "cleanup_interval", "must be positive")?;
         }
@@ -313,6 +361,9 @@ impl DualResponseServerBuilder {
             cleanup_interval: self.cleanup_interval,
             page_limits: self.page_limits,
             max_sample_bytes: self.max_sample_bytes,
+            max_page_bytes: self.max_page_bytes,
+            max_read_bytes: self.max_read_bytes,
+            max_error_text_bytes: self.max_error_text_bytes,
             max_resources: self.max_resources,
             snapshot_max_bytes: self.snapshot_max_bytes,
             sort_cache_bytes: self.sort_cache_bytes,

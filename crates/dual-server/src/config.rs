@@ -10,8 +10,16 @@ pub const DEFAULT_EXPIRATION: Duration = Duration::from_secs(15 * 60);
 pub const DEFAULT_SAMPLE_SIZE: u64 = 15;
 /// Default interval of the expiry sweeper: 60 seconds.
 pub const DEFAULT_CLEANUP_INTERVAL: Duration = Duration::from_secs(60);
-/// Default limit of the sample's size in a tool result: 256 KiB of compact JSON.
+/// Default cap on a whole tool result (its text blocks and `structuredContent` together, in every
+/// rendering): 256 KiB of JSON; the sample keeps the whole rows that fit.
 pub const DEFAULT_MAX_SAMPLE_BYTES: usize = 256 * 1024;
+/// Default cap on a `POST /{id}` page: 16 MiB of JSON, cut to whole rows.
+pub const DEFAULT_MAX_PAGE_BYTES: usize = 16 << 20;
+/// Default cap on the text of a `resources/read` page, which the model reads: 256 KiB, cut to whole
+/// rows.
+pub const DEFAULT_MAX_READ_BYTES: usize = 256 * 1024;
+/// Default cap on error text returned to the model: 4 KiB, cut with a marker.
+pub const DEFAULT_MAX_ERROR_TEXT_BYTES: usize = dual_core::budget::DEFAULT_MAX_ERROR_TEXT_BYTES;
 /// Default cap on live resources in the store: 100,000.
 pub const DEFAULT_MAX_RESOURCES: u64 = 100_000;
 /// Default snapshot size cap: 1 GiB of compact JSON rows; larger results are served live.
@@ -45,8 +53,16 @@ pub struct ServerConfig {
     pub cleanup_interval: Option<Duration>,
     /// Default and maximum page limits.
     pub page_limits: PageLimits,
-    /// Largest sample, in bytes of compact JSON: the sample keeps as many whole rows as fit.
+    /// Largest tool result, in bytes of JSON, text blocks and `structuredContent` together in every
+    /// rendering: the sample keeps as many whole rows as fit.
     pub max_sample_bytes: usize,
+    /// Largest page in bytes of JSON (`POST /{id}`): a page that would pass it is cut to whole rows
+    /// (`has_next` and `next_offset` exact); a single row larger than it comes alone.
+    pub max_page_bytes: usize,
+    /// Largest `resources/read` text in bytes, cut to whole rows like a page.
+    pub max_read_bytes: usize,
+    /// Largest error text returned to the model, in bytes (cut at a character boundary with a marker).
+    pub max_error_text_bytes: usize,
     /// Cap on live resources in the store (`None`: no cap); at the cap `create_response` fails with
     /// the retryable `TOO_MANY_RESOURCES` and nothing is evicted.
     pub max_resources: Option<u64>,

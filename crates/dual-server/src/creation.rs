@@ -84,15 +84,16 @@ impl DualResponseServer {
                             // from the final sample.
                             let known = request.columns.take().or_else(|| executor.columns(params));
                             let fixed_columns = known.is_some();
-                            let sample = self.cut_sample(progress.sample());
+                            let sample = progress.sample();
                             let columns = known.unwrap_or_else(|| infer_columns(&sample));
-                            let record = ResourceRecord {
+                            let mut record = ResourceRecord {
                                 total_count: progress.rows(),
                                 consistency: Consistency::Snapshot,
                                 status: ResourceStatus::Pending,
                                 lease_expires_at: Some(self.lease_from_now()),
                                 ..new_record(id, request, columns, sample, now, expiration)
                             };
+                            self.cut_sample(&mut record);
                             self.go_pending(record.clone(), task, progress, fixed_columns)
                                 .await?;
                             return Ok(DualResponse::from_record(
@@ -112,17 +113,17 @@ impl DualResponseServer {
                     (Consistency::Live, total_count, sample)
                 }
             };
-            let sample = self.cut_sample(sample);
             let columns = request
                 .columns
                 .take()
                 .or_else(|| executor.columns(params))
                 .unwrap_or_else(|| infer_columns(&sample));
-            let record = ResourceRecord {
+            let mut record = ResourceRecord {
                 total_count,
                 consistency,
                 ..new_record(id, request, columns, sample, now, expiration)
             };
+            self.cut_sample(&mut record);
             if let Err(error) = inner.store.save(&record).await {
                 if consistency == Consistency::Snapshot {
                     self.delete_snapshot(id).await;
@@ -141,20 +142,25 @@ impl DualResponseServer {
     }
 
     /// The sample as a tool result carries it: at most `sample_size` rows (already), cut to the whole
-    /// rows that fit in `max_sample_bytes`.
-    pub(crate) fn cut_sample(&self, mut sample: Vec<Row>) -> Vec<Row> {
-        let max_bytes = self.inner().config.max_sample_bytes;
-        let fetched = sample.len();
-        sample.truncate(rows_within(&sample, max_bytes));
-        if sample.len() < fetched {
+    /// rows that keep the whole tool result of `record` (text blocks and `structuredContent`, in its
+    /// largest rendering) within `max_sample_bytes`. Columns inferred from the sample are inferred
+    /// from the rows before the cut.
+    pub(crate) fn cut_sample(&self, record: &mut ResourceRecord) {
+        let inner = self.inner();
+        let max_bytes = inner.config.max_sample_bytes;
+        let response =
+            DualResponse::from_record(record.clone(), &inner.config.uri_scheme, &inner.config.base_url);
+        let kept = response.sample_rows_within(max_bytes);
+        let fetched = record.sample.len();
+        if kept < fetched {
+            record.sample = record.sample[..kept].into();
             tracing::debug!(
                 fetched,
-                kept = sample.len(),
+                kept,
                 max_sample_bytes = max_bytes,
-                "sample cut to whole rows within the byte limit"
+                "sample cut to whole rows within the tool result's byte limit"
             );
         }
-        sample
     }
 
     /// Counts and samples the query of `record` as a live resource is, under the time limit: for a
@@ -201,39 +207,6 @@ pub(crate) async fn time_limited<T>(
     tokio::time::timeout(limit, future)
         .await
         .unwrap_or(Err(ServerError::QueryTimeout { limit }))
-}
-
-/// How many leading rows of `rows` fit in `max_bytes` of compact JSON (whole rows only, never a value
-/// cut in half): the sample a tool result carries.
-fn rows_within(rows: &[Row], max_bytes: usize) -> usize {
-    let mut used = 0usize;
-    for (kept, row) in rows.iter().enumerate() {
-        let mut counter = ByteCounter(0);
-        // Serialising a `Map` of JSON values cannot fail; a failure would only stop the sample here.
-        if serde_json::to_writer(&mut counter, row).is_err() {
-            return kept;
-        }
-        // One separator byte per row (the `,` of the array).
-        used = used.saturating_add(counter.0 + 1);
-        if used > max_bytes {
-            return kept;
-        }
-    }
-    rows.len()
-}
-
-/// Counts bytes written, storing none.
-struct ByteCounter(usize);
-
-impl std::io::Write for ByteCounter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 = self.0.saturating_add(buf.len());
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// A new record of `request`'s query, created at `now`: ready, live, not yet read, with no rows

@@ -4,7 +4,7 @@
 use std::pin::Pin;
 
 use bytes::Bytes;
-use dual_core::{PageResponse, ResourceId, Row, page::ValidPage};
+use dual_core::{PageResponse, ResourceId, Row, budget::RowBudget, page::ValidPage};
 use dual_spool::{RowRun, SpoolError};
 use futures_core::Stream;
 
@@ -33,20 +33,26 @@ enum PageRows {
 const EMPTY_DATA: &[u8] = b"{\"data\":[]";
 
 impl EncodedPage {
-    /// A page of decoded rows fetched with `page.fetch_limit()`.
-    pub(crate) fn decoded(mut rows: Vec<Row>, page: &ValidPage, total_count: u64) -> Self {
-        let meta = PageResponse::paginate(&mut rows, page, total_count);
+    /// A page of decoded rows fetched with `page.fetch_limit()`, cut to the rows `budget` admits
+    /// (each measured as its compact JSON).
+    pub(crate) fn decoded(
+        mut rows: Vec<Row>,
+        page: &ValidPage,
+        mut budget: RowBudget,
+        total_count: u64,
+    ) -> Self {
+        let kept = rows.iter().take_while(|row| budget.admit(json_len(row))).count();
+        rows.truncate(kept);
         Self {
-            page: meta,
+            page: crate::server::cut(&budget, page, total_count),
             rows: PageRows::Decoded(rows),
         }
     }
 
-    /// A page of rows encoded as compact JSON objects, fetched with `page.fetch_limit()`.
-    pub(crate) fn json(mut rows: Vec<Bytes>, page: &ValidPage, total_count: u64) -> Self {
-        let meta = PageResponse::paginate(&mut rows, page, total_count);
+    /// A page of rows encoded as compact JSON objects, already cut: `page` is its pagination.
+    pub(crate) fn json(rows: Vec<Bytes>, page: PageResponse) -> Self {
         Self {
-            page: meta,
+            page,
             rows: PageRows::Json(rows),
         }
     }
@@ -110,6 +116,24 @@ impl EncodedPage {
         };
         Ok(page)
     }
+}
+
+/// The length of `row`'s compact JSON, written nowhere.
+fn json_len(row: &Row) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Serialising a JSON map cannot fail; a failure counts what was written.
+    let _ = serde_json::to_writer(&mut counter, row);
+    counter.0
 }
 
 /// Decodes one stored row (the compact JSON of a [`Row`]).
@@ -273,19 +297,59 @@ mod tests {
                 .iter()
                 .map(|row| Bytes::from(serde_json::to_vec(row).unwrap_or_default()))
                 .collect();
-            let json = EncodedPage::json(encoded, &page, 99);
+            let json = json_page(encoded, &page, usize::MAX);
             assert_eq!(json.to_json().ok(), expected, "{n} rows, offset {offset}");
-            let decoded = EncodedPage::decoded(rows(n), &page, 99);
+            let decoded = EncodedPage::decoded(rows(n), &page, RowBudget::for_page(&page, usize::MAX), 99);
             assert_eq!(decoded.to_json().ok(), expected);
             let back = json.into_response(id).ok();
             assert_eq!(back, Some(PageResponse::from_rows(rows(n), &page, 99)));
         }
     }
 
+    /// A JSON page as the snapshot path builds it: rows offered to the page's budget in order.
+    fn json_page(mut encoded: Vec<Bytes>, page: &ValidPage, max_bytes: usize) -> EncodedPage {
+        let mut budget = RowBudget::for_page(page, max_bytes);
+        let kept = encoded.iter().take_while(|row| budget.admit(row.len())).count();
+        encoded.truncate(kept);
+        EncodedPage::json(encoded, budget.paginate(page, 99))
+    }
+
+    #[test]
+    fn capped_pages_stay_within_the_cap_and_both_encodings_agree() {
+        let all = rows(40);
+        let encoded: Vec<Bytes> = all
+            .iter()
+            .map(|row| Bytes::from(serde_json::to_vec(row).unwrap_or_default()))
+            .collect();
+        for cap in [300, 500, 1_000, 2_000, 100_000] {
+            let page = valid(0, 30);
+            let fetched = encoded[..31].to_vec();
+            let json = json_page(fetched, &page, cap);
+            let body = json.to_json().unwrap_or_default();
+            let decoded =
+                EncodedPage::decoded(all[..31].to_vec(), &page, RowBudget::for_page(&page, cap), 99);
+            assert_eq!(decoded.to_json().ok(), Some(body.clone()), "cap {cap}");
+            let meta = json.pagination();
+            assert!(
+                body.len() <= cap || meta.returned_count == 1,
+                "cap {cap}: {} bytes",
+                body.len()
+            );
+            assert!(meta.has_next, "31 rows fetched for a limit of 30");
+            assert_eq!(meta.next_offset, Some(meta.returned_count));
+            // Every row that fitted was kept: one more would pass the cap (or the limit).
+            let kept = usize::try_from(meta.returned_count).unwrap_or(usize::MAX);
+            let used: usize = encoded[..kept].iter().map(|row| row.len() + 1).sum();
+            let one_more = used + encoded[kept].len() + 1;
+            let rows_budget = cap - dual_core::budget::PAGE_ENVELOPE_BYTES;
+            assert!(kept == 30 || one_more > rows_budget, "cap {cap}");
+        }
+    }
+
     #[test]
     fn a_stored_row_that_is_not_an_object_is_corrupt() {
         let page = valid(0, 10);
-        let json = EncodedPage::json(vec![Bytes::from_static(b"[1]")], &page, 1);
+        let json = json_page(vec![Bytes::from_static(b"[1]")], &page, usize::MAX);
         assert!(json.into_response(ResourceId::new()).is_err());
         let batch = RowBatch::Json(JsonRows::list(vec![Bytes::from_static(b"nope")]));
         assert!(batch.into_rows().is_err());

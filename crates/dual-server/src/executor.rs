@@ -142,6 +142,30 @@ pub trait QueryExecutor: Send + Sync + 'static {
         sort: Option<&Sort>,
     ) -> Result<Vec<Row>, ExecutorError>;
 
+    /// The rows of one page of a live resource: up to `limit` rows from `offset`, sorted by `sort`,
+    /// of which the server keeps those within `max_bytes` (see [`RowBudget`]: each row counts its
+    /// compact JSON plus one byte, the first row is always kept, and the first row refused ends the
+    /// page).
+    ///
+    /// The default calls [`QueryExecutor::fetch`], so memory holds all `limit` rows before the server
+    /// cuts them. Override it when rows can be read one at a time (a cursor): offer each row to
+    /// `RowBudget::new(limit, max_bytes)` and stop right after the first one it refuses (return
+    /// that one too: it tells the server that rows follow), so no more than the cap plus one row is
+    /// ever read.
+    ///
+    /// [`RowBudget`]: dual_core::budget::RowBudget
+    async fn fetch_page(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+        max_bytes: usize,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        let _ = max_bytes;
+        self.fetch(params, offset, limit, sort).await
+    }
+
     /// The columns of the result, when the executor knows them without looking at rows. `None` (the
     /// default) lets the server infer them from the sample.
     fn columns(&self, _params: &Value) -> Option<Vec<Column>> {

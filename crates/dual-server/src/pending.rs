@@ -163,14 +163,14 @@ impl DualResponseServer {
 
     /// Fills `record` with a finished query's result.
     fn ready(&self, record: &mut ResourceRecord, written: Written, fixed_columns: bool) {
-        let sample = self.cut_sample(written.sample);
         if !fixed_columns && record.columns.is_empty() {
-            record.columns = infer_columns(&sample);
+            record.columns = infer_columns(&written.sample);
         }
         record.status = ResourceStatus::Ready;
         record.total_count = written.rows;
-        record.sample = sample.into();
+        record.sample = written.sample.into();
         record.failure = None;
+        self.cut_sample(record);
     }
 
     /// Removes the snapshot of a cancelled query and forgets it.

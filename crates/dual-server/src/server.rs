@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use dual_core::{
     PageRequest, PageResponse, ResourceId, ResourceRecord, Sort,
+    budget::RowBudget,
     consistency::Consistency,
     metadata::ResourceMetadata,
-    page::validate_sort,
+    page::{ValidPage, validate_sort},
     range::RowRange,
     status::{FailureCode, QueryFailure, ResourceStatus},
 };
@@ -185,7 +186,7 @@ impl DualResponseServer {
 
     /// [`DualResponseServer::fetch_page`] with a snapshot's rows left as they are stored (compact
     /// JSON): [`EncodedPage::to_json`] writes the `POST /{id}` body by copying them, the fast path of
-    /// the REST API.
+    /// the REST API. The page is cut to whole rows within the server's `max_page_bytes`.
     ///
     /// # Errors
     /// As [`DualResponseServer::fetch_page`].
@@ -195,36 +196,52 @@ impl DualResponseServer {
         caller: &Caller,
         request: &PageRequest,
     ) -> Result<EncodedPage, ServerError> {
+        self.fetch_page_within(id, caller, request, self.inner.config.max_page_bytes)
+            .await
+    }
+
+    /// [`DualResponseServer::fetch_page_encoded`] cut to `max_bytes` of JSON instead of the server's
+    /// `max_page_bytes` (`resources/read` uses `max_read_bytes`).
+    ///
+    /// The page keeps its rows in order while its JSON ([`EncodedPage::to_json`]) stays within
+    /// `max_bytes`, and always its first row: a page cut short says `has_next` with the exact
+    /// `next_offset` of the first row left out, and a single row larger than `max_bytes` comes alone.
+    /// No row after the cut is read: a snapshot's segments are read one at a time, and a live
+    /// resource's rows come from [`QueryExecutor::fetch_page`] with the byte budget.
+    ///
+    /// # Errors
+    /// As [`DualResponseServer::fetch_page`].
+    pub async fn fetch_page_within(
+        &self,
+        id: ResourceId,
+        caller: &Caller,
+        request: &PageRequest,
+        max_bytes: usize,
+    ) -> Result<EncodedPage, ServerError> {
         let span = tracing::info_span!("dual_fetch_page", %id);
         async move {
             let record = self.authorized(id, caller).await?;
             Self::readable(&record)?;
             let page = request.validate(self.inner.config.page_limits, &record.columns)?;
+            let mut budget = RowBudget::for_page(&page, max_bytes);
             if let Some(spool) = self.snapshot_of(&record) {
                 let record = self.record_access(id).await?;
-                let rows = snapshot::page(
-                    spool,
-                    &self.inner.sorts,
-                    id,
-                    page.offset,
-                    page.fetch_limit(),
-                    page.sort.as_ref(),
-                )
-                .await?;
-                return Ok(EncodedPage::json(rows, &page, record.total_count));
+                let rows = snapshot::page(spool, &self.inner.sorts, id, &page, &mut budget).await?;
+                return Ok(EncodedPage::json(rows, cut(&budget, &page, record.total_count)));
             }
             let executor = self.inner.registry.get(&record.query.kind)?;
             let record = self.record_access(id).await?;
             let rows = executor
-                .fetch(
+                .fetch_page(
                     &record.query.params,
                     page.offset,
                     page.fetch_limit(),
                     page.sort.as_ref(),
+                    budget.remaining(),
                 )
                 .await
                 .map_err(ServerError::query_failed)?;
-            Ok(EncodedPage::decoded(rows, &page, record.total_count))
+            Ok(EncodedPage::decoded(rows, &page, budget, record.total_count))
         }
         .instrument(span)
         .await
@@ -452,6 +469,19 @@ impl DualResponseServer {
     async fn record_access(&self, id: ResourceId) -> Result<ResourceRecord, ServerError> {
         found(self.inner.store.record_access(id, self.inner.clock.now()).await?)
     }
+}
+
+/// The pagination of a page cut by `budget`, logging a cut that the byte budget made.
+pub(crate) fn cut(budget: &RowBudget, page: &ValidPage, total_count: u64) -> PageResponse {
+    if budget.has_next() && budget.kept() < page.limit {
+        tracing::debug!(
+            limit = page.limit,
+            returned = budget.kept(),
+            bytes = budget.used(),
+            "page cut to whole rows within the byte cap"
+        );
+    }
+    budget.paginate(page, total_count)
 }
 
 fn found(lookup: Lookup) -> Result<ResourceRecord, ServerError> {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use dual_core::{ResourceId, Row, Sort, range::RowRange};
+use dual_core::{ResourceId, Row, Sort, budget::RowBudget, page::ValidPage, range::RowRange};
 use dual_spool::{Spool, SpoolError};
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -71,37 +71,67 @@ pub(crate) async fn write(
     }))
 }
 
-/// Rows `offset..offset + limit` of the snapshot of `id` in `sort` order (snapshot order without),
-/// as stored: each the compact JSON of one row.
+/// The rows of `page` of the snapshot of `id` in its sort order (snapshot order without), as
+/// stored (each the compact JSON of one row), cut to the rows `budget` admits. Reading stops at the
+/// first row the budget refuses, so memory holds the page's rows and the segments they share, not
+/// `limit` rows.
 pub(crate) async fn page(
     spool: &Spool,
     sorts: &SortCache,
     id: ResourceId,
-    offset: u64,
-    limit: u64,
-    sort: Option<&Sort>,
+    page: &ValidPage,
+    budget: &mut RowBudget,
 ) -> Result<Vec<Bytes>, ServerError> {
-    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-    match sort {
+    let mut out = Vec::new();
+    match page.sort.as_ref() {
         None => {
-            let rows = spool
-                .read_rows(id, offset, limit)
+            let mut cursor = spool
+                .cursor(id, page.offset, Some(page.fetch_limit()))
                 .await
                 .map_err(ServerError::spool)?;
-            Ok(rows.iter().collect())
+            while let Some(run) = cursor.next().await.map_err(ServerError::spool)? {
+                for row in run.iter() {
+                    if !budget.admit(row.len()) {
+                        return Ok(out);
+                    }
+                    out.push(row);
+                }
+            }
         }
         Some(sort) => {
             let order = sorts.order(spool, id, sort).await?;
-            let start = usize::try_from(offset).unwrap_or(usize::MAX).min(order.len());
+            let limit = usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX);
+            let start = usize::try_from(page.offset)
+                .unwrap_or(usize::MAX)
+                .min(order.len());
             let end = start.saturating_add(limit).min(order.len());
-            rows_at(spool, id, &order[start..end]).await
+            let mut at = start;
+            while at < end {
+                let rows = gather(spool, id, &order[at..end], budget.remaining()).await?;
+                at += rows.len();
+                for row in rows {
+                    if !budget.admit(row.len()) {
+                        return Ok(out);
+                    }
+                    out.push(row);
+                }
+            }
         }
     }
+    Ok(out)
 }
 
-/// The rows at snapshot indices `indices`, in that order, as stored. Reads each segment the indices
-/// touch once.
-async fn rows_at(spool: &Spool, id: ResourceId, indices: &[u32]) -> Result<Vec<Bytes>, ServerError> {
+/// The rows at snapshot indices `indices`, in that order, as stored: the longest leading run of
+/// them within `max_bytes` (each row counting its bytes plus one), and always the first. Reads the
+/// segments the indices touch one at a time, each once, in the order of the first index each holds,
+/// and stops once the rows gathered pass `max_bytes`; rows are copied out of their segment, so memory
+/// is the rows gathered plus one segment, however scattered the indices.
+async fn gather(
+    spool: &Spool,
+    id: ResourceId,
+    indices: &[u32],
+    max_bytes: usize,
+) -> Result<Vec<Bytes>, ServerError> {
     let manifest = spool.manifest(id).await.map_err(ServerError::spool)?;
     // (segment, position in `indices`) pairs, grouped by segment.
     let mut wanted: Vec<(usize, usize)> = Vec::with_capacity(indices.len());
@@ -115,10 +145,15 @@ async fn rows_at(spool: &Spool, id: ResourceId, indices: &[u32]) -> Result<Vec<B
         wanted.push((segment, at));
     }
     wanted.sort_unstable();
+    let mut groups: Vec<&[(usize, usize)]> = wanted.chunk_by(|a, b| a.0 == b.0).collect();
+    // Each group's first pair holds its smallest position: read the segment of index 0 first.
+    groups.sort_unstable_by_key(|group| group.first().map_or(usize::MAX, |&(_, at)| at));
     let mut out: Vec<Option<Bytes>> = vec![None; indices.len()];
-    let mut group = wanted.as_slice();
-    while let Some(&(segment, _)) = group.first() {
-        let len = group.iter().take_while(|(s, _)| *s == segment).count();
+    let mut held = 0usize;
+    for group in groups {
+        let Some(&(segment, _)) = group.first() else {
+            continue;
+        };
         let info = manifest.segments()[segment];
         let limit = usize::try_from(info.rows).unwrap_or(usize::MAX);
         let rows = spool
@@ -126,23 +161,39 @@ async fn rows_at(spool: &Spool, id: ResourceId, indices: &[u32]) -> Result<Vec<B
             .await
             .map_err(ServerError::spool)?;
         let run = rows.runs().first();
-        for &(_, at) in &group[..len] {
+        for &(_, at) in group {
             let within = u64::from(indices[at]) - info.first_row;
             let bytes = run
                 .and_then(|run| run.row(usize::try_from(within).unwrap_or(usize::MAX)))
                 .ok_or(ServerError::ResourceNotFound)?;
-            out[at] = Some(bytes);
+            held = held.saturating_add(bytes.len() + 1);
+            out[at] = Some(Bytes::copy_from_slice(&bytes));
         }
-        group = &group[len..];
+        if held > max_bytes {
+            break;
+        }
     }
-    Ok(out.into_iter().flatten().collect())
+    let mut used = 0usize;
+    Ok(out
+        .into_iter()
+        .map_while(|row| row)
+        .enumerate()
+        .take_while(|(i, row)| {
+            used = used.saturating_add(row.len() + 1);
+            *i == 0 || used <= max_bytes
+        })
+        .map(|(_, row)| row)
+        .collect())
 }
 
-/// How many rows a sorted export reads per step (the segments they touch are read one at a time).
+/// Most rows of a batch of a sorted export (the segments they touch are read one at a time)…
 const SORTED_EXPORT_BATCH: usize = 1_000;
+/// …and most bytes, beyond its first row: a sorted export holds one such batch and one segment.
+pub(crate) const SORTED_EXPORT_BATCH_BYTES: usize = 1 << 20;
 
 /// The rows of `range` of the snapshot of `id`, in `sort` order, as a stream of batches: one
-/// segment per batch unsorted, [`SORTED_EXPORT_BATCH`] rows per batch sorted. Opening checks the
+/// segment per batch unsorted, at most [`SORTED_EXPORT_BATCH`] rows and
+/// [`SORTED_EXPORT_BATCH_BYTES`] per batch sorted. Opening checks the
 /// snapshot (an outage is an error here, before any byte); later failures are stream items.
 pub(crate) async fn export(
     spool: &Spool,
@@ -188,8 +239,11 @@ pub(crate) async fn export(
                 return None;
             }
             let to = from.saturating_add(SORTED_EXPORT_BATCH).min(end);
-            match rows_at(&spool, id, &order[from..to]).await {
-                Ok(rows) => Some((Ok(RowBatch::Json(JsonRows::list(rows))), Some(to))),
+            match gather(&spool, id, &order[from..to], SORTED_EXPORT_BATCH_BYTES).await {
+                Ok(rows) => {
+                    let next = from + rows.len();
+                    Some((Ok(RowBatch::Json(JsonRows::list(rows))), Some(next)))
+                }
                 Err(error) => Some((Err(ExecutorError::from_error(error)), None)),
             }
         }

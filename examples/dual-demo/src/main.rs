@@ -84,11 +84,27 @@ struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = dual_demo::sqlite::DEFAULT_EXPORT_SLOTS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..=3))]
     export_slots: usize,
-    /// Largest sample in a tool result, in bytes of compact JSON: the sample keeps as many whole rows
-    /// as fit, and says how many; the count and the link are always there.
+    /// Largest tool result, in bytes of JSON: its text blocks and structuredContent together (the
+    /// sample is sent twice, and counts twice). The sample keeps as many whole rows as fit, and says
+    /// how many; the count and the link are always there.
     #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_MAX_SAMPLE_BYTES,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_sample_bytes: usize,
+    /// Largest POST /{id} page, in bytes of JSON: a page that would pass it is cut to whole rows
+    /// (has_next and next_offset exact); a single row larger than it comes alone.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_MAX_PAGE_BYTES,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1024..))]
+    max_page_bytes: usize,
+    /// Largest resources/read text (what the model reads), in bytes: the page is cut to whole rows;
+    /// a single row larger than it is an error naming the next offset.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_MAX_READ_BYTES,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1024..))]
+    max_read_bytes: usize,
+    /// Largest error text returned to the model (a failed query's message, an argument error), in
+    /// bytes: longer text is cut at a character boundary and ends with a marker.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_MAX_ERROR_TEXT_BYTES,
+          value_parser = RangedU64ValueParser::<usize>::new().range(256..))]
+    max_error_text_bytes: usize,
     /// Largest snapshot, in MiB of compact JSON rows: a resource's result is written once at
     /// creation and its pages and exports are served from it; a larger result is served live (pages
     /// re-run the query). 0 turns snapshots off.
@@ -263,6 +279,9 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.db_wait = Duration::from_millis(args.db_wait_ms);
     options.export_slots = args.export_slots;
     options.max_sample_bytes = args.max_sample_bytes;
+    options.max_page_bytes = args.max_page_bytes;
+    options.max_read_bytes = args.max_read_bytes;
+    options.max_error_text_bytes = args.max_error_text_bytes;
     options.max_resources = args.max_resources;
     options.snapshot_max_mb = args.snapshot_max_mb;
     options.spool = args.spool;

@@ -59,21 +59,29 @@ impl DemoMcp {
     /// The request of tool `name` for `caller` (the resource belongs to its owner, if any), or the
     /// `isError` result naming the argument that is wrong.
     fn request(
+        &self,
         name: &str,
         arguments: &JsonObject,
         caller: &Caller,
     ) -> Result<Result<CreateResponse, CallToolResult>, ErrorData> {
+        let max_error = self.server.config().max_error_text_bytes;
         let request = match name {
             QUERY_TOOL => args::query_request(arguments),
             SEARCH_TOOL => args::search_request(arguments),
-            other => return Err(ErrorData::invalid_params(format!("unknown tool `{other}`"), None)),
+            other => {
+                let message = format!("unknown tool `{}`", args::echo(other));
+                return Err(ErrorData::invalid_params(
+                    dual_core::budget::cut_text(&message, max_error).into_owned(),
+                    None,
+                ));
+            }
         };
         Ok(match request {
             Ok(request) => Ok(match caller.owner_name() {
                 Some(owner) => request.owner(owner),
                 None => request,
             }),
-            Err(message) => Err(dual_rmcp::error_result(message)),
+            Err(message) => Err(dual_rmcp::error_result_within(message, max_error)),
         })
     }
 
@@ -82,7 +90,9 @@ impl DemoMcp {
     async fn call(&self, request: CreateResponse, version: ProtocolVersion) -> CallToolResult {
         match self.server.create_response(request).await {
             Ok(response) => dual_rmcp::to_call_tool_result_with(&response, &RenderOptions::new(version)),
-            Err(error) => dual_rmcp::server_error_result(&error),
+            Err(error) => {
+                dual_rmcp::server_error_result_within(&error, self.server.config().max_error_text_bytes)
+            }
         }
     }
 }
@@ -171,7 +181,7 @@ impl ServerHandler for DemoMcp {
         let arguments = request.arguments.unwrap_or_default();
         let caller = dual_rmcp::caller_from_extensions(&context.extensions);
         let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
-        let request = match Self::request(&request.name, &arguments, &caller)? {
+        let request = match self.request(&request.name, &arguments, &caller)? {
             Ok(request) => request,
             Err(invalid) => return Ok(invalid.into()),
         };

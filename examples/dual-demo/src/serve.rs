@@ -101,8 +101,15 @@ pub struct ServeOptions {
     /// How many of the database connections exports may hold at once (the rest stay for pages and
     /// tool calls).
     pub export_slots: usize,
-    /// Largest sample in a tool result, in bytes of compact JSON (whole rows only).
+    /// Largest tool result in bytes of JSON, text blocks and `structuredContent` together (the
+    /// sample keeps the whole rows that fit).
     pub max_sample_bytes: usize,
+    /// Largest `POST /{id}` page in bytes of JSON, cut to whole rows.
+    pub max_page_bytes: usize,
+    /// Largest `resources/read` text in bytes, cut to whole rows.
+    pub max_read_bytes: usize,
+    /// Largest error text returned to the model in bytes, cut with a marker.
+    pub max_error_text_bytes: usize,
     /// Cap on live resources; at the cap a tool call fails with a retryable error.
     pub max_resources: u64,
     /// Largest snapshot in MiB of compact JSON rows; larger results are served live. 0: no
@@ -170,6 +177,9 @@ impl ServeOptions {
             db_wait: sqlite::DEFAULT_WAIT,
             export_slots: sqlite::DEFAULT_EXPORT_SLOTS,
             max_sample_bytes: dual_server::DEFAULT_MAX_SAMPLE_BYTES,
+            max_page_bytes: dual_server::DEFAULT_MAX_PAGE_BYTES,
+            max_read_bytes: dual_server::DEFAULT_MAX_READ_BYTES,
+            max_error_text_bytes: dual_server::DEFAULT_MAX_ERROR_TEXT_BYTES,
             max_resources: dual_server::DEFAULT_MAX_RESOURCES,
             snapshot_max_mb: dual_server::DEFAULT_SNAPSHOT_MAX_BYTES >> 20,
             spool: spool::MEMORY.to_owned(),
@@ -321,6 +331,9 @@ pub async fn build_server(
         .default_expiration(options.expiration)
         .default_sample_size(options.sample_size)
         .max_sample_bytes(options.max_sample_bytes)
+        .max_page_bytes(options.max_page_bytes)
+        .max_read_bytes(options.max_read_bytes)
+        .max_error_text_bytes(options.max_error_text_bytes)
         .max_resources(options.max_resources)
         .query_time_limit(options.query_time_limit);
     if let Some(wait) = options.pending_after {

@@ -359,9 +359,10 @@ async fn a_sample_of_huge_values_keeps_only_whole_rows_within_max_sample_bytes()
         let result = call(&mcp, "query", json!({"sql": sql, "sample_size": 100})).await;
         let structured = result.structured_content.expect("structuredContent");
         let kept = structured["results"].as_array().map_or(0, Vec::len);
+        // Each row goes out twice (the table and structuredContent): about 12 KB a row.
         assert!(
-            (5..11).contains(&kept),
-            "6,000-byte rows under 64 KiB: kept {kept}"
+            (3..6).contains(&kept),
+            "6,000-byte rows under 64 KiB for the whole result: kept {kept}"
         );
         assert_eq!(structured["metadata"]["sample_count"], kept);
         let whole = structured["results"]

@@ -489,3 +489,50 @@ async fn stdio_mode_serves_only_rest_over_http_and_logs_plainly() {
     );
     let _ = child.kill().await;
 }
+
+/// The cap the whole-result test runs with.
+const RESULT_CAP: usize = 48 * 1024;
+
+/// Issue 21: `--max-sample-bytes` bounds the whole tool result (text blocks and
+/// `structuredContent` together), whatever version the client speaks, for wide rows full of
+/// characters the table and the JSON escape.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_whole_tool_result_stays_within_max_sample_bytes_in_every_version() {
+    InProcess::run(
+        LIMIT,
+        |o| o.max_sample_bytes = RESULT_CAP,
+        async |server| {
+            let sql =
+                "SELECT id, replace(hex(zeroblob(1500)), '00', 'a|\"') AS v FROM institutions ORDER BY id";
+            for version in [
+                "2024-11-05",
+                "2025-03-26",
+                "2025-06-18",
+                "2025-11-25",
+                PER_REQUEST_VERSION,
+            ] {
+                let mut session = if version >= PER_REQUEST_VERSION {
+                    Session::new(server, version)
+                } else {
+                    Session::open(server, version).await.0
+                };
+                let result = session
+                    .result(
+                        "tools/call",
+                        json!({"name": "query", "arguments": {"sql": sql, "sample_size": 100}}),
+                    )
+                    .await;
+                assert_ne!(result["isError"], true, "{version}: {result}");
+                let bytes = serde_json::to_vec(&result).map_or(usize::MAX, |v| v.len());
+                assert!(bytes <= RESULT_CAP, "{version}: the tool result is {bytes} bytes");
+                let summary = texts(&result).into_iter().next().unwrap_or_default();
+                assert!(summary.contains("shown below"), "{version}: {summary}");
+                assert!(
+                    !summary.contains(" 100 shown"),
+                    "{version}: the cap cut the sample: {summary}"
+                );
+            }
+        },
+    )
+    .await;
+}

@@ -7,6 +7,7 @@
 //! ([`TextFormat::Json`]).
 
 mod content;
+mod fit;
 mod render;
 mod response;
 mod schema;

@@ -237,3 +237,114 @@ fn percent_decoding() {
     assert_eq!(percent_decode("100%"), "100%");
     assert_eq!(percent_decode("%zz"), "%zz");
 }
+
+/// Row `i` with a value of 0 to 4,999 bytes, varying from row to row.
+fn varied_row(i: u64) -> dual_core::Row {
+    let width = usize::try_from((i * 7919) % 5_000).unwrap_or(0);
+    json!({"id": i, "v": "x".repeat(width)})
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Row `i`, 50 KB wide for row 3.
+fn one_huge_row(i: u64) -> dual_core::Row {
+    let width = if i == 3 { 50_000 } else { 10 };
+    json!({"id": i, "v": "x".repeat(width)})
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn capped_server(max_read_bytes: usize, numbers: Numbers, snapshots: bool) -> DualResponseServer {
+    let builder = DualResponseServer::builder()
+        .base_url("http://127.0.0.1:1/resources")
+        .clock(Clock::tokio())
+        .without_sweeper()
+        .max_read_bytes(max_read_bytes)
+        .executor("numbers", numbers);
+    let builder = if snapshots {
+        builder
+    } else {
+        builder.without_snapshots()
+    };
+    builder.build().expect("valid configuration")
+}
+
+#[tokio::test]
+async fn read_text_is_cut_to_whole_rows_and_next_offset_reaches_every_row() {
+    const CAP: usize = 20_000;
+    for snapshots in [true, false] {
+        let server = capped_server(CAP, Numbers::new().row(varied_row), snapshots);
+        let response = create(&server, 300).await;
+        let mut seen = Vec::new();
+        let mut offset = Some(0);
+        let mut reads = 0;
+        while let Some(at) = offset {
+            let uri = format!("{}?offset={at}&limit=1000", response.uri);
+            let result = read_resource(&server, &Caller::anonymous(), &uri)
+                .await
+                .unwrap_or_else(|e| panic!("{uri}: {e:?}"));
+            let text = match result.contents.as_slice() {
+                [ResourceContents::TextResourceContents { text, .. }] => text.clone(),
+                other => panic!("{other:?}"),
+            };
+            assert!(text.len() <= CAP, "{} bytes > {CAP}", text.len());
+            let page: PageResponse = serde_json::from_str(&text).expect("a page");
+            assert_eq!(page.returned_count, page.data.len() as u64);
+            assert!(page.returned_count < 1000, "the cap, not the limit, cut the page");
+            seen.extend(page.data.iter().filter_map(|row| row["id"].as_u64()));
+            assert_eq!(page.has_next, page.next_offset.is_some());
+            offset = page.next_offset;
+            reads += 1;
+        }
+        assert_eq!(seen, (0..300).collect::<Vec<_>>(), "snapshots {snapshots}");
+        assert!(reads > 1);
+    }
+}
+
+#[tokio::test]
+async fn a_row_alone_over_the_read_cap_is_an_error_naming_the_next_offset() {
+    for snapshots in [true, false] {
+        let server = capped_server(4_096, Numbers::new().row(one_huge_row), snapshots);
+        let response = create(&server, 10).await;
+        let page = read_page(&server, &format!("{}?limit=10", response.uri)).await;
+        assert_eq!(
+            (page.returned_count, page.next_offset),
+            (3, Some(3)),
+            "cut before the huge row"
+        );
+        let error = read_resource(
+            &server,
+            &Caller::anonymous(),
+            &format!("{}?offset=3", response.uri),
+        )
+        .await
+        .expect_err("row 3 alone passes the cap");
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        assert!(error.message.contains("offset 4"), "{}", error.message);
+        assert_eq!(
+            error.data.as_ref().map(|d| d["next_offset"].clone()),
+            Some(json!(4))
+        );
+        let after = read_page(&server, &format!("{}?offset=4", response.uri)).await;
+        assert_eq!((after.offset, after.returned_count), (4, 6));
+    }
+}
+
+#[tokio::test]
+async fn errors_do_not_echo_a_huge_uri() {
+    let server = server("resource");
+    let response = create(&server, 5).await;
+    let long = format!("{}?{}", response.uri, "&".repeat(1 << 20));
+    let error = read_resource(&server, &Caller::anonymous(), &long)
+        .await
+        .expect_err("too long");
+    let bytes = serde_json::to_vec(&error).unwrap_or_default().len();
+    assert!(bytes < 8 * 1024, "{bytes} bytes of error");
+    let unknown = format!("{}?{}=1", response.uri, "k".repeat(3_000));
+    let error = read_resource(&server, &Caller::anonymous(), &unknown)
+        .await
+        .expect_err("unknown parameter");
+    assert!(serde_json::to_vec(&error).unwrap_or_default().len() < 8 * 1024);
+}

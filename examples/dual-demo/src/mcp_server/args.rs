@@ -9,6 +9,14 @@ use crate::sqlite::{INSTITUTIONS_KIND, SQL_KIND};
 
 /// The longest title derived from a SQL statement, in characters.
 const MAX_TITLE_CHARS: usize = 80;
+/// The most of a name (an argument, a tool) an error message repeats, in bytes.
+const MAX_ECHO_BYTES: usize = 128;
+
+/// `name` as an error message repeats it: cut to [`MAX_ECHO_BYTES`] with a marker, so a 1 MB
+/// argument name does not come back whole (the whole message is cut to the server's cap too).
+pub(super) fn echo(name: &str) -> std::borrow::Cow<'_, str> {
+    dual_core::budget::cut_text(name, MAX_ECHO_BYTES)
+}
 
 /// The request of a `query` call: `sql` (a string, required) and `sample_size` (an integer from 1
 /// to [`MAX_SAMPLE_SIZE`], optional), nothing else.
@@ -82,7 +90,8 @@ fn reject_unknown(arguments: &JsonObject, tool: &str, known: &[&str]) -> Result<
     let unknown: Vec<String> = arguments
         .keys()
         .filter(|key| !known.contains(&key.as_str()))
-        .map(|key| format!("`{key}`"))
+        .take(8)
+        .map(|key| format!("`{}`", echo(key)))
         .collect();
     if unknown.is_empty() {
         return Ok(());
@@ -170,6 +179,19 @@ mod tests {
         for error in [query_error(json!({"sql": 1})), search_error(json!({"x": 1}))] {
             assert!(!error.contains("Query failed"), "{error}");
         }
+    }
+
+    #[test]
+    fn huge_argument_names_are_not_echoed_whole() {
+        let name = "k".repeat(1 << 20);
+        let mut arguments = JsonObject::new();
+        arguments.insert(name, Value::Null);
+        for i in 0..100 {
+            arguments.insert(format!("{i}{}", "z".repeat(1000)), Value::Null);
+        }
+        let error = query_request(&arguments).err().unwrap_or_default();
+        assert!(error.len() < 2_000, "{} bytes", error.len());
+        assert!(error.contains("bytes in all]"), "{error}");
     }
 
     #[test]

@@ -32,7 +32,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use dual_core::{Column, Row, Sort, SortOrder, range::RowRange};
+use dual_core::{Column, Row, Sort, SortOrder, budget::RowBudget, range::RowRange};
 use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowStream};
 use rusqlite::types::Value as SqlValue;
 use serde_json::Value;
@@ -56,8 +56,11 @@ pub const DEFAULT_EXPORT_SLOTS: usize = 2;
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(2);
 /// Default time an export waits for its reader to take the next batch before giving up.
 pub const DEFAULT_STALL: Duration = Duration::from_secs(30);
-/// Rows per batch of an export stream.
+/// Most rows per batch of an export stream…
 pub const STREAM_BATCH: usize = 1_000;
+/// …and about the most bytes (a batch is sent once its rows reach this; a single wider row is a
+/// batch of its own), so an export holds at most its buffered batches of about 1 MiB each.
+pub const STREAM_BATCH_BYTES: usize = 1 << 20;
 /// Batches buffered between the SQLite thread and the HTTP response.
 const STREAM_BUFFER: usize = 4;
 
@@ -301,6 +304,19 @@ impl QueryExecutor for SqliteExecutor {
         limit: u64,
         sort: Option<&Sort>,
     ) -> Result<Vec<Row>, ExecutorError> {
+        self.fetch_page(params, offset, limit, sort, usize::MAX).await
+    }
+
+    /// Steps the page's statement row by row and stops right after the first row the page's byte
+    /// budget refuses: a page of wide rows reads the cap and one row, not `limit` rows.
+    async fn fetch_page(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+        max_bytes: usize,
+    ) -> Result<Vec<Row>, ExecutorError> {
         let order = order_by(sort);
         self.run(params, move |lease, mut query| {
             let sql = format!("SELECT * FROM (\n{}\n){order} LIMIT ? OFFSET ?", query.sql);
@@ -313,9 +329,17 @@ impl QueryExecutor for SqliteExecutor {
                 .binds
                 .push(SqlValue::Integer(i64::try_from(offset).unwrap_or(i64::MAX)));
             let mut rows = stmt.query(rusqlite::params_from_iter(&query.binds))?;
+            let mut budget = (max_bytes < usize::MAX).then(|| RowBudget::new(limit, max_bytes));
             let mut out = Vec::new();
             while let Some(row) = rows.next()? {
-                out.push(convert::row(row, &names)?);
+                let row = convert::row(row, &names)?;
+                let kept = budget
+                    .as_mut()
+                    .is_none_or(|budget| budget.admit(convert::json_len(&row)));
+                out.push(row);
+                if !kept {
+                    break;
+                }
             }
             Ok(out)
         })
@@ -377,7 +401,8 @@ impl Sender {
     }
 }
 
-/// Steps one statement over the whole result, sending [`STREAM_BATCH`]-row batches; stops early when
+/// Steps one statement over the whole result, sending batches of [`STREAM_BATCH`] rows or about
+/// [`STREAM_BATCH_BYTES`]; stops early when
 /// the receiver is dropped or stalls. The time limit applies to each batch. `Ok(true)` when every row
 /// was sent.
 fn stream_rows(
@@ -404,9 +429,13 @@ fn stream_rows(
     let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
     let mut rows = stmt.query(rusqlite::params_from_iter(&query.binds))?;
     let mut batch = Vec::with_capacity(STREAM_BATCH);
+    let mut batch_bytes = 0usize;
     while let Some(row) = rows.next()? {
-        batch.push(convert::row(row, &names)?);
-        if batch.len() == STREAM_BATCH {
+        let row = convert::row(row, &names)?;
+        batch_bytes += convert::approx_len(&row);
+        batch.push(row);
+        if batch.len() == STREAM_BATCH || batch_bytes >= STREAM_BATCH_BYTES {
+            batch_bytes = 0;
             let full = std::mem::replace(&mut batch, Vec::with_capacity(STREAM_BATCH));
             match sender.send(full) {
                 Ok(()) => lease.restart_clock(),

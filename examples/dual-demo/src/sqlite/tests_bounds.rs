@@ -166,3 +166,40 @@ async fn a_stalled_export_releases_its_connection_and_ends_with_an_error() {
         "a cut export must end with an error (read {rows} more rows)"
     );
 }
+
+/// 300 rows of a 10,000-character value each (about 3 MB in all).
+fn wide() -> Value {
+    json!({"sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 300) SELECT x, hex(zeroblob(5000)) AS v FROM c"})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_reads_its_byte_budget_and_one_row_then_stops() {
+    let pool = Pool::new(2, 1, Duration::from_secs(2), Duration::from_secs(30));
+    let rows = pool
+        .exec
+        .fetch_page(&wide(), 10, 1_000, None, 50_000)
+        .await
+        .expect("page");
+    // Each row is about 10,020 bytes: four fit in 50,000, the fifth is the one refused.
+    assert_eq!(rows.len(), 5, "the budget's rows and the one it refused, not 290");
+    assert_eq!(rows[0]["x"], json!(11));
+    let all = pool.exec.fetch(&wide(), 0, 1_000, None).await.expect("fetch");
+    assert_eq!(all.len(), 300, "fetch itself is not capped");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_batches_are_bounded_in_bytes() {
+    let pool = Pool::new(2, 1, Duration::from_secs(2), Duration::from_secs(30));
+    let mut stream = Arc::clone(&pool.exec).stream(wide(), None);
+    let mut rows = 0;
+    let mut batches = 0;
+    while let Some(batch) = stream.next().await {
+        let batch = batch.expect("batch");
+        let bytes: usize = batch.iter().map(convert::json_len).sum();
+        assert!(bytes <= STREAM_BATCH_BYTES + 11_000, "a batch of {bytes} bytes");
+        rows += batch.len();
+        batches += 1;
+    }
+    assert_eq!(rows, 300);
+    assert!(batches >= 3, "about 3 MB in batches of about 1 MiB: {batches}");
+}

@@ -48,6 +48,8 @@ pub(crate) struct FakeConfig {
     pub(crate) short_range_at: Option<u64>,
     /// The first range request starting at this offset gets 503 `storage_error` with `Retry-After: 1`.
     pub(crate) fail_once_at: Option<u64>,
+    /// Pages are cut to whole rows within this many bytes, as dual-server's `max_page_bytes` does.
+    pub(crate) page_bytes: Option<usize>,
 }
 
 impl FakeConfig {
@@ -78,6 +80,7 @@ impl Default for FakeConfig {
             data_delay: None,
             short_range_at: None,
             fail_once_at: None,
+            page_bytes: None,
         }
     }
 }
@@ -390,8 +393,22 @@ async fn handle(
             let end = start
                 .saturating_add(usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX))
                 .min(rows.len());
-            let response =
-                PageResponse::from_rows(rows[start..end].to_vec(), &page, resource.rows.len() as u64);
+            let total = resource.rows.len() as u64;
+            let response = match config.page_bytes {
+                None => PageResponse::from_rows(rows[start..end].to_vec(), &page, total),
+                Some(cap) => {
+                    let mut budget = dual_core::budget::RowBudget::for_page(&page, cap);
+                    let data: Vec<Row> = rows[start..end]
+                        .iter()
+                        .take_while(|row| budget.admit(serde_json::to_vec(row).map_or(0, |v| v.len())))
+                        .cloned()
+                        .collect();
+                    PageResponse {
+                        data,
+                        ..budget.paginate(&page, total)
+                    }
+                }
+            };
             json_response(StatusCode::OK, &response)
         }
         (Method::PUT, false) => {
