@@ -194,7 +194,9 @@ impl DualResponseServerBuilder {
 
     /// The spool snapshots are written to (default: a [`MemorySpool`] with its default budget,
     /// 256 MiB, spilling to a private temporary directory). Share one spool (an S3 one, say) between
-    /// the instances that share a store.
+    /// the instances that share a store: with a shared store
+    /// ([`ResourceStore::is_shared`](dual_store::ResourceStore::is_shared)) `build` refuses a
+    /// process-local spool, the default one included, unless snapshots are off.
     pub fn spool(mut self, spool: Spool) -> Self {
         self.spool = Some(spool);
         self
@@ -253,8 +255,9 @@ impl DualResponseServerBuilder {
     /// Validates the configuration and starts the server (and its sweeper).
     ///
     /// # Errors
-    /// [`ServerBuildError`] for a missing or malformed `base_url`, an out-of-range option, or a missing Tokio
-    /// runtime while the sweeper is enabled.
+    /// [`ServerBuildError`] for a missing or malformed `base_url`, an out-of-range option, a shared
+    /// store with a process-local spool ([`ServerBuildError::ProcessLocalSpool`]), or a missing
+    /// Tokio runtime while the sweeper is enabled.
     pub fn build(self) -> Result<DualResponseServer, ServerBuildError> {
         let base_url = self.base_url.ok_or(ServerBuildError::MissingBaseUrl)?;
         validate_base_url(&base_url)?;
@@ -324,16 +327,35 @@ impl DualResponseServerBuilder {
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let spool = match (self.spool, config.snapshot_max_bytes) {
             (_, None) => None,
-            (Some(spool), Some(_)) => Some(spool),
-            (None, Some(_)) => Some(Spool::new(MemorySpool::new().map_err(|e| {
-                ServerBuildError::InvalidOption {
-                    option: "spool",
-                    reason: e.to_string(),
-                }
-            })?)),
+            (Some(spool), Some(_)) => {
+                refuse_local_spool(store.as_ref(), spool.is_shared(), "the spool given to spool()")?;
+                Some(spool)
+            }
+            (None, Some(_)) => {
+                refuse_local_spool(store.as_ref(), false, "the default memory spool")?;
+                Some(Spool::new(MemorySpool::new().map_err(|e| {
+                    ServerBuildError::InvalidOption {
+                        option: "spool",
+                        reason: e.to_string(),
+                    }
+                })?))
+            }
         };
         DualResponseServer::start(config, store, spool, self.registry, self.clock)
     }
+}
+
+/// Refuses a process-local spool with a shared store: instances sharing the store would find each
+/// other's resources ready and their snapshots missing (docs/ARCHITECTURE.md).
+fn refuse_local_spool(
+    store: &dyn ResourceStore,
+    spool_shared: bool,
+    spool: &'static str,
+) -> Result<(), ServerBuildError> {
+    if store.is_shared() && !spool_shared {
+        return Err(ServerBuildError::ProcessLocalSpool { spool });
+    }
+    Ok(())
 }
 
 fn check(ok: bool, option: &'static str, reason: &str) -> Result<(), ServerBuildError> {

@@ -34,7 +34,7 @@ pub(crate) async fn write(
     max_bytes: u64,
     progress: Arc<QueryProgress>,
 ) -> Result<Option<Written>, ServerError> {
-    let mut writer = spool.writer(id).await.map_err(ServerError::Spool)?;
+    let mut writer = spool.writer(id).await.map_err(ServerError::spool_write)?;
     let mut stream = executor.stream(params, None);
     let mut bytes = 0u64;
     let mut encoded = Vec::with_capacity(512);
@@ -52,12 +52,12 @@ pub(crate) async fn write(
                 );
                 return Ok(None);
             }
-            writer.append(&encoded).await.map_err(ServerError::Spool)?;
+            writer.append(&encoded).await.map_err(ServerError::spool_write)?;
             progress.push(&row);
         }
     }
     drop(stream);
-    let manifest = writer.finish().await.map_err(ServerError::Spool)?;
+    let manifest = writer.finish().await.map_err(ServerError::spool_write)?;
     tracing::debug!(
         rows = manifest.rows(),
         bytes = manifest.bytes(),

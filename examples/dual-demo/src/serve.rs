@@ -111,6 +111,13 @@ pub struct ServeOptions {
     /// Spill directory of the memory spool (default: a private temporary directory). An error with
     /// an S3 spool.
     pub spool_dir: Option<PathBuf>,
+    /// Cap in MiB on the memory spool's bytes in memory and on disk together (`None`: the budget
+    /// plus half the spill directory's free space above the floor, at start-up); at the cap a tool
+    /// call fails with the retryable `quota_exceeded`. An error with an S3 spool.
+    pub spool_max_mb: Option<u64>,
+    /// Free space in MiB a spill must leave on the spill directory's disk (`None`: 1 GiB, or 5 %
+    /// of the disk when smaller). An error with an S3 spool.
+    pub spool_min_free_mb: Option<u64>,
     /// Time between sweeps, which remove expired resources, their snapshots and orphaned
     /// snapshots.
     pub cleanup_interval: Duration,
@@ -164,6 +171,8 @@ impl ServeOptions {
             spool: spool::MEMORY.to_owned(),
             spool_memory_mb: None,
             spool_dir: None,
+            spool_max_mb: None,
+            spool_min_free_mb: None,
             cleanup_interval: dual_server::DEFAULT_CLEANUP_INTERVAL,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
@@ -262,6 +271,8 @@ pub async fn build_server(
         spec: options.spool.clone(),
         memory_mb: options.spool_memory_mb,
         dir: options.spool_dir.clone(),
+        max_mb: options.spool_max_mb,
+        min_free_mb: options.spool_min_free_mb,
     })?;
     let path = match &options.db {
         Some(path) => path.clone(),
