@@ -63,6 +63,7 @@ mod creation;
 mod encoded;
 mod error;
 mod executor;
+mod owners;
 mod pending;
 mod progress;
 mod quota;
@@ -87,6 +88,10 @@ pub use error::{NOT_READY_RETRY_AFTER, ServerBuildError, ServerError, ServerErro
 pub use executor::{
     DEFAULT_STREAM_BATCH, ExecutorError, QueryExecutor, RowStream, paged_range_stream, paged_stream,
     take_rows,
+};
+pub use owners::{
+    DEFAULT_OWNER_MAX_BYTES, DEFAULT_OWNER_MAX_PINS, DEFAULT_OWNER_MAX_QUERIES, DEFAULT_OWNER_MAX_RESOURCES,
+    OwnerQuotas,
 };
 pub use quota::{QUOTA_RETRY_AFTER, Quota};
 pub use server::{DEFAULT_RESOURCE_NAME, DualResponseServer};

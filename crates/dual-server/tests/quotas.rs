@@ -215,3 +215,181 @@ async fn a_shared_store_with_a_process_local_spool_is_refused_naming_both() {
     builder().spool(local).build().expect("a local store and spool");
     assert!(!Arc::new(MemoryStore::new()).is_shared());
 }
+
+fn owned(n: u64, bytes: u64, owner: &str) -> CreateResponse {
+    blobs(n, bytes).owner(owner)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_at_its_resource_quota_is_refused_and_others_are_not() {
+    let server = builder().owner_max_resources(2).build().expect("server");
+    let alice = Caller::owner("alice");
+    let first = server
+        .create_response(owned(3, 10, "alice"))
+        .await
+        .expect("first");
+    server
+        .create_response(owned(3, 10, "alice"))
+        .await
+        .expect("second");
+    let refused = server
+        .create_response(owned(3, 10, "alice"))
+        .await
+        .expect_err("a third live resource");
+    assert_eq!(
+        quota_of(&refused),
+        Some((Quota::OwnerResources, 2)),
+        "{refused:?}"
+    );
+    assert!(refused.is_retryable());
+    server
+        .create_response(owned(3, 10, "bob"))
+        .await
+        .expect("another owner has room");
+    server
+        .create_response(blobs(3, 10))
+        .await
+        .expect("anonymous callers are an owner of their own");
+    let page = server
+        .fetch_page(first.id, &alice, &PageRequest::default())
+        .await
+        .expect("alice's resources are still served");
+    assert_eq!(page.returned_count, 3);
+    server.delete_resource(first.id, &alice).await.expect("delete");
+    server
+        .create_response(owned(3, 10, "alice"))
+        .await
+        .expect("room again after a delete");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_past_the_owner_byte_quota_is_refused_and_removed() {
+    let backend = MemorySpool::builder().build().await.expect("spool");
+    let server = builder()
+        .spool(Spool::new(backend.clone()))
+        .owner_max_bytes(50_000)
+        .build()
+        .expect("server");
+    let alice = Caller::owner("alice");
+    // ~30 KB each: the second passes alice's 50 KB.
+    let first = server
+        .create_response(owned(30, 1_000, "alice"))
+        .await
+        .expect("fits");
+    let refused = server
+        .create_response(owned(30, 1_000, "alice"))
+        .await
+        .expect_err("past alice's bytes");
+    assert_eq!(
+        quota_of(&refused),
+        Some((Quota::OwnerBytes, 50_000)),
+        "{refused:?}"
+    );
+    server
+        .create_response(owned(30, 1_000, "bob"))
+        .await
+        .expect("bob's bytes are his own");
+    let mut spooled = 0;
+    for _ in 0..200 {
+        spooled = server.spool().expect("spool").list().await.expect("list").len();
+        if spooled == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(spooled, 2, "the refused snapshot's segments are removed");
+    let page = server
+        .fetch_page(first.id, &alice, &PageRequest::default())
+        .await
+        .expect("still served");
+    assert_eq!(page.returned_count, 30);
+    server.delete_resource(first.id, &alice).await.expect("delete");
+    server
+        .create_response(owned(30, 1_000, "alice"))
+        .await
+        .expect("room again after a delete");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_at_its_running_query_quota_is_refused_until_one_ends() {
+    let gated = Arc::new(dual_testkit::executor::Numbers::new().steps([5, 5]));
+    let server = DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .shared_executor("gated", Arc::clone(&gated) as Arc<dyn QueryExecutor>)
+        .pending_after(std::time::Duration::from_millis(50))
+        .owner_max_queries(1)
+        .without_sweeper()
+        .build()
+        .expect("server");
+    let gated_for = |owner: &str| CreateResponse::new("gated", json!({})).owner(owner);
+    let pending = server.create_response(gated_for("alice")).await.expect("pending");
+    assert_eq!(pending.status, dual_core::status::ResourceStatus::Pending);
+    let refused = server
+        .create_response(gated_for("alice"))
+        .await
+        .expect_err("alice's one query is still running");
+    assert_eq!(quota_of(&refused), Some((Quota::OwnerQueries, 1)), "{refused:?}");
+    gated.open();
+    let alice = Caller::owner("alice");
+    let mut ready = false;
+    for _ in 0..400 {
+        let record = server.get_resource(pending.id, &alice).await.expect("record");
+        if record.status == dual_core::status::ResourceStatus::Ready {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(ready, "the pending query ends");
+    gated.open();
+    server
+        .create_response(gated_for("alice"))
+        .await
+        .expect("a slot again once the query ended");
+}
+
+#[tokio::test]
+async fn pins_are_capped_per_owner_and_anonymous_pins_can_be_off() {
+    let server = builder()
+        .owner_max_pins(1)
+        .anonymous_pins(false)
+        .build()
+        .expect("server");
+    let alice = Caller::owner("alice");
+    let anyone = Caller::anonymous();
+    let first = server
+        .create_response(owned(1, 1, "alice"))
+        .await
+        .expect("create");
+    let second = server
+        .create_response(owned(1, 1, "alice"))
+        .await
+        .expect("create");
+    server
+        .pin_resource(first.id, &alice)
+        .await
+        .expect("the first pin");
+    server
+        .pin_resource(first.id, &alice)
+        .await
+        .expect("pinning again is idempotent");
+    let refused = server
+        .pin_resource(second.id, &alice)
+        .await
+        .expect_err("past alice's pins");
+    assert_eq!(quota_of(&refused), Some((Quota::OwnerPins, 1)), "{refused:?}");
+    let record = server.get_resource(second.id, &alice).await.expect("record");
+    assert!(!record.is_pinned(), "the refused pin changed nothing");
+
+    let public = server.create_response(blobs(1, 1)).await.expect("create");
+    let refused = server
+        .pin_resource(public.id, &anyone)
+        .await
+        .expect_err("anonymous pins are off");
+    assert_eq!(quota_of(&refused), Some((Quota::OwnerPins, 0)), "{refused:?}");
+    server.delete_resource(first.id, &alice).await.expect("delete");
+    server
+        .pin_resource(second.id, &alice)
+        .await
+        .expect("room again after a delete");
+}

@@ -123,6 +123,29 @@ struct ServeArgs {
     /// checks nothing. Memory spool only.
     #[arg(long, value_name = "MIB")]
     spool_min_free_mb: Option<u64>,
+    /// Most snapshot bytes of one owner's live resources, in MiB (anonymous callers are one
+    /// owner); a tool call past it fails with the retryable `quota_exceeded`. Counted per instance.
+    #[arg(long, value_name = "MIB", default_value_t = dual_server::DEFAULT_OWNER_MAX_BYTES >> 20,
+          value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
+    owner_max_mb: u64,
+    /// Most live resources of one owner (anonymous callers are one owner); beyond it a tool call
+    /// fails with the retryable `quota_exceeded`. Counted per instance.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_OWNER_MAX_RESOURCES,
+          value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
+    owner_max_resources: u64,
+    /// Most queries of one owner running at once, pending ones included; beyond it a tool call
+    /// fails with the retryable `quota_exceeded`. Counted per instance.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_OWNER_MAX_QUERIES,
+          value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
+    owner_max_queries: u64,
+    /// Most pinned resources of one owner (`PUT /resources/{id}`); beyond it a pin answers 429
+    /// `quota_exceeded`. 0 allows no pins. Counted per instance.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_OWNER_MAX_PINS)]
+    owner_max_pins: u64,
+    /// Whether anonymous callers may pin (all of them together as one owner, under
+    /// --owner-max-pins); `false` answers their pins 429 `quota_exceeded`.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    anonymous_pins: bool,
     /// Seconds between sweeps, which remove expired resources, their snapshots, and orphaned
     /// snapshots (a crash between writing one and saving its resource).
     #[arg(long, value_name = "SECS", default_value_t = dual_server::DEFAULT_CLEANUP_INTERVAL.as_secs(),
@@ -273,6 +296,11 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.spool_dir = args.spool_dir;
     options.spool_max_mb = args.spool_max_mb;
     options.spool_min_free_mb = args.spool_min_free_mb;
+    options.owner_max_mb = args.owner_max_mb;
+    options.owner_max_resources = args.owner_max_resources;
+    options.owner_max_queries = args.owner_max_queries;
+    options.owner_max_pins = args.owner_max_pins;
+    options.anonymous_pins = args.anonymous_pins;
     options.cleanup_interval = Duration::from_secs(args.cleanup_interval_secs);
     options.max_connections = args.max_connections;
     options.header_timeout = Duration::from_secs(args.header_timeout_secs);

@@ -118,6 +118,16 @@ pub struct ServeOptions {
     /// Free space in MiB a spill must leave on the spill directory's disk (`None`: 1 GiB, or 5 %
     /// of the disk when smaller). An error with an S3 spool.
     pub spool_min_free_mb: Option<u64>,
+    /// Most snapshot MiB of one owner's live resources (anonymous callers are one owner).
+    pub owner_max_mb: u64,
+    /// Most live resources of one owner.
+    pub owner_max_resources: u64,
+    /// Most queries of one owner running at once.
+    pub owner_max_queries: u64,
+    /// Most pinned resources of one owner; 0 allows none.
+    pub owner_max_pins: u64,
+    /// Whether anonymous callers may pin (as one owner).
+    pub anonymous_pins: bool,
     /// Time between sweeps, which remove expired resources, their snapshots and orphaned
     /// snapshots.
     pub cleanup_interval: Duration,
@@ -173,6 +183,11 @@ impl ServeOptions {
             spool_dir: None,
             spool_max_mb: None,
             spool_min_free_mb: None,
+            owner_max_mb: dual_server::DEFAULT_OWNER_MAX_BYTES >> 20,
+            owner_max_resources: dual_server::DEFAULT_OWNER_MAX_RESOURCES,
+            owner_max_queries: dual_server::DEFAULT_OWNER_MAX_QUERIES,
+            owner_max_pins: dual_server::DEFAULT_OWNER_MAX_PINS,
+            anonymous_pins: true,
             cleanup_interval: dual_server::DEFAULT_CLEANUP_INTERVAL,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
@@ -316,6 +331,11 @@ pub async fn build_server(
         .default_sample_size(options.sample_size)
         .max_sample_bytes(options.max_sample_bytes)
         .max_resources(options.max_resources)
+        .owner_max_bytes(options.owner_max_mb.saturating_mul(1 << 20))
+        .owner_max_resources(options.owner_max_resources)
+        .owner_max_queries(options.owner_max_queries)
+        .owner_max_pins(options.owner_max_pins)
+        .anonymous_pins(options.anonymous_pins)
         .query_time_limit(options.query_time_limit);
     if let Some(wait) = options.pending_after {
         builder = builder.pending_after(wait);

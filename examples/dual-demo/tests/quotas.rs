@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use http::{Method, StatusCode};
 use support::http::Http;
-use support::{Instance, TempDb, call, mcp, query, serve_command, text_of};
+use support::{Instance, TempDb, mcp, query, serve_command, text_of};
 use tokio::time::timeout;
 
 /// About 3 MB of rows: 3,000 rows of a 1,000-character value.
@@ -177,6 +177,5 @@ async fn anonymous_pins_follow_the_configured_policy() {
         statuses,
         [StatusCode::OK, StatusCode::OK, StatusCode::TOO_MANY_REQUESTS]
     );
-    let _ = call(&client, "query", serde_json::json!({"sql": SMALL})).await;
     let _ = client.cancel().await;
 }
