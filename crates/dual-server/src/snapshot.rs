@@ -29,10 +29,6 @@ pub(crate) struct Written {
 /// resource live. Dropping the future (a cancelled or timed-out query) drops the executor's stream.
 /// Each row's bytes are charged to the resource's owner through `charge` (`QUOTA_EXCEEDED`,
 /// `owner_bytes`, past the owner's quota), whose query slot is held until the write ends.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call site, each argument a distinct part of the writer task"
-)]
 pub(crate) async fn write(
     spool: Spool,
     executor: Arc<dyn QueryExecutor>,
