@@ -302,8 +302,17 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
     let spec = Spec::load();
     assert_eq!(spec.doc["openapi"].as_str().map(|v| &v[..4]), Some("3.1."));
     let store = Arc::new(common::flaky_store());
-    // Live, so that pages and exports of `failing` reach the executor (500 query_failed).
-    let server = common::live_server_with(Arc::clone(&store));
+    // Live, so that pages and exports of `failing` reach the executor (500 query_failed); one pin
+    // per owner, so that a second anonymous pin is 429 quota_exceeded.
+    let server = dual_server::DualResponseServer::builder()
+        .base_url("http://127.0.0.1/resources")
+        .shared_store(Arc::clone(&store) as Arc<dyn dual_server::dual_store::ResourceStore>)
+        .executor("numbers", common::numbers())
+        .without_sweeper()
+        .without_snapshots()
+        .owner_max_pins(1)
+        .build()
+        .expect("valid configuration");
     let fixture = Fixture {
         plain: DualHttp::new(server.clone()),
         cors: DualHttp::builder(server.clone()).cors(Cors::any()).build(),
@@ -360,6 +369,7 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
         case("/{id}/data", Method::HEAD, data(pending)),
         case("/{id}", Method::POST, item(id)).broken_store(),
         case("/{id}", Method::PUT, item(id)),
+        case("/{id}", Method::PUT, item(failing)),
         case("/{id}", Method::PUT, format!("{}?x", item(id))),
         case("/{id}", Method::PUT, item(unknown)),
         case("/{id}", Method::PUT, item(id)).broken_store(),
@@ -437,6 +447,7 @@ fn error_codes_and_page_request_schema_agree_with_the_implementation() {
         C::QueryFailed,
         C::StorageError,
         C::Overloaded,
+        C::QuotaExceeded,
     ]
     .iter()
     .map(|c| c.as_str())

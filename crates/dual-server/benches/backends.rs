@@ -32,12 +32,13 @@ use std::time::{Duration, Instant};
 
 use common::precomputed;
 use dual_core::{PageRequest, ResourceId};
+use dual_server::dual_spool::{MemorySpool, Spool};
 use dual_server::{CreateResponse, DualResponseServer};
 use dual_store::{MemoryStore, ResourceStore};
 use dual_store_postgres::PostgresStore;
 use dual_store_redis::RedisStore;
-use dual_testkit::cleanup;
 use dual_testkit::services::{POSTGRES, REDIS};
+use dual_testkit::{InProcessShared, cleanup};
 use serde_json::json;
 
 /// Rows in the executor's result (its `count`).
@@ -292,6 +293,8 @@ async fn measure(backend: Backend, calls: usize, run: u64) -> Report {
         .base_url("https://api.example.com/resources")
         .without_sweeper()
         .shared_store(store)
+        // One instance: its memory spool is as shared as a shared store needs.
+        .spool(Spool::new(InProcessShared(MemorySpool::new().expect("spool"))))
         .executor("institutions", precomputed(TOTAL))
         .build()
         .expect("server");

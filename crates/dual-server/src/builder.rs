@@ -17,7 +17,7 @@ use crate::config::{
     DEFAULT_SORT_CACHE_BYTES, MAX_SAMPLE_SIZE, ServerConfig,
 };
 use crate::registry::Registry;
-use crate::{DualResponseServer, QueryExecutor, ServerBuildError};
+use crate::{DualResponseServer, OwnerQuotas, QueryExecutor, ServerBuildError};
 
 impl DualResponseServer {
     /// A builder; only `base_url` is required.
@@ -62,6 +62,7 @@ pub struct DualResponseServerBuilder {
     query_time_limit: Duration,
     progress_interval: Duration,
     query_lease: Duration,
+    owner_quotas: OwnerQuotas,
     registry: Registry,
     clock: Clock,
 }
@@ -91,6 +92,7 @@ impl Default for DualResponseServerBuilder {
             query_time_limit: DEFAULT_QUERY_TIME_LIMIT,
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
             query_lease: DEFAULT_QUERY_LEASE,
+            owner_quotas: OwnerQuotas::default(),
             registry: Registry::default(),
             clock: Clock::system(),
         }
@@ -227,7 +229,9 @@ impl DualResponseServerBuilder {
 
     /// The spool snapshots are written to (default: a [`MemorySpool`] with its default budget,
     /// 256 MiB, spilling to a private temporary directory). Share one spool (an S3 one, say) between
-    /// the instances that share a store.
+    /// the instances that share a store: with a shared store
+    /// ([`ResourceStore::is_shared`](dual_store::ResourceStore::is_shared)) `build` refuses a
+    /// process-local spool, the default one included, unless snapshots are off.
     pub fn spool(mut self, spool: Spool) -> Self {
         self.spool = Some(spool);
         self
@@ -277,6 +281,50 @@ impl DualResponseServerBuilder {
         self
     }
 
+    /// Cap on the snapshot bytes of one owner's live resources (default 4 GiB,
+    /// [`DEFAULT_OWNER_MAX_BYTES`](crate::DEFAULT_OWNER_MAX_BYTES)). A snapshot that would pass it
+    /// fails its creation with the retryable `QUOTA_EXCEEDED` (`owner_bytes`); an owner at it is
+    /// refused before its query runs. Anonymous callers are one owner.
+    ///
+    /// The per-owner quotas are counted by each instance (docs/SECURITY.md): N instances sharing a
+    /// store allow an owner N times each.
+    pub fn owner_max_bytes(mut self, bytes: u64) -> Self {
+        self.owner_quotas.max_bytes = bytes;
+        self
+    }
+
+    /// Cap on one owner's live resources (default 10,000,
+    /// [`DEFAULT_OWNER_MAX_RESOURCES`](crate::DEFAULT_OWNER_MAX_RESOURCES)), those being created
+    /// included; at it `create_response` fails with `QUOTA_EXCEEDED` (`owner_resources`).
+    pub fn owner_max_resources(mut self, max: u64) -> Self {
+        self.owner_quotas.max_resources = max;
+        self
+    }
+
+    /// Cap on one owner's queries running at once, pending ones included (default 64,
+    /// [`DEFAULT_OWNER_MAX_QUERIES`](crate::DEFAULT_OWNER_MAX_QUERIES)); beyond it
+    /// `create_response` fails with `QUOTA_EXCEEDED` (`owner_queries`).
+    pub fn owner_max_queries(mut self, max: u64) -> Self {
+        self.owner_quotas.max_queries = max;
+        self
+    }
+
+    /// Cap on one owner's pinned resources (default 100,
+    /// [`DEFAULT_OWNER_MAX_PINS`](crate::DEFAULT_OWNER_MAX_PINS)); beyond it a pin fails with
+    /// `QUOTA_EXCEEDED` (`owner_pins`). 0 allows no pins.
+    pub fn owner_max_pins(mut self, max: u64) -> Self {
+        self.owner_quotas.max_pins = max;
+        self
+    }
+
+    /// Whether anonymous callers may pin (default `true`: all of them together as one owner, under
+    /// [`owner_max_pins`](Self::owner_max_pins)). With `false` an anonymous pin fails with
+    /// `QUOTA_EXCEEDED` (`owner_pins`, limit 0) and only authenticated owners pin.
+    pub fn anonymous_pins(mut self, allowed: bool) -> Self {
+        self.owner_quotas.anonymous_pins = allowed;
+        self
+    }
+
     /// The clock (default: the system clock). Tests pass [`Clock::tokio`] and pause tokio's time.
     pub fn clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
@@ -286,8 +334,9 @@ impl DualResponseServerBuilder {
     /// Validates the configuration and starts the server (and its sweeper).
     ///
     /// # Errors
-    /// [`ServerBuildError`] for a missing or malformed `base_url`, an out-of-range option, or a missing Tokio
-    /// runtime while the sweeper is enabled.
+    /// [`ServerBuildError`] for a missing or malformed `base_url`, an out-of-range option, a shared
+    /// store with a process-local spool ([`ServerBuildError::ProcessLocalSpool`]), or a missing
+    /// Tokio runtime while the sweeper is enabled.
     pub fn build(self) -> Result<DualResponseServer, ServerBuildError> {
         let base_url = self.base_url.ok_or(ServerBuildError::MissingBaseUrl)?;
         validate_base_url(&base_url)?;
@@ -335,6 +384,14 @@ impl DualResponseServerBuilder {
             "max_error_text_bytes",
             "must be at least 64",
         )?;
+        let owners = self.owner_quotas;
+        check(owners.max_bytes > 0, "owner_max_bytes", "must be at least 1")?;
+        check(
+            owners.max_resources > 0,
+            "owner_max_resources",
+            "must be at least 1",
+        )?;
+        check(owners.max_queries > 0, "owner_max_queries", "must be at least 1")?;
         if let Some(interval) = self.cleanup_interval {
             check(!interval.is_zero(), "cleanup_interval", "must be positive")?;
         }
@@ -371,20 +428,40 @@ impl DualResponseServerBuilder {
             query_time_limit: self.query_time_limit,
             progress_interval: self.progress_interval,
             query_lease: self.query_lease,
+            owner_quotas: self.owner_quotas,
         };
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let spool = match (self.spool, config.snapshot_max_bytes) {
             (_, None) => None,
-            (Some(spool), Some(_)) => Some(spool),
-            (None, Some(_)) => Some(Spool::new(MemorySpool::new().map_err(|e| {
-                ServerBuildError::InvalidOption {
-                    option: "spool",
-                    reason: e.to_string(),
-                }
-            })?)),
+            (Some(spool), Some(_)) => {
+                refuse_local_spool(store.as_ref(), spool.is_shared(), "the spool given to spool()")?;
+                Some(spool)
+            }
+            (None, Some(_)) => {
+                refuse_local_spool(store.as_ref(), false, "the default memory spool")?;
+                Some(Spool::new(MemorySpool::new().map_err(|e| {
+                    ServerBuildError::InvalidOption {
+                        option: "spool",
+                        reason: e.to_string(),
+                    }
+                })?))
+            }
         };
         DualResponseServer::start(config, store, spool, self.registry, self.clock)
     }
+}
+
+/// Refuses a process-local spool with a shared store: instances sharing the store would find each
+/// other's resources ready and their snapshots missing (docs/ARCHITECTURE.md).
+fn refuse_local_spool(
+    store: &dyn ResourceStore,
+    spool_shared: bool,
+    spool: &'static str,
+) -> Result<(), ServerBuildError> {
+    if store.is_shared() && !spool_shared {
+        return Err(ServerBuildError::ProcessLocalSpool { spool });
+    }
+    Ok(())
 }
 
 fn check(ok: bool, option: &'static str, reason: &str) -> Result<(), ServerBuildError> {

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use dual_core::page::PageLimits;
 
+use crate::OwnerQuotas;
+
 /// Default time a resource lives: 15 minutes.
 pub const DEFAULT_EXPIRATION: Duration = Duration::from_secs(15 * 60);
 /// Default number of sample rows: 15.
@@ -81,4 +83,6 @@ pub struct ServerConfig {
     pub progress_interval: Duration,
     /// How long a pending query's lease lasts without renewal.
     pub query_lease: Duration,
+    /// The per-owner quotas, counted by this instance.
+    pub owner_quotas: OwnerQuotas,
 }

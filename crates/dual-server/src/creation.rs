@@ -12,6 +12,7 @@ use time::OffsetDateTime;
 use tracing::Instrument;
 
 use crate::config::MAX_SAMPLE_SIZE;
+use crate::owners::SnapshotCharge;
 use crate::pending::{self, AbortOnDrop};
 use crate::progress::QueryProgress;
 use crate::server::DEFAULT_RESOURCE_NAME;
@@ -52,6 +53,10 @@ impl DualResponseServer {
             }
             let id = ResourceId::new();
             tracing::Span::current().record("id", tracing::field::display(id));
+            let (admission, slot) =
+                inner
+                    .owners
+                    .admit(request.owner.as_deref(), id, now.checked_add(expiration), now)?;
             let params = &request.query.params;
             let limit = inner.config.query_time_limit;
             let written = match (&inner.spool, inner.config.snapshot_max_bytes) {
@@ -68,6 +73,10 @@ impl DualResponseServer {
                         max_bytes,
                         Arc::clone(&progress),
                         start,
+                        SnapshotCharge {
+                            slot,
+                            meter: inner.owners.meter(id),
+                        },
                     );
                     let mut writer = AbortOnDrop(Some(tokio::spawn(time_limited(limit, write))));
                     let waited = match writer.0.as_mut() {
@@ -96,6 +105,7 @@ impl DualResponseServer {
                             self.cut_sample(&mut record);
                             self.go_pending(record.clone(), task, progress, fixed_columns)
                                 .await?;
+                            admission.keep();
                             return Ok(DualResponse::from_record(
                                 record,
                                 &inner.config.uri_scheme,
@@ -130,6 +140,7 @@ impl DualResponseServer {
                 }
                 return Err(error.into());
             }
+            admission.keep();
             tracing::debug!(total_count, %consistency, "resource created");
             Ok(DualResponse::from_record(
                 record,

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use dual_core::{page::RequestError, status::QueryFailure};
-use dual_spool::SpoolError;
+use dual_spool::{SpoolError, SpoolQuota};
 use dual_store::StoreError;
 
 use crate::ExecutorError;
@@ -210,7 +210,22 @@ impl ServerError {
         if error.is_not_found() {
             Self::ResourceNotFound
         } else {
-            Self::Spool(error)
+            Self::spool_write(error)
+        }
+    }
+
+    /// A spool failure while writing a snapshot: a spool cap reached is
+    /// [`ServerError::QuotaExceeded`] naming it, anything else [`ServerError::Spool`].
+    pub(crate) fn spool_write(error: SpoolError) -> Self {
+        match error {
+            SpoolError::QuotaExceeded { quota, limit, .. } => Self::QuotaExceeded {
+                quota: match quota {
+                    SpoolQuota::FreeSpace => Quota::SpoolFreeSpace,
+                    _ => Quota::SpoolBytes,
+                },
+                limit,
+            },
+            other => Self::Spool(other),
         }
     }
 
@@ -243,6 +258,20 @@ pub enum ServerBuildError {
         option: &'static str,
         /// What is wrong with it.
         reason: String,
+    },
+    /// Snapshots are on with a store other instances share ([`ResourceStore::is_shared`]) and a
+    /// spool only this process can read ([`SpoolBackend::is_shared`] is false): another instance
+    /// would find a resource ready and its pages missing. Give the builder a shared spool (S3), or
+    /// build `without_snapshots()`.
+    ///
+    /// [`ResourceStore::is_shared`]: dual_store::ResourceStore::is_shared
+    /// [`SpoolBackend::is_shared`]: dual_spool::SpoolBackend::is_shared
+    #[error(
+        "the store is shared with other instances but {spool} is process-local: they could not read this instance's snapshots; give the builder a shared spool (S3) with spool(), or call without_snapshots()"
+    )]
+    ProcessLocalSpool {
+        /// Which spool: the default memory spool or the one given to `spool()`.
+        spool: &'static str,
     },
     /// The sweeper needs a Tokio runtime and `build` was called outside one.
     #[error(

@@ -65,6 +65,7 @@ mod encoded;
 mod error;
 mod executor;
 pub mod metrics;
+mod owners;
 mod pending;
 mod progress;
 mod quota;
@@ -92,6 +93,10 @@ pub use error::{NOT_READY_RETRY_AFTER, ServerBuildError, ServerError, ServerErro
 pub use executor::{
     DEFAULT_STREAM_BATCH, ExecutorError, QueryExecutor, RowStream, paged_range_stream, paged_stream,
     take_rows,
+};
+pub use owners::{
+    DEFAULT_OWNER_MAX_BYTES, DEFAULT_OWNER_MAX_PINS, DEFAULT_OWNER_MAX_QUERIES, DEFAULT_OWNER_MAX_RESOURCES,
+    OwnerQuotas,
 };
 pub use quota::{QUOTA_RETRY_AFTER, Quota};
 pub use server::{DEFAULT_RESOURCE_NAME, DualResponseServer};

@@ -37,7 +37,9 @@ impl Drop for AbortOnDrop {
 pub(crate) fn failure_of(error: &ServerError) -> QueryFailure {
     let code = match error {
         ServerError::QueryTimeout { .. } => FailureCode::QueryTimeout,
-        ServerError::Spool(_) | ServerError::Storage(_) => FailureCode::StorageError,
+        ServerError::Spool(_) | ServerError::Storage(_) | ServerError::QuotaExceeded { .. } => {
+            FailureCode::StorageError
+        }
         ServerError::Overloaded(_) => FailureCode::Overloaded,
         _ => FailureCode::QueryExecutionFailed,
     };

@@ -19,6 +19,7 @@ use tracing::Instrument;
 
 use crate::config::ServerConfig;
 use crate::encoded::{self, BatchStream, EncodedPage};
+use crate::owners::OwnerLedger;
 use crate::registry::Registry;
 use crate::running::RunningQueries;
 use crate::snapshot;
@@ -47,6 +48,8 @@ pub(crate) struct Inner {
     pub(crate) clock: Clock,
     /// The queries of pending resources this instance runs.
     pub(crate) running: RunningQueries,
+    /// What each owner holds here, against the per-owner quotas.
+    pub(crate) owners: Arc<OwnerLedger>,
     /// Taken by `shutdown`; a std mutex because it is only held to `take()` the handle.
     sweeper: Mutex<Option<Sweeper>>,
     shut_down: AtomicBool,
@@ -86,6 +89,7 @@ impl DualResponseServer {
             }
             None => None,
         };
+        let owners = Arc::new(OwnerLedger::new(config.owner_quotas));
         Ok(Self {
             inner: Arc::new(Inner {
                 config,
@@ -95,6 +99,7 @@ impl DualResponseServer {
                 registry,
                 clock,
                 running: RunningQueries::default(),
+                owners,
                 sweeper: Mutex::new(sweeper),
                 shut_down: AtomicBool::new(false),
             }),
@@ -320,13 +325,23 @@ impl DualResponseServer {
         Ok((record, encoded::from_rows(stream)))
     }
 
-    /// Removes the resource's expiry, returning the pinned record.
+    /// Removes the resource's expiry, returning the pinned record. Counted against the caller's
+    /// pins (anonymous callers are one owner, or may not pin at all: see
+    /// [`DualResponseServerBuilder::anonymous_pins`](crate::DualResponseServerBuilder::anonymous_pins)).
     ///
     /// # Errors
-    /// As [`DualResponseServer::get_resource`].
+    /// `QUOTA_EXCEEDED` (`owner_pins`) at the caller's pin quota, and as
+    /// [`DualResponseServer::get_resource`].
     pub async fn pin_resource(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
-        self.authorized(id, caller).await?;
-        found(self.inner.store.pin(id, self.inner.clock.now()).await?)
+        let record = self.authorized(id, caller).await?;
+        if record.is_pinned() {
+            return Ok(record);
+        }
+        let owners = &self.inner.owners;
+        owners.check_pin(caller.owner_name(), id)?;
+        let pinned = found(self.inner.store.pin(id, self.inner.clock.now()).await?)?;
+        owners.pinned(caller.owner_name(), id);
+        Ok(pinned)
     }
 
     /// Deletes the resource.
@@ -344,7 +359,9 @@ impl DualResponseServer {
             spool.delete(id).await.map_err(ServerError::Spool)?;
             self.inner.sorts.forget(id);
         }
-        if self.inner.store.delete(id).await? {
+        let deleted = self.inner.store.delete(id).await?;
+        self.inner.owners.forget(id);
+        if deleted {
             Ok(())
         } else {
             Err(ServerError::ResourceNotFound)
@@ -443,6 +460,7 @@ impl DualResponseServer {
             tracing::warn!(%id, %error, "snapshot left for the orphan sweep");
         }
         self.inner.sorts.forget(id);
+        self.inner.owners.release_bytes(id);
     }
 
     pub(crate) fn inner(&self) -> &Inner {

@@ -9,6 +9,7 @@ use dual_spool::{Spool, SpoolError};
 use futures_util::StreamExt;
 use serde_json::Value;
 
+use crate::owners::SnapshotCharge;
 use crate::progress::QueryProgress;
 use crate::sorted::SortCache;
 use crate::{BatchStream, ExecutorError, JsonRows, QueryExecutor, QueryStart, RowBatch, ServerError};
@@ -26,6 +27,8 @@ pub(crate) struct Written {
 /// counting rows and keeping the sample in `progress` as they come. `Ok(None)` when the rows pass
 /// `max_bytes`: the writer is dropped, which removes what it stored, and the caller serves the
 /// resource live. Dropping the future (a cancelled or timed-out query) drops the executor's stream.
+/// Each row's bytes are charged to the resource's owner through `charge` (`QUOTA_EXCEEDED`,
+/// `owner_bytes`, past the owner's quota), whose query slot is held until the write ends.
 pub(crate) async fn write(
     spool: Spool,
     executor: Arc<dyn QueryExecutor>,
@@ -34,8 +37,13 @@ pub(crate) async fn write(
     max_bytes: u64,
     progress: Arc<QueryProgress>,
     start: QueryStart,
+    charge: SnapshotCharge,
 ) -> Result<Option<Written>, ServerError> {
-    let mut writer = spool.writer(id).await.map_err(ServerError::Spool)?;
+    let SnapshotCharge {
+        slot: _slot,
+        mut meter,
+    } = charge;
+    let mut writer = spool.writer(id).await.map_err(ServerError::spool_write)?;
     let mut stream = executor.stream_with_start(params, None, start);
     let mut bytes = 0u64;
     let mut encoded = Vec::with_capacity(512);
@@ -51,14 +59,16 @@ pub(crate) async fn write(
                     max_bytes,
                     "result larger than the snapshot cap: served live"
                 );
+                meter.release_all();
                 return Ok(None);
             }
-            writer.append(&encoded).await.map_err(ServerError::Spool)?;
+            meter.charge(encoded.len() as u64)?;
+            writer.append(&encoded).await.map_err(ServerError::spool_write)?;
             progress.push(&row);
         }
     }
     drop(stream);
-    let manifest = writer.finish().await.map_err(ServerError::Spool)?;
+    let manifest = writer.finish().await.map_err(ServerError::spool_write)?;
     tracing::debug!(
         rows = manifest.rows(),
         bytes = manifest.bytes(),

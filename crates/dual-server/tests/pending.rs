@@ -294,12 +294,13 @@ async fn another_instance_sees_progress_and_the_end_through_redis() {
 }
 
 async fn across_instances(store: Arc<dyn ResourceStore>) {
-    let spool = Spool::new(
+    // The instances of this test share the store and, in this one process, the memory spool.
+    let spool = Spool::new(dual_testkit::InProcessShared(
         MemorySpool::builder()
             .build()
             .await
             .unwrap_or_else(|e| panic!("{e}")),
-    );
+    ));
     // An instance over `executor` sharing the store and the spool.
     let instance = |executor: Arc<Numbers>| {
         builder(executor)
@@ -347,12 +348,13 @@ async fn across_instances(store: Arc<dyn ResourceStore>) {
 #[tokio::test]
 async fn a_dead_instance_leaves_a_failed_resource_once_its_lease_lapses() {
     let store: Arc<dyn ResourceStore> = Arc::new(MemoryStore::new());
-    let spool = Spool::new(
+    // The instances of this test share the store and, in this one process, the memory spool.
+    let spool = Spool::new(dual_testkit::InProcessShared(
         MemorySpool::builder()
             .build()
             .await
             .unwrap_or_else(|e| panic!("{e}")),
-    );
+    ));
     let severable = Arc::new(BreakableStore::wrapping(Arc::clone(&store), "instance A is gone"));
     let executor = gated(5, 5);
     let a = builder(Arc::clone(&executor))

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use dual_core::ResourceId;
 
-use crate::{Manifest, SpoolError};
+use crate::{Manifest, SpoolError, SpoolUsage};
 
 /// A resource that has something in the spool, as [`SpoolBackend::list`] reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +45,19 @@ pub trait SpoolBackend: fmt::Debug + Send + Sync + 'static {
 
     /// Every resource with a manifest or at least one segment.
     async fn list(&self) -> Result<Vec<Spooled>, SpoolError>;
+
+    /// Whether other processes read and write the same snapshots (object storage), so that servers
+    /// sharing a store can share this spool. A process-local backend (the default answer, and
+    /// [`MemorySpool`](crate::MemorySpool)'s) holds snapshots only this process can read.
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    /// What the backend holds per tier against its caps, when it keeps count
+    /// ([`MemorySpool`](crate::MemorySpool) does; object storage does not). Must be cheap: no IO.
+    fn usage(&self) -> Option<SpoolUsage> {
+        None
+    }
 
     /// Releases the backend's resources (a local spool removes its private directory). Later calls
     /// may fail.

@@ -4,6 +4,8 @@ use std::error::Error as StdError;
 
 use dual_core::{ResourceId, error::ErrorCode};
 
+use crate::SpoolQuota;
+
 /// The boxed cause of a storage failure.
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
@@ -45,6 +47,18 @@ pub enum SpoolError {
         /// The row's length in bytes.
         len: usize,
     },
+    /// Storing the segment would pass a cap of the spool: the snapshot being written is refused (its
+    /// writer removes what it stored) and nothing stored before is touched. Retryable: room is
+    /// freed as resources are deleted or expire.
+    #[error("spool quota `{quota}` reached (limit {limit} bytes): segment of {segment} bytes refused")]
+    QuotaExceeded {
+        /// Which cap.
+        quota: SpoolQuota,
+        /// Its configured limit in bytes.
+        limit: u64,
+        /// The size of the refused segment.
+        segment: u64,
+    },
     /// The spool's configuration is invalid (a malformed `s3://` URL, an unusable directory).
     #[error(
         "invalid spool configuration: {message}{}",
@@ -75,11 +89,12 @@ impl SpoolError {
         }
     }
 
-    /// The REST code for this error: `not_found` or `storage_error`.
+    /// The REST code for this error: `not_found`, `quota_exceeded` or `storage_error`.
     #[must_use]
     pub fn code(&self) -> ErrorCode {
         match self {
             Self::NotFound(_) => ErrorCode::NotFound,
+            Self::QuotaExceeded { .. } => ErrorCode::QuotaExceeded,
             Self::AlreadyExists(_)
             | Self::Unavailable { .. }
             | Self::Corrupt { .. }
@@ -88,10 +103,10 @@ impl SpoolError {
         }
     }
 
-    /// Whether retrying the same operation later may succeed (only storage outages).
+    /// Whether retrying the same operation later may succeed (storage outages, and a cap reached).
     #[must_use]
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Self::Unavailable { .. })
+        matches!(self, Self::Unavailable { .. } | Self::QuotaExceeded { .. })
     }
 
     /// Whether this is [`SpoolError::NotFound`].
@@ -124,6 +139,23 @@ mod tests {
         assert_eq!(
             (missing.code(), missing.is_retryable()),
             (ErrorCode::NotFound, false)
+        );
+    }
+
+    #[test]
+    fn a_cap_reached_is_a_retryable_quota_error_naming_the_cap() {
+        let full = SpoolError::QuotaExceeded {
+            quota: SpoolQuota::Bytes,
+            limit: 1 << 20,
+            segment: 4096,
+        };
+        assert_eq!(
+            (full.code(), full.code().status(), full.is_retryable()),
+            (ErrorCode::QuotaExceeded, 429, true)
+        );
+        assert_eq!(
+            full.to_string(),
+            "spool quota `spool_bytes` reached (limit 1048576 bytes): segment of 4096 bytes refused"
         );
     }
 

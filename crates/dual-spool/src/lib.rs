@@ -75,6 +75,7 @@ mod memory;
 pub mod metrics;
 #[cfg(feature = "object-store")]
 mod object;
+mod quota;
 mod rows;
 mod segment;
 mod spool;
@@ -85,11 +86,15 @@ pub use cursor::RowCursor;
 pub use error::{BoxError, SpoolError};
 pub use limits::{DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_ROWS, SegmentLimits};
 pub use manifest::{Manifest, SegmentInfo};
-pub use memory::{DEFAULT_MEMORY_BUDGET, MemorySpool, MemorySpoolBuilder, MemoryStats};
+pub use memory::{
+    DEFAULT_FREE_SPACE_PERCENT, DEFAULT_MEMORY_BUDGET, DEFAULT_MIN_FREE_BYTES, LOCK_FILE, MemorySpool,
+    MemorySpoolBuilder, MemoryStats,
+};
 #[cfg(feature = "object-store")]
 pub use object::ObjectStoreSpool;
 #[cfg(feature = "s3")]
 pub use object::S3SpoolBuilder;
+pub use quota::{SpoolQuota, SpoolUsage};
 pub use rows::{RowRun, Rows};
 pub use spool::Spool;
 pub use writer::SpoolWriter;

@@ -7,7 +7,7 @@ use dual_core::ResourceId;
 use crate::limits::SegmentLimits;
 use crate::rows::{RowRun, Rows};
 use crate::segment::Segment;
-use crate::{Manifest, SegmentInfo, SpoolBackend, SpoolError, SpoolWriter, Spooled};
+use crate::{Manifest, SegmentInfo, SpoolBackend, SpoolError, SpoolUsage, SpoolWriter, Spooled};
 
 /// A spool of snapshots: a cheap `Clone` handle around a [`SpoolBackend`].
 ///
@@ -96,6 +96,19 @@ impl Spool {
     #[must_use]
     pub fn backend(&self) -> &Arc<dyn SpoolBackend> {
         &self.backend
+    }
+
+    /// Whether other processes share this spool's snapshots ([`SpoolBackend::is_shared`]).
+    #[must_use]
+    pub fn is_shared(&self) -> bool {
+        self.backend.is_shared()
+    }
+
+    /// What the spool holds per tier against its caps ([`SpoolBackend::usage`]); `None` for a
+    /// backend that keeps no count. Cheap: meant for metrics gauges.
+    #[must_use]
+    pub fn usage(&self) -> Option<SpoolUsage> {
+        self.backend.usage()
     }
 
     /// A writer for the snapshot of resource `id`.

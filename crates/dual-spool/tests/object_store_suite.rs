@@ -59,3 +59,12 @@ async fn a_switched_off_object_store_fails_retryably_and_recovers() {
     };
     dual_testkit::spool::outage::switched_off(&backend, bounds).await;
 }
+
+#[tokio::test]
+async fn an_object_store_spool_is_shared_and_keeps_no_count() {
+    let spool = Spool::new(ObjectStoreSpool::new(Arc::new(InMemory::new()), "p").expect("prefix"));
+    assert!(spool.is_shared(), "every instance on the bucket reads it");
+    assert_eq!(spool.usage(), None);
+    let local = Spool::new(dual_spool::MemorySpool::new().expect("memory spool"));
+    assert!(!local.is_shared() && local.usage().is_some());
+}

@@ -299,6 +299,11 @@ impl ResourceStore for MemoryStore {
         Ok((index.records - expired) as u64)
     }
 
+    /// Only this process sees its records.
+    fn is_shared(&self) -> bool {
+        false
+    }
+
     async fn close(&self) -> Result<(), StoreError> {
         self.shared.closed.store(true, Ordering::Release);
         // The shards are emptied under the index lock, so a call that got past `open` before the flag

@@ -83,6 +83,14 @@ pub trait ResourceStore: Send + Sync + fmt::Debug + 'static {
     /// never counts an expired or deleted record.
     async fn live_count(&self, now: OffsetDateTime) -> Result<u64, StoreError>;
 
+    /// Whether other processes read and write the same records (Redis, PostgreSQL): servers sharing
+    /// the store must then share their snapshot spool too, and the server's builder refuses a
+    /// process-local one. The default answer is `true`, the safe one for a store that does not say;
+    /// a store only this process sees ([`MemoryStore`](crate::MemoryStore)) answers `false`.
+    fn is_shared(&self) -> bool {
+        true
+    }
+
     /// Releases connections and background work. Later calls may fail with [`StoreError::Closed`].
     async fn close(&self) -> Result<(), StoreError>;
 }

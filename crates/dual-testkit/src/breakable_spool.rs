@@ -77,6 +77,14 @@ impl<B: SpoolBackend> SpoolBackend for BreakableSpool<B> {
         self.inner.list().await
     }
 
+    fn is_shared(&self) -> bool {
+        self.inner.is_shared()
+    }
+
+    fn usage(&self) -> Option<dual_spool::SpoolUsage> {
+        self.inner.usage()
+    }
+
     async fn close(&self) -> Result<(), SpoolError> {
         self.inner.close().await
     }

@@ -96,6 +96,10 @@ impl ResourceStore for BreakableStore {
         self.inner.live_count(now).await
     }
 
+    fn is_shared(&self) -> bool {
+        self.inner.is_shared()
+    }
+
     async fn close(&self) -> Result<(), StoreError> {
         self.inner.close().await
     }

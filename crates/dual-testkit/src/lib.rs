@@ -15,6 +15,7 @@
 //! | [`services`] | the PostgreSQL, Redis and S3 servers some suites need, found through environment variables |
 //! | [`cleanup`] | removing what a test wrote to Redis (feature `redis`) or PostgreSQL (feature `postgres`) |
 //! | [`BreakableStore`], [`BreakableSpool`] | a store and a spool backend a test switches off |
+//! | [`InProcessShared`] | a process-local spool the server instances of one test share with a shared store |
 //!
 //! Library crates depend on this one only as a dev-dependency, so none of it ships with them.
 //!
@@ -37,6 +38,7 @@ pub mod client;
 pub mod executor;
 pub mod http;
 pub mod metrics;
+mod in_process_spool;
 pub mod proxy;
 #[cfg(feature = "s3")]
 pub mod s3;
@@ -47,3 +49,4 @@ pub mod store;
 
 pub use breakable_spool::BreakableSpool;
 pub use breakable_store::BreakableStore;
+pub use in_process_spool::InProcessShared;

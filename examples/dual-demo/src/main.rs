@@ -122,10 +122,46 @@ struct ServeArgs {
     /// Memory spool only.
     #[arg(long, value_name = "MIB")]
     spool_memory_mb: Option<u64>,
-    /// Directory snapshot segments spill to (default: a private temporary directory). Leftovers of a
-    /// crashed process in it are removed at start-up. Memory spool only.
+    /// Directory snapshot segments spill to (default: a private temporary directory; those of dead
+    /// processes are removed at start-up). It is locked while this process runs: a second process
+    /// refuses to start on it. Leftovers of a crashed process in it are removed at start-up. Memory
+    /// spool only.
     #[arg(long, value_name = "DIR")]
     spool_dir: Option<std::path::PathBuf>,
+    /// Cap on the memory spool's snapshot bytes in memory and on disk together, in MiB; a tool call
+    /// whose snapshot would pass it fails with the retryable `quota_exceeded` (nothing is evicted).
+    /// Default: the memory budget plus half the spill directory's free space above the free-space
+    /// floor, at start-up. Memory spool only.
+    #[arg(long, value_name = "MIB")]
+    spool_max_mb: Option<u64>,
+    /// Free space a spill must leave on the spill directory's disk, in MiB; a segment that would
+    /// leave less is refused (`quota_exceeded`). Default: 1024, or 5 % of the disk when smaller; 0
+    /// checks nothing. Memory spool only.
+    #[arg(long, value_name = "MIB")]
+    spool_min_free_mb: Option<u64>,
+    /// Most snapshot bytes of one owner's live resources, in MiB (anonymous callers are one
+    /// owner); a tool call past it fails with the retryable `quota_exceeded`. Counted per instance.
+    #[arg(long, value_name = "MIB", default_value_t = dual_server::DEFAULT_OWNER_MAX_BYTES >> 20,
+          value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
+    owner_max_mb: u64,
+    /// Most live resources of one owner (anonymous callers are one owner); beyond it a tool call
+    /// fails with the retryable `quota_exceeded`. Counted per instance.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_OWNER_MAX_RESOURCES,
+          value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
+    owner_max_resources: u64,
+    /// Most queries of one owner running at once, pending ones included; beyond it a tool call
+    /// fails with the retryable `quota_exceeded`. Counted per instance.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_OWNER_MAX_QUERIES,
+          value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
+    owner_max_queries: u64,
+    /// Most pinned resources of one owner (`PUT /resources/{id}`); beyond it a pin answers 429
+    /// `quota_exceeded`. 0 allows no pins. Counted per instance.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_OWNER_MAX_PINS)]
+    owner_max_pins: u64,
+    /// Whether anonymous callers may pin (all of them together as one owner, under
+    /// --owner-max-pins); `false` answers their pins 429 `quota_exceeded`.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    anonymous_pins: bool,
     /// Seconds between sweeps, which remove expired resources, their snapshots, and orphaned
     /// snapshots (a crash between writing one and saving its resource).
     #[arg(long, value_name = "SECS", default_value_t = dual_server::DEFAULT_CLEANUP_INTERVAL.as_secs(),
@@ -287,6 +323,13 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.spool = args.spool;
     options.spool_memory_mb = args.spool_memory_mb;
     options.spool_dir = args.spool_dir;
+    options.spool_max_mb = args.spool_max_mb;
+    options.spool_min_free_mb = args.spool_min_free_mb;
+    options.owner_max_mb = args.owner_max_mb;
+    options.owner_max_resources = args.owner_max_resources;
+    options.owner_max_queries = args.owner_max_queries;
+    options.owner_max_pins = args.owner_max_pins;
+    options.anonymous_pins = args.anonymous_pins;
     options.cleanup_interval = Duration::from_secs(args.cleanup_interval_secs);
     options.max_connections = args.max_connections;
     options.header_timeout = Duration::from_secs(args.header_timeout_secs);

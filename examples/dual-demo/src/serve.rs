@@ -124,6 +124,23 @@ pub struct ServeOptions {
     /// Spill directory of the memory spool (default: a private temporary directory). An error with
     /// an S3 spool.
     pub spool_dir: Option<PathBuf>,
+    /// Cap in MiB on the memory spool's bytes in memory and on disk together (`None`: the budget
+    /// plus half the spill directory's free space above the floor, at start-up); at the cap a tool
+    /// call fails with the retryable `quota_exceeded`. An error with an S3 spool.
+    pub spool_max_mb: Option<u64>,
+    /// Free space in MiB a spill must leave on the spill directory's disk (`None`: 1 GiB, or 5 %
+    /// of the disk when smaller). An error with an S3 spool.
+    pub spool_min_free_mb: Option<u64>,
+    /// Most snapshot MiB of one owner's live resources (anonymous callers are one owner).
+    pub owner_max_mb: u64,
+    /// Most live resources of one owner.
+    pub owner_max_resources: u64,
+    /// Most queries of one owner running at once.
+    pub owner_max_queries: u64,
+    /// Most pinned resources of one owner; 0 allows none.
+    pub owner_max_pins: u64,
+    /// Whether anonymous callers may pin (as one owner).
+    pub anonymous_pins: bool,
     /// Time between sweeps, which remove expired resources, their snapshots and orphaned
     /// snapshots.
     pub cleanup_interval: Duration,
@@ -185,6 +202,13 @@ impl ServeOptions {
             spool: spool::MEMORY.to_owned(),
             spool_memory_mb: None,
             spool_dir: None,
+            spool_max_mb: None,
+            spool_min_free_mb: None,
+            owner_max_mb: dual_server::DEFAULT_OWNER_MAX_BYTES >> 20,
+            owner_max_resources: dual_server::DEFAULT_OWNER_MAX_RESOURCES,
+            owner_max_queries: dual_server::DEFAULT_OWNER_MAX_QUERIES,
+            owner_max_pins: dual_server::DEFAULT_OWNER_MAX_PINS,
+            anonymous_pins: true,
             cleanup_interval: dual_server::DEFAULT_CLEANUP_INTERVAL,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
@@ -289,6 +313,8 @@ pub async fn build_server(
         spec: options.spool.clone(),
         memory_mb: options.spool_memory_mb,
         dir: options.spool_dir.clone(),
+        max_mb: options.spool_max_mb,
+        min_free_mb: options.spool_min_free_mb,
     })?;
     let path = match &options.db {
         Some(path) => path.clone(),
@@ -335,6 +361,11 @@ pub async fn build_server(
         .max_read_bytes(options.max_read_bytes)
         .max_error_text_bytes(options.max_error_text_bytes)
         .max_resources(options.max_resources)
+        .owner_max_bytes(options.owner_max_mb.saturating_mul(1 << 20))
+        .owner_max_resources(options.owner_max_resources)
+        .owner_max_queries(options.owner_max_queries)
+        .owner_max_pins(options.owner_max_pins)
+        .anonymous_pins(options.anonymous_pins)
         .query_time_limit(options.query_time_limit);
     if let Some(wait) = options.pending_after {
         builder = builder.pending_after(wait);

@@ -29,6 +29,13 @@ pub struct SpoolOptions {
     pub memory_mb: Option<u64>,
     /// Spill directory of the memory spool; `None` for a private temporary one. Memory spool only.
     pub dir: Option<PathBuf>,
+    /// Cap in MiB on the memory spool's bytes in memory and on disk together; `None` for the
+    /// default sized to the machine (the budget plus half the free space above the floor). Memory
+    /// spool only.
+    pub max_mb: Option<u64>,
+    /// Free space in MiB a spill must leave on the spill directory's disk; `None` for the default
+    /// (1 GiB, or 5 % of the disk when smaller). Memory spool only.
+    pub min_free_mb: Option<u64>,
 }
 
 impl SpoolOptions {
@@ -39,6 +46,8 @@ impl SpoolOptions {
             spec: spec.into(),
             memory_mb: None,
             dir: None,
+            max_mb: None,
+            min_free_mb: None,
         }
     }
 }
@@ -90,6 +99,10 @@ pub enum SpoolSpec {
         memory_mb: u64,
         /// The spill directory; `None` for a private temporary one.
         dir: Option<PathBuf>,
+        /// The cap on bytes in memory and on disk, in MiB; `None` for the default.
+        max_mb: Option<u64>,
+        /// The free-space floor in MiB; `None` for the default.
+        min_free_mb: Option<u64>,
     },
     /// `s3://BUCKET[/PREFIX]`, shared by every instance that names it.
     S3 {
@@ -109,6 +122,8 @@ impl SpoolSpec {
             return Ok(Self::Memory {
                 memory_mb: options.memory_mb.unwrap_or(DEFAULT_MEMORY_BUDGET >> 20),
                 dir: options.dir.clone(),
+                max_mb: options.max_mb,
+                min_free_mb: options.min_free_mb,
             });
         }
         let Some((_, location)) = spec
@@ -124,6 +139,16 @@ impl SpoolSpec {
         }
         if options.dir.is_some() {
             return Err(SpoolSpecError::MemoryOnly { flag: "--spool-dir" });
+        }
+        if options.max_mb.is_some() {
+            return Err(SpoolSpecError::MemoryOnly {
+                flag: "--spool-max-mb",
+            });
+        }
+        if options.min_free_mb.is_some() {
+            return Err(SpoolSpecError::MemoryOnly {
+                flag: "--spool-min-free-mb",
+            });
         }
         // The scheme in lower case, as S3SpoolBuilder expects it.
         let url = format!("s3://{location}");
@@ -148,13 +173,30 @@ impl SpoolSpec {
     /// [`SpoolSpecError`] for an unusable directory, a refused configuration or an unreachable S3.
     pub async fn open(&self) -> Result<Spool, SpoolSpecError> {
         match self {
-            Self::Memory { memory_mb, dir } => {
+            Self::Memory {
+                memory_mb,
+                dir,
+                max_mb,
+                min_free_mb,
+            } => {
                 let mut builder = MemorySpool::builder().memory_budget_mb(*memory_mb);
                 if let Some(dir) = dir {
                     builder = builder.dir(dir);
                 }
+                if let Some(max_mb) = max_mb {
+                    builder = builder.max_mb(*max_mb);
+                }
+                if let Some(min_free_mb) = min_free_mb {
+                    builder = builder.min_free_mb(*min_free_mb);
+                }
                 let spool = builder.build().await.map_err(SpoolSpecError::Memory)?;
-                tracing::info!(memory_mb, dir = %spool.dir().display(), "snapshot spool ready (memory)");
+                tracing::info!(
+                    memory_mb,
+                    dir = %spool.dir().display(),
+                    max_mb = spool.max_bytes().map(|bytes| bytes >> 20),
+                    min_free_mb = spool.min_free_bytes() >> 20,
+                    "snapshot spool ready (memory)"
+                );
                 Ok(Spool::new(spool))
             }
             Self::S3 { url } => open_s3(url).await,
@@ -214,7 +256,9 @@ mod tests {
             parse(" memory ").expect("memory"),
             SpoolSpec::Memory {
                 memory_mb: 256,
-                dir: None
+                dir: None,
+                max_mb: None,
+                min_free_mb: None,
             }
         );
         let spec = parse("S3://bucket/some/prefix/").expect("s3");
@@ -256,12 +300,28 @@ mod tests {
             .expect_err("--spool-memory-mb")
             .to_string();
         assert_eq!(error, "--spool-memory-mb applies to `--spool memory` only");
+        options.memory_mb = None;
+        options.max_mb = Some(1);
+        let error = SpoolSpec::parse(&options)
+            .expect_err("--spool-max-mb")
+            .to_string();
+        assert_eq!(error, "--spool-max-mb applies to `--spool memory` only");
+        options.max_mb = None;
+        options.min_free_mb = Some(1);
+        let error = SpoolSpec::parse(&options)
+            .expect_err("--spool-min-free-mb")
+            .to_string();
+        assert_eq!(error, "--spool-min-free-mb applies to `--spool memory` only");
+        options.min_free_mb = None;
+        options.memory_mb = Some(64);
         options.spec = "memory".to_owned();
         assert_eq!(
             SpoolSpec::parse(&options).expect("memory"),
             SpoolSpec::Memory {
                 memory_mb: 64,
-                dir: None
+                dir: None,
+                max_mb: None,
+                min_free_mb: None,
             }
         );
     }

@@ -3,6 +3,7 @@
 
 mod builder;
 mod dir;
+mod space;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -12,21 +13,31 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use dual_core::ResourceId;
 
-pub use builder::{DEFAULT_MEMORY_BUDGET, MemorySpoolBuilder};
+pub use builder::{
+    DEFAULT_FREE_SPACE_PERCENT, DEFAULT_MEMORY_BUDGET, DEFAULT_MIN_FREE_BYTES, MemorySpoolBuilder,
+};
+pub use dir::LOCK_FILE;
 use dir::SpillDir;
 
 use crate::metrics::{self, Tier};
-use crate::{Manifest, SpoolBackend, SpoolError, Spooled};
+use crate::{Manifest, SpoolBackend, SpoolError, SpoolQuota, SpoolUsage, Spooled};
 
 /// Segments in memory while their total size stays within a byte budget, and in files of a spill
 /// directory beyond it (one file per segment). A segment that does not fit goes to disk whole; the
 /// ones in memory stay there until their resource is deleted. Reading a spilled segment loads that
 /// one file, so a reader holds one segment at a time.
 ///
+/// Two caps bound what it holds (see [`MemorySpoolBuilder`]): the bytes in memory and on disk
+/// together ([`MemorySpoolBuilder::max_bytes`]), and the free space a spill must leave on disk
+/// ([`MemorySpoolBuilder::min_free_bytes`]). A segment that would pass either is refused with
+/// [`SpoolError::QuotaExceeded`]; nothing stored is ever evicted.
+///
 /// A cheap `Clone` handle. The spill directory is by default a private temporary directory
-/// (mode 0700) that [`close`](SpoolBackend::close) or dropping the last handle removes. One process
-/// owns a spill directory: at start-up a given directory is cleared of the segment directories a
-/// crashed process left behind (see [`MemorySpoolBuilder::dir`]).
+/// (mode 0700) that [`close`](SpoolBackend::close) or dropping the last handle removes; the private
+/// directories of dead processes (`kill -9`) are removed when the next one is made. One process
+/// owns a spill directory, through a lock on its [`LOCK_FILE`]: a given directory another live
+/// process holds is refused, and at start-up it is cleared of the segment directories a crashed
+/// process left behind (see [`MemorySpoolBuilder::dir`]).
 #[derive(Debug, Clone)]
 pub struct MemorySpool {
     shared: Arc<Shared>,
@@ -38,7 +49,17 @@ struct Shared {
     /// `.await` (file IO happens between two short locks).
     state: Mutex<State>,
     budget: u64,
+    caps: Caps,
     dir: SpillDir,
+}
+
+/// The caps of a spool, defaults resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Caps {
+    /// Most bytes in memory and on disk together; `None`: no cap.
+    max_bytes: Option<u64>,
+    /// Free space a spill must leave.
+    min_free: u64,
 }
 
 #[derive(Debug, Default)]
@@ -46,6 +67,8 @@ struct State {
     resources: HashMap<ResourceId, Entry>,
     in_memory: u64,
     on_disk: u64,
+    /// Bytes of segment files being written (counted against the cap before they land).
+    reserved: u64,
     next_generation: u64,
     closed: bool,
 }
@@ -90,15 +113,30 @@ impl MemorySpool {
     /// [`SpoolError::Config`] when the directory cannot be created.
     pub fn new() -> Result<Self, SpoolError> {
         let dir = SpillDir::private().map_err(|e| SpoolError::config("spill directory", Some(e.into())))?;
-        Ok(Self::from_parts(DEFAULT_MEMORY_BUDGET, dir))
+        let space = space::of(dir.path()).map_err(|e| {
+            SpoolError::config(format!("free space of {}", dir.path().display()), Some(e.into()))
+        })?;
+        let caps = MemorySpoolBuilder::default().caps(space);
+        Ok(Self::from_parts(DEFAULT_MEMORY_BUDGET, dir, caps))
     }
 
-    fn from_parts(budget: u64, dir: SpillDir) -> Self {
+    fn from_parts(budget: u64, dir: SpillDir, caps: Caps) -> Self {
         metrics::limit(Tier::Memory, budget);
+        if let Some(max_bytes) = caps.max_bytes {
+            metrics::limit(Tier::Total, max_bytes);
+        }
+        tracing::debug!(
+            dir = %dir.path().display(),
+            memory_budget = budget,
+            max_bytes = ?caps.max_bytes,
+            min_free_bytes = caps.min_free,
+            "spool: memory spool ready"
+        );
         Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(State::default()),
                 budget,
+                caps,
                 dir,
             }),
         }
@@ -114,6 +152,18 @@ impl MemorySpool {
     #[must_use]
     pub fn budget(&self) -> u64 {
         self.shared.budget
+    }
+
+    /// The cap on bytes in memory and on disk together; `None` when there is none.
+    #[must_use]
+    pub fn max_bytes(&self) -> Option<u64> {
+        self.shared.caps.max_bytes
+    }
+
+    /// The free space a spill must leave on the spill directory's file system.
+    #[must_use]
+    pub fn min_free_bytes(&self) -> u64 {
+        self.shared.caps.min_free
     }
 
     /// What the spool holds right now.
@@ -142,6 +192,59 @@ impl MemorySpool {
             return Err(SpoolError::unavailable("the memory spool is closed"));
         }
         Ok(state)
+    }
+
+    /// Refuses a segment of `len` bytes whose file would leave less free space than the floor,
+    /// counting the other segment files being written (`reserved`, which includes this one).
+    async fn check_free_space(&self, len: u64) -> Result<(), SpoolError> {
+        let floor = self.shared.caps.min_free;
+        if floor == 0 {
+            return Ok(());
+        }
+        let Some(space) = space::of_async(self.shared.dir.path()).await? else {
+            return Ok(());
+        };
+        let reserved = self.lock().reserved.max(len);
+        if space.available < floor.saturating_add(reserved) {
+            tracing::warn!(
+                dir = %self.shared.dir.path().display(),
+                available = space.available,
+                min_free_bytes = floor,
+                segment = len,
+                "spool: free-space floor reached, segment refused"
+            );
+            return Err(SpoolError::QuotaExceeded {
+                quota: SpoolQuota::FreeSpace,
+                limit: floor,
+                segment: len,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Bytes of a segment file being written, counted in `State::reserved` until [`settle`](Self::settle)
+/// or drop (a failed or cancelled write) takes them out again.
+struct Reservation<'a> {
+    spool: &'a MemorySpool,
+    len: u64,
+    settled: bool,
+}
+
+impl Reservation<'_> {
+    /// Takes the bytes out of `reserved`, under the caller's lock.
+    fn settle(&mut self, state: &mut State) {
+        state.reserved = state.reserved.saturating_sub(self.len);
+        self.settled = true;
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            let mut state = self.spool.lock();
+            state.reserved = state.reserved.saturating_sub(self.len);
+        }
     }
 }
 
@@ -195,6 +298,17 @@ impl SpoolBackend for MemorySpool {
         let len = segment.len() as u64;
         let generation = {
             let mut state = self.open_state()?;
+            if let Some(max) = self.shared.caps.max_bytes {
+                let held = state.in_memory + state.on_disk + state.reserved;
+                if held.saturating_add(len) > max {
+                    tracing::warn!(%id, held, max_bytes = max, segment = len, "spool: byte cap reached, segment refused");
+                    return Err(SpoolError::QuotaExceeded {
+                        quota: SpoolQuota::Bytes,
+                        limit: max,
+                        segment: len,
+                    });
+                }
+            }
             let fits = state.in_memory + len <= self.shared.budget;
             if fits {
                 state.in_memory += len;
@@ -205,11 +319,19 @@ impl SpoolBackend for MemorySpool {
                 state.forget(old);
                 return Ok(());
             }
+            state.reserved += len;
             state.entry(id).generation
         };
+        let mut reservation = Reservation {
+            spool: self,
+            len,
+            settled: false,
+        };
+        self.check_free_space(len).await?;
         self.shared.dir.write(id, index, &segment).await?;
         let stale = {
             let mut state = self.lock();
+            reservation.settle(&mut state);
             let current = state.resources.get(&id).map(|e| e.generation) == Some(generation);
             if current {
                 state.on_disk += len;
@@ -269,6 +391,17 @@ impl SpoolBackend for MemorySpool {
         Ok(())
     }
 
+    fn usage(&self) -> Option<SpoolUsage> {
+        let state = self.lock();
+        Some(SpoolUsage {
+            memory_bytes: state.in_memory,
+            memory_budget: self.shared.budget,
+            disk_bytes: state.on_disk + state.reserved,
+            max_bytes: self.shared.caps.max_bytes,
+            min_free_bytes: self.shared.caps.min_free,
+        })
+    }
+
     async fn list(&self) -> Result<Vec<Spooled>, SpoolError> {
         let state = self.open_state()?;
         Ok(state
@@ -289,6 +422,8 @@ impl SpoolBackend for MemorySpool {
             state.release_all();
             *state = State {
                 closed: true,
+                // Writes in flight still take their reservations out.
+                reserved: state.reserved,
                 ..State::default()
             };
             ids

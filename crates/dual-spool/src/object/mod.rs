@@ -137,6 +137,11 @@ impl SpoolBackend for ObjectStoreSpool {
         Ok(())
     }
 
+    /// Every instance pointing at the same bucket and prefix reads the same snapshots.
+    fn is_shared(&self) -> bool {
+        true
+    }
+
     async fn list(&self) -> Result<Vec<Spooled>, SpoolError> {
         let prefix = (!self.prefix.as_ref().is_empty()).then_some(&self.prefix);
         let mut listing = self.store.list(prefix);

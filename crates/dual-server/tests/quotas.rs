@@ -1,0 +1,395 @@
+//! The quotas of a server: the spool's caps reached by a snapshot, and the per-owner quotas
+//! (live bytes, live resources, running queries, pins). At a quota the call fails with the retryable
+//! `QUOTA_EXCEEDED` naming it, what exists is still served, and room comes back after a delete.
+//! Also the builder's refusal of a process-local spool with a shared store.
+
+use std::sync::Arc;
+
+use dual_core::{PageRequest, ResourceId, ResourceRecord, Row, Sort};
+use dual_server::dual_spool::{MemorySpool, Spool};
+use dual_server::dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
+use dual_server::{
+    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, Quota, ServerBuildError,
+    ServerError, ServerErrorCode,
+};
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+
+/// `params.n` rows whose `blob` is `params.bytes` long.
+#[derive(Debug)]
+struct Blobs;
+
+#[async_trait::async_trait]
+impl QueryExecutor for Blobs {
+    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
+        Ok(params["n"].as_u64().unwrap_or(0))
+    }
+
+    async fn fetch(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        _: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        let n = params["n"].as_u64().unwrap_or(0);
+        let bytes = usize::try_from(params["bytes"].as_u64().unwrap_or(0)).unwrap_or(0);
+        Ok((offset..n.min(offset + limit))
+            .map(|i| {
+                json!({"i": i, "blob": "x".repeat(bytes)})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect())
+    }
+}
+
+fn blobs(n: u64, bytes: u64) -> CreateResponse {
+    CreateResponse::new("blobs", json!({"n": n, "bytes": bytes}))
+}
+
+fn builder() -> dual_server::DualResponseServerBuilder {
+    DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .executor("blobs", Blobs)
+        .without_sweeper()
+}
+
+fn quota_of(error: &ServerError) -> Option<(Quota, u64)> {
+    match error {
+        ServerError::QuotaExceeded { quota, limit } => Some((*quota, *limit)),
+        _ => None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_past_the_spool_cap_is_refused_naming_it_and_earlier_ones_are_still_served() {
+    let backend = MemorySpool::builder()
+        .memory_budget(0)
+        .max_bytes(200_000)
+        .build()
+        .await
+        .expect("spool");
+    let server = builder()
+        .spool(Spool::new(backend.clone()))
+        .build()
+        .expect("server");
+    let anyone = Caller::anonymous();
+    // ~100 KB, then ~150 KB: together past the 200 KB cap.
+    let first = server.create_response(blobs(100, 1_000)).await.expect("fits");
+    let refused = server
+        .create_response(blobs(150, 1_000))
+        .await
+        .expect_err("passes the spool cap");
+    assert_eq!(
+        quota_of(&refused),
+        Some((Quota::SpoolBytes, 200_000)),
+        "{refused:?}"
+    );
+    assert_eq!(refused.code(), ServerErrorCode::QuotaExceeded);
+    assert!(refused.is_retryable() && refused.retry_after().is_some());
+    let page = server
+        .fetch_page(first.id, &anyone, &PageRequest::default())
+        .await
+        .expect("the earlier resource is still served");
+    assert_eq!(page.returned_count, 100);
+    assert_eq!(
+        server
+            .store()
+            .live_count(OffsetDateTime::now_utc())
+            .await
+            .expect("count"),
+        1
+    );
+
+    server.delete_resource(first.id, &anyone).await.expect("delete");
+    server
+        .create_response(blobs(150, 1_000))
+        .await
+        .expect("room again after the delete");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spill_past_the_free_space_floor_is_refused_naming_it() {
+    let backend = MemorySpool::builder()
+        .memory_budget(0)
+        .unlimited_bytes()
+        .min_free_bytes(u64::MAX / 2)
+        .build()
+        .await
+        .expect("spool");
+    let server = builder().spool(Spool::new(backend)).build().expect("server");
+    let refused = server
+        .create_response(blobs(10, 100))
+        .await
+        .expect_err("no disk has that much room");
+    if cfg!(unix) {
+        assert_eq!(
+            quota_of(&refused).map(|(q, _)| q),
+            Some(Quota::SpoolFreeSpace),
+            "{refused:?}"
+        );
+    }
+}
+
+/// A memory store that says it is shared, as Redis and PostgreSQL do.
+#[derive(Debug, Default)]
+struct SharedStore(MemoryStore);
+
+#[async_trait::async_trait]
+impl ResourceStore for SharedStore {
+    async fn save(&self, record: &ResourceRecord) -> Result<(), StoreError> {
+        self.0.save(record).await
+    }
+    async fn get(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        self.0.get(id, now).await
+    }
+    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        self.0.record_access(id, now).await
+    }
+    async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+        self.0.pin(id, now).await
+    }
+    async fn update_query(&self, record: &ResourceRecord) -> Result<bool, StoreError> {
+        self.0.update_query(record).await
+    }
+    async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
+        self.0.delete(id).await
+    }
+    async fn find_expired(&self, now: OffsetDateTime, limit: usize) -> Result<Vec<ResourceId>, StoreError> {
+        self.0.find_expired(now, limit).await
+    }
+    async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        self.0.purge_expired(now).await
+    }
+    async fn live_count(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        self.0.live_count(now).await
+    }
+    async fn close(&self) -> Result<(), StoreError> {
+        self.0.close().await
+    }
+}
+
+#[tokio::test]
+async fn a_shared_store_with_a_process_local_spool_is_refused_naming_both() {
+    let error = builder()
+        .store(SharedStore::default())
+        .build()
+        .expect_err("the default memory spool with a shared store");
+    assert_eq!(
+        error,
+        ServerBuildError::ProcessLocalSpool {
+            spool: "the default memory spool"
+        }
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("store is shared") && message.contains("the default memory spool is process-local"),
+        "{message}"
+    );
+    let local = Spool::new(MemorySpool::new().expect("spool"));
+    let error = builder()
+        .store(SharedStore::default())
+        .spool(local.clone())
+        .build()
+        .expect_err("a given memory spool with a shared store");
+    assert!(
+        matches!(error, ServerBuildError::ProcessLocalSpool { .. }),
+        "{error:?}"
+    );
+
+    // Without snapshots there is nothing to share; a shared spool, or a local store, is fine.
+    builder()
+        .store(SharedStore::default())
+        .without_snapshots()
+        .build()
+        .expect("no snapshots");
+    builder()
+        .store(SharedStore::default())
+        .spool(Spool::new(dual_testkit::InProcessShared(
+            MemorySpool::new().expect("spool"),
+        )))
+        .build()
+        .expect("a shared spool");
+    builder().spool(local).build().expect("a local store and spool");
+    assert!(!Arc::new(MemoryStore::new()).is_shared());
+}
+
+fn owned(n: u64, bytes: u64, owner: &str) -> CreateResponse {
+    blobs(n, bytes).owner(owner)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_at_its_resource_quota_is_refused_and_others_are_not() {
+    let server = builder().owner_max_resources(2).build().expect("server");
+    let alice = Caller::owner("alice");
+    let first = server
+        .create_response(owned(3, 10, "alice"))
+        .await
+        .expect("first");
+    server
+        .create_response(owned(3, 10, "alice"))
+        .await
+        .expect("second");
+    let refused = server
+        .create_response(owned(3, 10, "alice"))
+        .await
+        .expect_err("a third live resource");
+    assert_eq!(
+        quota_of(&refused),
+        Some((Quota::OwnerResources, 2)),
+        "{refused:?}"
+    );
+    assert!(refused.is_retryable());
+    server
+        .create_response(owned(3, 10, "bob"))
+        .await
+        .expect("another owner has room");
+    server
+        .create_response(blobs(3, 10))
+        .await
+        .expect("anonymous callers are an owner of their own");
+    let page = server
+        .fetch_page(first.id, &alice, &PageRequest::default())
+        .await
+        .expect("alice's resources are still served");
+    assert_eq!(page.returned_count, 3);
+    server.delete_resource(first.id, &alice).await.expect("delete");
+    server
+        .create_response(owned(3, 10, "alice"))
+        .await
+        .expect("room again after a delete");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_past_the_owner_byte_quota_is_refused_and_removed() {
+    let backend = MemorySpool::builder().build().await.expect("spool");
+    let server = builder()
+        .spool(Spool::new(backend.clone()))
+        .owner_max_bytes(50_000)
+        .build()
+        .expect("server");
+    let alice = Caller::owner("alice");
+    // ~30 KB each: the second passes alice's 50 KB.
+    let first = server
+        .create_response(owned(30, 1_000, "alice"))
+        .await
+        .expect("fits");
+    let refused = server
+        .create_response(owned(30, 1_000, "alice"))
+        .await
+        .expect_err("past alice's bytes");
+    assert_eq!(
+        quota_of(&refused),
+        Some((Quota::OwnerBytes, 50_000)),
+        "{refused:?}"
+    );
+    server
+        .create_response(owned(30, 1_000, "bob"))
+        .await
+        .expect("bob's bytes are his own");
+    let mut spooled = 0;
+    for _ in 0..200 {
+        spooled = server.spool().expect("spool").list().await.expect("list").len();
+        if spooled == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(spooled, 2, "the refused snapshot's segments are removed");
+    let page = server
+        .fetch_page(first.id, &alice, &PageRequest::default())
+        .await
+        .expect("still served");
+    assert_eq!(page.returned_count, 30);
+    server.delete_resource(first.id, &alice).await.expect("delete");
+    server
+        .create_response(owned(30, 1_000, "alice"))
+        .await
+        .expect("room again after a delete");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_at_its_running_query_quota_is_refused_until_one_ends() {
+    let gated = Arc::new(dual_testkit::executor::Numbers::new().steps([5, 5]));
+    let server = DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .shared_executor("gated", Arc::clone(&gated) as Arc<dyn QueryExecutor>)
+        .pending_after(std::time::Duration::from_millis(50))
+        .owner_max_queries(1)
+        .without_sweeper()
+        .build()
+        .expect("server");
+    let gated_for = |owner: &str| CreateResponse::new("gated", json!({})).owner(owner);
+    let pending = server.create_response(gated_for("alice")).await.expect("pending");
+    assert_eq!(pending.status, dual_core::status::ResourceStatus::Pending);
+    let refused = server
+        .create_response(gated_for("alice"))
+        .await
+        .expect_err("alice's one query is still running");
+    assert_eq!(quota_of(&refused), Some((Quota::OwnerQueries, 1)), "{refused:?}");
+    gated.open();
+    let alice = Caller::owner("alice");
+    let mut ready = false;
+    for _ in 0..400 {
+        let record = server.get_resource(pending.id, &alice).await.expect("record");
+        if record.status == dual_core::status::ResourceStatus::Ready {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(ready, "the pending query ends");
+    gated.open();
+    server
+        .create_response(gated_for("alice"))
+        .await
+        .expect("a slot again once the query ended");
+}
+
+#[tokio::test]
+async fn pins_are_capped_per_owner_and_anonymous_pins_can_be_off() {
+    let server = builder()
+        .owner_max_pins(1)
+        .anonymous_pins(false)
+        .build()
+        .expect("server");
+    let alice = Caller::owner("alice");
+    let anyone = Caller::anonymous();
+    let first = server
+        .create_response(owned(1, 1, "alice"))
+        .await
+        .expect("create");
+    let second = server
+        .create_response(owned(1, 1, "alice"))
+        .await
+        .expect("create");
+    server
+        .pin_resource(first.id, &alice)
+        .await
+        .expect("the first pin");
+    server
+        .pin_resource(first.id, &alice)
+        .await
+        .expect("pinning again is idempotent");
+    let refused = server
+        .pin_resource(second.id, &alice)
+        .await
+        .expect_err("past alice's pins");
+    assert_eq!(quota_of(&refused), Some((Quota::OwnerPins, 1)), "{refused:?}");
+    let record = server.get_resource(second.id, &alice).await.expect("record");
+    assert!(!record.is_pinned(), "the refused pin changed nothing");
+
+    let public = server.create_response(blobs(1, 1)).await.expect("create");
+    let refused = server
+        .pin_resource(public.id, &anyone)
+        .await
+        .expect_err("anonymous pins are off");
+    assert_eq!(quota_of(&refused), Some((Quota::OwnerPins, 0)), "{refused:?}");
+    server.delete_resource(first.id, &alice).await.expect("delete");
+    server
+        .pin_resource(second.id, &alice)
+        .await
+        .expect("room again after a delete");
+}
