@@ -63,6 +63,7 @@ mod creation;
 mod encoded;
 mod error;
 mod executor;
+mod export_check;
 mod pending;
 mod progress;
 mod quota;

@@ -74,13 +74,17 @@ async fn sweep(store: &dyn ResourceStore, spool: Option<&Spool>, sorts: &SortCac
     match purge(store, spool, sorts, clock.now()).await {
         Ok(0) => {}
         Ok(purged) => tracing::debug!(purged, "purged expired resources"),
-        Err(error) => tracing::warn!(%error, "expiry sweep failed; retrying next interval"),
+        Err(error) => {
+            tracing::warn!(error = %dual_core::escape::log_safe(&error.to_string()), "expiry sweep failed; retrying next interval")
+        }
     }
     if let Some(spool) = spool {
         match sweep_orphans(store, spool, sorts, clock.now()).await {
             Ok(0) => {}
             Ok(removed) => tracing::info!(removed, "orphaned snapshots removed"),
-            Err(error) => tracing::warn!(%error, "orphan sweep failed; retrying next interval"),
+            Err(error) => {
+                tracing::warn!(error = %dual_core::escape::log_safe(&error.to_string()), "orphan sweep failed; retrying next interval")
+            }
         }
     }
 }
@@ -108,7 +112,7 @@ pub(crate) async fn purge(
         for id in expired {
             sorts.forget(id);
             if let Err(error) = spool.delete(id).await {
-                tracing::warn!(%id, %error, "snapshot of an expired resource left for the orphan sweep");
+                tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "snapshot of an expired resource left for the orphan sweep");
             }
         }
     }

@@ -13,9 +13,10 @@ mod protocol;
 
 use std::sync::Arc;
 
+use dual_core::escape::log_safe;
 use dual_core::mcp::{ProtocolVersion, RenderOptions};
 use dual_rmcp::{DualTasks, ProgressReporter};
-use dual_server::{Caller, CreateResponse, DualResponseServer};
+use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CustomRequest, CustomResult,
@@ -82,8 +83,26 @@ impl DemoMcp {
     async fn call(&self, request: CreateResponse, version: ProtocolVersion) -> CallToolResult {
         match self.server.create_response(request).await {
             Ok(response) => dual_rmcp::to_call_tool_result_with(&response, &RenderOptions::new(version)),
-            Err(error) => dual_rmcp::server_error_result(&error),
+            Err(error) => {
+                log_failed_call(&error);
+                dual_rmcp::server_error_result(&error)
+            }
         }
+    }
+}
+
+/// One log line for a tool call that failed: at `info` when the query was wrong (the model reads
+/// the message and fixes it), at `warn` when the server could not serve it. The executor's message
+/// may hold anything the SQL put there, so it is escaped.
+fn log_failed_call(error: &ServerError) {
+    let code = error.code().as_str();
+    let detail = error.to_string();
+    let detail = log_safe(&detail);
+    match error {
+        ServerError::QueryExecutionFailed(_) | ServerError::CountExecutionFailed(_) => {
+            tracing::info!(code, %detail, "tool call failed: the query failed");
+        }
+        _ => tracing::warn!(code, %detail, "tool call failed"),
     }
 }
 
