@@ -8,6 +8,7 @@
 //! | [`http`] | the HTTP conformance suite every adapter of `dual_http::DualHttp` runs, without sockets |
 //! | [`client`] | the client conformance suite, run against any server that speaks the REST contract |
 //! | [`executor`] | [`Numbers`](executor::Numbers), the one example executor of tests, examples and benches: numbered rows, failure switches, a gated slow mode |
+//! | [`logs`] | log output captured in a buffer, and the check that no raw control character or forged line reached it |
 //! | [`proxy`] | a TCP proxy a test cuts and restores, to simulate an outage of a shared service |
 //! | `s3` | (feature `s3`) a bucket of one test on the S3-compatible server, removed with everything in it |
 //! | [`serve`] | a hyper service on a free loopback port |
@@ -35,6 +36,7 @@ pub mod cleanup;
 pub mod client;
 pub mod executor;
 pub mod http;
+pub mod logs;
 pub mod proxy;
 #[cfg(feature = "s3")]
 pub mod s3;
