@@ -265,3 +265,34 @@ impl ServerHandler for DemoMcp {
         Err(protocol::custom_request_error(&request))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use dual_server::{ExecutorError, ServerError};
+    use dual_testkit::logs::Logs;
+
+    /// What SQLite says of a JSON path holding a newline and a screen clear.
+    const HOSTILE: &str = "JSON path error near 'x\nFORGED\u{1b}[2J'";
+
+    #[test]
+    fn a_failed_tool_call_is_logged_on_one_line_without_escapes() {
+        let (logs, _guard) = Logs::capture();
+        for error in [
+            ServerError::QueryExecutionFailed(ExecutorError::new(HOSTILE)),
+            ServerError::CountExecutionFailed(ExecutorError::new(HOSTILE)),
+            ServerError::Overloaded(ExecutorError::overloaded(HOSTILE, Duration::from_secs(1))),
+        ] {
+            super::log_failed_call(&error);
+        }
+        logs.assert_clean();
+        let text = logs.text();
+        assert_eq!(text.matches(r"near 'x\nFORGED\u{1b}[2J'").count(), 3, "{text}");
+        assert_eq!(
+            text.matches(" WARN ").count(),
+            1,
+            "overload is the server's problem: {text}"
+        );
+    }
+}
