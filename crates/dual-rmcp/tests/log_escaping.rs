@@ -55,8 +55,7 @@ async fn a_failed_read_logs_the_executors_text_escaped() {
     let uri = format!("{}?offset=20&limit=5", created.uri);
     let error = dual_rmcp::read_resource(&server, &Caller::anonymous(), &uri)
         .await
-        .err()
-        .expect("the read fails");
+        .expect_err("the read fails");
     assert!(
         !error.message.contains("FORGED"),
         "the model gets no internals: {error:?}"
