@@ -1,6 +1,5 @@
 //! The streamed export body: rows are encoded as the executor yields them, never collected first.
 
-use std::collections::VecDeque;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -28,8 +27,9 @@ pub(crate) struct ExportBody {
     stream: Option<BatchStream>,
     /// Rows of the current batch not yet encoded.
     pending: Pending,
-    /// Frames [`ExportBody::prime`] produced before the response head went out, sent first.
-    primed: VecDeque<Bytes>,
+    /// What [`ExportBody::prime`] produced before the response head went out: sent first, as one
+    /// frame.
+    primed: Option<Bytes>,
     /// Compresses each frame on its way out; `None` for identity.
     #[cfg(feature = "compression")]
     compressor: Option<Compressor>,
@@ -100,7 +100,7 @@ impl std::fmt::Debug for ExportBody {
         f.debug_struct("ExportBody")
             .field("id", &self.id)
             .field("encoder", &self.encoder)
-            .field("primed", &self.primed.len())
+            .field("primed", &self.primed.as_ref().map_or(0, Bytes::len))
             .field("state", &self.state)
             .finish_non_exhaustive()
     }
@@ -133,7 +133,7 @@ impl ExportBody {
             encoder,
             stream: Some(stream),
             pending: Pending::empty(),
-            primed: VecDeque::new(),
+            primed: None,
             #[cfg(feature = "compression")]
             compressor,
             state: State::Start,
@@ -142,7 +142,8 @@ impl ExportBody {
     }
 
     /// Produces the export's first frames before the response head goes out: until a frame carries
-    /// rows, or the export has ended. They are kept and sent first. So an executor that fails before
+    /// rows, or the export has ended. They are kept and sent first, as one frame (the opening and the
+    /// first rows together, as before priming). So an executor that fails before
     /// its first row, or a first batch that does not fit the format (Arrow), is answered with an
     /// error response like any other rejection rather than a transfer that breaks before it began.
     /// A failure after this point breaks the transfer.
@@ -150,29 +151,32 @@ impl ExportBody {
     /// # Errors
     /// The failure, as the rejection to render.
     pub(crate) async fn prime(&mut self) -> Result<(), Rejection> {
+        let mut head = Vec::new();
         loop {
             match std::future::poll_fn(|cx| self.poll_data(cx)).await {
                 Some(Ok(bytes)) => {
-                    self.primed.push_back(bytes);
+                    head.extend_from_slice(&bytes);
                     if self.encoder.rows() > 0 {
-                        return Ok(());
+                        break;
                     }
                 }
                 Some(Err(failure)) => return Err(failure.into_rejection()),
-                None => return Ok(()),
+                None => break,
             }
         }
+        self.primed = (!head.is_empty()).then(|| Bytes::from(head));
+        Ok(())
     }
 
     pub(crate) fn is_end_stream(&self) -> bool {
-        self.state == State::Done && self.primed.is_empty()
+        self.state == State::Done && self.primed.is_none()
     }
 
     pub(crate) fn poll_frame(
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
-        if let Some(bytes) = self.primed.pop_front() {
+        if let Some(bytes) = self.primed.take() {
             return Poll::Ready(Some(Ok(Frame::data(bytes))));
         }
         match self.poll_data(cx) {
