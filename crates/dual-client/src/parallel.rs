@@ -118,7 +118,7 @@ async fn fetch_range(
             Err(Stop::Interrupted(error)) if retries < retry.max_retries => {
                 let delay = retry.backoff(retries);
                 tracing::debug!(?range, got = rows.len(), retry = retries, delay_ms = delay.as_millis(),
-                    %error, "range cut off; resuming");
+                    error = %dual_core::escape::log_safe(&error.to_string()), "range cut off; resuming");
                 retries += 1;
                 sleep(delay).await;
             }

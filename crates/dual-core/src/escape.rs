@@ -33,8 +33,8 @@ pub fn log_safe(text: &str) -> LogSafe<'_> {
 #[derive(Debug, Clone, Copy)]
 pub struct LogSafe<'a>(&'a str);
 
-/// Whether `c` must not reach a log line as it is.
-fn needs_escape(c: char) -> bool {
+/// Whether `c` must not reach a log line as it is (also what the MCP text table escapes).
+pub(crate) fn needs_escape(c: char) -> bool {
     c.is_control()
         || c == '\\'
         || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')

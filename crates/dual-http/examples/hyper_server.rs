@@ -106,7 +106,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             Ok((stream, _)) => stream,
             Err(error) => {
                 // Out of file descriptors and the like: back off instead of spinning.
-                tracing::warn!(%error, backoff_ms = backoff.as_millis() as u64, "accept failed");
+                tracing::warn!(error = %dual_core::escape::log_safe(&error.to_string()), backoff_ms = backoff.as_millis() as u64, "accept failed");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(1));
                 continue;
@@ -122,7 +122,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
                 .serve_connection(TokioIo::new(stream), handler)
                 .await;
             if let Err(error) = served {
-                tracing::debug!(%error, "connection ended");
+                tracing::debug!(error = %dual_core::escape::log_safe(&error.to_string()), "connection ended");
             }
             drop(permit);
         });

@@ -107,7 +107,7 @@ mod export_tests {
     use super::ResponseBody;
     use crate::encode::Encoder;
     use crate::export::{ExportBody, FRAME_TARGET};
-    use crate::{ContentCoding, ExportFormat};
+    use crate::{ContentCoding, CsvFormulas, ExportFormat};
     use serde_json::json;
 
     fn rows(range: std::ops::Range<u64>) -> Vec<Row> {
@@ -116,17 +116,14 @@ mod export_tests {
             .collect()
     }
 
+    /// An NDJSON export of rows 0 and 1, then `batches`.
     fn body(batches: Vec<Result<Vec<Row>, ExecutorError>>) -> ResponseBody {
-        let batches = batches.into_iter().map(|batch| batch.map(RowBatch::Rows));
+        let batches = std::iter::once(Ok(rows(0..2)))
+            .chain(batches)
+            .map(|batch| batch.map(RowBatch::Rows));
         let stream: BatchStream = Box::pin(futures_util::stream::iter(batches));
-        let encoder = Encoder::new(ExportFormat::Ndjson, vec![]);
-        let (body, _) = ExportBody::new(
-            ResourceId::new(),
-            encoder,
-            RowBatch::Rows(rows(0..2)),
-            Some(stream),
-            ContentCoding::Identity,
-        );
+        let encoder = Encoder::new(ExportFormat::Ndjson, vec![], CsvFormulas::default());
+        let (body, _) = ExportBody::new(ResourceId::new(), encoder, stream, ContentCoding::Identity);
         ResponseBody::export(body)
     }
 
@@ -167,5 +164,76 @@ mod export_tests {
         }
         assert!(saw_error);
         assert!(http_body::Body::is_end_stream(&body));
+    }
+
+    /// An export of `batches` alone, in `format`.
+    fn export(format: ExportFormat, batches: Vec<Result<Vec<Row>, ExecutorError>>) -> ExportBody {
+        let batches = batches.into_iter().map(|batch| batch.map(RowBatch::Rows));
+        let stream: BatchStream = Box::pin(futures_util::stream::iter(batches));
+        let encoder = Encoder::new(format, vec![], CsvFormulas::default());
+        ExportBody::new(ResourceId::new(), encoder, stream, ContentCoding::Identity).0
+    }
+
+    #[tokio::test]
+    async fn a_failure_before_the_first_row_is_a_rejection() {
+        let busy = || ExecutorError::overloaded("no connection", std::time::Duration::from_secs(2));
+        for (batches, code) in [
+            (vec![Err(ExecutorError::new("SELECT boom"))], "query_failed"),
+            (
+                vec![Ok(vec![]), Ok(vec![]), Err(ExecutorError::new("SELECT boom"))],
+                "query_failed",
+            ),
+            (vec![Ok(vec![]), Err(busy())], "overloaded"),
+        ] {
+            for format in [ExportFormat::Json, ExportFormat::Ndjson, ExportFormat::Csv] {
+                let mut body = export(format, batches.iter().map(clone_batch).collect());
+                let rejection = body.prime().await.err();
+                assert_eq!(rejection.map(|r| r.code().as_str()), Some(code), "{format:?}");
+            }
+        }
+    }
+
+    fn clone_batch(batch: &Result<Vec<Row>, ExecutorError>) -> Result<Vec<Row>, ExecutorError> {
+        match batch {
+            Ok(rows) => Ok(rows.clone()),
+            Err(error) => Err(match error.retry_after() {
+                Some(after) => ExecutorError::overloaded(error.message(), after),
+                None => ExecutorError::new(error.message()),
+            }),
+        }
+    }
+
+    #[tokio::test]
+    async fn primed_frames_go_first_and_a_later_failure_breaks_the_body() {
+        let mut body = export(
+            ExportFormat::Json,
+            vec![
+                Ok(vec![]),
+                Ok(rows(0..5000)),
+                Err(ExecutorError::new("SELECT boom")),
+            ],
+        );
+        // The first frame (about FRAME_TARGET bytes of rows) is ready before the failure.
+        assert!(body.prime().await.is_ok());
+        let mut body = ResponseBody::export(body);
+        let (mut sent, mut failed) = (Vec::new(), false);
+        while let Some(frame) = body.frame().await {
+            match frame {
+                Ok(frame) => sent.extend_from_slice(&frame.into_data().unwrap_or_default()),
+                Err(_) => failed = true,
+            }
+        }
+        assert!(failed, "the failure after the first frame breaks the transfer");
+        let sent = String::from_utf8_lossy(&sent);
+        assert!(sent.starts_with(r#"[{"i":0},{"i":1},"#), "{sent:.40}");
+        assert!(sent.len() >= FRAME_TARGET && !sent.ends_with(']'));
+    }
+
+    #[tokio::test]
+    async fn an_empty_export_primes_to_its_end() {
+        let mut body = export(ExportFormat::Json, vec![Ok(vec![])]);
+        assert!(body.prime().await.is_ok());
+        let collected = ResponseBody::export(body).collect().await.map(|c| c.to_bytes());
+        assert_eq!(collected.ok().as_deref(), Some(&b"[]"[..]));
     }
 }

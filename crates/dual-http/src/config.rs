@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use dual_server::DualResponseServer;
 
-use crate::{Anonymous, Authorize, Cors};
+use crate::{Anonymous, Authorize, Cors, CsvFormulas};
 
 /// Default limit of a request body: 64 KiB.
 pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
@@ -21,6 +21,7 @@ pub struct HttpConfig {
     pub(crate) body_timeout: Option<Duration>,
     pub(crate) cors: Option<Cors>,
     pub(crate) authorize: Arc<dyn Authorize>,
+    pub(crate) csv_formulas: CsvFormulas,
 }
 
 impl HttpConfig {
@@ -53,6 +54,12 @@ impl HttpConfig {
     pub fn authorize(&self) -> &dyn Authorize {
         &*self.authorize
     }
+
+    /// Whether CSV exports neutralise cells a spreadsheet would run as formulas.
+    #[must_use]
+    pub fn csv_formulas(&self) -> CsvFormulas {
+        self.csv_formulas
+    }
 }
 
 impl Default for HttpConfig {
@@ -63,6 +70,7 @@ impl Default for HttpConfig {
             body_timeout: Some(DEFAULT_BODY_TIMEOUT),
             cors: None,
             authorize: Arc::new(Anonymous),
+            csv_formulas: CsvFormulas::default(),
         }
     }
 }
@@ -74,6 +82,7 @@ impl fmt::Debug for HttpConfig {
             .field("body_limit", &self.body_limit)
             .field("body_timeout", &self.body_timeout)
             .field("cors", &self.cors)
+            .field("csv_formulas", &self.csv_formulas)
             .finish_non_exhaustive()
     }
 }
@@ -161,6 +170,16 @@ impl DualHttpBuilder {
     /// An authorization hook that is already shared.
     pub fn shared_authorize(mut self, hook: Arc<dyn Authorize>) -> Self {
         self.config.authorize = hook;
+        self
+    }
+
+    /// What CSV exports do with a string cell or column name that a spreadsheet would run as a
+    /// formula (one starting with `=`, `+`, `-`, `@`, tab or CR): by default
+    /// ([`CsvFormulas::Neutralize`]) it gets a leading `'`, and a field holding `;` is quoted;
+    /// [`CsvFormulas::Verbatim`] writes strings as they are. JSON numbers such as `-5` are never
+    /// changed, and the other formats always carry values exactly.
+    pub fn csv_formulas(mut self, formulas: CsvFormulas) -> Self {
+        self.config.csv_formulas = formulas;
         self
     }
 }

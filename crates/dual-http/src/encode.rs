@@ -2,11 +2,11 @@
 //! `arrow`, the Arrow IPC stream (its own module, `arrow.rs`).
 
 use dual_core::{Column, Row};
-use serde_json::Value;
 
 use crate::ExportFormat;
 #[cfg(feature = "arrow")]
 use crate::arrow::{ArrowEncoder, ArrowExportError};
+use crate::csv::{self, CsvFormulas};
 
 /// Why an export's bytes could not be written; the export body aborts with it (and logs it).
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +27,8 @@ pub(crate) struct Encoder {
     format: ExportFormat,
     /// The CSV header and the order of CSV fields; unused by the JSON formats.
     columns: Vec<Column>,
+    /// Whether CSV cells that read as formulas are neutralised.
+    formulas: CsvFormulas,
     rows: u64,
     /// The Arrow batch builder: `Some` exactly when `format` is Arrow (boxed: it is large).
     #[cfg(feature = "arrow")]
@@ -34,12 +36,13 @@ pub(crate) struct Encoder {
 }
 
 impl Encoder {
-    pub(crate) fn new(format: ExportFormat, columns: Vec<Column>) -> Self {
+    pub(crate) fn new(format: ExportFormat, columns: Vec<Column>, formulas: CsvFormulas) -> Self {
         Self {
             #[cfg(feature = "arrow")]
             arrow: (format == ExportFormat::Arrow).then(|| Box::new(ArrowEncoder::new(&columns))),
             format,
             columns,
+            formulas,
             rows: 0,
         }
     }
@@ -60,7 +63,7 @@ impl Encoder {
                         if i > 0 {
                             out.push(b',');
                         }
-                        csv_text(&column.name, out);
+                        csv::text(&column.name, self.formulas, out);
                     }
                     out.extend_from_slice(b"\r\n");
                 }
@@ -96,7 +99,7 @@ impl Encoder {
                         if i > 0 {
                             out.push(b',');
                         }
-                        csv_value(row.get(&column.name), out)?;
+                        csv::value(row.get(&column.name), self.formulas, out)?;
                     }
                     out.extend_from_slice(b"\r\n");
                 }
@@ -151,42 +154,11 @@ impl Encoder {
     }
 }
 
-/// A CSV field for a JSON value: null or absent as an empty field, strings as themselves, numbers and
-/// booleans as their JSON text, arrays and objects as their JSON text (quoted as needed).
-fn csv_value(value: Option<&Value>, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
-    match value {
-        None | Some(Value::Null) => {}
-        Some(Value::String(text)) => csv_text(text, out),
-        Some(value @ (Value::Bool(_) | Value::Number(_))) => serde_json::to_writer(&mut *out, value)?,
-        Some(value) => csv_text(&serde_json::to_string(value)?, out),
-    }
-    Ok(())
-}
-
-/// An RFC 4180 field: quoted when it holds a comma, a quote, CR or LF (quotes doubled), and when it
-/// is empty, so an empty string stays distinct from a null.
-fn csv_text(text: &str, out: &mut Vec<u8>) {
-    if text.is_empty() {
-        out.extend_from_slice(b"\"\"");
-    } else if text.contains([',', '"', '\r', '\n']) {
-        out.push(b'"');
-        for piece in text.split_inclusive('"') {
-            out.extend_from_slice(piece.as_bytes());
-            if piece.ends_with('"') {
-                out.push(b'"');
-            }
-        }
-        out.push(b'"');
-    } else {
-        out.extend_from_slice(text.as_bytes());
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use dual_core::ColumnType;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn encoder(format: ExportFormat) -> Encoder {
         let columns = vec![
@@ -194,7 +166,7 @@ mod tests {
             Column::new("name", ColumnType::String),
             Column::new("tags", ColumnType::Json),
         ];
-        Encoder::new(format, columns)
+        Encoder::new(format, columns, CsvFormulas::Verbatim)
     }
 
     fn encode(format: ExportFormat, rows: &[Value]) -> String {
@@ -245,7 +217,11 @@ mod tests {
                 "{format:?}"
             );
         }
-        let mut csv = Encoder::new(ExportFormat::Csv, vec![Column::new("id", ColumnType::Integer)]);
+        let mut csv = Encoder::new(
+            ExportFormat::Csv,
+            vec![Column::new("id", ColumnType::Integer)],
+            CsvFormulas::default(),
+        );
         assert!(csv.json_row(b"not json", &mut Vec::new()).is_err());
     }
 
@@ -268,5 +244,23 @@ mod tests {
              5.5,true,\r\n"
         );
         assert_eq!(encode(ExportFormat::Csv, &[]), "id,name,tags\r\n");
+    }
+
+    #[test]
+    fn csv_neutralises_formulas_in_values_and_headers_by_default() {
+        let columns = vec![
+            Column::new("=cmd", ColumnType::String),
+            Column::new("n", ColumnType::Integer),
+        ];
+        let mut encoder = Encoder::new(ExportFormat::Csv, columns, CsvFormulas::default());
+        let mut out = Vec::new();
+        assert!(encoder.open(&mut out).is_ok());
+        let row = json!({"=cmd": "@SUM(1+1)*cmd|' /C calc'!A0", "n": -5});
+        let row = row.as_object().cloned().unwrap_or_default();
+        assert!(encoder.row(&row, &mut out).is_ok());
+        assert_eq!(
+            String::from_utf8(out).ok().as_deref(),
+            Some("'=cmd,n\r\n'@SUM(1+1)*cmd|' /C calc'!A0,-5\r\n")
+        );
     }
 }

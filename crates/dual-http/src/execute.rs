@@ -4,15 +4,14 @@ use dual_core::{
     ResourceId, ResourceRecord,
     metadata::{PinResponse, ResourceMetadata},
 };
-use dual_server::{BatchStream, DualResponseServer, EncodedPage, RowBatch, ServerError};
-use futures_util::StreamExt;
+use dual_server::{BatchStream, DualResponseServer, EncodedPage};
 use http::request::Parts;
 
 use crate::encode::Encoder;
 use crate::export::ExportBody;
 use crate::parse::ApiRequest;
 use crate::rejection::Rejection;
-use crate::{ContentCoding, ExportFormat, HttpConfig};
+use crate::{ContentCoding, CsvFormulas, ExportFormat, HttpConfig};
 
 /// The outcome of an operation, ready for [`render`](crate::render::render).
 #[derive(Debug)]
@@ -28,6 +27,13 @@ pub(crate) enum ApiResponse {
     Deleted,
     /// 200, a streamed export.
     Export(Export),
+    /// 200, the headers of an export and no body (`HEAD /{id}/data`).
+    ExportHead {
+        /// The format `Accept` chose.
+        format: ExportFormat,
+        /// The coding `Accept-Encoding` chose.
+        encoding: ContentCoding,
+    },
     /// 204, the answer to `OPTIONS` (a CORS preflight when the request is one).
     Options {
         /// The path's `Allow` header.
@@ -37,8 +43,8 @@ pub(crate) enum ApiResponse {
     Error(Rejection),
 }
 
-/// A streamed export, started: the executor has produced its first batch (or ended), so a query that
-/// fails outright is a 500, while one that fails later aborts the body.
+/// A streamed export, started: its first frames carry rows (or the export has ended), so a query
+/// that fails before its first row is an error response, while one that fails later aborts the body.
 #[derive(Debug)]
 pub(crate) struct Export {
     pub(crate) format: ExportFormat,
@@ -54,7 +60,8 @@ impl From<Rejection> for ApiResponse {
 
 /// Runs `request` against `server` as the caller `config`'s authentication hook maps the request
 /// to. The server authorizes every operation (a resource the caller may not see is the 404 an unknown
-/// id gets) and validates page requests and export sorts before counting an access.
+/// id gets) and validates page requests and export sorts before counting an access. `HEAD` of an
+/// export runs the same checks and nothing else: no access is counted and no export starts.
 pub(crate) async fn execute(
     server: &DualResponseServer,
     config: &HttpConfig,
@@ -97,26 +104,34 @@ async fn run(
             encoding,
         } => {
             let stream = server.export_range(id, &caller, sort, range).await?;
-            ApiResponse::Export(start_export(id, stream, format, encoding).await?)
+            ApiResponse::Export(start_export(id, stream, format, encoding, config.csv_formulas).await?)
+        }
+        ApiRequest::ExportHead {
+            id,
+            sort,
+            range,
+            format,
+            encoding,
+        } => {
+            server.check_export(id, &caller, sort.as_ref(), range).await?;
+            ApiResponse::ExportHead { format, encoding }
         }
         ApiRequest::Options { allow } => ApiResponse::Options { allow },
     })
 }
 
-/// Waits for the executor's first batch (so a query failing outright is a 500), then wraps the rest.
+/// Starts the export and produces its first frames ([`ExportBody::prime`]) before the response head
+/// goes out, so that a failure before the first row is rendered like any other rejection.
 async fn start_export(
     id: ResourceId,
-    (record, mut stream): (ResourceRecord, BatchStream),
+    (record, stream): (ResourceRecord, BatchStream),
     format: ExportFormat,
     encoding: ContentCoding,
+    formulas: CsvFormulas,
 ) -> Result<Export, Rejection> {
-    let (first, rest) = match stream.next().await {
-        Some(Ok(batch)) => (batch, Some(stream)),
-        Some(Err(error)) => return Err(Rejection::from(ServerError::query_failed(error))),
-        None => (RowBatch::Rows(Vec::new()), None),
-    };
-    let encoder = Encoder::new(format, record.columns);
-    let (body, encoding) = ExportBody::new(id, encoder, first, rest, encoding);
+    let encoder = Encoder::new(format, record.columns, formulas);
+    let (mut body, encoding) = ExportBody::new(id, encoder, stream, encoding);
+    body.prime().await?;
     Ok(Export {
         format,
         encoding,

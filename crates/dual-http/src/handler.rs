@@ -70,7 +70,7 @@ impl DualHttp {
         let span = tracing::debug_span!(
             "dual_http.request",
             method = %parts.method,
-            path = %parts.uri.path(),
+            path = %dual_core::escape::log_safe(parts.uri.path()),
             status = tracing::field::Empty,
         );
         let response = async {

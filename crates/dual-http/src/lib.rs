@@ -9,7 +9,7 @@
 //! | `POST /{id}` `{"offset","limit","sort"}` (all optional) | 200 one page |
 //! | `PUT /{id}` | 200 `{"status":"pinned","expires_at":null}` |
 //! | `DELETE /{id}` | 204 |
-//! | `GET /{id}/data[?sort=field:desc&offset=N&limit=M]` | 200 every row, or the row range, streamed: JSON array, NDJSON (`Accept: application/x-ndjson`), CSV (`Accept: text/csv`) or, with feature `arrow`, an Arrow IPC stream (`Accept: application/vnd.apache.arrow.stream`); 406 for an `Accept` it cannot produce |
+//! | `GET /{id}/data[?sort=field:desc&offset=N&limit=M]` | 200 every row, or the row range, streamed: JSON array, NDJSON (`Accept: application/x-ndjson`), CSV (`Accept: text/csv`; cells a spreadsheet would run as formulas get a leading `'`, see [`CsvFormulas`]) or, with feature `arrow`, an Arrow IPC stream (`Accept: application/vnd.apache.arrow.stream`); 406 for an `Accept` it cannot produce |
 //! | `OPTIONS` | CORS preflight, when configured |
 //!
 //! Errors are JSON `{"error", "message", "retryable"}` with the statuses of docs/DESIGN.md §5, and never carry
@@ -113,6 +113,7 @@ mod coding;
 mod compress;
 mod config;
 mod cors;
+mod csv;
 mod encode;
 mod execute;
 mod export;
@@ -134,6 +135,7 @@ pub use body_error::BodyError;
 pub use coding::ContentCoding;
 pub use config::{DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT, DualHttpBuilder, HttpConfig};
 pub use cors::Cors;
+pub use csv::CsvFormulas;
 pub use future::ResponseFuture;
 pub use handler::DualHttp;
 pub use media::ExportFormat;

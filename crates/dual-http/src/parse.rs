@@ -1,7 +1,7 @@
 //! Parse: from an HTTP request to the API operation it asks for.
 
 use bytes::Bytes;
-use dual_core::{PageRequest, ResourceId, Sort, range::RowRange};
+use dual_core::{PageRequest, ResourceId, Sort, escape::log_safe, range::RowRange};
 use http::Method;
 use http::header::CONTENT_LENGTH;
 use http::request::Parts;
@@ -38,8 +38,21 @@ pub(crate) enum ApiRequest {
         /// The resource.
         id: ResourceId,
     },
-    /// `GET` (or `HEAD`) `/{id}/data`: the streamed export.
+    /// `GET /{id}/data`: the streamed export.
     Export {
+        /// The resource.
+        id: ResourceId,
+        /// From `?sort=field:asc|desc`.
+        sort: Option<Sort>,
+        /// From `?offset=N&limit=M` ([`RowRange::ALL`] without them).
+        range: RowRange,
+        /// From `Accept`.
+        format: ExportFormat,
+        /// From `Accept-Encoding`.
+        encoding: ContentCoding,
+    },
+    /// `HEAD /{id}/data`: the export's headers, from the checks alone (no export runs).
+    ExportHead {
         /// The resource.
         id: ResourceId,
         /// From `?sort=field:asc|desc`.
@@ -89,15 +102,26 @@ where
     let id: ResourceId = id_text.parse().map_err(|_| Rejection::NotFound)?;
     let query = parts.uri.query();
     match (route, &parts.method) {
-        (Route::Data(_), _) => {
+        (Route::Data(_), method) => {
             let (sort, range) = query::export_params(query)?;
             let format = ExportFormat::negotiate(&parts.headers).ok_or(Rejection::NotAcceptable)?;
-            Ok(ApiRequest::Export {
-                id,
-                sort,
-                range,
-                format,
-                encoding: ContentCoding::negotiate(&parts.headers),
+            let encoding = ContentCoding::negotiate(&parts.headers);
+            Ok(if method == Method::HEAD {
+                ApiRequest::ExportHead {
+                    id,
+                    sort,
+                    range,
+                    format,
+                    encoding,
+                }
+            } else {
+                ApiRequest::Export {
+                    id,
+                    sort,
+                    range,
+                    format,
+                    encoding,
+                }
             })
         }
         (_, &Method::POST) => {
@@ -143,7 +167,7 @@ where
         Ok(collected) => collected.to_bytes(),
         Err(error) if error.is::<LengthLimitError>() => return Err(Rejection::PayloadTooLarge { limit }),
         Err(error) => {
-            tracing::debug!(error = %error, "dual-http could not read a request body");
+            tracing::debug!(error = %log_safe(&error.to_string()), "dual-http could not read a request body");
             return Err(Rejection::InvalidRequest(
                 "the request body could not be read".to_owned(),
             ));

@@ -2,6 +2,7 @@
 
 use dual_core::{
     error::{ErrorBody, ErrorCode, NOT_FOUND_MESSAGE},
+    escape::log_safe,
     page::RequestError,
     status::FailureCode,
 };
@@ -177,15 +178,15 @@ impl Rejection {
         let code = self.code().as_str();
         match self {
             Self::QueryFailed { detail } => {
-                tracing::error!(code, detail = %detail, "dual-http request failed: query execution failed");
+                tracing::error!(code, detail = %log_safe(detail), "dual-http request failed: query execution failed");
             }
             Self::Storage { detail } => {
-                tracing::warn!(code, detail = %detail, "dual-http request failed: store unavailable");
+                tracing::warn!(code, detail = %log_safe(detail), "dual-http request failed: store unavailable");
             }
             Self::Overloaded { detail, .. } => {
-                tracing::warn!(code, detail = %detail, "dual-http request refused: no capacity");
+                tracing::warn!(code, detail = %log_safe(detail), "dual-http request refused: no capacity");
             }
-            _ => tracing::debug!(code, message = %self.message(), "dual-http request rejected"),
+            _ => tracing::debug!(code, message = %log_safe(&self.message()), "dual-http request rejected"),
         }
     }
 

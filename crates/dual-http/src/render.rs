@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::execute::ApiResponse;
 use crate::rejection::Rejection;
-use crate::{Cors, HttpConfig, ResponseBody};
+use crate::{ContentCoding, Cors, ExportFormat, HttpConfig, ResponseBody};
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
@@ -30,20 +30,10 @@ pub(crate) fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) 
         ApiResponse::Pinned(pin) => json(StatusCode::OK, &pin),
         ApiResponse::Deleted => status_only(StatusCode::NO_CONTENT),
         ApiResponse::Export(export) => {
-            let mut out = Response::new(ResponseBody::export(export.body));
-            let headers = out.headers_mut();
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static(export.format.content_type()),
-            );
-            headers.append(header::VARY, HeaderValue::from_static("accept"));
-            if cfg!(feature = "compression") {
-                headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
-            }
-            if let Some(coding) = export.encoding.as_header() {
-                headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static(coding));
-            }
-            out
+            export_response(ResponseBody::export(export.body), export.format, export.encoding)
+        }
+        ApiResponse::ExportHead { format, encoding } => {
+            export_response(ResponseBody::empty(), format, encoding)
         }
         ApiResponse::Options { allow } => {
             preflight_allow = Some(allow);
@@ -94,6 +84,29 @@ pub(crate) fn render_rejection(rejection: &Rejection) -> Response<ResponseBody> 
     out
 }
 
+/// A 200 export with its headers: `Content-Type`, `Vary`, `Content-Encoding` when compressed (the
+/// `GET` and the `HEAD` of an export send the same).
+fn export_response(
+    body: ResponseBody,
+    format: ExportFormat,
+    encoding: ContentCoding,
+) -> Response<ResponseBody> {
+    let mut out = Response::new(body);
+    let headers = out.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(format.content_type()),
+    );
+    headers.append(header::VARY, HeaderValue::from_static("accept"));
+    if cfg!(feature = "compression") {
+        headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    if let Some(coding) = encoding.as_header() {
+        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static(coding));
+    }
+    out
+}
+
 fn json(status: StatusCode, value: &impl Serialize) -> Response<ResponseBody> {
     json_bytes(status, serde_json::to_vec(value))
 }
@@ -111,7 +124,7 @@ fn json_bytes(status: StatusCode, bytes: Result<Vec<u8>, serde_json::Error>) -> 
         }
         // The wire types always serialise; should one ever not, answer a bare 500 rather than panic.
         Err(err) => {
-            tracing::error!(error = %err, "dual-http could not serialise a response");
+            tracing::error!(error = %dual_core::escape::log_safe(&err.to_string()), "dual-http could not serialise a response");
             status_only(StatusCode::INTERNAL_SERVER_ERROR)
         }
     }

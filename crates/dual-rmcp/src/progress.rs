@@ -51,7 +51,7 @@ impl ProgressReporter {
         let param = ProgressNotificationParam::new(self.token.clone(), progress)
             .with_message(format!("{rows} rows so far"));
         if let Err(error) = self.peer.notify_progress(param).await {
-            tracing::debug!(%error, "progress notification not sent");
+            tracing::debug!(error = %dual_core::escape::log_safe(&error.to_string()), "progress notification not sent");
         }
     }
 }

@@ -187,7 +187,7 @@ fn read_error(uri: &str, error: ServerError, max_error: usize) -> ErrorData {
         ServerError::ResourceNotFound | ServerError::ResourceExpired => not_found(uri, max_error),
         ServerError::InvalidRequest(e) => invalid(&e, max_error),
         other => {
-            tracing::warn!(error = %other, code = other.code().as_str(), "resources/read failed");
+            tracing::warn!(error = %dual_core::escape::log_safe(&other.to_string()), code = other.code().as_str(), "resources/read failed");
             ErrorData::internal_error(
                 "the resource's query could not be executed; try again later",
                 Some(json!({"error": other.code().as_str()})),

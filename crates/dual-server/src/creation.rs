@@ -32,7 +32,7 @@ impl DualResponseServer {
     /// `COUNT_EXECUTION_FAILED` / `QUERY_EXECUTION_FAILED` carrying the executor's message, or
     /// `STORAGE_ERROR` (the store, or the spool).
     pub async fn create_response(&self, mut request: CreateResponse) -> Result<DualResponse, ServerError> {
-        let span = tracing::info_span!("dual_create", kind = %request.query.kind, id = tracing::field::Empty);
+        let span = tracing::info_span!("dual_create", kind = %dual_core::escape::log_safe(&request.query.kind), id = tracing::field::Empty);
         async move {
             let inner = self.inner();
             let executor = inner.registry.get(&request.query.kind)?;

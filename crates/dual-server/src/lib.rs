@@ -66,6 +66,7 @@ mod error;
 mod executor;
 pub mod metrics;
 mod owners;
+mod export_check;
 mod pending;
 mod progress;
 mod quota;

@@ -411,7 +411,7 @@ impl DualResponseServer {
         if let Some(spool) = &self.inner.spool
             && let Err(error) = spool.close().await
         {
-            tracing::warn!(%error, "closing the snapshot spool failed");
+            tracing::warn!(error = %dual_core::escape::log_safe(&error.to_string()), "closing the snapshot spool failed");
         }
         self.inner.store.close().await?;
         tracing::info!("dual-response server shut down");
@@ -446,7 +446,7 @@ impl DualResponseServer {
 
     /// The spool to serve `record` from, when it is a snapshot. A snapshot record on a server
     /// without snapshots has no spool here: it is served live.
-    fn snapshot_of(&self, record: &ResourceRecord) -> Option<&Spool> {
+    pub(crate) fn snapshot_of(&self, record: &ResourceRecord) -> Option<&Spool> {
         (record.consistency == Consistency::Snapshot)
             .then_some(self.inner.spool.as_ref())
             .flatten()
@@ -457,7 +457,7 @@ impl DualResponseServer {
         if let Some(spool) = &self.inner.spool
             && let Err(error) = spool.delete(id).await
         {
-            tracing::warn!(%id, %error, "snapshot left for the orphan sweep");
+            tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "snapshot left for the orphan sweep");
         }
         self.inner.sorts.forget(id);
         self.inner.owners.release_bytes(id);
@@ -469,7 +469,7 @@ impl DualResponseServer {
 
     /// A resource's result can be read only when it is ready: `NOT_READY` while pending,
     /// `RESOURCE_FAILED` once failed.
-    fn readable(record: &ResourceRecord) -> Result<(), ServerError> {
+    pub(crate) fn readable(record: &ResourceRecord) -> Result<(), ServerError> {
         match (record.status, &record.failure) {
             (ResourceStatus::Ready, _) => Ok(()),
             (ResourceStatus::Pending, _) => Err(ServerError::NotReady {

@@ -132,7 +132,7 @@ async fn derive(spool: &Spool, id: ResourceId, sort: &Sort) -> Result<Arc<[u32]>
     if sort.order == SortOrder::Desc {
         keys.reverse();
     }
-    tracing::debug!(%id, field = %sort.field, rows, "sorted order of a snapshot derived");
+    tracing::debug!(%id, field = %dual_core::escape::log_safe(&sort.field), rows, "sorted order of a snapshot derived");
     Ok(keys.into_iter().map(|(_, index)| index).collect())
 }
 

@@ -76,7 +76,9 @@ async fn sweep(store: &dyn ResourceStore, spool: Option<&Spool>, sorts: &SortCac
     match &expired {
         Ok(0) => {}
         Ok(purged) => tracing::debug!(purged, "purged expired resources"),
-        Err(error) => tracing::warn!(%error, "expiry sweep failed; retrying next interval"),
+        Err(error) => {
+            tracing::warn!(error = %dual_core::escape::log_safe(&error.to_string()), "expiry sweep failed; retrying next interval")
+        }
     }
     let orphans = match spool {
         Some(spool) => sweep_orphans(store, spool, sorts, clock.now()).await,
@@ -85,13 +87,18 @@ async fn sweep(store: &dyn ResourceStore, spool: Option<&Spool>, sorts: &SortCac
     match &orphans {
         Ok(0) => {}
         Ok(removed) => tracing::info!(removed, "orphaned snapshots removed"),
-        Err(error) => tracing::warn!(%error, "orphan sweep failed; retrying next interval"),
+        Err(error) => {
+            tracing::warn!(error = %dual_core::escape::log_safe(&error.to_string()), "orphan sweep failed; retrying next interval")
+        }
     }
     metrics::swept(&expired, &orphans);
     // The live resources gauge: one count per sweep, the store's figure.
     match store.live_count(clock.now()).await {
         Ok(live) => metrics::live_resources(live),
-        Err(error) => tracing::debug!(%error, "could not count the live resources for the metrics"),
+        Err(error) => tracing::debug!(
+            error = %dual_core::escape::log_safe(&error.to_string()),
+            "could not count the live resources for the metrics"
+        ),
     }
 }
 
@@ -118,7 +125,7 @@ pub(crate) async fn purge(
         for id in expired {
             sorts.forget(id);
             if let Err(error) = spool.delete(id).await {
-                tracing::warn!(%id, %error, "snapshot of an expired resource left for the orphan sweep");
+                tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "snapshot of an expired resource left for the orphan sweep");
             }
         }
     }

@@ -25,7 +25,7 @@ pub(crate) fn map_pg_error(op: &str, error: tokio_postgres::Error) -> StoreError
             tracing::error!(
                 op,
                 code = code.code(),
-                message = db.message(),
+                message = %dual_core::escape::log_safe(db.message()),
                 "postgres store call failed"
             );
             StoreError::backend(message)
@@ -33,10 +33,10 @@ pub(crate) fn map_pg_error(op: &str, error: tokio_postgres::Error) -> StoreError
     } else {
         let text = with_sources(&error);
         let failure = if is_unavailable_text(&text) {
-            tracing::warn!(op, error = %text, "postgres store unavailable");
+            tracing::warn!(op, error = %dual_core::escape::log_safe(&text), "postgres store unavailable");
             StoreError::unavailable(format!("postgres {op}"))
         } else {
-            tracing::error!(op, error = %text, "postgres store call failed");
+            tracing::error!(op, error = %dual_core::escape::log_safe(&text), "postgres store call failed");
             StoreError::backend(format!("postgres {op}"))
         };
         failure.with_source(error)
@@ -55,7 +55,7 @@ pub(crate) fn map_pool_error(op: &str, error: PoolError) -> StoreError {
         }
         PoolError::Closed => StoreError::Closed,
         other => {
-            tracing::error!(op, error = %other, "postgres store pool failed");
+            tracing::error!(op, error = %dual_core::escape::log_safe(&other.to_string()), "postgres store pool failed");
             StoreError::backend(format!("postgres {op}")).with_source(other)
         }
     }

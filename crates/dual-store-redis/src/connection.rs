@@ -95,7 +95,9 @@ impl Connection {
                 slot.manager = Some(fresh);
                 slot.generation += 1;
             }
-            Err(error) => tracing::warn!(%error, "redis store cannot replace its connection"),
+            Err(error) => {
+                tracing::warn!(error = %dual_core::escape::log_safe(&error.to_string()), "redis store cannot replace its connection")
+            }
         }
     }
 
@@ -128,10 +130,10 @@ pub(crate) fn map_error(op: &str, error: RedisError) -> StoreError {
             )
         );
     if unavailable {
-        tracing::warn!(op, %error, "redis store unavailable");
+        tracing::warn!(op, error = %dual_core::escape::log_safe(&error.to_string()), "redis store unavailable");
         StoreError::unavailable(format!("redis {op}")).with_source(error)
     } else {
-        tracing::error!(op, %error, "redis store call failed");
+        tracing::error!(op, error = %dual_core::escape::log_safe(&error.to_string()), "redis store call failed");
         StoreError::backend(format!("redis {op}")).with_source(error)
     }
 }

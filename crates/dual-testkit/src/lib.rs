@@ -9,6 +9,7 @@
 //! | [`client`] | the client conformance suite, run against any server that speaks the REST contract |
 //! | [`executor`] | [`Numbers`](executor::Numbers), the one example executor of tests, examples and benches: numbered rows, failure switches, a gated slow mode |
 //! | [`metrics`] | [`Captured`](metrics::Captured), a `metrics` recorder a test installs on its thread and reads counters and gauges back from |
+//! | [`logs`] | log output captured in a buffer, and the check that no raw control character or forged line reached it |
 //! | [`proxy`] | a TCP proxy a test cuts and restores, to simulate an outage of a shared service |
 //! | `s3` | (feature `s3`) a bucket of one test on the S3-compatible server, removed with everything in it |
 //! | [`serve`] | a hyper service on a free loopback port |
@@ -39,6 +40,7 @@ pub mod executor;
 pub mod http;
 pub mod metrics;
 mod in_process_spool;
+pub mod logs;
 pub mod proxy;
 #[cfg(feature = "s3")]
 pub mod s3;

@@ -253,9 +253,10 @@ fn main() -> ExitCode {
         Some(Command::Serve(_)) => "info",
         _ => "warn",
     };
+    let color = dual_demo::logging::stderr_color();
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(dual_demo::logging::stderr_color())
+        .with_writer(dual_demo::logging::EscapingStderr::new(color))
+        .with_ansi(color)
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level)))
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -286,7 +287,8 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error}");
+            // The error may carry a server's or a database's text (a tool's error message).
+            eprintln!("error: {}", dual_core::escape::log_safe(&error.to_string()));
             ExitCode::FAILURE
         }
     }

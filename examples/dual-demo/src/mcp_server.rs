@@ -13,9 +13,10 @@ mod protocol;
 
 use std::sync::Arc;
 
+use dual_core::escape::log_safe;
 use dual_core::mcp::{ProtocolVersion, RenderOptions};
 use dual_rmcp::{DualTasks, ProgressReporter};
-use dual_server::{Caller, CreateResponse, DualResponseServer};
+use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CustomRequest, CustomResult,
@@ -91,9 +92,25 @@ impl DemoMcp {
         match self.server.create_response(request).await {
             Ok(response) => dual_rmcp::to_call_tool_result_with(&response, &RenderOptions::new(version)),
             Err(error) => {
+                log_failed_call(&error);
                 dual_rmcp::server_error_result_within(&error, self.server.config().max_error_text_bytes)
             }
         }
+    }
+}
+
+/// One log line for a tool call that failed: at `info` when the query was wrong (the model reads
+/// the message and fixes it), at `warn` when the server could not serve it. The executor's message
+/// may hold anything the SQL put there, so it is escaped.
+fn log_failed_call(error: &ServerError) {
+    let code = error.code().as_str();
+    let detail = error.to_string();
+    let detail = log_safe(&detail);
+    match error {
+        ServerError::QueryExecutionFailed(_) | ServerError::CountExecutionFailed(_) => {
+            tracing::info!(code, %detail, "tool call failed: the query failed");
+        }
+        _ => tracing::warn!(code, %detail, "tool call failed"),
     }
 }
 
@@ -254,5 +271,36 @@ impl ServerHandler for DemoMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         Err(protocol::custom_request_error(&request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use dual_server::{ExecutorError, ServerError};
+    use dual_testkit::logs::Logs;
+
+    /// What SQLite says of a JSON path holding a newline and a screen clear.
+    const HOSTILE: &str = "JSON path error near 'x\nFORGED\u{1b}[2J'";
+
+    #[test]
+    fn a_failed_tool_call_is_logged_on_one_line_without_escapes() {
+        let (logs, _guard) = Logs::capture();
+        for error in [
+            ServerError::QueryExecutionFailed(ExecutorError::new(HOSTILE)),
+            ServerError::CountExecutionFailed(ExecutorError::new(HOSTILE)),
+            ServerError::Overloaded(ExecutorError::overloaded(HOSTILE, Duration::from_secs(1))),
+        ] {
+            super::log_failed_call(&error);
+        }
+        logs.assert_clean();
+        let text = logs.text();
+        assert_eq!(text.matches(r"near 'x\nFORGED\u{1b}[2J'").count(), 3, "{text}");
+        assert_eq!(
+            text.matches(" WARN ").count(),
+            1,
+            "overload is the server's problem: {text}"
+        );
     }
 }

@@ -63,9 +63,11 @@ fn seconds(at: OffsetDateTime) -> String {
 
 /// The typed header once, then one line per row: `id:integer|name:string` / `1|Rutgers`.
 ///
-/// Cells: strings as they are, with `\`, `|`, line feeds and carriage returns escaped (`\\`, `\|`,
-/// `\n`, `\r`); an empty string as `""`; `null` as an empty cell; numbers and booleans as JSON;
-/// objects and arrays as compact JSON. A row's keys outside `columns` follow as `key=value` cells.
+/// Cells: strings as they are, with `\`, `|`, line feeds, carriage returns and tabs escaped (`\\`,
+/// `\|`, `\n`, `\r`, `\t`), and every other control character (NUL, ESC, DEL, C1), the Unicode line
+/// and paragraph separators and the bidirectional overrides as `\u{hex}`, so a row is always one
+/// line and a cell never carries a terminal escape or an invisible character; an empty string as
+/// `""`; `null` as an empty cell; numbers and booleans as JSON; objects and arrays as compact JSON. A row's keys outside `columns` follow as `key=value` cells.
 pub(super) fn table(columns: &[Column], sample: &[Row]) -> String {
     let inferred;
     let columns = if columns.is_empty() {
@@ -125,6 +127,10 @@ fn escape_into(text: &mut String, s: &str) {
             '|' => text.push_str("\\|"),
             '\n' => text.push_str("\\n"),
             '\r' => text.push_str("\\r"),
+            '\t' => text.push_str("\\t"),
+            c if crate::escape::needs_escape(c) => {
+                let _ = write!(text, "\\u{{{:x}}}", u32::from(c));
+            }
             c => text.push(c),
         }
     }
@@ -185,5 +191,65 @@ mod tests {
     fn timestamps_lose_their_nanoseconds() {
         let at = OffsetDateTime::UNIX_EPOCH + time::Duration::nanoseconds(1_500_000_123);
         assert_eq!(seconds(at), "1970-01-01T00:00:01Z");
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        let columns = [Column::new("s\u{1b}", ColumnType::String)];
+        let sample = [row(
+            json!({"s\u{1b}": "nul\0esc\u{1b}[2J\ttab\u{7f}\u{85}\u{2028}\u{202e}"}),
+        )];
+        assert_eq!(
+            table(&columns, &sample),
+            "s\\u{1b}:string\nnul\\u{0}esc\\u{1b}[2J\\ttab\\u{7f}\\u{85}\\u{2028}\\u{202e}"
+        );
+    }
+
+    /// The cells of a table's rows, unescaped: the inverse of [`table`] for string cells.
+    fn parse(table: &str) -> Vec<Vec<String>> {
+        table
+            .split('\n')
+            .skip(1)
+            .map(|line| {
+                let mut cells = vec![String::new()];
+                let mut chars = line.chars();
+                while let Some(c) = chars.next() {
+                    let cell = cells.last_mut().expect("a cell");
+                    match c {
+                        '|' => cells.push(String::new()),
+                        '\\' => match chars.next() {
+                            Some('n') => cell.push('\n'),
+                            Some('r') => cell.push('\r'),
+                            Some('t') => cell.push('\t'),
+                            Some('u') => {
+                                let hex: String = chars.by_ref().skip(1).take_while(|&c| c != '}').collect();
+                                let code = u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32);
+                                cell.push(code.expect("a valid escape"));
+                            }
+                            Some(other) => cell.push(other),
+                            None => panic!("a dangling backslash"),
+                        },
+                        c => cell.push(c),
+                    }
+                }
+                cells
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_string_round_trips_and_rows_stay_one_line(
+            cells in proptest::collection::vec(("\\PC{1,6}|[\\x00-\\x1f\\x7f\\u{80}-\\u{9f}|\\\\ \\u{2028}\\u{202e}a]{1,8}", "\\PC{1,6}|[\\x00-\\x1f|\\\\a]{1,6}"), 1..5)
+        ) {
+            let columns = [Column::new("a", ColumnType::String), Column::new("b", ColumnType::String)];
+            let sample: Vec<Row> = cells.iter().map(|(a, b)| row(json!({"a": a, "b": b}))).collect();
+            let text = table(&columns, &sample);
+            proptest::prop_assert_eq!(text.lines().count(), sample.len() + 1);
+            proptest::prop_assert!(!text.chars().any(|c| c != '\n' && crate::escape::needs_escape(c) && c != '\\'));
+            let parsed = parse(&text);
+            let expected: Vec<Vec<String>> = cells.iter().map(|(a, b)| vec![a.clone(), b.clone()]).collect();
+            proptest::prop_assert_eq!(parsed, expected);
+        }
     }
 }

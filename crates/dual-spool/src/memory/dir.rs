@@ -204,7 +204,7 @@ impl Drop for SpillDir {
             if let Err(error) = std::fs::remove_dir_all(&self.path)
                 && error.kind() != io::ErrorKind::NotFound
             {
-                tracing::warn!(path = %self.path.display(), %error, "spool: could not remove the spill directory");
+                tracing::warn!(path = %self.path.display(), error = %dual_core::escape::log_safe(&error.to_string()), "spool: could not remove the spill directory");
             }
         }
     }

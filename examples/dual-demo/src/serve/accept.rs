@@ -76,7 +76,7 @@ impl Acceptor {
                     let pause = backoff.next_pause();
                     if let Some(suppressed) = error_log.admit() {
                         tracing::warn!(
-                            %error,
+                            error = %dual_core::escape::log_safe(&error.to_string()),
                             pause_ms = pause.as_millis(),
                             suppressed,
                             "accept failed; pausing before the next accept"

@@ -48,7 +48,7 @@ pub(super) async fn serve(
     tokio::select! {
         result = connection => {
             if let Err(error) = result {
-                tracing::debug!(%error, "connection ended with an error");
+                tracing::debug!(error = %dual_core::escape::log_safe(&error.to_string()), "connection ended with an error");
             }
         }
         () = cut.cancelled() => tracing::debug!("connection cut at shutdown"),

@@ -37,7 +37,7 @@ pub(super) async fn check(
                 request.extensions_mut().insert(owner);
             }
             Err(failure) => {
-                tracing::debug!(path = request.uri().path(), %failure, "unauthorized request");
+                tracing::debug!(path = %dual_core::escape::log_safe(request.uri().path()), failure = %dual_core::escape::log_safe(&failure.to_string()), "unauthorized request");
                 return reply::unauthorized(failure);
             }
         }

@@ -67,7 +67,7 @@ impl Running {
         let graceful = match self.accept.await {
             Ok(graceful) => Some(graceful),
             Err(error) => {
-                tracing::error!(%error, "the accept loop failed");
+                tracing::error!(error = %dual_core::escape::log_safe(&error.to_string()), "the accept loop failed");
                 None
             }
         };
@@ -99,7 +99,7 @@ impl Running {
         self.connections.wait().await;
         self.switches.mcp_sessions.cancel();
         if let Err(error) = self.server.shutdown().await {
-            tracing::warn!(%error, "closing the store failed");
+            tracing::warn!(error = %dual_core::escape::log_safe(&error.to_string()), "closing the store failed");
         }
         tracing::info!("shut down");
     }
