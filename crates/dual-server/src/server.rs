@@ -70,7 +70,7 @@ impl DualResponseServer {
         registry: Registry,
         clock: Clock,
     ) -> Result<Self, ServerBuildError> {
-        let sorts = Arc::new(SortCache::new(config.sort_cache_bytes));
+        let sorts = Arc::new(SortCache::new(config.sort_cache_bytes, config.sorts));
         let sweeper = match config.cleanup_interval {
             Some(interval) => {
                 tokio::runtime::Handle::try_current().map_err(|_| ServerBuildError::NoRuntime)?;
