@@ -348,9 +348,9 @@ impl DualResponseServerBuilder {
             "must be longer than progress_interval",
         )?;
         check(
-            self.sorts.concurrency > 0,
+            (1..=tokio::sync::Semaphore::MAX_PERMITS).contains(&self.sorts.concurrency),
             "sort_concurrency",
-            "must be at least 1",
+            "must be at least 1 (and below 2^61)",
         )?;
         check(
             self.sorts.memory_bytes > 0,

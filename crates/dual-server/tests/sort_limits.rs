@@ -54,8 +54,9 @@ fn the_sort_options_have_defaults_and_are_validated() {
     );
 
     type Configure = fn(DualResponseServerBuilder) -> DualResponseServerBuilder;
-    let invalid: [(&str, Configure); 5] = [
+    let invalid: [(&str, Configure); 6] = [
         ("sort_concurrency", |b| b.sort_concurrency(0)),
+        ("sort_concurrency", |b| b.sort_concurrency(usize::MAX)),
         ("sort_memory_bytes", |b| b.sort_memory_bytes(0)),
         ("sort_max_rows", |b| b.sort_max_rows(0)),
         ("sort_max_rows", |b| b.sort_max_rows(u64::from(u32::MAX) + 1)),
