@@ -134,12 +134,14 @@ fn child(scenario: &Scenario) -> Result<(), BoxError> {
 
     let sorting = Arc::new(AtomicBool::new(true));
     let prober = {
-        let (client, url, sorting) = (client.clone(), url.clone(), Arc::clone(&sorting));
+        let (url, sorting) = (url.clone(), Arc::clone(&sorting));
         std::thread::spawn(move || -> Result<Vec<Duration>, BoxError> {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
+            // A client of this runtime: its connections' tasks must run where it is driven.
             runtime.block_on(async {
+                let client: HttpClient = Client::builder(TokioExecutor::new()).build_http();
                 let mut latencies = Vec::new();
                 let mut ticks = tokio::time::interval(PROBE_EVERY);
                 let page = json!({ "limit": 100 }).to_string();
