@@ -106,6 +106,40 @@ pub enum RequestError {
         /// The resource's `total_count`.
         total_count: u64,
     },
+    /// The resource is too large for the server to sort (docs/DESIGN.md §3): fetch it unsorted or
+    /// export it and sort locally.
+    #[error("`sort` refused: {0}; fetch the pages without `sort`, or export `/data` and sort it locally")]
+    SortTooLarge(SortLimit),
+}
+
+/// Which of the server's sort limits a [`RequestError::SortTooLarge`] hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SortLimit {
+    /// The resource has more rows than the server sorts.
+    #[error("the resource has {rows} rows, more than the {max} this server sorts")]
+    Rows {
+        /// The resource's rows.
+        rows: u64,
+        /// The server's limit.
+        max: u64,
+    },
+    /// The resource's snapshot is larger than the server sorts.
+    #[error("the resource holds {bytes} bytes, more than the {max} this server sorts")]
+    Bytes {
+        /// The snapshot's bytes of compact JSON rows.
+        bytes: u64,
+        /// The server's limit.
+        max: u64,
+    },
+    /// Sorting the resource needs more working memory (its sort keys) than the server's budget.
+    #[error(
+        "sorting the resource by this column needs more than the {max} bytes of memory this server gives sorts"
+    )]
+    Memory {
+        /// The server's working-memory budget of sorts.
+        max: u64,
+    },
 }
 
 impl RequestError {
@@ -120,6 +154,7 @@ impl RequestError {
             Self::UnknownSortField(_) => Some("sort.field"),
             Self::InvalidSortOrder => Some("sort.order"),
             Self::OffsetOutOfRange { .. } => Some("offset"),
+            Self::SortTooLarge(_) => Some("sort"),
         }
     }
 }

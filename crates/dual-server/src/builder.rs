@@ -14,7 +14,7 @@ use crate::config::{
     DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_ERROR_TEXT_BYTES, DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES, DEFAULT_PROGRESS_INTERVAL,
     DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE, DEFAULT_SNAPSHOT_MAX_BYTES,
-    DEFAULT_SORT_CACHE_BYTES, MAX_SAMPLE_SIZE, ServerConfig,
+    DEFAULT_SORT_CACHE_BYTES, MAX_SAMPLE_SIZE, ServerConfig, SortLimits,
 };
 use crate::registry::Registry;
 use crate::{DualResponseServer, OwnerQuotas, QueryExecutor, ServerBuildError};
@@ -58,6 +58,7 @@ pub struct DualResponseServerBuilder {
     spool: Option<Spool>,
     snapshot_max_bytes: Option<u64>,
     sort_cache_bytes: u64,
+    sorts: SortLimits,
     pending_after: Option<Duration>,
     query_time_limit: Duration,
     progress_interval: Duration,
@@ -88,6 +89,7 @@ impl Default for DualResponseServerBuilder {
             spool: None,
             snapshot_max_bytes: Some(DEFAULT_SNAPSHOT_MAX_BYTES),
             sort_cache_bytes: DEFAULT_SORT_CACHE_BYTES,
+            sorts: SortLimits::default(),
             pending_after: None,
             query_time_limit: DEFAULT_QUERY_TIME_LIMIT,
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
@@ -257,6 +259,46 @@ impl DualResponseServerBuilder {
         self
     }
 
+    /// Most sorted orders derived at once (default 2): each scans the snapshot and sorts its keys on
+    /// a blocking thread, never on the async workers. A further sort waits up to
+    /// [`sort_wait`](Self::sort_wait) for a slot, then fails with the retryable `OVERLOADED`. An order
+    /// already cached needs no slot.
+    pub fn sort_concurrency(mut self, sorts: usize) -> Self {
+        self.sorts.concurrency = sorts;
+        self
+    }
+
+    /// Longest wait of a sort for a derivation slot (default 5 s); then `OVERLOADED` (REST 503
+    /// `overloaded` with `Retry-After`). Zero refuses at once when every slot is taken.
+    pub fn sort_wait(mut self, wait: Duration) -> Self {
+        self.sorts.wait = wait;
+        self
+    }
+
+    /// Working-memory budget of the sorts being derived, all together (default 512 MiB): the keys
+    /// they hold (24 bytes per row for the key and row number, 4 for the order, plus the bytes of
+    /// each string key, or the JSON text of an array or object key). A sort that alone needs more is
+    /// refused with `INVALID_REQUEST` naming `sort`; one that finds the budget taken by others fails
+    /// with the retryable `OVERLOADED`.
+    pub fn sort_memory_bytes(mut self, bytes: u64) -> Self {
+        self.sorts.memory_bytes = bytes;
+        self
+    }
+
+    /// Most rows of a snapshot the server sorts (default 5,000,000; at most 2^32 − 1): a sort of a
+    /// larger one is refused with `INVALID_REQUEST` naming `sort` before anything is read.
+    pub fn sort_max_rows(mut self, rows: u64) -> Self {
+        self.sorts.max_rows = rows;
+        self
+    }
+
+    /// Largest snapshot the server sorts, in bytes of compact JSON rows (default 512 MiB): a sort of
+    /// a larger one is refused with `INVALID_REQUEST` naming `sort` before anything is read.
+    pub fn sort_max_bytes(mut self, bytes: u64) -> Self {
+        self.sorts.max_bytes = bytes;
+        self
+    }
+
     /// Returns a `pending` resource when a snapshot's query has not finished within `wait`, and lets
     /// it finish in the background (docs/DESIGN.md §8). Default: `create_response` waits for the end.
     /// Resources served live (without snapshots, or over the snapshot cap) are never pending.
@@ -410,6 +452,22 @@ impl DualResponseServerBuilder {
             "query_lease",
             "must be longer than progress_interval",
         )?;
+        check(
+            (1..=tokio::sync::Semaphore::MAX_PERMITS).contains(&self.sorts.concurrency),
+            "sort_concurrency",
+            "must be at least 1 (and below 2^61)",
+        )?;
+        check(
+            self.sorts.memory_bytes > 0,
+            "sort_memory_bytes",
+            "must be at least 1",
+        )?;
+        check(
+            (1..=u64::from(u32::MAX)).contains(&self.sorts.max_rows),
+            "sort_max_rows",
+            "must be between 1 and 4294967295",
+        )?;
+        check(self.sorts.max_bytes > 0, "sort_max_bytes", "must be at least 1")?;
         let config = ServerConfig {
             base_url: base_url.trim_end_matches('/').to_owned(),
             uri_scheme: self.uri_scheme,
@@ -424,6 +482,7 @@ impl DualResponseServerBuilder {
             max_resources: self.max_resources,
             snapshot_max_bytes: self.snapshot_max_bytes,
             sort_cache_bytes: self.sort_cache_bytes,
+            sorts: self.sorts,
             pending_after: self.pending_after,
             query_time_limit: self.query_time_limit,
             progress_interval: self.progress_interval,

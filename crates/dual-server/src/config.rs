@@ -28,6 +28,18 @@ pub const DEFAULT_MAX_RESOURCES: u64 = 100_000;
 pub const DEFAULT_SNAPSHOT_MAX_BYTES: u64 = 1 << 30;
 /// Default memory budget of the cache of sorted orders of snapshots: 64 MiB (4 bytes per row).
 pub const DEFAULT_SORT_CACHE_BYTES: u64 = 64 << 20;
+/// Default most sorted orders derived at once: 2 (each takes a blocking thread and its keys' memory).
+pub const DEFAULT_SORT_CONCURRENCY: usize = 2;
+/// Default longest wait of a sort for a free derivation slot before it is refused as `OVERLOADED`: 5 s.
+pub const DEFAULT_SORT_WAIT: Duration = Duration::from_secs(5);
+/// Default working-memory budget of the sorts being derived, all together: 512 MiB (their keys).
+pub const DEFAULT_SORT_MEMORY_BYTES: u64 = 512 << 20;
+/// Default most rows of a snapshot the server sorts: 5,000,000; a larger one is refused
+/// (`INVALID_REQUEST` naming `sort`).
+pub const DEFAULT_SORT_MAX_ROWS: u64 = 5_000_000;
+/// Default largest snapshot the server sorts: 512 MiB of compact JSON rows; a larger one is
+/// refused (`INVALID_REQUEST` naming `sort`).
+pub const DEFAULT_SORT_MAX_BYTES: u64 = 512 << 20;
 /// Default time limit of a query: 300 seconds.
 pub const DEFAULT_QUERY_TIME_LIMIT: Duration = Duration::from_secs(300);
 /// Default interval at which a pending query's progress and lease are written to the store: 1 second.
@@ -73,6 +85,8 @@ pub struct ServerConfig {
     pub snapshot_max_bytes: Option<u64>,
     /// Byte budget of the in-memory cache of sorted orders of snapshots.
     pub sort_cache_bytes: u64,
+    /// The limits of deriving sorted orders (docs/DESIGN.md §3).
+    pub sorts: SortLimits,
     /// How long `create_response` waits for a snapshot's query before it returns a `pending`
     /// resource and lets the query finish in the background; `None` waits for the end.
     pub pending_after: Option<Duration>,
@@ -85,4 +99,33 @@ pub struct ServerConfig {
     pub query_lease: Duration,
     /// The per-owner quotas, counted by this instance.
     pub owner_quotas: OwnerQuotas,
+}
+
+/// The limits of deriving sorted orders of snapshots: how many at once, how long a sort waits for
+/// its turn, the working memory of those being derived, and the largest snapshot sorted at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SortLimits {
+    /// Most orders derived at once, each on a blocking thread.
+    pub concurrency: usize,
+    /// Longest wait for a derivation slot; then `OVERLOADED` (retryable).
+    pub wait: Duration,
+    /// Working memory (the sort keys) of every derivation in progress, together.
+    pub memory_bytes: u64,
+    /// Most rows of a snapshot sorted; above, `INVALID_REQUEST` naming `sort`.
+    pub max_rows: u64,
+    /// Largest snapshot sorted, in bytes of compact JSON rows; above, `INVALID_REQUEST`.
+    pub max_bytes: u64,
+}
+
+impl Default for SortLimits {
+    fn default() -> Self {
+        Self {
+            concurrency: DEFAULT_SORT_CONCURRENCY,
+            wait: DEFAULT_SORT_WAIT,
+            memory_bytes: DEFAULT_SORT_MEMORY_BYTES,
+            max_rows: DEFAULT_SORT_MAX_ROWS,
+            max_bytes: DEFAULT_SORT_MAX_BYTES,
+        }
+    }
 }

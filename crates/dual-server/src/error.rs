@@ -86,7 +86,8 @@ pub enum ServerError {
     /// The executor's `count` failed; the message is the executor's.
     #[error("count execution failed: {0}")]
     CountExecutionFailed(#[source] ExecutorError),
-    /// The executor had no capacity in time (see [`ExecutorError::overloaded`]); retry after
+    /// The executor had no capacity in time (see [`ExecutorError::overloaded`]), or a sort found no
+    /// derivation slot within its wait or its working memory taken by other sorts; retry after
     /// [`ServerError::retry_after`].
     #[error("no capacity to run the query right now: {0}")]
     Overloaded(#[source] ExecutorError),

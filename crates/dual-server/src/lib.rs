@@ -88,6 +88,10 @@ pub use config::{
     DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE, DEFAULT_SNAPSHOT_MAX_BYTES,
     DEFAULT_SORT_CACHE_BYTES, MAX_SAMPLE_SIZE, ServerConfig,
 };
+pub use config::{
+    DEFAULT_SORT_CONCURRENCY, DEFAULT_SORT_MAX_BYTES, DEFAULT_SORT_MAX_ROWS, DEFAULT_SORT_MEMORY_BYTES,
+    DEFAULT_SORT_WAIT, SortLimits,
+};
 pub use create::CreateResponse;
 pub use encoded::{BatchStream, EncodedPage, JsonRows, RowBatch};
 pub use error::{NOT_READY_RETRY_AFTER, ServerBuildError, ServerError, ServerErrorCode};
@@ -101,6 +105,7 @@ pub use owners::{
 };
 pub use quota::{QUOTA_RETRY_AFTER, Quota};
 pub use server::{DEFAULT_RESOURCE_NAME, DualResponseServer};
+pub use sorted::SORT_RETRY_AFTER;
 pub use start::QueryStart;
 pub use typed::{Typed, TypedExecutor};
 

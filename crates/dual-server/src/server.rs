@@ -74,7 +74,7 @@ impl DualResponseServer {
         registry: Registry,
         clock: Clock,
     ) -> Result<Self, ServerBuildError> {
-        let sorts = Arc::new(SortCache::new(config.sort_cache_bytes));
+        let sorts = Arc::new(SortCache::new(config.sort_cache_bytes, config.sorts));
         crate::metrics::limits(config.max_resources);
         let sweeper = match config.cleanup_interval {
             Some(interval) => {

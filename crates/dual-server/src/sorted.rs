@@ -1,15 +1,32 @@
 //! Sorted orders of snapshots: derived once per resource and sort key by scanning the snapshot,
 //! kept in memory under a byte budget, least recently used evicted first.
+//!
+//! Deriving is bounded (docs/DESIGN.md §3): a snapshot over the row or byte limit is refused
+//! before anything is read, at most `concurrency` orders are derived at once (on blocking threads;
+//! a further sort waits its turn a bounded time, then is `OVERLOADED`), and the keys they hold
+//! are counted against one working-memory budget.
 
-use std::cmp::Ordering;
+mod budget;
+mod derive;
+mod key;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use dual_core::page::{RequestError, SortLimit};
 use dual_core::{ResourceId, Sort, SortOrder};
-use dual_spool::{Spool, SpoolError};
-use serde_json::Value;
+use dual_spool::{Manifest, Spool};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::ServerError;
+use self::budget::MemoryBudget;
+use self::key::ENTRY_BYTES;
+use crate::config::SortLimits;
+use crate::{ExecutorError, ServerError};
+
+/// How long a sort refused as `OVERLOADED` (no derivation slot within the wait, or the working
+/// memory taken by other sorts) is told to wait before retrying.
+pub const SORT_RETRY_AFTER: Duration = Duration::from_secs(2);
 
 type Key = (ResourceId, String, SortOrder);
 
@@ -19,6 +36,11 @@ pub(crate) struct SortCache {
     budget: u64,
     /// A std mutex: held only for map operations, never across an `.await`.
     state: Mutex<State>,
+    limits: SortLimits,
+    /// One permit per derivation in progress.
+    slots: Arc<Semaphore>,
+    /// The working memory of the derivations in progress.
+    memory: Arc<MemoryBudget>,
 }
 
 #[derive(Debug, Default)]
@@ -29,10 +51,13 @@ struct State {
 }
 
 impl SortCache {
-    pub(crate) fn new(budget: u64) -> Self {
+    pub(crate) fn new(budget: u64, limits: SortLimits) -> Self {
         Self {
             budget,
             state: Mutex::new(State::default()),
+            limits,
+            slots: Arc::new(Semaphore::new(limits.concurrency)),
+            memory: MemoryBudget::new(limits.memory_bytes),
         }
     }
 
@@ -43,7 +68,8 @@ impl SortCache {
     }
 
     /// The order of the snapshot of `id` by `sort`: from the cache, else derived by one scan of the
-    /// snapshot (two requests missing at once may both derive it; the result is the same).
+    /// snapshot once the snapshot passes the size limits and a derivation slot is free (two requests
+    /// missing at once may both derive it; the result is the same).
     pub(crate) async fn order(
         &self,
         spool: &Spool,
@@ -51,18 +77,71 @@ impl SortCache {
         sort: &Sort,
     ) -> Result<Arc<[u32]>, ServerError> {
         let key = (id, sort.field.clone(), sort.order);
-        {
-            let mut state = self.lock();
-            state.tick += 1;
-            let tick = state.tick;
-            if let Some((order, used)) = state.orders.get_mut(&key) {
-                *used = tick;
-                return Ok(Arc::clone(order));
-            }
+        if let Some(order) = self.cached(&key) {
+            return Ok(order);
         }
-        let order = derive(spool, id, sort).await?;
+        let cursor = spool.cursor(id, 0, None).await.map_err(ServerError::spool)?;
+        self.check_size(cursor.manifest())?;
+        let slot = self.slot().await?;
+        // Another request may have derived it while this one waited.
+        if let Some(order) = self.cached(&key) {
+            return Ok(order);
+        }
+        let order = derive::derive(cursor, sort, slot, &self.memory).await?;
         self.insert(key, Arc::clone(&order));
         Ok(order)
+    }
+
+    fn cached(&self, key: &Key) -> Option<Arc<[u32]>> {
+        let mut state = self.lock();
+        state.tick += 1;
+        let tick = state.tick;
+        let (order, used) = state.orders.get_mut(key)?;
+        *used = tick;
+        Some(Arc::clone(order))
+    }
+
+    /// Refuses a snapshot over the row or byte limit, or whose entries alone would pass the
+    /// working-memory budget.
+    fn check_size(&self, manifest: &Manifest) -> Result<(), ServerError> {
+        let (rows, bytes) = (manifest.rows(), manifest.bytes());
+        let limits = &self.limits;
+        let limit = if rows > limits.max_rows {
+            SortLimit::Rows {
+                rows,
+                max: limits.max_rows,
+            }
+        } else if bytes > limits.max_bytes {
+            SortLimit::Bytes {
+                bytes,
+                max: limits.max_bytes,
+            }
+        } else if rows.saturating_mul(ENTRY_BYTES + derive::ORDER_BYTES) > limits.memory_bytes {
+            SortLimit::Memory {
+                max: limits.memory_bytes,
+            }
+        } else {
+            return Ok(());
+        };
+        tracing::debug!(id = %manifest.id(), rows, bytes, %limit, "sort refused: snapshot too large");
+        Err(ServerError::InvalidRequest(RequestError::SortTooLarge(limit)))
+    }
+
+    /// A derivation slot, waiting at most the configured time for one.
+    async fn slot(&self) -> Result<OwnedSemaphorePermit, ServerError> {
+        let limits = &self.limits;
+        match tokio::time::timeout(limits.wait, Arc::clone(&self.slots).acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            // The semaphore is never closed; a timeout is the answer either way.
+            Ok(Err(_)) | Err(_) => Err(ServerError::Overloaded(ExecutorError::overloaded(
+                format!(
+                    "{} sorted orders are being derived and none finished within {} ms",
+                    limits.concurrency,
+                    limits.wait.as_millis()
+                ),
+                SORT_RETRY_AFTER,
+            ))),
+        }
     }
 
     fn insert(&self, key: Key, order: Arc<[u32]>) {
@@ -107,103 +186,5 @@ impl SortCache {
     }
 }
 
-/// Scans the snapshot once, extracting only the sort field of each row, and sorts the row indices
-/// stably by it.
-async fn derive(spool: &Spool, id: ResourceId, sort: &Sort) -> Result<Arc<[u32]>, ServerError> {
-    let _sorting = crate::metrics::sorting();
-    let mut cursor = spool.cursor(id, 0, None).await.map_err(ServerError::spool)?;
-    let rows = cursor.manifest().rows();
-    let too_many = || {
-        ServerError::Spool(SpoolError::Corrupt {
-            id,
-            reason: "more than 2^32 rows cannot be sorted",
-        })
-    };
-    let capacity = usize::try_from(rows).map_err(|_| too_many())?;
-    let mut keys: Vec<(Value, u32)> = Vec::with_capacity(capacity);
-    while let Some(run) = cursor.next().await.map_err(ServerError::spool)? {
-        for bytes in run.iter() {
-            let index = u32::try_from(keys.len()).map_err(|_| too_many())?;
-            keys.push((field(&bytes, &sort.field), index));
-        }
-    }
-    // Stable: ties keep snapshot order ascending; descending is the exact reverse (ties too).
-    keys.sort_by(|(a, _), (b, _)| compare(a, b));
-    if sort.order == SortOrder::Desc {
-        keys.reverse();
-    }
-    tracing::debug!(%id, field = %dual_core::escape::log_safe(&sort.field), rows, "sorted order of a snapshot derived");
-    Ok(keys.into_iter().map(|(_, index)| index).collect())
-}
-
-/// The value of `field` in an encoded row; `null` when absent or undecodable.
-fn field(row: &[u8], field: &str) -> Value {
-    serde_json::from_slice::<serde_json::Map<String, Value>>(row)
-        .ok()
-        .and_then(|mut map| map.remove(field))
-        .unwrap_or(Value::Null)
-}
-
-/// The ascending order of sort keys, SQL's with nulls first (SQLite's `ORDER BY`): null, then
-/// booleans (false first), numbers, strings (by code point), then arrays and objects by their JSON
-/// text. Descending is the exact reverse of ascending: nulls last, ties in reverse snapshot order.
-pub(crate) fn compare(a: &Value, b: &Value) -> Ordering {
-    fn rank(v: &Value) -> u8 {
-        match v {
-            Value::Null => 0,
-            Value::Bool(_) => 1,
-            Value::Number(_) => 2,
-            Value::String(_) => 3,
-            Value::Array(_) | Value::Object(_) => 4,
-        }
-    }
-    match (a, b) {
-        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
-            (Some(x), Some(y), _, _) => x.cmp(&y),
-            (_, _, Some(x), Some(y)) => x.cmp(&y),
-            _ => {
-                let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
-                x.total_cmp(&y)
-            }
-        },
-        (Value::String(x), Value::String(y)) => x.cmp(y),
-        _ if rank(a) != rank(b) => rank(a).cmp(&rank(b)),
-        _ => a.to_string().cmp(&b.to_string()),
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn keys_order_like_sql_with_nulls_first() {
-        let mut values = vec![
-            json!("b"),
-            json!(10),
-            json!(null),
-            json!(2.5),
-            json!(true),
-            json!("a"),
-            json!(u64::MAX),
-            json!(-3),
-        ];
-        values.sort_by(compare);
-        assert_eq!(
-            values,
-            [
-                json!(null),
-                json!(true),
-                json!(-3),
-                json!(2.5),
-                json!(10),
-                json!(u64::MAX),
-                json!("a"),
-                json!("b")
-            ]
-        );
-    }
-}
+mod tests;

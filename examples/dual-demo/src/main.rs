@@ -110,6 +110,30 @@ struct ServeArgs {
     /// re-run the query). 0 turns snapshots off.
     #[arg(long, value_name = "MIB", default_value_t = dual_server::DEFAULT_SNAPSHOT_MAX_BYTES >> 20)]
     snapshot_max_mb: u64,
+    /// Most sorted orders of snapshots derived at once (`POST` pages and exports with `sort`), each
+    /// on a blocking thread; an order already derived is served from a cache without a slot.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_SORT_CONCURRENCY,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    sort_concurrency: usize,
+    /// Milliseconds a sort waits for a derivation slot; then 503 `overloaded` (retryable,
+    /// Retry-After). 0 refuses at once when every slot is taken.
+    #[arg(long, value_name = "MS", default_value_t = dual_server::DEFAULT_SORT_WAIT.as_millis() as u64)]
+    sort_wait_ms: u64,
+    /// Working memory of the sorts being derived, together, in MiB (their keys: 28 bytes per row
+    /// plus the text of string keys). A sort that alone needs more is refused with 400
+    /// `invalid_request`; one that finds it taken by other sorts gets 503 `overloaded`.
+    #[arg(long, value_name = "MIB", default_value_t = dual_server::DEFAULT_SORT_MEMORY_BYTES >> 20,
+          value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
+    sort_memory_mb: u64,
+    /// Most rows of a snapshot the server sorts; a sort of a larger one is refused with 400
+    /// `invalid_request` (fetch it unsorted, or export it and sort locally).
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_SORT_MAX_ROWS,
+          value_parser = RangedU64ValueParser::<u64>::new().range(1..=u64::from(u32::MAX)))]
+    sort_max_rows: u64,
+    /// Largest snapshot the server sorts, in MiB of compact JSON rows; above, 400 `invalid_request`.
+    #[arg(long, value_name = "MIB", default_value_t = dual_server::DEFAULT_SORT_MAX_BYTES >> 20,
+          value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
+    sort_max_mb: u64,
     /// Where snapshots are kept: `memory` (this process's; with a shared --store snapshots are then
     /// off and every resource is live) or `s3://BUCKET[/PREFIX]`, shared by every instance that shares
     /// the store, so instance B serves what instance A wrote. S3's endpoint, region and credentials come
@@ -322,6 +346,11 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.max_error_text_bytes = args.max_error_text_bytes;
     options.max_resources = args.max_resources;
     options.snapshot_max_mb = args.snapshot_max_mb;
+    options.sort_concurrency = args.sort_concurrency;
+    options.sort_wait = Duration::from_millis(args.sort_wait_ms);
+    options.sort_memory_mb = args.sort_memory_mb;
+    options.sort_max_rows = args.sort_max_rows;
+    options.sort_max_mb = args.sort_max_mb;
     options.spool = args.spool;
     options.spool_memory_mb = args.spool_memory_mb;
     options.spool_dir = args.spool_dir;

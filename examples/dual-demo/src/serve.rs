@@ -115,6 +115,17 @@ pub struct ServeOptions {
     /// Largest snapshot in MiB of compact JSON rows; larger results are served live. 0: no
     /// snapshots, every resource live (pages and exports re-run the query).
     pub snapshot_max_mb: u64,
+    /// Most sorted orders of snapshots derived at once (each on a blocking thread).
+    pub sort_concurrency: usize,
+    /// Longest wait of a sort for a derivation slot; then `503 overloaded` with `Retry-After`.
+    pub sort_wait: Duration,
+    /// Working memory of the sorts being derived, together, in MiB; a sort that alone needs more
+    /// is refused (`400 invalid_request` naming `sort`).
+    pub sort_memory_mb: u64,
+    /// Most rows of a snapshot sorted; above, `400 invalid_request` naming `sort`.
+    pub sort_max_rows: u64,
+    /// Largest snapshot sorted, in MiB of compact JSON rows; above, `400 invalid_request`.
+    pub sort_max_mb: u64,
     /// Snapshot spool: `memory` (this process's, the default) or `s3://BUCKET[/PREFIX]` (shared by
     /// the instances that share the store; endpoint, region and credentials from `AWS_*`).
     pub spool: String,
@@ -199,6 +210,11 @@ impl ServeOptions {
             max_error_text_bytes: dual_server::DEFAULT_MAX_ERROR_TEXT_BYTES,
             max_resources: dual_server::DEFAULT_MAX_RESOURCES,
             snapshot_max_mb: dual_server::DEFAULT_SNAPSHOT_MAX_BYTES >> 20,
+            sort_concurrency: dual_server::DEFAULT_SORT_CONCURRENCY,
+            sort_wait: dual_server::DEFAULT_SORT_WAIT,
+            sort_memory_mb: dual_server::DEFAULT_SORT_MEMORY_BYTES >> 20,
+            sort_max_rows: dual_server::DEFAULT_SORT_MAX_ROWS,
+            sort_max_mb: dual_server::DEFAULT_SORT_MAX_BYTES >> 20,
             spool: spool::MEMORY.to_owned(),
             spool_memory_mb: None,
             spool_dir: None,
@@ -370,6 +386,12 @@ pub async fn build_server(
     if let Some(wait) = options.pending_after {
         builder = builder.pending_after(wait);
     }
+    builder = builder
+        .sort_concurrency(options.sort_concurrency)
+        .sort_wait(options.sort_wait)
+        .sort_memory_bytes(options.sort_memory_mb.saturating_mul(1 << 20))
+        .sort_max_rows(options.sort_max_rows)
+        .sort_max_bytes(options.sort_max_mb.saturating_mul(1 << 20));
     // A memory spool is this process's: instances sharing a Redis or PostgreSQL store could not
     // read each other's snapshots, so with it a shared store serves every resource live.
     let shared_store = options.store.trim() != "memory";
