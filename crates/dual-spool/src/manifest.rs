@@ -4,7 +4,7 @@
 use bytes::{BufMut, Bytes, BytesMut};
 use dual_core::ResourceId;
 
-use crate::SpoolError;
+use crate::{SpoolError, segment};
 
 /// The magic number and format version at the start of an encoded manifest.
 const MAGIC: [u8; 4] = *b"DSM1";
@@ -61,10 +61,11 @@ impl Manifest {
         self.rows
     }
 
-    /// Encoded bytes of all segments.
+    /// Encoded bytes of all segments (saturating at `u64::MAX`: a decoded manifest is another
+    /// process's bytes, so its sizes are not trusted to add up within `u64`).
     #[must_use]
     pub fn bytes(&self) -> u64 {
-        self.segments.iter().map(|s| s.bytes).sum()
+        self.segments.iter().fold(0, |sum, s| sum.saturating_add(s.bytes))
     }
 
     /// The segments in row order; the index of a segment is its number in storage.
@@ -101,7 +102,8 @@ impl Manifest {
     ///
     /// # Errors
     ///
-    /// [`SpoolError::Corrupt`] when the bytes are not a version-1 manifest.
+    /// [`SpoolError::Corrupt`] when the bytes are not a version-1 manifest, or record a segment of
+    /// no rows or of a size no segment of its row count has.
     pub fn decode(id: ResourceId, bytes: &[u8]) -> Result<Self, SpoolError> {
         let corrupt = SpoolError::Corrupt {
             id,
@@ -124,11 +126,12 @@ impl Manifest {
             let (Ok(rows), Ok(size)) = (<[u8; 4]>::try_from(rows), <[u8; 8]>::try_from(size)) else {
                 return Err(corrupt);
             };
-            let rows = u32::from_le_bytes(rows);
-            if rows == 0 {
+            let (rows, size) = (u32::from_le_bytes(rows), u64::from_le_bytes(size));
+            // No segment is empty, and none of `rows` rows can have another size.
+            if rows == 0 || !segment::encoded_len_range(rows).contains(&size) {
                 return Err(corrupt);
             }
-            manifest.push(rows, u64::from_le_bytes(size));
+            manifest.push(rows, size);
         }
         Ok(manifest)
     }
@@ -171,5 +174,38 @@ mod tests {
         for cut in 0..encoded.len() {
             assert!(Manifest::decode(m.id(), &encoded[..cut]).is_err(), "cut at {cut}");
         }
+    }
+
+    /// Found by the fuzz target `manifest_decode`: two segments of `u64::MAX` bytes were accepted,
+    /// and `bytes()` then overflowed (a panic with overflow checks, a wrapped total without).
+    #[test]
+    fn implausible_segment_sizes_are_corrupt_and_bytes_never_overflows() {
+        let id = ResourceId::new();
+        let encoded = |entries: &[(u32, u64)]| {
+            let mut out = b"DSM1".to_vec();
+            out.extend_from_slice(&u32::try_from(entries.len()).expect("few").to_le_bytes());
+            for (rows, size) in entries {
+                out.extend_from_slice(&rows.to_le_bytes());
+                out.extend_from_slice(&size.to_le_bytes());
+            }
+            out
+        };
+        assert!(Manifest::decode(id, &encoded(&[(3, u64::MAX), (1, u64::MAX)])).is_err());
+        // The smallest and largest sizes a segment of 3 rows can have: header and 4 bounds, plus 0
+        // or u32::MAX row bytes.
+        let (least, most) = (16 + 4 * 4, 16 + 4 * 4 + u64::from(u32::MAX));
+        for (size, valid) in [(least - 1, false), (least, true), (most, true), (most + 1, false)] {
+            assert_eq!(
+                Manifest::decode(id, &encoded(&[(3, size)])).is_ok(),
+                valid,
+                "size {size}"
+            );
+        }
+        assert!(Manifest::decode(id, &encoded(&[(u32::MAX, 16 + 4 * (1 << 32))])).is_ok());
+
+        let mut huge = Manifest::new(id);
+        huge.push(1, u64::MAX);
+        huge.push(1, u64::MAX);
+        assert_eq!(huge.bytes(), u64::MAX);
     }
 }

@@ -184,6 +184,13 @@ impl Segment {
     }
 }
 
+/// The encoded sizes a segment of `rows` rows can have: the header and its `rows + 1` bounds, plus
+/// up to `u32::MAX` row bytes. A manifest recording another size is corrupt.
+pub(crate) fn encoded_len_range(rows: u32) -> std::ops::RangeInclusive<u64> {
+    let fixed = (HEADER_LEN + BOUND_LEN) as u64 + BOUND_LEN as u64 * u64::from(rows);
+    fixed..=fixed + u64::from(u32::MAX)
+}
+
 /// The little-endian u32 at `at`, if the bytes reach that far.
 fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
     let raw: [u8; 4] = bytes.get(at..at.checked_add(4)?)?.try_into().ok()?;

@@ -58,8 +58,15 @@ impl DemoMcp {
     }
 
     /// The request of tool `name` for `caller` (the resource belongs to its owner, if any), or the
-    /// `isError` result naming the argument that is wrong.
-    fn request(
+    /// `isError` result naming the argument that is wrong; an unknown tool is an `invalid_params` error.
+    ///
+    /// Every `tools/call` goes through it; public so that the fuzz target `mcp_tool_args` (fuzz/ in the
+    /// repository) drives the argument parsing without a session.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorData::invalid_params`] for a tool the demo does not have.
+    pub fn request(
         &self,
         name: &str,
         arguments: &JsonObject,
