@@ -67,12 +67,14 @@ impl DualResponseServer {
                     let (start, started) = QueryStart::channel();
                     let write = snapshot::write(
                         spool.clone(),
-                        Arc::clone(executor),
-                        params.clone(),
+                        snapshot::SnapshotQuery {
+                            executor: Arc::clone(executor),
+                            params: params.clone(),
+                            start,
+                        },
                         id,
                         max_bytes,
                         Arc::clone(&progress),
-                        start,
                         SnapshotCharge {
                             slot,
                             meter: inner.owners.meter(id),

@@ -23,7 +23,18 @@ pub(crate) struct Written {
     pub(crate) rows: u64,
 }
 
-/// Runs the query once through `executor.stream_with_start` (`start` tells when it runs) and writes every row to the snapshot of `id`,
+/// The query a snapshot runs: its executor, its parameters, and the signal the executor gives when it
+/// starts running (`QueryExecutor::stream_with_start`).
+pub(crate) struct SnapshotQuery {
+    /// The executor of the query's kind.
+    pub(crate) executor: Arc<dyn QueryExecutor>,
+    /// The query's parameters.
+    pub(crate) params: Value,
+    /// Signalled once the query runs (it has its connection).
+    pub(crate) start: QueryStart,
+}
+
+/// Runs `query` once through `executor.stream_with_start` (`start` tells when it runs) and writes every row to the snapshot of `id`,
 /// counting rows and keeping the sample in `progress` as they come. `Ok(None)` when the rows pass
 /// `max_bytes`: the writer is dropped, which removes what it stored, and the caller serves the
 /// resource live. Dropping the future (a cancelled or timed-out query) drops the executor's stream.
@@ -31,14 +42,17 @@ pub(crate) struct Written {
 /// `owner_bytes`, past the owner's quota), whose query slot is held until the write ends.
 pub(crate) async fn write(
     spool: Spool,
-    executor: Arc<dyn QueryExecutor>,
-    params: Value,
+    query: SnapshotQuery,
     id: ResourceId,
     max_bytes: u64,
     progress: Arc<QueryProgress>,
-    start: QueryStart,
     charge: SnapshotCharge,
 ) -> Result<Option<Written>, ServerError> {
+    let SnapshotQuery {
+        executor,
+        params,
+        start,
+    } = query;
     let SnapshotCharge {
         slot: _slot,
         mut meter,

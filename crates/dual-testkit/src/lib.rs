@@ -38,9 +38,9 @@ pub mod cleanup;
 pub mod client;
 pub mod executor;
 pub mod http;
-pub mod metrics;
 mod in_process_spool;
 pub mod logs;
+pub mod metrics;
 pub mod proxy;
 #[cfg(feature = "s3")]
 pub mod s3;
