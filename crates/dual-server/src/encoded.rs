@@ -44,7 +44,7 @@ impl EncodedPage {
         let kept = rows.iter().take_while(|row| budget.admit(json_len(row))).count();
         rows.truncate(kept);
         Self {
-            page: crate::server::cut(&budget, page, total_count),
+            page: cut(&budget, page, total_count),
             rows: PageRows::Decoded(rows),
         }
     }
@@ -354,4 +354,17 @@ mod tests {
         let batch = RowBatch::Json(JsonRows::list(vec![Bytes::from_static(b"nope")]));
         assert!(batch.into_rows().is_err());
     }
+}
+
+/// The pagination of a page cut by `budget`, logging a cut that the byte budget made.
+pub(crate) fn cut(budget: &RowBudget, page: &ValidPage, total_count: u64) -> PageResponse {
+    if budget.has_next() && budget.kept() < page.limit {
+        tracing::debug!(
+            limit = page.limit,
+            returned = budget.kept(),
+            bytes = budget.used(),
+            "page cut to whole rows within the byte cap"
+        );
+    }
+    budget.paginate(page, total_count)
 }

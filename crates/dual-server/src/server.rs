@@ -9,7 +9,7 @@ use dual_core::{
     budget::RowBudget,
     consistency::Consistency,
     metadata::ResourceMetadata,
-    page::{ValidPage, validate_sort},
+    page::validate_sort,
     range::RowRange,
     status::{FailureCode, QueryFailure, ResourceStatus},
 };
@@ -18,7 +18,7 @@ use dual_store::{Clock, Lookup, ResourceStore};
 use tracing::Instrument;
 
 use crate::config::ServerConfig;
-use crate::encoded::{self, BatchStream, EncodedPage};
+use crate::encoded::{self, BatchStream, EncodedPage, cut};
 use crate::owners::OwnerLedger;
 use crate::registry::Registry;
 use crate::running::RunningQueries;
@@ -489,19 +489,6 @@ impl DualResponseServer {
     }
 }
 
-/// The pagination of a page cut by `budget`, logging a cut that the byte budget made.
-pub(crate) fn cut(budget: &RowBudget, page: &ValidPage, total_count: u64) -> PageResponse {
-    if budget.has_next() && budget.kept() < page.limit {
-        tracing::debug!(
-            limit = page.limit,
-            returned = budget.kept(),
-            bytes = budget.used(),
-            "page cut to whole rows within the byte cap"
-        );
-    }
-    budget.paginate(page, total_count)
-}
-
 fn found(lookup: Lookup) -> Result<ResourceRecord, ServerError> {
     match lookup {
         Lookup::Found(record) => Ok(record),
@@ -509,5 +496,3 @@ fn found(lookup: Lookup) -> Result<ResourceRecord, ServerError> {
         Lookup::Missing => Err(ServerError::ResourceNotFound),
     }
 }
-
-//END
