@@ -259,6 +259,19 @@ pub(crate) fn into_rows(stream: BatchStream) -> RowStream {
     Box::pin(stream.map(|batch| batch.and_then(RowBatch::into_rows)))
 }
 
+/// The pagination of a page cut by `budget`, logging a cut that the byte budget made.
+pub(crate) fn cut(budget: &RowBudget, page: &ValidPage, total_count: u64) -> PageResponse {
+    if budget.has_next() && budget.kept() < page.limit {
+        tracing::debug!(
+            limit = page.limit,
+            returned = budget.kept(),
+            bytes = budget.used(),
+            "page cut to whole rows within the byte cap"
+        );
+    }
+    budget.paginate(page, total_count)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,17 +367,4 @@ mod tests {
         let batch = RowBatch::Json(JsonRows::list(vec![Bytes::from_static(b"nope")]));
         assert!(batch.into_rows().is_err());
     }
-}
-
-/// The pagination of a page cut by `budget`, logging a cut that the byte budget made.
-pub(crate) fn cut(budget: &RowBudget, page: &ValidPage, total_count: u64) -> PageResponse {
-    if budget.has_next() && budget.kept() < page.limit {
-        tracing::debug!(
-            limit = page.limit,
-            returned = budget.kept(),
-            bytes = budget.used(),
-            "page cut to whole rows within the byte cap"
-        );
-    }
-    budget.paginate(page, total_count)
 }
