@@ -156,6 +156,27 @@ pub fn cut_text(text: &str, max_bytes: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The length of `row`'s compact JSON, computed without keeping the text: the measure
+/// [`RowBudget::admit`] takes, for a server cutting a page and an executor that stops reading at the
+/// same row.
+#[must_use]
+pub fn row_json_len(row: &crate::Row) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Serialising a JSON map cannot fail; a failure counts what was written.
+    let _ = serde_json::to_writer(&mut counter, row);
+    counter.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,11 @@
 use std::pin::Pin;
 
 use bytes::Bytes;
-use dual_core::{PageResponse, ResourceId, Row, budget::RowBudget, page::ValidPage};
+use dual_core::{
+    PageResponse, ResourceId, Row,
+    budget::{RowBudget, row_json_len},
+    page::ValidPage,
+};
 use dual_spool::{RowRun, SpoolError};
 use futures_core::Stream;
 
@@ -41,7 +45,10 @@ impl EncodedPage {
         mut budget: RowBudget,
         total_count: u64,
     ) -> Self {
-        let kept = rows.iter().take_while(|row| budget.admit(json_len(row))).count();
+        let kept = rows
+            .iter()
+            .take_while(|row| budget.admit(row_json_len(row)))
+            .count();
         rows.truncate(kept);
         Self {
             page: cut(&budget, page, total_count),
@@ -116,24 +123,6 @@ impl EncodedPage {
         };
         Ok(page)
     }
-}
-
-/// The length of `row`'s compact JSON, written nowhere.
-fn json_len(row: &Row) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 = self.0.saturating_add(buf.len());
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    // Serialising a JSON map cannot fail; a failure counts what was written.
-    let _ = serde_json::to_writer(&mut counter, row);
-    counter.0
 }
 
 /// Decodes one stored row (the compact JSON of a [`Row`]).

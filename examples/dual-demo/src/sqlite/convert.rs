@@ -53,24 +53,6 @@ pub(crate) fn row(row: &rusqlite::Row<'_>, names: &[String]) -> rusqlite::Result
     Ok(out)
 }
 
-/// The length of `row`'s compact JSON, exactly as the server measures a page's rows.
-pub(crate) fn json_len(row: &Row) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 = self.0.saturating_add(buf.len());
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    // Serialising a JSON map cannot fail; a failure counts what was written.
-    let _ = serde_json::to_writer(&mut counter, row);
-    counter.0
-}
-
 /// About the bytes `row` holds (its keys and values, without serialising): what an export batch
 /// counts to stay near its byte target.
 pub(crate) fn approx_len(row: &Row) -> usize {

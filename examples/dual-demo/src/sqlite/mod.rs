@@ -335,7 +335,7 @@ impl QueryExecutor for SqliteExecutor {
                 let row = convert::row(row, &names)?;
                 let kept = budget
                     .as_mut()
-                    .is_none_or(|budget| budget.admit(convert::json_len(&row)));
+                    .is_none_or(|budget| budget.admit(dual_core::budget::row_json_len(&row)));
                 out.push(row);
                 if !kept {
                     break;

@@ -195,7 +195,7 @@ async fn export_batches_are_bounded_in_bytes() {
     let mut batches = 0;
     while let Some(batch) = stream.next().await {
         let batch = batch.expect("batch");
-        let bytes: usize = batch.iter().map(convert::json_len).sum();
+        let bytes: usize = batch.iter().map(dual_core::budget::row_json_len).sum();
         assert!(bytes <= STREAM_BATCH_BYTES + 11_000, "a batch of {bytes} bytes");
         rows += batch.len();
         batches += 1;
