@@ -29,6 +29,40 @@ pub fn log_safe(text: &str) -> LogSafe<'_> {
     LogSafe(text)
 }
 
+/// A request path for a log field: [`log_safe`] of the path cut before the first percent-encoded `?`
+/// (`%3F`), where a client that encoded its query into the path (a capability link's `token`, say)
+/// put secrets that no log may keep; the cut is marked with `…`.
+///
+/// ```
+/// use dual_core::escape::log_path;
+///
+/// assert_eq!(log_path("/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV/data").to_string(), "/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV/data");
+/// assert_eq!(log_path("/resources/x/data%3Fformat=csv&token=secret").to_string(), "/resources/x/data…");
+/// assert_eq!(log_path("/r/x%3ftoken=secret").to_string(), "/r/x…");
+/// ```
+#[must_use]
+pub fn log_path(path: &str) -> LogPath<'_> {
+    let cut = path
+        .as_bytes()
+        .windows(3)
+        .position(|w| w[0] == b'%' && w[1] == b'3' && w[2].eq_ignore_ascii_case(&b'f'));
+    match cut {
+        Some(at) => LogPath(&path[..at], true),
+        None => LogPath(path, false),
+    }
+}
+
+/// The [`Display`](fmt::Display) of [`log_path`].
+#[derive(Debug, Clone, Copy)]
+pub struct LogPath<'a>(&'a str, bool);
+
+impl fmt::Display for LogPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&log_safe(self.0), f)?;
+        if self.1 { f.write_str("…") } else { Ok(()) }
+    }
+}
+
 /// The [`Display`](fmt::Display) of [`log_safe`].
 #[derive(Debug, Clone, Copy)]
 pub struct LogSafe<'a>(&'a str);

@@ -15,7 +15,7 @@
 //! |---|---|
 //! | [`id`] | [`ResourceId`] (a ULID) and why a string is not one |
 //! | [`query`] | [`QuerySpec`] (a query as data: kind and params), [`Sort`], [`SortOrder`] |
-//! | [`column`] | [`Column`], [`ColumnType`], column inference from a sample |
+//! | [`column`](mod@column) | [`Column`], [`ColumnType`], column inference from a sample |
 //! | [`record`] | [`ResourceRecord`], what a store keeps |
 //! | [`page`] | [`PageRequest`] and its validation, [`PageResponse`], page limits, sort parameters |
 //! | [`budget`] | byte caps: pages cut to whole rows ([`budget::RowBudget`]), text for the model cut with a marker |

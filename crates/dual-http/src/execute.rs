@@ -9,9 +9,10 @@ use http::request::Parts;
 
 use crate::encode::Encoder;
 use crate::export::ExportBody;
-use crate::parse::ApiRequest;
+use crate::parse::{ApiRequest, Parsed};
 use crate::rejection::Rejection;
 use crate::{ContentCoding, CsvFormulas, ExportFormat, HttpConfig};
+use dual_server::LinkFormat;
 
 /// The outcome of an operation, ready for [`render`](crate::render::render).
 #[derive(Debug)]
@@ -29,11 +30,15 @@ pub(crate) enum ApiResponse {
     Export(Export),
     /// 200, the headers of an export and no body (`HEAD /{id}/data`).
     ExportHead {
-        /// The format `Accept` chose.
+        /// The format `format=` or `Accept` chose.
         format: ExportFormat,
+        /// The attachment's name, `{id}.{ext}`, when `format=` named the format.
+        attachment: Option<String>,
         /// The coding `Accept-Encoding` chose.
         encoding: ContentCoding,
     },
+    /// 200, the result view's page (`/{id}/view`).
+    View,
     /// 204, the answer to `OPTIONS` (a CORS preflight when the request is one).
     Options {
         /// The path's `Allow` header.
@@ -48,6 +53,8 @@ pub(crate) enum ApiResponse {
 #[derive(Debug)]
 pub(crate) struct Export {
     pub(crate) format: ExportFormat,
+    /// The attachment's name, `{id}.{ext}`, when `format=` named the format.
+    pub(crate) attachment: Option<String>,
     pub(crate) encoding: ContentCoding,
     pub(crate) body: ExportBody,
 }
@@ -59,14 +66,15 @@ impl From<Rejection> for ApiResponse {
 }
 
 /// Runs `request` against `server` as the caller `config`'s authentication hook maps the request
-/// to. The server authorizes every operation (a resource the caller may not see is the 404 an unknown
+/// to, or, when the request carries a capability link, as the link's grant (verified first, without
+/// touching the store; the hook is not consulted). The server authorizes every operation (a resource the caller may not see is the 404 an unknown
 /// id gets) and validates page requests and export sorts before counting an access. `HEAD` of an
 /// export runs the same checks and nothing else: no access is counted and no export starts.
 pub(crate) async fn execute(
     server: &DualResponseServer,
     config: &HttpConfig,
     parts: &Parts,
-    request: ApiRequest,
+    request: Parsed,
 ) -> ApiResponse {
     run(server, config, parts, request)
         .await
@@ -77,12 +85,15 @@ async fn run(
     server: &DualResponseServer,
     config: &HttpConfig,
     parts: &Parts,
-    request: ApiRequest,
+    Parsed { request, link }: Parsed,
 ) -> Result<ApiResponse, Rejection> {
     if let ApiRequest::Options { allow } = request {
         return Ok(ApiResponse::Options { allow });
     }
-    let caller = config.authorize.caller(parts);
+    let caller = match &link {
+        Some(link) => crate::link::grant(server, link, &request)?,
+        None => config.authorize.caller(parts),
+    };
     Ok(match request {
         ApiRequest::Metadata { id } => ApiResponse::Metadata(server.metadata(id, &caller).await?),
         ApiRequest::Page { id, request } => {
@@ -101,20 +112,33 @@ async fn run(
             sort,
             range,
             format,
+            named,
             encoding,
         } => {
             let stream = server.export_range(id, &caller, sort, range).await?;
-            ApiResponse::Export(start_export(id, stream, format, encoding, config.csv_formulas).await?)
+            let mut export = start_export(id, stream, format, encoding, config.csv_formulas).await?;
+            export.attachment = attachment(id, named);
+            ApiResponse::Export(export)
         }
         ApiRequest::ExportHead {
             id,
             sort,
             range,
             format,
+            named,
             encoding,
         } => {
             server.check_export(id, &caller, sort.as_ref(), range).await?;
-            ApiResponse::ExportHead { format, encoding }
+            ApiResponse::ExportHead {
+                format,
+                attachment: attachment(id, named),
+                encoding,
+            }
+        }
+        ApiRequest::View { id } => {
+            // Authorized like `GET /{id}`, counting no access: the page's own reads count.
+            server.get_resource(id, &caller).await?;
+            ApiResponse::View
         }
         ApiRequest::Options { allow } => ApiResponse::Options { allow },
     })
@@ -134,7 +158,13 @@ async fn start_export(
     body.prime().await?;
     Ok(Export {
         format,
+        attachment: None,
         encoding,
         body,
     })
+}
+
+/// `{id}.{ext}` for an export whose format `format=` named.
+fn attachment(id: ResourceId, named: Option<LinkFormat>) -> Option<String> {
+    named.map(|format| format!("{id}.{}", format.extension()))
 }

@@ -66,16 +66,17 @@ impl DualHttp {
     {
         let (parts, body) = request.into_parts();
         // One span per request: method and path only (the path carries the resource id, never row data;
-        // headers, which may carry credentials, are not recorded).
+        // headers, which may carry credentials, and the query, which may carry a capability link's
+        // token, are not recorded; `log_path` cuts a query encoded into the path).
         let span = tracing::debug_span!(
             "dual_http.request",
             method = %parts.method,
-            path = %dual_core::escape::log_safe(parts.uri.path()),
+            path = %dual_core::escape::log_path(parts.uri.path()),
             status = tracing::field::Empty,
         );
         let response = async {
             let response = match parse_request(&self.config, &parts, body).await {
-                Ok(request) => execute(&self.server, &self.config, &parts, request).await,
+                Ok(parsed) => execute(&self.server, &self.config, &parts, parsed).await,
                 Err(rejection) => ApiResponse::Error(rejection),
             };
             render(&self.config, &parts, response)

@@ -9,11 +9,49 @@
 //! | `POST /{id}` `{"offset","limit","sort"}` (all optional) | 200 one page |
 //! | `PUT /{id}` | 200 `{"status":"pinned","expires_at":null}` |
 //! | `DELETE /{id}` | 204 |
-//! | `GET /{id}/data[?sort=field:desc&offset=N&limit=M]` | 200 every row, or the row range, streamed: JSON array, NDJSON (`Accept: application/x-ndjson`), CSV (`Accept: text/csv`; cells a spreadsheet would run as formulas get a leading `'`, see [`CsvFormulas`]) or, with feature `arrow`, an Arrow IPC stream (`Accept: application/vnd.apache.arrow.stream`); 406 for an `Accept` it cannot produce |
+//! | `GET /{id}/data[?sort=field:desc&offset=N&limit=M&format=F]` | 200 every row, or the row range, streamed: JSON array, NDJSON (`Accept: application/x-ndjson`), CSV (`Accept: text/csv`; cells a spreadsheet would run as formulas get a leading `'`, see [`CsvFormulas`]) or, with feature `arrow`, an Arrow IPC stream (`Accept: application/vnd.apache.arrow.stream`); 406 for an `Accept` it cannot produce; `format=csv\|ndjson\|json\|arrow` overrides `Accept` and makes the response an attachment (`{id}.{ext}`) |
+//! | `GET /{id}/view` | 200 the result view (`dual_view::rest_page()`), an HTML page that reads this API, under a strict Content-Security-Policy |
 //! | `OPTIONS` | CORS preflight, when configured |
 //!
 //! Errors are JSON `{"error", "message", "retryable"}` with the statuses of docs/DESIGN.md §5, and never carry
 //! internals. `docs/openapi.yaml` in the repository describes the API in OpenAPI 3.1.
+//!
+//! # Capability links
+//!
+//! A URL minted by `DualResponseServer::download_link` or `view_link` carries `expires` and `token`
+//! in its query and needs no `Authorization` header: the handler verifies the token (HMAC-SHA256,
+//! constant-time) before any store access and reads as the link's grant instead of asking the
+//! [`Authorize`] hook. A data link opens exactly its export, a read link the resource's metadata,
+//! pages, exports and `/view`; `PUT` and `DELETE` ignore links. A link that does not verify is the
+//! unknown id's 404, byte for byte, the query string is never logged, and responses to link requests
+//! carry `Referrer-Policy: no-referrer`.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use dual_core::range::RowRange;
+//! use dual_http::DualHttp;
+//! use dual_server::{Caller, CreateResponse, DualResponseServer, LinkFormat};
+//! use http::{Request, StatusCode};
+//!
+//! let server = DualResponseServer::builder()
+//!     .base_url("https://api.example.com/resources")
+//!     .executor("numbers", dual_testkit::executor::Numbers::new())
+//!     .build()?;
+//! let created = server
+//!     .create_response(CreateResponse::new("numbers", serde_json::json!({"n": 40})).owner("alice"))
+//!     .await?;
+//! let link = server
+//!     .download_link(created.id, &Caller::owner("alice"), LinkFormat::Csv, RowRange::ALL, None)
+//!     .await?;
+//!
+//! // The default hook sees every request as anonymous; the link alone opens alice's resource.
+//! let handler = DualHttp::builder(server).prefix("/resources").build();
+//! let response = handler.handle(Request::get(link.url.as_str()).body(String::new())?).await;
+//! assert_eq!(response.status(), StatusCode::OK);
+//! assert_eq!(response.headers()["referrer-policy"], "no-referrer");
+//! # Ok(()) }
+//! ```
 //!
 //! Exports are the unit of parallel download: `offset` (default 0, at most the resource's
 //! `total_count`, where the range is empty) and `limit` (default: to the end; at least 1, no cap but
@@ -119,6 +157,7 @@ mod execute;
 mod export;
 mod future;
 mod handler;
+mod link;
 mod media;
 pub mod metrics;
 mod parse;
@@ -128,6 +167,7 @@ mod render;
 mod route;
 #[cfg(feature = "tower")]
 mod tower;
+mod view;
 
 pub use auth::{Anonymous, Authorize, CallerFromExtensions, OwnerFn};
 pub use body::ResponseBody;

@@ -1,5 +1,6 @@
 //! Media types: is a request body JSON, and which export format does `Accept` ask for.
 
+use dual_server::LinkFormat;
 use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE};
 
@@ -30,6 +31,19 @@ impl ExportFormat {
             Self::Csv => "text/csv; charset=utf-8; header=present",
             #[cfg(feature = "arrow")]
             Self::Arrow => "application/vnd.apache.arrow.stream",
+        }
+    }
+
+    /// The format `format=` names; `None` for one this build cannot produce (`arrow` without
+    /// feature `arrow`).
+    pub(crate) fn from_link(format: LinkFormat) -> Option<Self> {
+        match format {
+            LinkFormat::Json => Some(Self::Json),
+            LinkFormat::Ndjson => Some(Self::Ndjson),
+            LinkFormat::Csv => Some(Self::Csv),
+            #[cfg(feature = "arrow")]
+            LinkFormat::Arrow => Some(Self::Arrow),
+            _ => None,
         }
     }
 

@@ -49,6 +49,7 @@ pub(crate) fn request(config: &HttpConfig, parts: &Parts, status: StatusCode) {
     let route = match route(&config.prefix, parts.uri.path()) {
         Some(Route::Item(_)) => "item",
         Some(Route::Data(_)) => "data",
+        Some(Route::View(_)) => "view",
         None => "none",
     };
     counter!(

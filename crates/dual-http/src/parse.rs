@@ -8,9 +8,11 @@ use http::request::Parts;
 use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
+use crate::query::{ExportParams, LinkParams};
 use crate::rejection::Rejection;
 use crate::route::{Route, route};
 use crate::{BoxError, ContentCoding, ExportFormat, HttpConfig, media, query};
+use dual_server::LinkFormat;
 
 /// The API operation a request asks for, as [`parse_request`] found it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,8 +48,11 @@ pub(crate) enum ApiRequest {
         sort: Option<Sort>,
         /// From `?offset=N&limit=M` ([`RowRange::ALL`] without them).
         range: RowRange,
-        /// From `Accept`.
+        /// From `format=`, or else `Accept`.
         format: ExportFormat,
+        /// The `format=` parameter, when given: the response is an attachment, and a data link
+        /// signs it.
+        named: Option<LinkFormat>,
         /// From `Accept-Encoding`.
         encoding: ContentCoding,
     },
@@ -59,34 +64,65 @@ pub(crate) enum ApiRequest {
         sort: Option<Sort>,
         /// From `?offset=N&limit=M` ([`RowRange::ALL`] without them).
         range: RowRange,
-        /// From `Accept`.
+        /// From `format=`, or else `Accept`.
         format: ExportFormat,
+        /// The `format=` parameter, when given: the response is an attachment, and a data link
+        /// signs it.
+        named: Option<LinkFormat>,
         /// From `Accept-Encoding`.
         encoding: ContentCoding,
     },
-    /// `OPTIONS` on either path, with CORS configured (a preflight when the request is one).
+    /// `GET` (or `HEAD`) `/{id}/view`: the result view's page.
+    View {
+        /// The resource.
+        id: ResourceId,
+    },
+    /// `OPTIONS` on any path, with CORS configured (a preflight when the request is one).
     Options {
         /// The path's `Allow` header.
         allow: &'static str,
     },
 }
 
+impl ApiRequest {
+    /// The resource the operation is on (`None` for `OPTIONS`).
+    pub(crate) const fn id(&self) -> Option<ResourceId> {
+        match self {
+            Self::Metadata { id }
+            | Self::Page { id, .. }
+            | Self::Pin { id }
+            | Self::Delete { id }
+            | Self::Export { id, .. }
+            | Self::ExportHead { id, .. }
+            | Self::View { id } => Some(*id),
+            Self::Options { .. } => None,
+        }
+    }
+}
+
+/// A parsed request: the operation, and the capability link it carries, if any.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    /// The operation.
+    pub(crate) request: ApiRequest,
+    /// `expires` and `token` when given on a route a link can authorize (never on `PUT` or
+    /// `DELETE`, where they are ignored and the authorization hook decides).
+    pub(crate) link: Option<LinkParams>,
+}
+
 /// Parses a request into the operation it asks for; [`DualHttp::handle`](crate::DualHttp::handle) then
 /// calls [`execute`](crate::execute::execute) and [`render`](crate::render::render).
 ///
 /// Checks, in order: the path (below `config`'s prefix: 404), the method (405), the id (404), the
-/// query string (400), for an export `Accept` (406 when nothing the server can produce is
-/// acceptable), then for `POST` the body: `Content-Length` over the limit (413), a non-JSON
+/// query string (400; a link's `expires` and `token` are taken out of it), for an export `format=`
+/// (400 for an unknown one, 406 for one this build cannot produce) or else `Accept` (406 when
+/// nothing the server can produce is acceptable), then for `POST` the body: `Content-Length` over the limit (413), a non-JSON
 /// `Content-Type` on a non-empty body (415), the body read through [`Limited`] (413), and the page
 /// request itself (400 naming the field). Only `POST` bodies are read; other methods ignore theirs.
 ///
 /// # Errors
 /// The [`Rejection`] to render.
-pub(crate) async fn parse_request<B>(
-    config: &HttpConfig,
-    parts: &Parts,
-    body: B,
-) -> Result<ApiRequest, Rejection>
+pub(crate) async fn parse_request<B>(config: &HttpConfig, parts: &Parts, body: B) -> Result<Parsed, Rejection>
 where
     B: Body,
     B::Error: Into<BoxError>,
@@ -94,24 +130,34 @@ where
     let route = route(&config.prefix, parts.uri.path()).ok_or(Rejection::NotFound)?;
     let allow = route.allow(config.cors.is_some());
     let id_text = match (route, &parts.method) {
-        (_, &Method::OPTIONS) if config.cors.is_some() => return Ok(ApiRequest::Options { allow }),
+        (_, &Method::OPTIONS) if config.cors.is_some() => {
+            let request = ApiRequest::Options { allow };
+            return Ok(Parsed { request, link: None });
+        }
         (Route::Item(id), &Method::GET | &Method::HEAD | &Method::POST | &Method::PUT | &Method::DELETE)
-        | (Route::Data(id), &Method::GET | &Method::HEAD) => id,
+        | (Route::Data(id) | Route::View(id), &Method::GET | &Method::HEAD) => id,
         _ => return Err(Rejection::MethodNotAllowed { allow }),
     };
     let id: ResourceId = id_text.parse().map_err(|_| Rejection::NotFound)?;
-    let query = parts.uri.query();
-    match (route, &parts.method) {
+    let query = query::parse(parts.uri.query())?;
+    let request = match (route, &parts.method) {
         (Route::Data(_), method) => {
-            let (sort, range) = query::export_params(query)?;
-            let format = ExportFormat::negotiate(&parts.headers).ok_or(Rejection::NotAcceptable)?;
+            let ExportParams { sort, range, format } = query.export()?;
+            let named = format;
+            let format = match named {
+                Some(format) => ExportFormat::from_link(format).ok_or(Rejection::FormatUnavailable {
+                    format: format.as_str(),
+                })?,
+                None => ExportFormat::negotiate(&parts.headers).ok_or(Rejection::NotAcceptable)?,
+            };
             let encoding = ContentCoding::negotiate(&parts.headers);
-            Ok(if method == Method::HEAD {
+            if method == Method::HEAD {
                 ApiRequest::ExportHead {
                     id,
                     sort,
                     range,
                     format,
+                    named,
                     encoding,
                 }
             } else {
@@ -120,20 +166,40 @@ where
                     sort,
                     range,
                     format,
+                    named,
                     encoding,
                 }
-            })
+            }
+        }
+        (Route::View(_), _) => {
+            query.expect_none()?;
+            ApiRequest::View { id }
         }
         (_, &Method::POST) => {
-            query::expect_none(query)?;
+            query.expect_none()?;
             let bytes = read_body(config, parts, body).await?;
             let request = PageRequest::from_json(&bytes)?;
-            Ok(ApiRequest::Page { id, request })
+            ApiRequest::Page { id, request }
         }
-        (_, &Method::PUT) => query::expect_none(query).map(|()| ApiRequest::Pin { id }),
-        (_, &Method::DELETE) => query::expect_none(query).map(|()| ApiRequest::Delete { id }),
-        _ => query::expect_none(query).map(|()| ApiRequest::Metadata { id }),
-    }
+        (_, &Method::PUT | &Method::DELETE) => {
+            query.expect_none()?;
+            // A link never authorizes a change: its parameters are ignored here.
+            let request = if parts.method == Method::PUT {
+                ApiRequest::Pin { id }
+            } else {
+                ApiRequest::Delete { id }
+            };
+            return Ok(Parsed { request, link: None });
+        }
+        _ => {
+            query.expect_none()?;
+            ApiRequest::Metadata { id }
+        }
+    };
+    Ok(Parsed {
+        request,
+        link: query.link,
+    })
 }
 
 /// Reads a `POST` body of at most `config.body_limit` bytes, arriving within `config.body_timeout`,

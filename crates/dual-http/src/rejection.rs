@@ -36,6 +36,12 @@ pub(crate) enum Rejection {
     },
     /// 406 `not_acceptable`: the export's `Accept` allows none of the formats the server can produce.
     NotAcceptable,
+    /// 406 `not_acceptable`: `format=` names a format this server cannot produce (`arrow` without
+    /// feature `arrow`).
+    FormatUnavailable {
+        /// The format named.
+        format: &'static str,
+    },
     /// 408 `request_timeout`: the body did not arrive in full within the body timeout.
     RequestTimeout {
         /// The timeout.
@@ -103,7 +109,7 @@ impl Rejection {
             Self::NotFound => ErrorCode::NotFound,
             Self::Expired => ErrorCode::Expired,
             Self::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
-            Self::NotAcceptable => ErrorCode::NotAcceptable,
+            Self::NotAcceptable | Self::FormatUnavailable { .. } => ErrorCode::NotAcceptable,
             Self::RequestTimeout { .. } => ErrorCode::RequestTimeout,
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
             Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
@@ -133,6 +139,10 @@ impl Rejection {
             }
             Self::NotAcceptable => format!(
                 "`Accept` allows none of the export formats this server can produce: {}",
+                crate::ExportFormat::PRODUCIBLE
+            ),
+            Self::FormatUnavailable { format } => format!(
+                "`format={format}` is not available on this server; it produces: {}",
                 crate::ExportFormat::PRODUCIBLE
             ),
             Self::RequestTimeout { after } => {
@@ -190,8 +200,11 @@ impl Rejection {
         }
     }
 
-    /// A 400 for a query parameter the route does not take.
+    /// A 400 for a query parameter the route does not take. Only the name up to a `=` is echoed: a
+    /// name holding one is a parameter whose `=` was percent-encoded (`token%3D…`), and what follows
+    /// it may be a capability link's token, which no answer or log repeats.
     pub(crate) fn unknown_parameter(name: &str, expected: &str) -> Self {
+        let name = name.split_once('=').map_or(name, |(name, _)| name);
         Self::InvalidRequest(format!(
             "unknown query parameter `{}`; {expected}",
             truncate(name)

@@ -12,6 +12,7 @@ use crate::{ContentCoding, Cors, ExportFormat, HttpConfig, ResponseBody};
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
 const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
+const NO_REFERRER: HeaderValue = HeaderValue::from_static("no-referrer");
 
 /// Renders `response` for the request whose head is `parts`.
 ///
@@ -19,7 +20,8 @@ const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
 /// access) and `X-Content-Type-Options: nosniff`; JSON answers get `Content-Type: application/json`
 /// and `Content-Length`; exports `Vary: Accept` (and, with feature `compression`, `Vary:
 /// Accept-Encoding` and `Content-Encoding` when compressed); 405 `Allow`; 503 `Retry-After` (1 s for `storage_error`, the executor's hint for `overloaded`); with CORS
-/// configured, `Vary: Origin` and the `Access-Control-*` headers for an allowed `Origin`. A `HEAD`
+/// configured, `Vary: Origin` and the `Access-Control-*` headers for an allowed `Origin`; a request
+/// with a capability link's `token` or `expires`, `Referrer-Policy: no-referrer`. A `HEAD`
 /// request gets the headers of the `GET` and no body. A rejection is logged here, once.
 #[must_use]
 pub(crate) fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) -> Response<ResponseBody> {
@@ -29,12 +31,18 @@ pub(crate) fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) 
         ApiResponse::Page(page) => json_bytes(StatusCode::OK, page.to_json()),
         ApiResponse::Pinned(pin) => json(StatusCode::OK, &pin),
         ApiResponse::Deleted => status_only(StatusCode::NO_CONTENT),
-        ApiResponse::Export(export) => {
-            export_response(ResponseBody::export(export.body), export.format, export.encoding)
-        }
-        ApiResponse::ExportHead { format, encoding } => {
-            export_response(ResponseBody::empty(), format, encoding)
-        }
+        ApiResponse::Export(export) => export_response(
+            ResponseBody::export(export.body),
+            export.format,
+            export.attachment.as_deref(),
+            export.encoding,
+        ),
+        ApiResponse::ExportHead {
+            format,
+            attachment,
+            encoding,
+        } => export_response(ResponseBody::empty(), format, attachment.as_deref(), encoding),
+        ApiResponse::View => crate::view::page(),
         ApiResponse::Options { allow } => {
             preflight_allow = Some(allow);
             let mut out = status_only(StatusCode::NO_CONTENT);
@@ -47,6 +55,10 @@ pub(crate) fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) 
     let headers = out.headers_mut();
     headers.insert(header::CACHE_CONTROL, NO_STORE);
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);
+    if crate::query::mentions_link(parts.uri.query()) {
+        // The URL holds a bearer secret: no page it leads to may learn it from `Referer`.
+        headers.insert(header::REFERRER_POLICY, NO_REFERRER);
+    }
     if let Some(cors) = &config.cors {
         apply_cors(cors, parts, preflight_allow, headers);
     }
@@ -84,11 +96,13 @@ pub(crate) fn render_rejection(rejection: &Rejection) -> Response<ResponseBody> 
     out
 }
 
-/// A 200 export with its headers: `Content-Type`, `Vary`, `Content-Encoding` when compressed (the
-/// `GET` and the `HEAD` of an export send the same).
+/// A 200 export with its headers: `Content-Type`, `Vary`, `Content-Encoding` when compressed,
+/// `Content-Disposition: attachment` when `format=` named the format (the `GET` and the `HEAD` of an
+/// export send the same).
 fn export_response(
     body: ResponseBody,
     format: ExportFormat,
+    attachment: Option<&str>,
     encoding: ContentCoding,
 ) -> Response<ResponseBody> {
     let mut out = Response::new(body);
@@ -103,6 +117,12 @@ fn export_response(
     }
     if let Some(coding) = encoding.as_header() {
         headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static(coding));
+    }
+    // `{id}.{ext}`: a UUID and a fixed extension, nothing to quote or escape.
+    if let Some(Ok(disposition)) =
+        attachment.map(|name| HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")))
+    {
+        headers.insert(header::CONTENT_DISPOSITION, disposition);
     }
     out
 }

@@ -1,12 +1,14 @@
-//! Paths below the mount prefix: `/{id}` and `/{id}/data`.
+//! Paths below the mount prefix: `/{id}`, `/{id}/data` and `/{id}/view`.
 
-/// Which of the API's two paths a request is for, with the id text (not yet validated).
+/// Which of the API's paths a request is for, with the id text (not yet validated).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Route<'a> {
     /// `/{id}`: metadata, page, pin, delete.
     Item(&'a str),
     /// `/{id}/data`: the streamed export.
     Data(&'a str),
+    /// `/{id}/view`: the result view, as an HTML page.
+    View(&'a str),
 }
 
 impl Route<'_> {
@@ -15,8 +17,8 @@ impl Route<'_> {
         match (self, cors) {
             (Self::Item(_), false) => "GET, HEAD, POST, PUT, DELETE",
             (Self::Item(_), true) => "GET, HEAD, POST, PUT, DELETE, OPTIONS",
-            (Self::Data(_), false) => "GET, HEAD",
-            (Self::Data(_), true) => "GET, HEAD, OPTIONS",
+            (Self::Data(_) | Self::View(_), false) => "GET, HEAD",
+            (Self::Data(_) | Self::View(_), true) => "GET, HEAD, OPTIONS",
         }
     }
 }
@@ -30,6 +32,7 @@ pub(crate) fn route<'a>(prefix: &str, path: &'a str) -> Option<Route<'a>> {
     match (segments.next(), segments.next()) {
         (None, _) => Some(Route::Item(id)),
         (Some("data"), None) => Some(Route::Data(id)),
+        (Some("view"), None) => Some(Route::View(id)),
         _ => None,
     }
 }
@@ -48,6 +51,7 @@ mod tests {
             Some(Route::Data("abc"))
         );
         assert_eq!(route("/a/b", "/a/b/x/data"), Some(Route::Data("x")));
+        assert_eq!(route("/r", "/r/x/view"), Some(Route::View("x")));
     }
 
     #[test]
@@ -60,6 +64,8 @@ mod tests {
             ("", "/abc/data/"),
             ("", "/abc/other"),
             ("", "/abc/data/x"),
+            ("", "/abc/view/"),
+            ("", "/abc/view/x"),
             ("/resources", "/abc"),
             ("/resources", "/resources"),
             ("/resources", "/resources/"),

@@ -270,6 +270,12 @@ fn check_body(spec: &Spec, documented: &Value, headers: &HeaderMap, body: &Bytes
                 assert!(validator.is_valid(&value), "{what}: line {line}");
             }
         }
+        "text/html" => {
+            assert!(
+                text.contains(dual_view::REST_TRANSPORT_MARKER),
+                "{what}: the REST view"
+            );
+        }
         "text/csv" => {
             assert!(
                 text.lines().next().is_some_and(|h| h.starts_with("id,")),
@@ -334,6 +340,13 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
     let unknown = dual_core::ResourceId::new();
     let item = |id: dual_core::ResourceId| format!("/{id}");
     let data = |id: dual_core::ResourceId| format!("/{id}/data");
+    let view = |id: dual_core::ResourceId| format!("/{id}/view");
+    let other = common::create(&server, json!({"n": 5})).await;
+    let read_link = server
+        .view_link(id, &dual_server::Caller::anonymous())
+        .await
+        .expect("a read link");
+    let read_link = &read_link.url[read_link.url.find("expires=").expect("expires")..];
     let big: &'static str = Box::leak(format!("{{{}}}", " ".repeat(70_000)).into_boxed_str());
 
     let cases = vec![
@@ -412,6 +425,37 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
         case("/{id}/data", Method::GET, data(id))
             .header(header::ACCEPT, "application/vnd.apache.arrow.stream")
             .header(header::ACCEPT_ENCODING, "zstd"),
+        case("/{id}/data", Method::GET, format!("{}?format=csv", data(id)))
+            .header(header::ACCEPT, "application/json"),
+        case(
+            "/{id}/data",
+            Method::HEAD,
+            format!("{}?format=ndjson&limit=3", data(id)),
+        ),
+        case("/{id}/data", Method::GET, format!("{}?format=xml", data(id))),
+        case(
+            "/{id}/data",
+            Method::GET,
+            format!("{}?format=csv&{read_link}", data(id)),
+        ),
+        case(
+            "/{id}/data",
+            Method::GET,
+            format!("{}?format=csv&{read_link}", data(other)),
+        ),
+        case("/{id}", Method::GET, format!("{}?{read_link}", item(id))),
+        case("/{id}", Method::POST, format!("{}?{read_link}", item(id))),
+        case("/{id}/view", Method::GET, view(id)),
+        case("/{id}/view", Method::GET, format!("{}?{read_link}", view(id))),
+        case("/{id}/view", Method::GET, format!("{}?x=1", view(id))),
+        case("/{id}/view", Method::GET, view(unknown)),
+        case("/{id}/view", Method::GET, view(id)).broken_store(),
+        case("/{id}/view", Method::HEAD, view(id)),
+        case("/{id}/view", Method::HEAD, format!("{}?x=1", view(id))),
+        case("/{id}/view", Method::HEAD, view(unknown)),
+        case("/{id}/view", Method::HEAD, view(id)).broken_store(),
+        case("/{id}/view", Method::OPTIONS, view(id)).preflight("GET"),
+        case("/{id}/view", Method::OPTIONS, view(id)),
         // Last: deleting the resource the cases above read.
         case("/{id}", Method::DELETE, item(id)),
     ];

@@ -28,6 +28,17 @@
 //!   deletes the pending resource and so stops the query) for clients that
 //!   [declare tasks](client_supports_tasks); [`failure_result`] is the tool error of a failed query.
 //!   [`read_resource`] answers a pending or failed resource with its status instead of a page.
+//! * `apps` feature, MCP Apps (`io.modelcontextprotocol/ui`, docs/DESIGN.md §4): the result view of
+//!   the `dual-view` crate for hosts that render it. [`client_supports_apps`] (and the pure
+//!   [`capabilities_support_apps`] / [`apps_negotiated`]) tells whether a request's client
+//!   negotiated the extension; [`declare_apps`] declares it in the server's capabilities. For those
+//!   clients only: [`with_view`] puts `_meta.ui.resourceUri` on a tool, [`view_resource`] is the
+//!   `ui://` entry of `resources/list` and [`read_view`] its `resources/read`, [`download_link_tool`]
+//!   is the app-only tool `dual_download_link` that [`call_download_link`] answers with a capability
+//!   URL (no `Authorization` header needed), and [`apps_tool_result`] renders a tool result as
+//!   [`AppsOptions`] asks (by default without the `resource_link` block,
+//!   anthropics/claude-ai-mcp#753). Every other client gets exactly what it gets without the
+//!   feature.
 //! * `client` feature: [`parse_call_tool_result`] turns a `CallToolResult` into dual-client's
 //!   `ParsedDualResponse`.
 //!
@@ -56,7 +67,36 @@
 //! assert_eq!(result.content.len(), 3);
 //! assert!(result.structured_content.is_some());
 //! ```
+//!
+//! With the `apps` feature, the surface a client that negotiated MCP Apps gets:
+//!
+//! ```
+//! # #[cfg(feature = "apps")] {
+//! use dual_core::mcp::ProtocolVersion;
+//! use dual_rmcp::dual_view::{MIME_TYPE, VIEW_URI};
+//! use rmcp::model::{ClientCapabilities, JsonObject, ResourceContents, Tool};
+//!
+//! let host: ClientCapabilities = serde_json::from_value(serde_json::json!({
+//!     "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+//! }))
+//! .expect("capabilities");
+//! assert!(dual_rmcp::apps_negotiated(Some(&host), ProtocolVersion::V2025_11_25));
+//! assert!(!dual_rmcp::apps_negotiated(Some(&ClientCapabilities::default()), ProtocolVersion::V2025_11_25));
+//!
+//! let tool = dual_rmcp::with_view(Tool::new("query", "Run read-only SQL", JsonObject::new()));
+//! let meta = serde_json::to_value(&tool.meta).unwrap_or_default();
+//! assert_eq!(meta["ui"]["resourceUri"], VIEW_URI);
+//! assert_eq!(dual_rmcp::view_resource().mime_type.as_deref(), Some(MIME_TYPE));
+//! let read = dual_rmcp::read_view(VIEW_URI).expect("the view");
+//! assert!(matches!(&read.contents[0], ResourceContents::TextResourceContents { text, .. }
+//!     if text.starts_with("<!doctype html>")));
+//! let app_only = serde_json::to_value(dual_rmcp::download_link_tool()).unwrap_or_default();
+//! assert_eq!(app_only["_meta"]["ui"]["visibility"], serde_json::json!(["app"]));
+//! # }
+//! ```
 
+#[cfg(feature = "apps")]
+mod apps;
 #[cfg(feature = "client")]
 mod client;
 #[cfg(feature = "server")]
@@ -71,6 +111,12 @@ mod version;
 #[cfg(feature = "server")]
 mod wait;
 
+#[cfg(feature = "apps")]
+pub use apps::{
+    AppsOptions, DOWNLOAD_LINK_TOOL, EXTENSION_ID, RESOURCE_URI_META_KEY, VIEW_NAME, apps_negotiated,
+    apps_tool_result, call_download_link, capabilities_support_apps, client_supports_apps, declare_apps,
+    download_link_tool, read_view, view_resource, with_view,
+};
 #[cfg(feature = "client")]
 pub use client::parse_call_tool_result;
 #[cfg(feature = "server")]
@@ -91,5 +137,8 @@ pub use version::{protocol_version, resource_template_for_version, tool_for_vers
 #[cfg(feature = "server")]
 pub use wait::{DEFAULT_POLL_INTERVAL, WaitError, WaitOptions, wait_for_result};
 
+/// Re-exported (feature `apps`) so users name the view the server lists.
+#[cfg(feature = "apps")]
+pub use dual_view;
 /// Re-exported so users name the same rmcp version.
 pub use rmcp;

@@ -54,6 +54,38 @@ impl fmt::Debug for DualTasks {
     }
 }
 
+/// How a task renders its ready response.
+#[derive(Debug, Clone, Copy)]
+enum Rendering {
+    /// [`to_call_tool_result_with`](crate::to_call_tool_result_with).
+    Plain(RenderOptions),
+    /// [`apps_tool_result`](crate::apps_tool_result).
+    #[cfg(feature = "apps")]
+    Apps(RenderOptions, crate::AppsOptions),
+}
+
+impl Rendering {
+    #[cfg_attr(
+        not(feature = "apps"),
+        expect(
+            unused_variables,
+            reason = "only the apps rendering mints links for the caller"
+        )
+    )]
+    async fn render(
+        &self,
+        server: &DualResponseServer,
+        caller: &Caller,
+        ready: &dual_core::DualResponse,
+    ) -> rmcp::model::CallToolResult {
+        match self {
+            Self::Plain(render) => crate::to_call_tool_result_with(ready, render),
+            #[cfg(feature = "apps")]
+            Self::Apps(render, apps) => crate::apps_tool_result(server, caller, ready, render, apps).await,
+        }
+    }
+}
+
 impl DualTasks {
     /// Tasks running tool calls on `server`, waiting with the default [`WaitOptions`].
     #[must_use]
@@ -90,6 +122,31 @@ impl DualTasks {
         caller: Caller,
         request: CreateResponse,
         render: RenderOptions,
+        progress: Option<ProgressReporter>,
+    ) -> CreateTaskResult {
+        self.spawn_rendered(caller, request, Rendering::Plain(render), progress)
+    }
+
+    /// [`DualTasks::spawn`] for a client that [negotiated MCP Apps](crate::client_supports_apps):
+    /// the task's result is rendered by [`apps_tool_result`](crate::apps_tool_result) with `apps`.
+    #[cfg(feature = "apps")]
+    #[must_use]
+    pub fn spawn_for_apps(
+        &self,
+        caller: Caller,
+        request: CreateResponse,
+        render: RenderOptions,
+        apps: crate::AppsOptions,
+        progress: Option<ProgressReporter>,
+    ) -> CreateTaskResult {
+        self.spawn_rendered(caller, request, Rendering::Apps(render, apps), progress)
+    }
+
+    fn spawn_rendered(
+        &self,
+        caller: Caller,
+        request: CreateResponse,
+        rendering: Rendering,
         progress: Option<ProgressReporter>,
     ) -> CreateTaskResult {
         let server = self.server.clone();
@@ -134,7 +191,7 @@ impl DualTasks {
                         Err(TaskExit::Cancelled)
                     }
                     waited = waited => Ok(match waited {
-                        Ok(ready) => crate::to_call_tool_result_with(&ready, &render),
+                        Ok(ready) => rendering.render(&server, &caller, &ready).await,
                         Err(error) => error.tool_result_within(server.config().max_error_text_bytes),
                     }),
                 }

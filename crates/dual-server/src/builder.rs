@@ -1,5 +1,7 @@
 //! The server's builder: options, their validation, and starting the server.
 
+mod validate;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,8 +18,10 @@ use crate::config::{
     DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE, DEFAULT_SNAPSHOT_MAX_BYTES,
     DEFAULT_SORT_CACHE_BYTES, MAX_SAMPLE_SIZE, ServerConfig, SortLimits,
 };
+use crate::links::{DEFAULT_LINK_LIFETIME, LinkKey, Links, MAX_LINK_LIFETIME};
 use crate::registry::Registry;
 use crate::{DualResponseServer, OwnerQuotas, QueryExecutor, ServerBuildError};
+use validate::{check, refuse_local_spool, validate_base_url, validate_scheme};
 
 impl DualResponseServer {
     /// A builder; only `base_url` is required.
@@ -64,6 +68,8 @@ pub struct DualResponseServerBuilder {
     progress_interval: Duration,
     query_lease: Duration,
     owner_quotas: OwnerQuotas,
+    link_key: Option<LinkKey>,
+    link_lifetime: Duration,
     registry: Registry,
     clock: Clock,
 }
@@ -95,6 +101,8 @@ impl Default for DualResponseServerBuilder {
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
             query_lease: DEFAULT_QUERY_LEASE,
             owner_quotas: OwnerQuotas::default(),
+            link_key: None,
+            link_lifetime: DEFAULT_LINK_LIFETIME,
             registry: Registry::default(),
             clock: Clock::system(),
         }
@@ -367,6 +375,22 @@ impl DualResponseServerBuilder {
         self
     }
 
+    /// The key capability links are signed with (default: [`LinkKey::random`], drawn once for this
+    /// server). Give every instance that shares the store the same key, so that a link minted by
+    /// one is served by all; a new key revokes every link signed with the old one.
+    pub fn link_key(mut self, key: LinkKey) -> Self {
+        self.link_key = Some(key);
+        self
+    }
+
+    /// How long a capability link lives (default 10 minutes,
+    /// [`DEFAULT_LINK_LIFETIME`](crate::DEFAULT_LINK_LIFETIME)); at most 24 hours, and not zero
+    /// (`build` refuses both).
+    pub fn link_lifetime(mut self, lifetime: Duration) -> Self {
+        self.link_lifetime = lifetime;
+        self
+    }
+
     /// The clock (default: the system clock). Tests pass [`Clock::tokio`] and pause tokio's time.
     pub fn clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
@@ -468,6 +492,12 @@ impl DualResponseServerBuilder {
             "must be between 1 and 4294967295",
         )?;
         check(self.sorts.max_bytes > 0, "sort_max_bytes", "must be at least 1")?;
+        check(!self.link_lifetime.is_zero(), "link_lifetime", "must be positive")?;
+        check(
+            self.link_lifetime <= MAX_LINK_LIFETIME,
+            "link_lifetime",
+            "must be at most 24 hours",
+        )?;
         let config = ServerConfig {
             base_url: base_url.trim_end_matches('/').to_owned(),
             uri_scheme: self.uri_scheme,
@@ -488,6 +518,7 @@ impl DualResponseServerBuilder {
             progress_interval: self.progress_interval,
             query_lease: self.query_lease,
             owner_quotas: self.owner_quotas,
+            link_lifetime: self.link_lifetime,
         };
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let spool = match (self.spool, config.snapshot_max_bytes) {
@@ -506,95 +537,15 @@ impl DualResponseServerBuilder {
                 })?))
             }
         };
-        DualResponseServer::start(config, store, spool, self.registry, self.clock)
-    }
-}
-
-/// Refuses a process-local spool with a shared store: instances sharing the store would find each
-/// other's resources ready and their snapshots missing (docs/ARCHITECTURE.md).
-fn refuse_local_spool(
-    store: &dyn ResourceStore,
-    spool_shared: bool,
-    spool: &'static str,
-) -> Result<(), ServerBuildError> {
-    if store.is_shared() && !spool_shared {
-        return Err(ServerBuildError::ProcessLocalSpool { spool });
-    }
-    Ok(())
-}
-
-fn check(ok: bool, option: &'static str, reason: &str) -> Result<(), ServerBuildError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(ServerBuildError::InvalidOption {
-            option,
-            reason: reason.to_owned(),
-        })
-    }
-}
-
-fn validate_base_url(url: &str) -> Result<(), ServerBuildError> {
-    let invalid = || ServerBuildError::InvalidBaseUrl(url.to_owned());
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))
-        .ok_or_else(invalid)?;
-    let host = rest.split('/').next().unwrap_or_default();
-    let bad_char =
-        |c: char| c.is_whitespace() || c.is_control() || matches!(c, '?' | '#' | '\\' | '"' | '<' | '>');
-    if host.is_empty() || host.starts_with(':') || host.contains('@') || url.chars().any(bad_char) {
-        return Err(invalid());
-    }
-    Ok(())
-}
-
-fn validate_scheme(scheme: &str) -> Result<(), ServerBuildError> {
-    let ok = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    check(
-        ok,
-        "uri_scheme",
-        "must be letters, digits, '+', '-' or '.', starting with a letter",
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base_url_validation() {
-        for good in [
-            "http://localhost:8080/resources",
-            "https://api.example.com/resources/",
-            "http://[::1]:1/r",
-        ] {
-            assert_eq!(validate_base_url(good), Ok(()), "{good}");
-        }
-        for bad in [
-            "",
-            "localhost/resources",
-            "ftp://x/r",
-            "http://",
-            "http:///r",
-            "http://x/r?a=1",
-            "http://x/r#f",
-            "http://a b/r",
-            "http://user@x/r",
-        ] {
-            assert!(validate_base_url(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn scheme_validation() {
-        assert!(validate_scheme("resource").is_ok());
-        assert!(validate_scheme("x-dual.v1").is_ok());
-        for bad in ["", "1abc", "a b", "a/b", "a:"] {
-            assert!(validate_scheme(bad).is_err(), "{bad}");
-        }
+        let link_key = self.link_key.unwrap_or_else(|| {
+            if store.is_shared() {
+                tracing::warn!(
+                    "the store is shared with other instances but no link_key was set: a capability link minted here will not verify on another instance; give every instance the same link_key()"
+                );
+            }
+            LinkKey::random()
+        });
+        let links = Links::new(link_key, config.link_lifetime);
+        DualResponseServer::start(config, store, spool, self.registry, self.clock, links)
     }
 }

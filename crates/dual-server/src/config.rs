@@ -99,6 +99,9 @@ pub struct ServerConfig {
     pub query_lease: Duration,
     /// The per-owner quotas, counted by this instance.
     pub owner_quotas: OwnerQuotas,
+    /// How long a capability link lives
+    /// ([`DualResponseServer::download_link`](crate::DualResponseServer::download_link)).
+    pub link_lifetime: Duration,
 }
 
 /// The limits of deriving sorted orders of snapshots: how many at once, how long a sort waits for

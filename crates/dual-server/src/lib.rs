@@ -65,6 +65,8 @@ mod encoded;
 mod error;
 mod executor;
 mod export_check;
+mod link_minting;
+pub mod links;
 pub mod metrics;
 mod owners;
 mod pending;
@@ -99,6 +101,7 @@ pub use executor::{
     DEFAULT_STREAM_BATCH, ExecutorError, QueryExecutor, RowStream, paged_range_stream, paged_stream,
     take_rows,
 };
+pub use links::{DEFAULT_LINK_LIFETIME, DownloadLink, LinkFormat, LinkKey, MAX_LINK_LIFETIME};
 pub use owners::{
     DEFAULT_OWNER_MAX_BYTES, DEFAULT_OWNER_MAX_PINS, DEFAULT_OWNER_MAX_QUERIES, DEFAULT_OWNER_MAX_RESOURCES,
     OwnerQuotas,

@@ -14,11 +14,12 @@ use dual_core::{
     status::{FailureCode, QueryFailure, ResourceStatus},
 };
 use dual_spool::Spool;
-use dual_store::{Clock, Lookup, ResourceStore};
+use dual_store::{Access, Clock, Lookup, ResourceStore};
 use tracing::Instrument;
 
 use crate::config::ServerConfig;
 use crate::encoded::{self, BatchStream, EncodedPage, cut};
+use crate::links::Links;
 use crate::owners::OwnerLedger;
 use crate::registry::Registry;
 use crate::running::RunningQueries;
@@ -50,6 +51,8 @@ pub(crate) struct Inner {
     pub(crate) running: RunningQueries,
     /// What each owner holds here, against the per-owner quotas.
     pub(crate) owners: Arc<OwnerLedger>,
+    /// Signs and verifies capability links.
+    pub(crate) links: Links,
     /// Taken by `shutdown`; a std mutex because it is only held to `take()` the handle.
     sweeper: Mutex<Option<Sweeper>>,
     shut_down: AtomicBool,
@@ -73,6 +76,7 @@ impl DualResponseServer {
         spool: Option<Spool>,
         registry: Registry,
         clock: Clock,
+        links: Links,
     ) -> Result<Self, ServerBuildError> {
         let sorts = Arc::new(SortCache::new(config.sort_cache_bytes, config.sorts));
         crate::metrics::limits(config.max_resources);
@@ -100,6 +104,7 @@ impl DualResponseServer {
                 clock,
                 running: RunningQueries::default(),
                 owners,
+                links,
                 sweeper: Mutex::new(sweeper),
                 shut_down: AtomicBool::new(false),
             }),
@@ -152,23 +157,17 @@ impl DualResponseServer {
     /// # Errors
     /// As [`DualResponseServer::get_resource`].
     pub async fn metadata(&self, id: ResourceId, caller: &Caller) -> Result<ResourceMetadata, ServerError> {
-        let seen = self.authorized(id, caller).await?;
-        let mut record = self.record_access(id).await?;
-        if seen.status == ResourceStatus::Failed && record.status == ResourceStatus::Pending {
-            // Lease lapsed just now (`authorized` stored the failure, best effort).
-            record = ResourceRecord {
-                access_count: record.access_count,
-                last_accessed_at: record.last_accessed_at,
-                ..seen
-            };
-        }
+        let record = self.accessed(id, caller).await?;
         Ok(ResourceMetadata::at(&record, self.inner.clock.now()))
     }
 
-    /// One page of the resource's result: validates the request against the server's limits and the
-    /// resource's columns, counts an access, and reads `limit + 1` rows so that `has_next` is exact:
-    /// from the snapshot (sorted pages through the sort order derived once per resource and key), or
-    /// for a live resource by re-executing the query. An invalid request is not counted.
+    /// One page of the resource's result: authorizes the caller and counts the access in one store
+    /// call, validates the request against the server's limits and the resource's columns, and reads
+    /// `limit + 1` rows so that `has_next` is exact: from the snapshot (sorted pages through the sort
+    /// order derived once per resource and key), or for a live resource by re-executing the query.
+    /// A limit out of range is refused before the store call and not counted; a request the caller
+    /// may see the resource for is counted even when it then fails (a page of a resource not ready, a
+    /// sort field that is not a column): checking it needs the record, which the counting call reads.
     ///
     /// This decodes a snapshot's rows; to send the page on, [`DualResponseServer::fetch_page_encoded`]
     /// writes it without decoding.
@@ -225,17 +224,24 @@ impl DualResponseServer {
     ) -> Result<EncodedPage, ServerError> {
         let span = tracing::info_span!("dual_fetch_page", %id);
         async move {
-            let record = self.authorized(id, caller).await?;
+            let limits = self.inner.config.page_limits;
+            // What can be refused without the record (the limit) is refused before the store call,
+            // and so not counted.
+            let unsorted = PageRequest {
+                offset: request.offset,
+                limit: request.limit,
+                sort: None,
+            };
+            unsorted.validate(limits, &[])?;
+            let record = self.accessed(id, caller).await?;
             Self::readable(&record)?;
-            let page = request.validate(self.inner.config.page_limits, &record.columns)?;
+            let page = request.validate(limits, &record.columns)?;
             let mut budget = RowBudget::for_page(&page, max_bytes);
             if let Some(spool) = self.snapshot_of(&record) {
-                let record = self.record_access(id).await?;
                 let rows = snapshot::page(spool, &self.inner.sorts, id, &page, &mut budget).await?;
                 return Ok(EncodedPage::json(rows, cut(&budget, &page, record.total_count)));
             }
             let executor = self.inner.registry.get(&record.query.kind)?;
-            let record = self.record_access(id).await?;
             let rows = executor
                 .fetch_page(
                     &record.query.params,
@@ -257,8 +263,9 @@ impl DualResponseServer {
     /// The same as [`DualResponseServer::stream_range`] with [`RowRange::ALL`].
     ///
     /// # Errors
-    /// `INVALID_REQUEST` for a sort field that is not a column (not counted), and the errors of
-    /// [`DualResponseServer::get_resource`]. Errors while streaming arrive as stream items.
+    /// `INVALID_REQUEST` for a sort field that is not a column (counted, as for
+    /// [`DualResponseServer::fetch_page`]), and the errors of [`DualResponseServer::get_resource`].
+    /// Errors while streaming arrive as stream items.
     pub async fn stream_rows(
         &self,
         id: ResourceId,
@@ -298,8 +305,8 @@ impl DualResponseServer {
     ///
     /// # Errors
     /// `INVALID_REQUEST` for a sort field that is not a column or an `offset` beyond `total_count`
-    /// (neither counted), and the errors of [`DualResponseServer::get_resource`]. Errors while
-    /// streaming arrive as stream items.
+    /// (both counted: the check needs the record, which the counting store call reads), and the
+    /// errors of [`DualResponseServer::get_resource`]. Errors while streaming arrive as stream items.
     pub async fn export_range(
         &self,
         id: ResourceId,
@@ -307,17 +314,15 @@ impl DualResponseServer {
         sort: Option<Sort>,
         range: RowRange,
     ) -> Result<(ResourceRecord, BatchStream), ServerError> {
-        let record = self.authorized(id, caller).await?;
+        let record = self.accessed(id, caller).await?;
         Self::readable(&record)?;
         let sort = sort.map(|s| validate_sort(&s, &record.columns)).transpose()?;
         range.check(record.total_count)?;
         if let Some(spool) = self.snapshot_of(&record) {
-            let record = self.record_access(id).await?;
             let stream = snapshot::export(spool, &self.inner.sorts, id, sort, range).await?;
             return Ok((record, stream));
         }
         let executor: Arc<dyn QueryExecutor> = Arc::clone(self.inner.registry.get(&record.query.kind)?);
-        let record = self.record_access(id).await?;
         let stream = take_rows(
             executor.stream_range(record.query.params.clone(), sort, range),
             range.limit,
@@ -330,9 +335,10 @@ impl DualResponseServer {
     /// [`DualResponseServerBuilder::anonymous_pins`](crate::DualResponseServerBuilder::anonymous_pins)).
     ///
     /// # Errors
-    /// `QUOTA_EXCEEDED` (`owner_pins`) at the caller's pin quota, and as
-    /// [`DualResponseServer::get_resource`].
+    /// `QUOTA_EXCEEDED` (`owner_pins`) at the caller's pin quota, `RESOURCE_NOT_FOUND` for a link's
+    /// grant (which only reads), and as [`DualResponseServer::get_resource`].
     pub async fn pin_resource(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
+        refuse_grant(caller)?;
         let record = self.authorized(id, caller).await?;
         if record.is_pinned() {
             return Ok(record);
@@ -347,9 +353,11 @@ impl DualResponseServer {
     /// Deletes the resource.
     ///
     /// # Errors
-    /// `RESOURCE_NOT_FOUND` when there is nothing `caller` may delete (an unknown id, or a resource
-    /// bound to another owner), `RESOURCE_EXPIRED`, or `STORAGE_ERROR`.
+    /// `RESOURCE_NOT_FOUND` when there is nothing `caller` may delete (an unknown id, a resource
+    /// bound to another owner, or a link's grant, which only reads), `RESOURCE_EXPIRED`, or
+    /// `STORAGE_ERROR`.
     pub async fn delete_resource(&self, id: ResourceId, caller: &Caller) -> Result<(), ServerError> {
+        refuse_grant(caller)?;
         let record = self.authorized(id, caller).await?;
         // A pending query run here stops now; one run elsewhere stops at its next lease renewal,
         // which finds the record gone.
@@ -428,8 +436,9 @@ impl DualResponseServer {
             .is_some()
     }
 
-    /// The one authorization check: the live record of `id` when `caller` may see it, and exactly
-    /// what an unknown id gets (`RESOURCE_NOT_FOUND`) when not. Every operation on a resource starts here.
+    /// The one authorization check of an operation that counts no access: the live record of `id`
+    /// when `caller` may see it, and exactly what an unknown id gets (`RESOURCE_NOT_FOUND`) when not.
+    /// Every operation on a resource starts here or at [`DualResponseServer::accessed`].
     async fn authorized(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
         let now = self.inner.clock.now();
         let record = found(self.inner.store.get(id, now).await?)?;
@@ -484,9 +493,31 @@ impl DualResponseServer {
         }
     }
 
-    async fn record_access(&self, id: ResourceId) -> Result<ResourceRecord, ServerError> {
-        found(self.inner.store.record_access(id, self.inner.clock.now()).await?)
+    /// The authorization check of a read and its count, in one store round trip: the store counts
+    /// the access only when `caller` may see the record ([`Caller::viewer`]), and a record it may
+    /// not see is answered exactly like an unknown id (`RESOURCE_NOT_FOUND`), its count untouched. A
+    /// pending record whose lease lapsed is failed as [`DualResponseServer::authorized`] fails it.
+    async fn accessed(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
+        let now = self.inner.clock.now();
+        match self.inner.store.record_access(id, caller.viewer(), now).await? {
+            Access::Counted(record) if record.lease_lapsed_at(now) => Ok(self.interrupted(record).await),
+            Access::Counted(record) => Ok(record),
+            Access::NotVisible => {
+                tracing::debug!(%id, "caller may not see the resource: answered as not found");
+                Err(ServerError::ResourceNotFound)
+            }
+            Access::Expired => Err(ServerError::ResourceExpired),
+            Access::Missing => Err(ServerError::ResourceNotFound),
+        }
     }
+}
+
+/// A link's grant reads and does nothing else: what it may not do is answered as an unknown id.
+fn refuse_grant(caller: &Caller) -> Result<(), ServerError> {
+    if caller.is_grant() {
+        return Err(ServerError::ResourceNotFound);
+    }
+    Ok(())
 }
 
 fn found(lookup: Lookup) -> Result<ResourceRecord, ServerError> {

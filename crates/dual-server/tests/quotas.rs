@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use dual_core::{PageRequest, ResourceId, ResourceRecord, Row, Sort};
 use dual_server::dual_spool::{MemorySpool, Spool};
-use dual_server::dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
+use dual_server::dual_store::{Access, Lookup, MemoryStore, ResourceStore, StoreError, Viewer};
 use dual_server::{
     Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, Quota, ServerBuildError,
     ServerError, ServerErrorCode,
@@ -145,8 +145,13 @@ impl ResourceStore for SharedStore {
     async fn get(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
         self.0.get(id, now).await
     }
-    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
-        self.0.record_access(id, now).await
+    async fn record_access(
+        &self,
+        id: ResourceId,
+        viewer: Viewer<'_>,
+        now: OffsetDateTime,
+    ) -> Result<Access, StoreError> {
+        self.0.record_access(id, viewer, now).await
     }
     async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
         self.0.pin(id, now).await

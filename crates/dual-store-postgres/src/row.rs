@@ -158,8 +158,20 @@ pub(crate) fn decode(row: &Row) -> Result<ResourceRecord, StoreError> {
     })
 }
 
-/// The record of an update-if-live row (see `Sql::record_access`): `Some` when the update matched,
-/// `None` with whether the id exists otherwise.
+/// The record of a `Sql::record_access` row when the access was counted, otherwise whether the row
+/// was there and expired (`None` when there was no row, `Some(false)` when it is live but not the
+/// viewer's).
+pub(crate) fn decode_access(row: &Row) -> Result<Result<ResourceRecord, Option<bool>>, StoreError> {
+    let id: Option<String> = column(row, "id")?;
+    if id.is_some() {
+        decode(row).map(Ok)
+    } else {
+        column(row, "expired").map(Err)
+    }
+}
+
+/// The record of an update-if-live row (see `Sql::pin`) when the update matched, otherwise whether
+/// the id exists.
 pub(crate) fn decode_update(row: &Row) -> Result<Result<ResourceRecord, bool>, StoreError> {
     let id: Option<String> = column(row, "id")?;
     if id.is_some() {

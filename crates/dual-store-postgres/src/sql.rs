@@ -132,7 +132,21 @@ ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, query = EXCLUDED.query,
     status = EXCLUDED.status, lease_expires_at = EXCLUDED.lease_expires_at, failure = EXCLUDED.failure"
             ),
             get: format!("SELECT {COLUMNS} FROM {qualified} WHERE id = $1"),
-            record_access: update_live("access_count = access_count + 1, last_accessed_at = $2"),
+            // One statement checks liveness and who may see the record ($3 the viewer's filter:
+            // `any`, `unowned`, `owner` with $4 the owner, or `none`) and counts. When nothing
+            // matched, `expired` tells the rest apart from the row as it was: NULL when there is no
+            // row, true when it expired, false when it is live but not the viewer's.
+            record_access: format!(
+                "WITH hit AS (
+    UPDATE {qualified} SET access_count = access_count + 1, last_accessed_at = $2
+    WHERE id = $1 AND (expires_at IS NULL OR expires_at > $2)
+        AND CASE $3::text WHEN 'any' THEN TRUE WHEN 'none' THEN FALSE
+            ELSE owner IS NULL OR ($3::text = 'owner' AND owner = $4::text) END
+    RETURNING {COLUMNS}
+)
+SELECT hit.*, (SELECT expires_at IS NOT NULL AND expires_at <= $2 FROM {qualified} WHERE id = $1) AS expired
+FROM (VALUES (1)) AS one (x) LEFT JOIN hit ON TRUE"
+            ),
             pin: update_live("expires_at = NULL"),
             // Expired or not: only the query's columns, so a concurrent access or pin is kept.
             update_query: format!(

@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use deadpool_postgres::{Object, Pool};
 use dual_core::{ResourceId, ResourceRecord};
-use dual_store::{Lookup, ResourceStore, StoreError};
+use dual_store::{Access, Lookup, OwnerFilter, ResourceStore, StoreError, Viewer};
 use time::OffsetDateTime;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Row, Statement};
@@ -172,9 +172,34 @@ impl ResourceStore for PostgresStore {
     }
 
     #[tracing::instrument(name = "postgres_store.record_access", level = "debug", skip_all, fields(%id))]
-    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
-        self.update_live("record_access", &self.shared.sql.record_access, id, now)
-            .await
+    async fn record_access(
+        &self,
+        id: ResourceId,
+        viewer: Viewer<'_>,
+        now: OffsetDateTime,
+    ) -> Result<Access, StoreError> {
+        let (filter, owner) = match viewer.filter(id) {
+            OwnerFilter::Any => ("any", None),
+            OwnerFilter::Unowned => ("unowned", None),
+            OwnerFilter::UnownedOr(owner) => ("owner", Some(owner)),
+            OwnerFilter::Nothing => ("none", None),
+        };
+        let rows = self
+            .rows(
+                "record_access",
+                &self.shared.sql.record_access,
+                &[&id.to_string(), &micros(now), &filter, &owner],
+            )
+            .await?;
+        let row = rows
+            .first()
+            .ok_or_else(|| StoreError::backend("postgres record_access: no row returned"))?;
+        Ok(match row::decode_access(row)? {
+            Ok(record) => Access::Counted(record),
+            Err(Some(true)) => Access::Expired,
+            Err(Some(false)) => Access::NotVisible,
+            Err(None) => Access::Missing,
+        })
     }
 
     #[tracing::instrument(name = "postgres_store.pin", level = "debug", skip_all, fields(%id))]

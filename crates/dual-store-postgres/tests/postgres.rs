@@ -7,7 +7,7 @@
 mod support;
 
 use dual_core::{QuerySpec, ResourceRecord};
-use dual_store::{Lookup, ResourceStore, StoreError};
+use dual_store::{Access, Lookup, ResourceStore, StoreError, Viewer};
 use dual_store_postgres::{PostgresStore, PostgresStoreBuilder};
 
 use support::{Namespace, now_micros, record};
@@ -59,10 +59,10 @@ async fn instances_share_one_table() -> TestResult {
     let now = now_micros();
     let saved = record(now, Some(now + Duration::minutes(15)));
     first.save(&saved).await?;
-    let Lookup::Found(_) = second.record_access(saved.id, now).await? else {
+    let Access::Counted(_) = second.record_access(saved.id, Viewer::Anonymous, now).await? else {
         panic!("a record saved by one instance is served by another");
     };
-    let Lookup::Found(seen) = first.record_access(saved.id, now).await? else {
+    let Access::Counted(seen) = first.record_access(saved.id, Viewer::Anonymous, now).await? else {
         panic!("still there");
     };
     assert_eq!(seen.access_count, 2, "both instances' accesses count");
@@ -112,9 +112,9 @@ async fn json_keeps_its_text_and_timestamps_keep_microseconds() -> TestResult {
     );
     assert_eq!(
         store
-            .record_access(saved.id, expires - Duration::nanoseconds(789))
+            .record_access(saved.id, Viewer::Anonymous, expires - Duration::nanoseconds(789))
             .await?,
-        Lookup::Expired,
+        Access::Expired,
         "record_access decides like get"
     );
     Ok(())

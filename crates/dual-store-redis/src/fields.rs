@@ -22,6 +22,14 @@ pub(crate) const QUERY: &str = "q";
 pub(crate) const COUNT: &str = "n";
 /// The last access, RFC 3339; absent until the first access.
 pub(crate) const LAST_ACCESS: &str = "la";
+/// The owner, as `record_access` checks it: [`NO_OWNER`] for a record without one, else
+/// [`OWNED`] followed by the owner. Absent in records saved before it existed (the script then reads
+/// the owner out of [`RECORD`]).
+pub(crate) const OWNER: &str = "o";
+/// [`OWNER`] of a record created without an owner.
+pub(crate) const NO_OWNER: &str = "-";
+/// The prefix of [`OWNER`] before the owner of an owned record.
+pub(crate) const OWNED: &str = "=";
 /// Whole microseconds of `expires_at` since the Unix epoch; absent once pinned.
 pub(crate) const EXPIRES_MICROS: &str = "eu";
 /// Nanoseconds of `expires_at` past [`EXPIRES_MICROS`] (0..=999); absent once pinned.
@@ -51,7 +59,11 @@ pub(crate) fn encode(record: &ResourceRecord) -> Result<Vec<(&'static str, Strin
     let json = serde_json::to_string(record)
         .map_err(|e| StoreError::backend("cannot encode record").with_source(e))?;
     let count = record.access_count.min(i64::MAX as u64);
-    let mut fields = vec![(RECORD, json), (COUNT, count.to_string())];
+    let owner = record
+        .owner
+        .as_ref()
+        .map_or_else(|| NO_OWNER.to_owned(), |owner| format!("{OWNED}{owner}"));
+    let mut fields = vec![(RECORD, json), (COUNT, count.to_string()), (OWNER, owner)];
     if let Some(at) = record.last_accessed_at {
         fields.push((LAST_ACCESS, format_time(at)?));
     }

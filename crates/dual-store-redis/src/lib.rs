@@ -30,11 +30,14 @@
 //! fields that change after creation and supersede parts of it when present: the access counter (`n`,
 //! bumped with `HINCRBY`, so concurrent reads never lose a count), the last access time (`la`), the
 //! expiry split into whole microseconds and the nanoseconds past them so Lua compares it exactly
-//! (`eu`, `en`; absent once pinned), and the query's part (`q`): the JSON of `status`, `total_count`,
+//! (`eu`, `en`; absent once pinned), the owner (`o`: `-` for a record without one, else `=` and the
+//! owner, so `record_access` checks who may see the record in its script without decoding the JSON;
+//! a record saved before this field existed has none, and only then does the script read the owner
+//! out of `rec` with `cjson`), and the query's part (`q`): the JSON of `status`, `total_count`,
 //! `columns`, `sample`, `consistency`, `lease_expires_at` and `failure`, which `update_query` writes
 //! with one `HSET` when the record is there (expired or not), leaving the key's TTL, the saved JSON and
 //! every other field alone. A save deletes the key first, so no field of an earlier record survives
-//! it. No script decodes the JSON (Lua's `cjson` would round big integers and reorder keys): they pass
+//! it. No script re-encodes the JSON (Lua's `cjson` would round big integers and reorder keys): they pass
 //! `rec` and `q` through as strings, and the store decodes them preserving key order. Records saved
 //! before statuses existed carry none in their JSON and read as `ready`. Every operation is one round
 //! trip: a `MULTI` pipeline or a Lua script that checks expiry and updates in one step.

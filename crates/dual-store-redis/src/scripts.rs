@@ -4,7 +4,9 @@
 //! them (see [`SplitTime`](crate::fields::SplitTime)), so the expiry test is exact: a record whose
 //! `expires_at` is at or before `now` is expired. Scripts that read or write a record answer
 //! `{status, json, query, count, last_access, pinned}` with status 0 = missing, 1 = expired,
-//! 2 = found, and `query` the query's part (`''` when never updated).
+//! 2 = found, 3 = not visible to the viewer and 4 = a record whose owner cannot be read (both
+//! `record_access` only), and `query` the query's part
+//! (`''` when never updated).
 //!
 //! No script decodes or re-encodes the record's JSON: Lua's `cjson` would round integers beyond 2^53
 //! and reorder object keys. Scripts pass the `rec` and `q` fields through as opaque strings.
@@ -28,14 +30,35 @@ macro_rules! lua {
     };
 }
 
-/// `KEYS[1]` record (the index and pinned-set keys follow, unused). Counts an access of a live record: `HINCRBY` the counter, set the last access to
-/// `ARGV[3]` (RFC 3339).
+/// `KEYS[1]` record (the index and pinned-set keys follow, unused); `ARGV[3]` the access time (RFC
+/// 3339), `ARGV[4]` the viewer's filter (`any`, `unowned`, `owner` or `none`, see
+/// [`OwnerFilter`](dual_store::OwnerFilter)) and `ARGV[5]` the viewer's owner (`''` unless `owner`).
+/// Counts an access of a live record the viewer may see: `HINCRBY` the counter and set the last
+/// access. A live record the viewer may not see answers status 3 and is left untouched.
+///
+/// The owner comes from the `o` field (`-` or `=` and the owner); a record saved before that field
+/// existed has none, and then only its owner is read out of the JSON with `cjson` (a string decodes
+/// exactly; the JSON itself is passed through untouched as everywhere else). JSON `cjson` cannot
+/// read answers status 4, which the store reports as a corrupt record.
 pub(crate) static RECORD_ACCESS: LazyLock<Script> = LazyLock::new(|| {
     Script::new(lua!(
         r"
-local v = redis.call('HMGET', KEYS[1], 'rec', 'eu', 'en', 'q')
+local v = redis.call('HMGET', KEYS[1], 'rec', 'eu', 'en', 'q', 'o')
 if not v[1] then return {0, '', '', 0, '', 0} end
 if v[2] and expired(v[2], v[3]) then return {1, '', '', 0, '', 0} end
+local filter = ARGV[4]
+if filter ~= 'any' then
+  if filter == 'none' then return {3, '', '', 0, '', 0} end
+  local owner = nil
+  if v[5] then
+    if v[5] ~= '-' then owner = string.sub(v[5], 2) end
+  else
+    local ok, saved = pcall(cjson.decode, v[1])
+    if not ok or type(saved) ~= 'table' then return {4, '', '', 0, '', 0} end
+    if type(saved.owner) == 'string' then owner = saved.owner end
+  end
+  if owner and (filter ~= 'owner' or owner ~= ARGV[5]) then return {3, '', '', 0, '', 0} end
+end
 local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
 redis.call('HSET', KEYS[1], 'la', ARGV[3])
 local pinned = 0

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::{ResourceId, ResourceRecord};
-use dual_store::{Clock, Lookup, ResourceStore, StoreError};
+use dual_store::{Access, Clock, Lookup, OwnerFilter, ResourceStore, StoreError, Viewer};
 use time::OffsetDateTime;
 
 use crate::connection::Connection;
@@ -79,16 +79,16 @@ impl RedisStore {
             .max(1)
     }
 
-    /// Runs a record script (`KEYS`: record, index, pinned set; `ARGV`: now, `extra`) and decodes its
-    /// reply.
+    /// Runs a record script (`KEYS`: record, index, pinned set; `ARGV`: now, then `extra`) and decodes
+    /// its reply.
     async fn run_script(
         &self,
         op: &'static str,
         script: &'static redis::Script,
         id: ResourceId,
         now: OffsetDateTime,
-        extra: String,
-    ) -> Result<Lookup, StoreError> {
+        extra: [String; 3],
+    ) -> Result<Access, StoreError> {
         let key = self.shared.keys.record(id);
         let expiry = self.shared.keys.expiry.clone();
         let pinned = self.shared.keys.pinned.clone();
@@ -103,15 +103,15 @@ impl RedisStore {
                     .key(pinned)
                     .arg(split.micros)
                     .arg(split.nanos)
-                    .arg(extra)
+                    .arg(&extra)
                     .invoke_async(&mut con)
                     .await
             })
             .await?;
         let (status, json, query, count, last_access, pinned) = reply;
         match status {
-            0 => Ok(Lookup::Missing),
-            1 => Ok(Lookup::Expired),
+            0 => Ok(Access::Missing),
+            1 => Ok(Access::Expired),
             2 => Stored {
                 json,
                 query: Some(query),
@@ -120,7 +120,9 @@ impl RedisStore {
                 pinned: pinned == 1,
             }
             .decode()
-            .map(Lookup::Found),
+            .map(Access::Counted),
+            3 => Ok(Access::NotVisible),
+            4 => Err(StoreError::corrupt("record JSON: its owner cannot be read")),
             other => Err(StoreError::backend(format!(
                 "redis {op}: unexpected script status {other}"
             ))),
@@ -232,16 +234,33 @@ impl ResourceStore for RedisStore {
     }
 
     #[tracing::instrument(name = "redis_store.record_access", level = "debug", skip_all, fields(%id))]
-    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+    async fn record_access(
+        &self,
+        id: ResourceId,
+        viewer: Viewer<'_>,
+        now: OffsetDateTime,
+    ) -> Result<Access, StoreError> {
         let now_text = fields::format_time(now)?;
-        self.run_script("record_access", &scripts::RECORD_ACCESS, id, now, now_text)
+        let (filter, owner) = match viewer.filter(id) {
+            OwnerFilter::Any => ("any", ""),
+            OwnerFilter::Unowned => ("unowned", ""),
+            OwnerFilter::UnownedOr(owner) => ("owner", owner),
+            OwnerFilter::Nothing => ("none", ""),
+        };
+        let extra = [now_text, filter.to_owned(), owner.to_owned()];
+        self.run_script("record_access", &scripts::RECORD_ACCESS, id, now, extra)
             .await
     }
 
     #[tracing::instrument(name = "redis_store.pin", level = "debug", skip_all, fields(%id))]
     async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
-        self.run_script("pin", &scripts::PIN, id, now, id.to_string())
-            .await
+        let extra = [id.to_string(), String::new(), String::new()];
+        match self.run_script("pin", &scripts::PIN, id, now, extra).await? {
+            Access::Counted(record) => Ok(Lookup::Found(record)),
+            Access::Expired => Ok(Lookup::Expired),
+            Access::Missing => Ok(Lookup::Missing),
+            Access::NotVisible => Err(StoreError::backend("redis pin: unexpected script status 3")),
+        }
     }
 
     #[tracing::instrument(name = "redis_store.update_query", level = "debug", skip_all, fields(id = %record.id))]

@@ -12,7 +12,7 @@ use dual_core::{
     ResourceId,
     status::{FailureCode, QueryFailure, ResourceStatus},
 };
-use dual_store::{Lookup, ResourceStore};
+use dual_store::{Access, Lookup, ResourceStore, Viewer};
 use dual_store_redis::RedisStore;
 
 use redis::AsyncCommands;
@@ -183,10 +183,15 @@ async fn expiry_is_exact_to_the_nanosecond() -> TestResult {
     };
     assert_eq!(got, saved, "timestamps round-trip to the nanosecond");
     assert!(matches!(
-        store.record_access(saved.id, just_before).await?,
-        Lookup::Found(_)
+        store
+            .record_access(saved.id, Viewer::Anonymous, just_before)
+            .await?,
+        Access::Counted(_)
     ));
-    assert_eq!(store.record_access(saved.id, at).await?, Lookup::Expired);
+    assert_eq!(
+        store.record_access(saved.id, Viewer::Anonymous, at).await?,
+        Access::Expired
+    );
     assert_eq!(
         store.live_count(just_before).await?,
         1,
@@ -294,7 +299,7 @@ async fn update_query_writes_only_the_query_field_and_keeps_the_ttl() -> TestRes
         serde_json::to_string(&update.sample)?,
         "big integers, floats and key order are kept"
     );
-    let Lookup::Found(accessed) = store.record_access(saved.id, now).await? else {
+    let Access::Counted(accessed) = store.record_access(saved.id, Viewer::Anonymous, now).await? else {
         panic!("record_access after update_query");
     };
     assert_eq!(
@@ -382,4 +387,56 @@ async fn a_stores_debug_output_names_its_prefix() {
     let namespace = Namespace::new();
     let store = namespace.store().await;
     assert!(format!("{store:?}").contains(store.key_prefix()));
+}
+
+#[tokio::test]
+async fn record_access_reads_the_owner_of_a_record_saved_before_the_owner_field() -> TestResult {
+    let namespace = Namespace::new();
+    let store = namespace.store().await;
+    let now = OffsetDateTime::now_utc();
+    let mut owned = record(now, Some(now + Duration::minutes(15)));
+    owned.owner = Some("tenant-a".to_owned());
+    let (store, mut raw, saved, key) = namespace.save(store, owned).await?;
+    let owner: Option<String> = raw.hget(&key, "o").await?;
+    assert_eq!(
+        owner.as_deref(),
+        Some("=tenant-a"),
+        "a save writes the owner field"
+    );
+    // As an earlier release saved it: the owner only inside the JSON.
+    let _: usize = raw.hdel(&key, "o").await?;
+    for viewer in [
+        Viewer::Anonymous,
+        Viewer::Owner("tenant-b"),
+        Viewer::Owner("tenant"),
+    ] {
+        assert_eq!(
+            store.record_access(saved.id, viewer, now).await?,
+            Access::NotVisible,
+            "{viewer:?}"
+        );
+    }
+    let Access::Counted(seen) = store
+        .record_access(saved.id, Viewer::Owner("tenant-a"), now)
+        .await?
+    else {
+        panic!("the owner sees an older record");
+    };
+    assert_eq!(seen.access_count, 1, "only the owner's access counted");
+    let unowned = record(now, Some(now + Duration::minutes(15)));
+    let (store, mut raw, saved, key) = namespace.save(store, unowned).await?;
+    let _: usize = raw.hdel(&key, "o").await?;
+    assert!(matches!(
+        store.record_access(saved.id, Viewer::Anonymous, now).await?,
+        Access::Counted(_)
+    ));
+    // An older record whose JSON cannot be read is reported, not served or counted.
+    let _: usize = raw.hset(&key, "rec", "{not json").await?;
+    match store.record_access(saved.id, Viewer::Anonymous, now).await {
+        Err(dual_store::StoreError::Corrupt { message, .. }) => {
+            assert!(message.contains("owner"), "{message}")
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    Ok(())
 }

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use dual_core::{Column, ColumnType, QuerySpec, ResourceId, ResourceRecord, Row};
-use dual_store::{Lookup, MemoryStore, ResourceStore};
+use dual_store::{Lookup, MemoryStore, ResourceStore, Viewer};
 use serde_json::json;
 use time::OffsetDateTime;
 
@@ -197,7 +197,7 @@ fn bench_lookups(
     c.bench_function(&name(&format!("record_access, {SAMPLE_ROWS}-row sample")), |b| {
         b.iter(|| {
             let id = live[rng.below(live.len())];
-            black_box(ready(store.record_access(black_box(id), now)))
+            black_box(ready(store.record_access(black_box(id), Viewer::Anonymous, now)))
         });
     });
 }

@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use dual_core::{QuerySpec, ResourceId, ResourceRecord};
-//! use dual_store::{Clock, Lookup, MemoryStore, ResourceStore};
+//! use dual_store::{Access, Clock, MemoryStore, ResourceStore, Viewer};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), dual_store::StoreError> {
@@ -32,7 +32,9 @@
 //!     failure: None,
 //! };
 //! store.save(&record).await?;
-//! let Lookup::Found(seen) = store.record_access(record.id, now).await? else { unreachable!() };
+//! let Access::Counted(seen) = store.record_access(record.id, Viewer::Anonymous, now).await? else {
+//!     unreachable!()
+//! };
 //! assert_eq!(seen.access_count, 1);
 //! # Ok(()) }
 //! ```
@@ -49,4 +51,4 @@ pub use connect::ConnectError;
 pub use error::{BoxError, StoreError};
 pub use memory::MemoryStore;
 pub use redact::redact_secrets;
-pub use store::{Lookup, ResourceStore};
+pub use store::{Access, Lookup, OwnerFilter, ResourceStore, Viewer};

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use dual_core::{ResourceId, ResourceRecord};
 use time::OffsetDateTime;
 
-use crate::{Lookup, ResourceStore, StoreError};
+use crate::{Access, Lookup, ResourceStore, StoreError, Viewer};
 
 /// How many locks the records are spread over. A reader locks only its record's shard, so it never
 /// waits on a purge for longer than the removal of one record from that shard.
@@ -194,12 +194,31 @@ impl ResourceStore for MemoryStore {
         self.update_live(id, now, false, None)
     }
 
-    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
-        let count = |record: &mut ResourceRecord, _: Option<&mut Expirations>| {
-            record.access_count = record.access_count.saturating_add(1);
-            record.last_accessed_at = Some(now);
+    async fn record_access(
+        &self,
+        id: ResourceId,
+        viewer: Viewer<'_>,
+        now: OffsetDateTime,
+    ) -> Result<Access, StoreError> {
+        let shared = self.open()?;
+        let record = {
+            let mut shard = shared.shard(id);
+            let Some(record) = shard.get_mut(&id) else {
+                return Ok(Access::Missing);
+            };
+            if record.is_expired_at(now) {
+                return Ok(Access::Expired);
+            }
+            // Checked under the same lock as the count: a record the viewer may not see is untouched.
+            if !viewer.sees(record) {
+                return Ok(Access::NotVisible);
+            }
+            let counted = Arc::make_mut(record);
+            counted.access_count = counted.access_count.saturating_add(1);
+            counted.last_accessed_at = Some(now);
+            Arc::clone(record)
         };
-        self.update_live(id, now, false, Some(&count))
+        Ok(Access::Counted(Arc::unwrap_or_clone(record)))
     }
 
     async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {

@@ -34,12 +34,115 @@ impl Lookup {
     }
 }
 
+/// Who reads a record through [`ResourceStore::record_access`]: the store counts the access only
+/// when this viewer may see the record, so no caller can bump another tenant's `access_count` or
+/// `last_accessed_at`.
+///
+/// The rule is the server's authorization rule: a record created without an owner is visible to
+/// every viewer but a grant of another id; a record with an owner only to that owner and to a grant
+/// of its id.
+///
+/// ```
+/// use dual_core::ResourceId;
+/// use dual_store::{OwnerFilter, Viewer};
+/// let id = ResourceId::new();
+/// assert_eq!(Viewer::Owner("tenant-a").filter(id), OwnerFilter::UnownedOr("tenant-a"));
+/// assert_eq!(Viewer::Anonymous.filter(id), OwnerFilter::Unowned);
+/// assert_eq!(Viewer::Grant(id).filter(id), OwnerFilter::Any);
+/// assert_eq!(Viewer::Grant(ResourceId::new()).filter(id), OwnerFilter::Nothing);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Viewer<'a> {
+    /// A caller nobody authenticated: sees records created without an owner.
+    Anonymous,
+    /// A caller authenticated as this owner: sees its own records and those without an owner.
+    Owner(&'a str),
+    /// A capability grant (a verified link) to exactly this resource, whoever owns it: sees that
+    /// record and no other.
+    Grant(ResourceId),
+}
+
+impl<'a> Viewer<'a> {
+    /// Which owners' records this viewer sees when it reads `id`: what a backend checks in the
+    /// same atomic step as the count.
+    #[must_use]
+    pub fn filter(self, id: ResourceId) -> OwnerFilter<'a> {
+        match self {
+            Self::Anonymous => OwnerFilter::Unowned,
+            Self::Owner(owner) => OwnerFilter::UnownedOr(owner),
+            Self::Grant(granted) if granted == id => OwnerFilter::Any,
+            Self::Grant(_) => OwnerFilter::Nothing,
+        }
+    }
+
+    /// Whether this viewer may see `record`.
+    #[must_use]
+    pub fn sees(self, record: &ResourceRecord) -> bool {
+        self.filter(record.id).admits(record.owner.as_deref())
+    }
+}
+
+/// The records a [`Viewer`] sees among those with one id, by their owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OwnerFilter<'a> {
+    /// Whoever owns it (a grant of this id).
+    Any,
+    /// Only a record without an owner (an anonymous viewer).
+    Unowned,
+    /// A record without an owner or with this one (an authenticated viewer).
+    UnownedOr(&'a str),
+    /// None at all (a grant of another id).
+    Nothing,
+}
+
+impl OwnerFilter<'_> {
+    /// Whether a record owned by `owner` (`None`: created without one) passes.
+    #[must_use]
+    pub fn admits(self, owner: Option<&str>) -> bool {
+        match (self, owner) {
+            (Self::Any, _) | (Self::Unowned | Self::UnownedOr(_), None) => true,
+            (Self::UnownedOr(viewer), Some(owner)) => viewer == owner,
+            (Self::Unowned | Self::Nothing, _) => false,
+        }
+    }
+}
+
+/// The outcome of [`ResourceStore::record_access`].
+#[derive(Debug, Clone, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "returned once per read and matched immediately; boxing would add an allocation per read"
+)]
+pub enum Access {
+    /// The record is live and the viewer may see it: the access was counted, and this is the record
+    /// with the count.
+    Counted(ResourceRecord),
+    /// The record is live but the viewer may not see it: nothing was changed. A server answers this
+    /// exactly like [`Access::Missing`], so a resource's existence never leaks.
+    NotVisible,
+    /// The record exists but is past its `expires_at`: nothing was changed (whoever asks).
+    Expired,
+    /// No record has this id.
+    Missing,
+}
+
+impl Access {
+    /// The record, when the access was counted.
+    #[must_use]
+    pub fn counted(self) -> Option<ResourceRecord> {
+        match self {
+            Self::Counted(record) => Some(record),
+            Self::NotVisible | Self::Expired | Self::Missing => None,
+        }
+    }
+}
+
 /// Where resource records live. Object-safe: a server holds an `Arc<dyn ResourceStore>`.
 ///
 /// Every method takes the caller's `now` where time matters, so a store never reads a clock of its
-/// own and tests control time. A record with `expires_at <= now` is expired: `get`, `record_access`
-/// and `pin` answer [`Lookup::Expired`] for it until it is purged (a store whose backend drops
-/// expired entries by itself may answer [`Lookup::Missing`] once it has).
+/// own and tests control time. A record with `expires_at <= now` is expired: `get` and `pin` answer
+/// [`Lookup::Expired`] for it, and `record_access` [`Access::Expired`], until it is purged (a store
+/// whose backend drops expired entries by itself may answer `Missing` once it has).
 ///
 /// Every implementation must pass the conformance suite `dual_testkit::store`.
 #[async_trait]
@@ -50,9 +153,20 @@ pub trait ResourceStore: Send + Sync + fmt::Debug + 'static {
     /// Looks `id` up at `now` without counting an access.
     async fn get(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError>;
 
-    /// Atomically adds one to `access_count` and sets `last_accessed_at = now`, returning the updated
-    /// record. Expired and missing records are not touched. Concurrent calls never lose a count.
-    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError>;
+    /// The read of a resource in one round trip: when the record of `id` is live at `now` and
+    /// `viewer` may see it ([`Viewer::sees`]), atomically adds one to `access_count`, sets
+    /// `last_accessed_at = now` and answers [`Access::Counted`] with the updated record.
+    ///
+    /// The check and the count are one atomic step (one script, one statement, one lock): a record
+    /// the viewer may not see is answered [`Access::NotVisible`] and left untouched. A missing record
+    /// is [`Access::Missing`] and an expired one [`Access::Expired`], whoever the viewer. Concurrent
+    /// calls never lose a count.
+    async fn record_access(
+        &self,
+        id: ResourceId,
+        viewer: Viewer<'_>,
+        now: OffsetDateTime,
+    ) -> Result<Access, StoreError>;
 
     /// Removes the expiry of a live record, returning it pinned. Pinning is idempotent; an expired
     /// record cannot be pinned.

@@ -2,7 +2,7 @@
 //! span several lock batches.
 
 use dual_core::ResourceRecord;
-use dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
+use dual_store::{Access, Lookup, MemoryStore, ResourceStore, StoreError, Viewer};
 use time::{Duration, OffsetDateTime};
 
 fn record(now: OffsetDateTime, expires_at: Option<OffsetDateTime>) -> ResourceRecord {
@@ -104,7 +104,7 @@ async fn works_as_a_trait_object() -> Result<(), StoreError> {
     let now = OffsetDateTime::now_utc();
     let r = record(now, Some(now + Duration::minutes(1)));
     store.save(&r).await?;
-    let Lookup::Found(seen) = store.record_access(r.id, now).await? else {
+    let Access::Counted(seen) = store.record_access(r.id, Viewer::Anonymous, now).await? else {
         panic!("a live record is found");
     };
     assert_eq!(seen.access_count, 1);

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use dual_core::{ResourceId, ResourceRecord};
-use dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
+use dual_store::{Access, Lookup, MemoryStore, ResourceStore, StoreError, Viewer};
 
 use time::OffsetDateTime;
 
@@ -29,6 +29,8 @@ enum Bug {
     CountsAtExpiry,
     /// Counts every stored record, expired ones not yet purged included.
     CountsExpired,
+    /// Counts an access by whoever asks, as a store that checks the viewer after the count would.
+    CountsStrangers,
 }
 
 #[derive(Clone)]
@@ -95,18 +97,35 @@ impl ResourceStore for Buggy {
         }
     }
 
-    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
-        if !matches!(self.bug, Bug::LosesAccesses) {
-            return self.inner.record_access(id, now).await;
+    async fn record_access(
+        &self,
+        id: ResourceId,
+        viewer: Viewer<'_>,
+        now: OffsetDateTime,
+    ) -> Result<Access, StoreError> {
+        match self.bug {
+            Bug::LosesAccesses => {}
+            Bug::CountsStrangers => {
+                return match self.inner.record_access(id, Viewer::Grant(id), now).await? {
+                    Access::Counted(record) if !viewer.sees(&record) => Ok(Access::NotVisible),
+                    other => Ok(other),
+                };
+            }
+            _ => return self.inner.record_access(id, viewer, now).await,
         }
-        let Lookup::Found(mut record) = self.inner.get(id, now).await? else {
-            return self.inner.get(id, now).await;
+        let mut record = match self.inner.get(id, now).await? {
+            Lookup::Found(record) => record,
+            Lookup::Expired => return Ok(Access::Expired),
+            Lookup::Missing => return Ok(Access::Missing),
         };
+        if !viewer.sees(&record) {
+            return Ok(Access::NotVisible);
+        }
         tokio::task::yield_now().await;
         record.access_count += 1;
         record.last_accessed_at = Some(now);
         self.inner.save(&record).await?;
-        Ok(Lookup::Found(record))
+        Ok(Access::Counted(record))
     }
 
     async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
@@ -202,4 +221,6 @@ bug_fails! {
         expected "case `live_count_counts_live_records` failed";
     counting_unpurged_records_fails_live_count: CountsExpired fails live_count,
         expected "a record stops counting at exactly its expires_at";
+    counting_strangers_fails_record_access_checks_the_viewer: CountsStrangers fails run_with,
+        expected "case `record_access_checks_the_viewer` failed";
 }

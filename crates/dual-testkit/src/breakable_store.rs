@@ -1,13 +1,13 @@
 //! A store that can be switched to fail, for testing how layers above a store handle its failures.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use dual_core::{ResourceId, ResourceRecord};
 use time::OffsetDateTime;
 
-use dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
+use dual_store::{Access, Lookup, MemoryStore, ResourceStore, StoreError, Viewer};
 
 /// A store (a [`MemoryStore`] of its own, or any store it wraps) that fails every call but `close`
 /// with [`StoreError::Unavailable`] carrying `message` while broken. Give it a message that must
@@ -17,7 +17,10 @@ use dual_store::{Lookup, MemoryStore, ResourceStore, StoreError};
 pub struct BreakableStore {
     inner: Arc<dyn ResourceStore>,
     broken: AtomicBool,
+    /// Calls through this handle, for [`BreakableStore::calls`].
+    calls: AtomicU64,
     message: String,
+    shared: bool,
 }
 
 impl BreakableStore {
@@ -31,8 +34,19 @@ impl BreakableStore {
         Self {
             inner,
             broken: AtomicBool::new(false),
+            calls: AtomicU64::new(0),
             message: message.into(),
+            shared: false,
         }
+    }
+
+    /// The store answers `true` to [`ResourceStore::is_shared`], as Redis and PostgreSQL do: for
+    /// tests of what a server does differently with a shared store (with a spool that says it is
+    /// shared too, such as [`InProcessShared`](crate::InProcessShared)).
+    #[must_use]
+    pub fn pretending_shared(mut self) -> Self {
+        self.shared = true;
+        self
     }
 
     /// Breaks or mends the store.
@@ -40,7 +54,16 @@ impl BreakableStore {
         self.broken.store(broken, Ordering::SeqCst);
     }
 
+    /// How many store calls went through this handle so far, broken or not (`close` and
+    /// `is_shared` excepted): one call is one round trip on a networked store, so a test can count
+    /// what an operation costs.
+    #[must_use]
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::SeqCst)
+    }
+
     fn check(&self) -> Result<(), StoreError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
         if self.broken.load(Ordering::SeqCst) {
             Err(StoreError::unavailable(self.message.clone()))
         } else {
@@ -61,9 +84,14 @@ impl ResourceStore for BreakableStore {
         self.inner.get(id, now).await
     }
 
-    async fn record_access(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
+    async fn record_access(
+        &self,
+        id: ResourceId,
+        viewer: Viewer<'_>,
+        now: OffsetDateTime,
+    ) -> Result<Access, StoreError> {
         self.check()?;
-        self.inner.record_access(id, now).await
+        self.inner.record_access(id, viewer, now).await
     }
 
     async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
@@ -97,7 +125,7 @@ impl ResourceStore for BreakableStore {
     }
 
     fn is_shared(&self) -> bool {
-        self.inner.is_shared()
+        self.shared || self.inner.is_shared()
     }
 
     async fn close(&self) -> Result<(), StoreError> {

@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod dataset;
 pub mod demo;
+pub mod link_key;
 pub mod logging;
 pub mod mcp_client;
 pub mod mcp_server;

@@ -4,6 +4,8 @@
 use std::ffi::OsStr;
 use std::io::{self, IsTerminal, Write};
 
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Directive;
 use tracing_subscriber::fmt::MakeWriter;
 
 /// Whether log lines get ANSI colours: only when stderr is a terminal and `NO_COLOR` is unset or
@@ -12,6 +14,21 @@ use tracing_subscriber::fmt::MakeWriter;
 #[must_use]
 pub fn use_color(stderr_is_terminal: bool, no_color: Option<&OsStr>) -> bool {
     stderr_is_terminal && no_color.is_none_or(OsStr::is_empty)
+}
+
+/// The log filter: `RUST_LOG` when it is set (else `default_level`), with the MCP SDK capped at
+/// `info` whatever `RUST_LOG` says. rmcp logs every message it sends and receives at `debug`: tool
+/// results (sample rows, capability links with their tokens) and `resources/read` pages, which no log
+/// may hold (docs/SECURITY.md).
+#[must_use]
+pub fn filter(rust_log: Option<&str>, default_level: &str) -> EnvFilter {
+    let filter = rust_log
+        .and_then(|spec| EnvFilter::try_new(spec).ok())
+        .unwrap_or_else(|| EnvFilter::new(default_level));
+    match "rmcp=info".parse::<Directive>() {
+        Ok(cap) => filter.add_directive(cap),
+        Err(_) => filter,
+    }
 }
 
 /// Whether this process's log lines get colours (see [`use_color`]).
@@ -121,6 +138,25 @@ pub fn escape_event(event: &[u8], keep_esc: bool) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mcp_sdk_never_logs_messages() {
+        for rust_log in [
+            None,
+            Some("debug"),
+            Some("rmcp=trace"),
+            Some("trace,rmcp=debug"),
+            Some("not a [filter"),
+        ] {
+            let filter = filter(rust_log, "info").to_string();
+            assert!(filter.contains("rmcp=info"), "{rust_log:?}: {filter}");
+            assert!(
+                !filter.contains("rmcp=debug") && !filter.contains("rmcp=trace"),
+                "{rust_log:?}: {filter}"
+            );
+        }
+        assert!(filter(Some("debug"), "info").to_string().contains("debug"));
+    }
 
     #[test]
     fn colour_only_on_a_terminal_without_no_color() {

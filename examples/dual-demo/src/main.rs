@@ -12,8 +12,8 @@ use dual_demo::mcp_server::DemoMcp;
 use dual_demo::report::{self, ReportOptions};
 use dual_demo::serve::{self, ServeOptions};
 use dual_demo::shutdown::Signals;
+use dual_rmcp::AppsOptions;
 use rmcp::ServiceExt;
-use tracing_subscriber::EnvFilter;
 
 /// The MCP Dual Response pattern: the model gets a sample, the application gets every row.
 ///
@@ -234,6 +234,21 @@ struct ServeArgs {
     /// pair per line (`#` comment lines and blank lines ignored). Default: no authentication.
     #[arg(long, value_name = "FILE")]
     auth_tokens: Option<PathBuf>,
+    /// Sign capability links (download URLs that need no Authorization header, minted for MCP Apps
+    /// views) with the bytes of FILE, at least 32 (`head -c 32 /dev/urandom > FILE`); give every
+    /// instance sharing a store the same file. Default: a random key per process, so links stop
+    /// working at a restart and other instances do not accept them.
+    #[arg(long, value_name = "FILE")]
+    link_key_file: Option<PathBuf>,
+    /// Seconds a capability link works after it was minted (at most 86400, one day).
+    #[arg(long, value_name = "SECS", default_value_t = dual_server::DEFAULT_LINK_LIFETIME.as_secs(),
+          value_parser = RangedU64ValueParser::<u64>::new().range(1..=dual_server::MAX_LINK_LIFETIME.as_secs()))]
+    link_lifetime_secs: u64,
+    /// For MCP Apps clients, end the tool result's summary with a CSV download link (a capability
+    /// URL for the same caller). The link then sits in the model's context and the host's
+    /// transcript: whoever reads those reads every row until it expires.
+    #[arg(long)]
+    result_download_link: bool,
     /// Serve metrics in the Prometheus text format at http://ADDR/metrics, on a listener of its own
     /// (default: off, and nothing is recorded). It asks for no token: bind it to loopback or a
     /// private interface. docs/METRICS.md lists the metrics.
@@ -281,7 +296,10 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(dual_demo::logging::EscapingStderr::new(color))
         .with_ansi(color)
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level)))
+        .with_env_filter(dual_demo::logging::filter(
+            std::env::var("RUST_LOG").ok().as_deref(),
+            default_level,
+        ))
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -377,6 +395,12 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         tracing::info!(path = %path.display(), tokens = tokens.len(), "bearer tokens loaded");
         options.auth_tokens = Some(tokens);
     }
+    if let Some(path) = &args.link_key_file {
+        options.link_key = Some(dual_demo::link_key::read(path)?);
+        tracing::info!(path = %path.display(), "link key loaded");
+    }
+    options.link_lifetime = Duration::from_secs(args.link_lifetime_secs);
+    options.apps = AppsOptions::new().download_link(args.result_download_link);
     let running = serve::start(&options).await?;
     if let Some(addr) = running.metrics_addr {
         eprintln!("dual-demo: metrics http://{addr}{}", serve::METRICS_PATH);
@@ -393,7 +417,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         running.db_path.display()
     );
     if args.stdio {
-        serve_stdio(&running, &mut signals).await?;
+        serve_stdio(&running, options.apps, &mut signals).await?;
     } else {
         let signal = signals.recv().await;
         tracing::info!(signal, "shutting down");
@@ -410,10 +434,11 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
 /// Serves MCP on stdin/stdout until the client closes stdin or a signal arrives.
 async fn serve_stdio(
     running: &serve::Running,
+    apps: AppsOptions,
     signals: &mut Signals,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let service = tokio::select! {
-        service = DemoMcp::new(running.server.clone()).serve(rmcp::transport::stdio()) => service?,
+        service = DemoMcp::new(running.server.clone()).with_apps(apps).serve(rmcp::transport::stdio()) => service?,
         signal = signals.recv() => {
             tracing::info!(signal, "shutting down before MCP was initialized");
             return Ok(());

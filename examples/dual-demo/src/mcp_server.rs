@@ -7,7 +7,13 @@
 //! so far) while the query runs. Other clients get the tool result at once, `pending` when the query
 //! outlives the server's `pending_after`, and read the status with `resources/read`; they receive
 //! no progress notifications (the call returns within `pending_after`).
+//!
+//! MCP Apps (docs/DESIGN.md §4): a client that negotiated `io.modelcontextprotocol/ui` is listed
+//! both tools with the result view attached, the view as a `ui://` resource and the app-only tool
+//! `dual_download_link`, and gets tool results rendered as [`AppsOptions`] asks. Every other client
+//! gets exactly what it got before the extension.
 
+mod apps;
 mod args;
 mod protocol;
 
@@ -15,14 +21,14 @@ use std::sync::Arc;
 
 use dual_core::escape::log_safe;
 use dual_core::mcp::{ProtocolVersion, RenderOptions};
-use dual_rmcp::{DualTasks, ProgressReporter};
+use dual_rmcp::{AppsOptions, DualTasks, ProgressReporter};
 use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CustomRequest, CustomResult,
     ErrorData, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListResourceTemplatesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, UpdateTaskParams,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool, ToolAnnotations, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -44,17 +50,30 @@ pub struct DemoMcp {
     server: DualResponseServer,
     tasks: DualTasks,
     tools: Arc<Vec<Tool>>,
+    /// What an MCP Apps client is listed: the tools with the view, and the app-only tool.
+    apps_tools: Arc<Vec<Tool>>,
+    apps: AppsOptions,
 }
 
 impl DemoMcp {
     /// Serves tools backed by `server` (which must have the `sql` and `institutions` kinds).
     #[must_use]
     pub fn new(server: DualResponseServer) -> Self {
+        let tools = tools();
         Self {
             tasks: DualTasks::new(server.clone()),
             server,
-            tools: Arc::new(tools()),
+            apps_tools: Arc::new(apps::apps_tools(&tools)),
+            tools: Arc::new(tools),
+            apps: AppsOptions::new(),
         }
+    }
+
+    /// Renders tool results for MCP Apps clients as `options` asks (default: [`AppsOptions::new`]).
+    #[must_use]
+    pub fn with_apps(mut self, options: AppsOptions) -> Self {
+        self.apps = options;
+        self
     }
 
     /// The request of tool `name` for `caller` (the resource belongs to its owner, if any), or the
@@ -93,11 +112,21 @@ impl DemoMcp {
         })
     }
 
-    /// Runs `request` and renders its result for `version`: `pending` when the query outlives the
-    /// server's `pending_after`.
-    async fn call(&self, request: CreateResponse, version: ProtocolVersion) -> CallToolResult {
+    /// Runs `request` and renders its result for `version` (and for an MCP Apps client when `apps`):
+    /// `pending` when the query outlives the server's `pending_after`.
+    async fn call(
+        &self,
+        request: CreateResponse,
+        caller: &Caller,
+        version: ProtocolVersion,
+        apps: bool,
+    ) -> CallToolResult {
+        let render = RenderOptions::new(version);
         match self.server.create_response(request).await {
-            Ok(response) => dual_rmcp::to_call_tool_result_with(&response, &RenderOptions::new(version)),
+            Ok(response) if apps => {
+                dual_rmcp::apps_tool_result(&self.server, caller, &response, &render, &self.apps).await
+            }
+            Ok(response) => dual_rmcp::to_call_tool_result_with(&response, &render),
             Err(error) => {
                 log_failed_call(&error);
                 dual_rmcp::server_error_result_within(&error, self.server.config().max_error_text_bytes)
@@ -168,19 +197,20 @@ fn tools() -> Vec<Tool> {
 
 impl ServerHandler for DemoMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
+        ServerConfig::new(dual_rmcp::declare_apps(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
                 .enable_tasks()
                 .build(),
-        )
+        ))
         .with_server_info(Implementation::new("dual-demo", env!("CARGO_PKG_VERSION")))
         .with_instructions(INSTRUCTIONS)
     }
 
+    /// Any tool by name, the app-only one included (rmcp checks `Mcp-Param-*` headers with it).
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|tool| tool.name == name).cloned()
+        self.apps_tools.iter().find(|tool| tool.name == name).cloned()
     }
 
     async fn list_tools(
@@ -189,8 +219,13 @@ impl ServerHandler for DemoMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
+        let tools = if dual_rmcp::client_supports_apps(&context) {
+            &self.apps_tools
+        } else {
+            &self.tools
+        };
         Ok(ListToolsResult::with_all_items(
-            self.tools
+            tools
                 .iter()
                 .map(|tool| dual_rmcp::tool_for_version(tool, version))
                 .collect(),
@@ -205,18 +240,28 @@ impl ServerHandler for DemoMcp {
         let arguments = request.arguments.unwrap_or_default();
         let caller = dual_rmcp::caller_from_extensions(&context.extensions);
         let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
+        let apps = dual_rmcp::client_supports_apps(&context);
+        if apps && request.name == dual_rmcp::DOWNLOAD_LINK_TOOL {
+            return Ok(dual_rmcp::call_download_link(&self.server, &caller, &arguments)
+                .await
+                .into());
+        }
         let request = match self.request(&request.name, &arguments, &caller)? {
             Ok(request) => request,
             Err(invalid) => return Ok(invalid.into()),
         };
         if dual_rmcp::client_supports_tasks(&context) {
             let progress = ProgressReporter::from_context(&context);
-            let task = self
-                .tasks
-                .spawn(caller, request, RenderOptions::new(version), progress);
+            let render = RenderOptions::new(version);
+            let task = if apps {
+                self.tasks
+                    .spawn_for_apps(caller, request, render, self.apps, progress)
+            } else {
+                self.tasks.spawn(caller, request, render, progress)
+            };
             return Ok(CallToolResponse::Task(task));
         }
-        Ok(self.call(request, version).await.into())
+        Ok(self.call(request, &caller, version, apps).await.into())
     }
 
     async fn get_task(
@@ -247,6 +292,20 @@ impl ServerHandler for DemoMcp {
         self.tasks.cancel_task(&request.task_id)
     }
 
+    /// The view, for an MCP Apps client; nothing for the others (the results are reached through
+    /// the template).
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(if dual_rmcp::client_supports_apps(&context) {
+            apps::apps_resources()
+        } else {
+            ListResourcesResult::default()
+        })
+    }
+
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -263,6 +322,11 @@ impl ServerHandler for DemoMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if dual_rmcp::client_supports_apps(&context)
+            && let Some(view) = dual_rmcp::read_view(&request.uri)
+        {
+            return Ok(view.into());
+        }
         let caller = dual_rmcp::caller_from_extensions(&context.extensions);
         dual_rmcp::read_resource(&self.server, &caller, &request.uri)
             .await

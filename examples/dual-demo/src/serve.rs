@@ -24,7 +24,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dual_server::DualResponseServer;
+use dual_rmcp::AppsOptions;
+use dual_server::{DualResponseServer, LinkKey};
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
@@ -173,8 +174,17 @@ pub struct ServeOptions {
     pub mcp_session_idle: Duration,
     /// Time in-flight requests and exports get to finish at shutdown before they are cut.
     pub shutdown_grace: Duration,
-    /// Bearer tokens `/mcp` and `/resources` require; `None` serves everyone (the default).
+    /// Bearer tokens `/mcp` and `/resources` require; `None` serves everyone (the default). A
+    /// `/resources/…` request with a capability link's `token` needs none.
     pub auth_tokens: Option<AuthTokens>,
+    /// The key capability links are signed with; `None` (the default) draws a random one for this
+    /// process, so links do not survive a restart and other instances do not accept them.
+    pub link_key: Option<LinkKey>,
+    /// How long a capability link lives (default 10 minutes, at most 24 hours).
+    pub link_lifetime: Duration,
+    /// How tool results are rendered for clients that negotiated MCP Apps (default: without the
+    /// `resource_link` block, no download link line).
+    pub apps: AppsOptions,
     /// Whether MCP is served over HTTP at `/mcp` (the default); `false` when MCP runs on stdio, and
     /// `/mcp` is then 404.
     pub serve_mcp_over_http: bool,
@@ -235,6 +245,9 @@ impl ServeOptions {
             mcp_session_idle: DEFAULT_MCP_SESSION_IDLE,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             auth_tokens: None,
+            link_key: None,
+            link_lifetime: dual_server::DEFAULT_LINK_LIFETIME,
+            apps: AppsOptions::new(),
             serve_mcp_over_http: true,
             metrics_addr: None,
             metrics_max_connections: DEFAULT_METRICS_MAX_CONNECTIONS,
@@ -413,6 +426,14 @@ pub async fn build_server(
         builder = builder.without_sweeper();
     } else {
         builder = builder.cleanup_interval(options.cleanup_interval);
+    }
+    builder = builder.link_lifetime(options.link_lifetime);
+    match &options.link_key {
+        Some(key) => builder = builder.link_key(key.clone()),
+        None => tracing::info!(
+            "capability links are signed with a random key of this process: they stop working at a \
+             restart and other instances do not accept them (--link-key-file shares a key)"
+        ),
     }
     for kind in [SQL_KIND, INSTITUTIONS_KIND] {
         if let Some(executor) = db.executor(kind) {

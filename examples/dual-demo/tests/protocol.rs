@@ -14,6 +14,7 @@ use http_body_util::Full;
 use serde_json::{Value, json};
 use support::TempDb;
 use support::in_process::InProcess;
+use support::raw_mcp::{exchange, messages};
 use support::schema::{assert_valid, validator};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::time::timeout;
@@ -25,28 +26,6 @@ const REFERENCE_TEXT_BYTES: usize = 2_531;
 /// Runs `test` within [`LIMIT`] against a server of 10-row samples.
 async fn with_server(test: impl AsyncFnOnce(&InProcess)) {
     InProcess::run(LIMIT, |o| o.sample_size = 10, test).await;
-}
-
-/// One HTTP exchange: status, session id, raw body.
-async fn exchange(request: Request<Full<Bytes>>) -> (StatusCode, Option<String>, String) {
-    let reply = support::http::exchange(request).await;
-    let session = reply
-        .headers
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    (reply.status, session, reply.text())
-}
-
-/// The JSON-RPC messages of a body: plain JSON, or the `data:` lines of an event stream.
-fn messages(body: &str) -> Vec<Value> {
-    if let Ok(value) = serde_json::from_str::<Value>(body) {
-        return vec![value];
-    }
-    body.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str(data.trim()).ok())
-        .collect()
 }
 
 /// A raw MCP session of one protocol version: an `initialize` handshake and a session id before

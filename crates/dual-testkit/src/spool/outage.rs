@@ -1,4 +1,4 @@
-//! Outage checks: the test cuts the spool's storage (a [`BreakableSpool`](super::BreakableSpool)
+//! Outage checks: the test cuts the spool's storage (a [`BreakableSpool`]
 //! switch, or a fault-injection proxy in front of a server) and restores it. While cut, every call
 //! fails with a retryable [`SpoolError::Unavailable`] (REST: 503 `storage_error`) within a bound and
 //! nothing panics or hangs; after the restore the same spool works again by itself.

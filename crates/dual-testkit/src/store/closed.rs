@@ -21,7 +21,13 @@ pub async fn refuses_calls_once_closed(store: &dyn ResourceStore) {
     };
     closed(store.save(&r).await, "save");
     closed(store.get(r.id, now).await.map(drop), "get");
-    closed(store.record_access(r.id, now).await.map(drop), "record_access");
+    closed(
+        store
+            .record_access(r.id, dual_store::Viewer::Anonymous, now)
+            .await
+            .map(drop),
+        "record_access",
+    );
     closed(store.pin(r.id, now).await.map(drop), "pin");
     closed(store.update_query(&r).await.map(drop), "update_query");
     closed(store.delete(r.id).await.map(drop), "delete");

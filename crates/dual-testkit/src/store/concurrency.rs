@@ -7,8 +7,8 @@ use dual_core::ResourceRecord;
 use time::Duration;
 use tokio::task::JoinHandle;
 
-use super::support::{OrPanic, base_now, expect_get, found, get_found, record, saved_record};
-use dual_store::{Lookup, ResourceStore};
+use super::support::{OrPanic, base_now, counted, expect_get, get_found, record, saved_record};
+use dual_store::{Lookup, ResourceStore, Viewer};
 
 /// How many tasks the concurrent cases spawn.
 pub const TASKS: usize = 64;
@@ -50,11 +50,11 @@ pub async fn concurrent_record_access(store: Arc<dyn ResourceStore>) {
     let tasks = spawn_each(&store, TASKS, |_, store| async move {
         let mut seen = Vec::with_capacity(ACCESSES_PER_TASK);
         for _ in 0..ACCESSES_PER_TASK {
-            let lookup = store
-                .record_access(saved.id, when)
+            let access = store
+                .record_access(saved.id, Viewer::Anonymous, when)
                 .await
                 .or_panic("record_access");
-            seen.push(found(lookup, "concurrent record_access").access_count);
+            seen.push(counted(access, "concurrent record_access").access_count);
         }
         seen
     });
@@ -158,8 +158,11 @@ pub async fn concurrent_purges(store: Arc<dyn ResourceStore>) {
     });
     let readers = spawn_each(&store, READERS, |_, store| async move {
         for _ in 0..READS {
-            let lookup = store.record_access(live.id, at).await.or_panic("record_access");
-            found(lookup, "record_access of a live record during purges");
+            let access = store
+                .record_access(live.id, Viewer::Anonymous, at)
+                .await
+                .or_panic("record_access");
+            counted(access, "record_access of a live record during purges");
         }
     });
     let purged: u64 = join_each(purgers, "purge").await.into_iter().sum();

@@ -3,7 +3,7 @@
 use dual_core::ResourceId;
 use time::OffsetDateTime;
 
-use dual_store::{ResourceStore, StoreError};
+use dual_store::{ResourceStore, StoreError, Viewer};
 
 /// `get` and `record_access` of `id` (a record the test has corrupted behind the store's back) both
 /// fail with [`StoreError::Corrupt`] whose message contains `naming` (the field or column at fault).
@@ -17,8 +17,11 @@ pub async fn reported_not_served(
     naming: &str,
 ) {
     for (op, result) in [
-        ("get", store.get(id, now).await),
-        ("record_access", store.record_access(id, now).await),
+        ("get", store.get(id, now).await.map(drop)),
+        (
+            "record_access",
+            store.record_access(id, Viewer::Grant(id), now).await.map(drop),
+        ),
     ] {
         match result {
             Err(StoreError::Corrupt { message, .. }) => {

@@ -7,7 +7,7 @@ use super::support::{
     OrPanic, access_found, base_now, expect_get, expect_lookups, found, get_found, record, saved_record,
     with_micros,
 };
-use dual_store::{Lookup, ResourceStore};
+use dual_store::{Access, Lookup, ResourceStore, Viewer};
 
 /// An id never saved is `Missing` for every lookup, in an empty store and beside other records, and
 /// deleting it reports `false`.
@@ -105,8 +105,8 @@ pub async fn record_access_counts(store: &dyn ResourceStore) {
         );
     }
     let missing = store
-        .record_access(ResourceId::new(), now)
+        .record_access(ResourceId::new(), Viewer::Anonymous, now)
         .await
         .or_panic("record_access");
-    assert_eq!(missing, Lookup::Missing, "record_access of an unknown id");
+    assert_eq!(missing, Access::Missing, "record_access of an unknown id");
 }

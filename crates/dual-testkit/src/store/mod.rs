@@ -39,9 +39,14 @@
 //!   `json`, not `jsonb`), integers up to `u64::MAX` inside JSON, counts beyond 2^53 (a `bigint` is
 //!   enough), and timestamps to at least the microsecond (PostgreSQL `timestamptz` is enough; the suite's
 //!   timestamps are whole microseconds and its records use UTC). Time zones may be normalised to UTC.
-//! * Answer [`Lookup::Expired`](dual_store::Lookup::Expired) for a record with `expires_at <= now` until it is
-//!   deleted or purged, for `get`, `record_access` and `pin` alike, and change nothing in it.
-//! * Count every `record_access` atomically, with no lost update under 64 concurrent tasks.
+//! * Answer [`Lookup::Expired`](dual_store::Lookup::Expired) (`record_access`:
+//!   [`Access::Expired`](dual_store::Access::Expired), whoever the viewer) for a record with
+//!   `expires_at <= now` until it is deleted or purged, for `get`, `record_access` and `pin` alike, and
+//!   change nothing in it.
+//! * Count every `record_access` atomically, with no lost update under 64 concurrent tasks, and only
+//!   for a viewer that may see the record, checked in the same atomic step: another owner, an
+//!   anonymous viewer of an owned record and a grant of another id get `Access::NotVisible` and
+//!   change nothing.
 //! * Order `find_expired` by expiry and make `purge_expired` count each deleted record once, even when
 //!   several purges race.
 //! * Make `live_count` count exactly the records `get` would find, pinned ones included, even right after
@@ -64,6 +69,7 @@ mod purge;
 mod query_state;
 mod round_trip;
 mod support;
+mod visibility;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -80,6 +86,7 @@ pub use purge::{MANY_RECORDS, find_expired_order_and_limit, many_records_mixed_e
 pub use query_state::update_query_touches_only_the_query;
 pub use round_trip::{round_trip_every_field, save_replaces};
 pub use support::record;
+pub use visibility::{record_access_checks_the_viewer, record_access_expired_and_unknown};
 
 use dual_store::ResourceStore;
 
@@ -112,6 +119,8 @@ where
         expiry_boundary,
         expired_is_never_found,
         record_access_counts,
+        record_access_checks_the_viewer,
+        record_access_expired_and_unknown,
         pin_removes_expiry,
         delete_removes,
         find_expired_order_and_limit,

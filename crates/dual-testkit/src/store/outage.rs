@@ -37,7 +37,7 @@ use time::{Duration, OffsetDateTime};
 use super::support::record;
 use crate::proxy::{Mode, Proxy};
 use crate::services::Service;
-use dual_store::{Lookup, ResourceStore, StoreError};
+use dual_store::{Access, Lookup, ResourceStore, StoreError, Viewer};
 
 /// How long the checks allow: a failing call must fail within `fail_within` (the store's timeout plus
 /// scheduling slack), and the store must serve again within `recover_within` of the restore.
@@ -142,7 +142,7 @@ async fn assert_unavailable(
         ("get", Box::pin(async move { store.get(id, now).await.map(drop) })),
         (
             "record_access",
-            Box::pin(async move { store.record_access(id, now).await.map(drop) }),
+            Box::pin(async move { store.record_access(id, Viewer::Anonymous, now).await.map(drop) }),
         ),
         ("pin", Box::pin(async move { store.pin(id, now).await.map(drop) })),
         (
@@ -197,11 +197,11 @@ pub async fn outage_and_recovery(proxy: &Proxy, store: &dyn ResourceStore, mode:
     let saved = record("outage", now, Some(now + Duration::minutes(15)));
     store.save(&saved).await.expect("save before the outage");
     let before = store
-        .record_access(saved.id, now)
+        .record_access(saved.id, Viewer::Anonymous, now)
         .await
         .expect("read before the outage");
     assert!(
-        matches!(before, Lookup::Found(_)),
+        matches!(before, Access::Counted(_)),
         "the record is live before the outage"
     );
 
@@ -213,10 +213,10 @@ pub async fn outage_and_recovery(proxy: &Proxy, store: &dyn ResourceStore, mode:
     proxy.set(Mode::Open);
     recovers(store, &saved, now, bounds).await;
     let after = store
-        .record_access(saved.id, now)
+        .record_access(saved.id, Viewer::Anonymous, now)
         .await
         .expect("read after the outage");
-    let Lookup::Found(after) = after else {
+    let Access::Counted(after) = after else {
         panic!("the record did not survive the outage: {after:?}");
     };
     assert!(
@@ -242,7 +242,7 @@ pub async fn concurrent_calls_during_an_outage(proxy: &Proxy, store: Arc<dyn Res
     let calls: Vec<_> = (0..32)
         .map(|_| {
             let store = Arc::clone(&store);
-            tokio::spawn(async move { store.record_access(saved.id, now).await })
+            tokio::spawn(async move { store.record_access(saved.id, Viewer::Anonymous, now).await })
         })
         .collect();
     for call in calls {

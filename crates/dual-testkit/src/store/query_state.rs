@@ -28,7 +28,10 @@ pub async fn update_query_touches_only_the_query(store: &dyn ResourceStore) {
     let got = get_found(store, saved.id, now, "pending record").await;
     assert_eq!(got, saved, "a pending record round-trips with its lease");
 
-    store.record_access(saved.id, now).await.or_panic("record_access");
+    store
+        .record_access(saved.id, dual_store::Viewer::Anonymous, now)
+        .await
+        .or_panic("record_access");
     store.pin(saved.id, now).await.or_panic("pin");
 
     // Progress: the rows so far and a renewed lease.

@@ -74,7 +74,10 @@ pub async fn round_trip_every_field(store: &dyn ResourceStore) {
 pub async fn save_replaces(store: &dyn ResourceStore) {
     let now = base_now();
     let first = saved_record(store, "first", now, Some(now + Duration::minutes(1))).await;
-    store.record_access(first.id, now).await.or_panic("record_access");
+    store
+        .record_access(first.id, dual_store::Viewer::Anonymous, now)
+        .await
+        .or_panic("record_access");
 
     let mut second = rich_record(now);
     second.id = first.id;

@@ -8,7 +8,7 @@ use dual_core::{
 use serde_json::{Value, json};
 use time::{Duration, OffsetDateTime};
 
-use dual_store::{Lookup, ResourceStore, StoreError};
+use dual_store::{Access, Lookup, ResourceStore, StoreError, Viewer};
 
 /// The instant a case treats as "now": the real clock, truncated to whole microseconds.
 ///
@@ -177,14 +177,39 @@ pub(super) async fn get_found(
     found(store.get(id, now).await.or_panic("get"), what)
 }
 
-/// The record `record_access` of `id` at `now` returns, or a panic naming `what`.
+/// The record of an [`Access::Counted`], or a panic saying what was expected.
+#[track_caller]
+pub(super) fn counted(access: Access, what: &str) -> ResourceRecord {
+    match access {
+        Access::Counted(record) => record,
+        other => panic!("{what}: expected Access::Counted, got {other:?}"),
+    }
+}
+
+/// The record `record_access` of `id` by an anonymous viewer (the suite's records have no owner)
+/// at `now` returns, or a panic naming `what`.
 pub(super) async fn access_found(
     store: &dyn ResourceStore,
     id: ResourceId,
     now: OffsetDateTime,
     what: &str,
 ) -> ResourceRecord {
-    found(store.record_access(id, now).await.or_panic("record_access"), what)
+    counted(
+        store
+            .record_access(id, Viewer::Anonymous, now)
+            .await
+            .or_panic("record_access"),
+        what,
+    )
+}
+
+/// What `record_access` answers where `get` answers `lookup` (`Missing` or `Expired`).
+pub(super) fn access_of(lookup: &Lookup) -> Access {
+    match lookup {
+        Lookup::Found(record) => Access::Counted(record.clone()),
+        Lookup::Expired => Access::Expired,
+        Lookup::Missing => Access::Missing,
+    }
 }
 
 /// Asserts that `get`, `record_access` and `pin` of `id` at `now` each answer `want` (`Missing` or
@@ -197,8 +222,11 @@ pub(super) async fn expect_lookups(
     what: &str,
 ) {
     expect_get(store, id, now, want, &format!("get: {what}")).await;
-    let got = store.record_access(id, now).await.or_panic("record_access");
-    assert_eq!(&got, want, "record_access: {what}");
+    let got = store
+        .record_access(id, Viewer::Anonymous, now)
+        .await
+        .or_panic("record_access");
+    assert_eq!(got, access_of(want), "record_access: {what}");
     let got = store.pin(id, now).await.or_panic("pin");
     assert_eq!(&got, want, "pin: {what}");
 }

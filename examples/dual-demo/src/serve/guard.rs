@@ -1,5 +1,10 @@
 //! The checks in front of `/mcp` and `/resources`, as axum middleware: the bearer token (with
 //! `--auth-tokens`), and the request body's deadline (`408`, closing the connection, when it ran out).
+//!
+//! A request to `/resources/…` whose query carries a `token` parameter is a capability link: it
+//! skips the bearer check, and dual-http verifies the token before any store access (a wrong,
+//! expired or other-resource token is a `404` like an unknown id). `/mcp` always needs the bearer
+//! token.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -10,7 +15,7 @@ use axum::middleware::Next;
 use dual_server::Caller;
 
 use super::request_body::TimedBody;
-use super::{RouterBody, reply};
+use super::{REST_PREFIX, RouterBody, reply};
 use crate::auth::AuthTokens;
 
 /// What the checks need.
@@ -28,7 +33,11 @@ pub(super) async fn check(
     mut request: Request,
     next: Next,
 ) -> http::Response<RouterBody> {
-    if let Some(tokens) = &guard.auth {
+    if let Some(tokens) = guard
+        .auth
+        .as_ref()
+        .filter(|_| !is_capability_link(request.method(), request.uri()))
+    {
         match tokens.authenticate(request.headers()) {
             Ok(owner) => {
                 // The server authorizes with the `Caller`: dual-http's `CallerFromExtensions` and
@@ -37,7 +46,7 @@ pub(super) async fn check(
                 request.extensions_mut().insert(owner);
             }
             Err(failure) => {
-                tracing::debug!(path = %dual_core::escape::log_safe(request.uri().path()), failure = %dual_core::escape::log_safe(&failure.to_string()), "unauthorized request");
+                tracing::debug!(path = %dual_core::escape::log_path(request.uri().path()), failure = %dual_core::escape::log_safe(&failure.to_string()), "unauthorized request");
                 return reply::unauthorized(failure);
             }
         }
@@ -50,4 +59,63 @@ pub(super) async fn check(
         return reply::request_timeout(guard.body_timeout);
     }
     response
+}
+
+/// Whether the request is a REST read (`GET`, `HEAD` or `POST` under `/resources/`) with a `token`
+/// query parameter, which dual-http verifies instead of the bearer token. `PUT` and `DELETE` are never
+/// links: dual-http ignores a token there and asks the hook, which must then see an authenticated
+/// caller.
+fn is_capability_link(method: &http::Method, uri: &http::Uri) -> bool {
+    if !matches!(
+        *method,
+        http::Method::GET | http::Method::HEAD | http::Method::POST
+    ) {
+        return false;
+    }
+    let rest = uri
+        .path()
+        .strip_prefix(REST_PREFIX)
+        .is_some_and(|rest| rest.starts_with('/'));
+    rest && uri.query().is_some_and(|query| {
+        query
+            .split('&')
+            .any(|pair| pair.split_once('=').map_or(pair, |(key, _)| key) == "token")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_capability_link;
+
+    #[test]
+    fn only_rest_requests_with_a_token_parameter_are_links() {
+        for (uri, link) in [
+            (
+                "/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV/data?format=csv&expires=1&token=abc",
+                true,
+            ),
+            (
+                "/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV/view?token=abc&expires=1",
+                true,
+            ),
+            ("/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV?token", true),
+            ("/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV/data?format=csv", false),
+            (
+                "/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV/data?xtoken=abc&tokens=1",
+                false,
+            ),
+            ("/resources?token=abc", false),
+            ("/resourcesX/1?token=abc", false),
+            ("/mcp?token=abc", false),
+            ("/mcp/resources/1?token=abc", false),
+        ] {
+            let parsed: http::Uri = uri.parse().expect("a URI");
+            for method in [http::Method::GET, http::Method::HEAD, http::Method::POST] {
+                assert_eq!(is_capability_link(&method, &parsed), link, "{method} {uri}");
+            }
+            for method in [http::Method::PUT, http::Method::DELETE, http::Method::OPTIONS] {
+                assert!(!is_capability_link(&method, &parsed), "{method} {uri}");
+            }
+        }
+    }
 }

@@ -52,8 +52,12 @@ impl McpEndpoint {
             .with_sse_retry(None)
             .with_max_request_body_bytes(MAX_MCP_BODY_BYTES);
         let cap = SessionCap::new(options.max_mcp_sessions, options.mcp_session_idle);
-        let service =
-            StreamableHttpService::new(move || Ok(DemoMcp::new(server.clone())), cap.manager(), config);
+        let apps = options.apps;
+        let service = StreamableHttpService::new(
+            move || Ok(DemoMcp::new(server.clone()).with_apps(apps)),
+            cap.manager(),
+            config,
+        );
         Self {
             service,
             sessions: cap,

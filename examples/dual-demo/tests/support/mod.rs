@@ -11,6 +11,7 @@
 pub(crate) mod export;
 pub(crate) mod http;
 pub(crate) mod in_process;
+pub(crate) mod raw_mcp;
 pub(crate) mod schema;
 pub(crate) mod stdio;
 

@@ -1,0 +1,189 @@
+//! The Dual Response result view: one self-contained HTML document that shows a person every row of
+//! a result, built into the crate (no JavaScript toolchain, nothing loaded from the network).
+//!
+//! The same document runs over two transports:
+//!
+//! * as an **MCP Apps view** (`io.modelcontextprotocol/ui`): a server lists it as the `ui://` resource
+//!   [`VIEW_URI`] with the MIME type [`MIME_TYPE`] and names it in a tool's `_meta.ui.resourceUri`
+//!   (`dual-rmcp`'s feature `apps` does both); the host renders it in a sandboxed iframe, hands it
+//!   the tool result and proxies its `resources/read` and `tools/call` to the server;
+//! * as a **page of the REST API**: `dual-http` serves it at `GET {prefix}/{id}/view`, with
+//!   [`TRANSPORT_MARKER`] replaced by [`REST_TRANSPORT_MARKER`], and the page reads the REST API
+//!   it was served from.
+//!
+//! # What the view does
+//!
+//! It shows the result's title, its total count, its columns with their types and its state
+//! (`pending` with the rows so far, `ready`, or `failed` with the reason), and scrolls through
+//! **every** row with bounded memory: the grid's body has the full height (scaled past 8,000,000
+//! pixels, so any row count works), a pool of row elements no larger than the visible rows plus an
+//! overscan is recycled as the person scrolls, and rows are read 250 at a time on demand into a
+//! cache of at most 40 pages (least recently used evicted; requests de-duplicated, at most four in
+//! flight, answers from before a sort change ignored, a page the server cut short read on from
+//! `next_offset`). The sample in the tool result is painted at once; page 0 follows.
+//!
+//! A header click sorts on the server (ascending, descending, unsorted; `aria-sort`); a row
+//! number jumps anywhere; CSV and NDJSON download the whole result (in the current order); a cell
+//! (Ctrl/Cmd+C) or a row (Shift+Ctrl/Cmd+C, or the button, as tab-separated text) is copied. It
+//! is an ARIA grid (row and column counts and indexes, a roving tabindex, arrows, Page Up/Down,
+//! Home/End, Ctrl+Home/End) with a live region announcing loading, sorting and counts. It takes
+//! its colours and fonts from the host's style variables (`hostContext.styles.variables`, set on
+//! `:root`) over its own light and dark palettes (`hostContext.theme`, else
+//! `prefers-color-scheme`). Every value is written as text (`textContent`), never as markup.
+//!
+//! # Transports
+//!
+//! * **MCP Apps** ([`TRANSPORT_MARKER`]): JSON-RPC 2.0 over `postMessage` with the host:
+//!   `ui/initialize` (then `ui/notifications/initialized`), the tool result from
+//!   `ui/notifications/tool-result` (`structuredContent`: `resource.uri`, `metadata.total_count`,
+//!   `metadata.columns`, `metadata.status`, `results`), pages through `resources/read` on
+//!   `resource://{id}?offset=…&limit=…&sort=field:asc|desc` (a pending or failed status object
+//!   is polled or shown), downloads through `tools/call` of the app-only tool
+//!   `dual_download_link` then `ui/open-link`, `ui/request-display-mode` for fullscreen when
+//!   the host offers it, and `ui/notifications/size-changed` when its size changes inline.
+//! * **REST** ([`REST_TRANSPORT_MARKER`]): the resource's path is the page's path without
+//!   `/view`; `GET` gives the metadata, `POST` a page, `/data?format=csv|ndjson` the downloads
+//!   (plain links), each with the page's `expires` and `token` parameters; `409 not_ready` polls.
+//!
+//! # DOM hooks
+//!
+//! Browser tests rely on these, and they stay stable: `#dv-title`; `#dv-total` (the total as
+//! digits, `data-total` the exact integer); `#dv-status` (`data-status` = `pending`, `ready` or
+//! `failed`); `#dv-grid` (`role="grid"`, `aria-rowcount` = rows + 1 for the header); rows
+//! `[role=row][aria-rowindex]` (1-based, the header row is 1; `data-state` = `ready` or
+//! `loading`); cells `[role=gridcell][data-column]`; header cells
+//! `[role=columnheader][data-column=name]` (click to sort, `aria-sort`); `#dv-jump` (a row
+//! number, Enter jumps); `#dv-download-csv`, `#dv-download-ndjson` (links in REST mode);
+//! `#dv-fullscreen`; `#dv-error` (transport errors). `window.__dualView` has `ready` (a promise
+//! settled after the first paint of a result), `stats()` (`{domRows, cachedPages,
+//! pagesFetched}`), `lastPaint` (the `performance.now()` of the last paint of row values) and
+//! `scrollToRow(n)` (1-based; resolves once row `n` is painted with its values).
+//!
+//! # Content Security Policy
+//!
+//! The document has one inline `<script>` and one inline `<style>`, no inline `style`
+//! attributes or event handlers, no `eval` and nothing from the network, so it runs under
+//! `default-src 'none'` with [`SCRIPT_HASH`] and [`STYLE_HASH`] allowed.
+//!
+//! ```
+//! assert!(dual_view::VIEW_HTML.starts_with("<!doctype html>"));
+//! assert!(dual_view::VIEW_HTML.contains(dual_view::TRANSPORT_MARKER));
+//! assert_eq!(dual_view::MIME_TYPE, "text/html;profile=mcp-app");
+//! assert!(dual_view::rest_page().contains(dual_view::REST_TRANSPORT_MARKER));
+//! ```
+
+/// The view: one HTML document with its style and script inline.
+pub const VIEW_HTML: &str = include_str!("../view/view.html");
+
+/// The MIME type of an MCP Apps HTML view.
+pub const MIME_TYPE: &str = "text/html;profile=mcp-app";
+
+/// The `ui://` URI a server lists the view under.
+pub const VIEW_URI: &str = "ui://dual-response/result-view.html";
+
+/// The tag in [`VIEW_HTML`] that tells the script which transport it runs over: the MCP Apps bridge.
+pub const TRANSPORT_MARKER: &str = r#"<meta name="dual-response-transport" content="mcp-app">"#;
+
+/// [`TRANSPORT_MARKER`] as [`rest_page`] has it: the page reads the REST API it was served from.
+pub const REST_TRANSPORT_MARKER: &str = r#"<meta name="dual-response-transport" content="rest">"#;
+
+/// The Content-Security-Policy source of the view's one inline `<script>`: `'sha256-…'` of the exact
+/// text between `<script>` and `</script>` in [`VIEW_HTML`] (standard base64, padded).
+///
+/// A page serving the view allows its script with `script-src` and this value; a test recomputes it.
+pub const SCRIPT_HASH: &str = "'sha256-jtEcQYfpagE11gRyg3o9Hamhlt3Tthyrv/RhfD+SVgM='";
+
+/// The Content-Security-Policy source of the view's one inline `<style>`: `'sha256-…'` of the exact
+/// text between `<style>` and `</style>` in [`VIEW_HTML`] (standard base64, padded).
+///
+/// A page serving the view allows its style with `style-src` and this value; a test recomputes it.
+pub const STYLE_HASH: &str = "'sha256-Ucz2SIJ8ArV33aKNHHmnKCVq+wcbbJv5lTqaFk4YpP4='";
+
+/// The view as a page of the REST API ([`VIEW_HTML`] with [`REST_TRANSPORT_MARKER`]).
+#[must_use]
+pub fn rest_page() -> String {
+    VIEW_HTML.replacen(TRANSPORT_MARKER, REST_TRANSPORT_MARKER, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+
+    use super::{SCRIPT_HASH, STYLE_HASH, VIEW_HTML};
+
+    /// The text between `<{tag}>` and `</{tag}>`, which must occur exactly once.
+    fn inline(tag: &str) -> &'static str {
+        let open = format!("<{tag}>");
+        let close = format!("</{tag}>");
+        assert_eq!(
+            VIEW_HTML.matches(&format!("<{tag}")).count(),
+            1,
+            "exactly one <{tag}> element"
+        );
+        let start = VIEW_HTML
+            .find(&open)
+            .expect("an inline element without attributes")
+            + open.len();
+        let end = start + VIEW_HTML[start..].find(&close).expect("a closing tag");
+        &VIEW_HTML[start..end]
+    }
+
+    fn csp_source(text: &str) -> String {
+        let digest = sha2::Sha256::digest(text.as_bytes());
+        format!(
+            "'sha256-{}'",
+            base64::engine::general_purpose::STANDARD.encode(digest)
+        )
+    }
+
+    #[test]
+    fn script_hash_is_current() {
+        let actual = csp_source(inline("script"));
+        assert_eq!(SCRIPT_HASH, actual, "SCRIPT_HASH is stale: set it to {actual}");
+    }
+
+    #[test]
+    fn style_hash_is_current() {
+        let actual = csp_source(inline("style"));
+        assert_eq!(STYLE_HASH, actual, "STYLE_HASH is stale: set it to {actual}");
+    }
+
+    /// Whether `html` holds ` on<letters>=`, the shape of an inline event handler attribute.
+    fn has_event_handler_attribute(html: &str) -> bool {
+        html.match_indices(" on").any(|(at, _)| {
+            let rest = &html[at + 3..];
+            let letters = rest.bytes().take_while(u8::is_ascii_lowercase).count();
+            letters > 0 && rest[letters..].starts_with('=')
+        })
+    }
+
+    #[test]
+    fn the_view_obeys_a_strict_csp() {
+        inline("script");
+        inline("style");
+        assert!(!VIEW_HTML.contains("style=\""), "no inline style attributes");
+        assert!(
+            !has_event_handler_attribute(VIEW_HTML),
+            "no inline event handlers"
+        );
+        assert!(
+            !VIEW_HTML.contains("http://") && !VIEW_HTML.contains("https://"),
+            "nothing from the network"
+        );
+        assert!(
+            !VIEW_HTML.contains("innerHTML") && !VIEW_HTML.contains("outerHTML"),
+            "values go through textContent"
+        );
+        assert!(
+            !VIEW_HTML.contains("eval(") && !VIEW_HTML.contains("new Function"),
+            "no eval"
+        );
+    }
+
+    #[test]
+    fn the_event_handler_check_finds_one() {
+        assert!(has_event_handler_attribute("<img src=x onerror=alert(1)>"));
+        assert!(!has_event_handler_attribute("<p>one = two</p>"));
+    }
+}

@@ -1,0 +1,218 @@
+//! The result view in a real browser (feature `browser`): starts two `dual-demo serve` processes on the
+//! default 269,000-row dataset and runs `node examples/dual-demo/browser/run.mjs` against them, which
+//! drives headless Chromium through the official MCP Apps host bridge and the official TypeScript MCP
+//! client (see examples/dual-demo/browser/README.md for every check).
+//!
+//! * the main demo: no `--auth-tokens`, `--pending-after-ms 0` (the big result is ready when the tool
+//!   answers);
+//! * the secure demo: `--auth-tokens` with owners `a` and `b`, `--pending-after-ms 300` (a slow query is
+//!   pending first) and download links that live 5 seconds (the expiry checks read each link's `expires`).
+//!
+//! Needs Node.js, Chromium and the npm packages: `bash .ci/browser` installs them. When one is missing
+//! the test fails saying so; nothing is skipped. `DUAL_SCREENSHOT=docs/view.png` also writes the
+//! README's screenshot (relative to the workspace root).
+//!
+//! Past its time limit the test sends node SIGTERM (run.mjs prints its summary and closes Chromium, which
+//! playwright starts detached), waits a few seconds, then kills it; the failure message carries whatever
+//! node printed until then.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dual_demo::dataset::{self, DatasetSize};
+use support::{Instance, TempDb, serve_command};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::{Child, Command};
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
+
+/// The whole browser run (run.mjs bounds itself to 240 s, then the demos' start and stop).
+const RUN_LIMIT: Duration = Duration::from_secs(280);
+const TOKEN_A: &str = "browser-test-token-of-owner-a";
+const TOKEN_B: &str = "browser-test-token-of-owner-b";
+/// How long node has to exit after SIGTERM before it is killed.
+const TERM_GRACE: Duration = Duration::from_secs(5);
+/// Lifetime of the secure demo's download and view links: long enough for a freshly minted link to
+/// survive a round trip under load; run.mjs waits for each link's own `expires` in the expiry checks.
+const LINK_LIFETIME_SECS: u64 = 5;
+
+/// Reads `from` to its end in a task, into a buffer that can be read at any time (also while the task
+/// still runs, e.g. after a timeout).
+fn drain(mut from: impl AsyncRead + Unpin + Send + 'static) -> (Arc<Mutex<Vec<u8>>>, JoinHandle<()>) {
+    let buffer = Arc::new(Mutex::new(Vec::new()));
+    let into = Arc::clone(&buffer);
+    let task = tokio::spawn(async move {
+        let mut chunk = [0u8; 8192];
+        while let Ok(n @ 1..) = from.read(&mut chunk).await {
+            into.lock()
+                .expect("the output buffer")
+                .extend_from_slice(&chunk[..n]);
+        }
+    });
+    (buffer, task)
+}
+
+fn text(buffer: &Mutex<Vec<u8>>) -> String {
+    String::from_utf8_lossy(&buffer.lock().expect("the output buffer")).into_owned()
+}
+
+/// Stops node after the time limit: SIGTERM first (run.mjs prints its summary and playwright closes
+/// Chromium), then SIGKILL when it has not exited within [`TERM_GRACE`]. Returns what happened.
+async fn terminate(child: &mut Child) -> String {
+    let Some(pid) = child.id() else {
+        return "node had already exited".to_owned();
+    };
+    let term = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .await;
+    if let Err(e) = &term {
+        eprintln!("kill -TERM {pid} failed: {e}");
+    }
+    match timeout(TERM_GRACE, child.wait()).await {
+        Ok(Ok(status)) => format!("after SIGTERM node exited ({status})"),
+        Ok(Err(e)) => {
+            let _ = child.kill().await;
+            format!("after SIGTERM waiting for node failed ({e}); killed it")
+        }
+        Err(_) => {
+            let _ = child.kill().await;
+            format!("node did not exit within {TERM_GRACE:?} of SIGTERM; killed it")
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the workspace root")
+}
+
+fn browser_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("browser")
+}
+
+/// Fails, saying how to install it, when node, Chromium or the npm packages are missing.
+fn preflight() {
+    let install = "run `bash .ci/browser` (it installs Debian's chromium and runs npm ci in examples/dual-demo/browser)";
+    match std::process::Command::new("node").arg("--version").output() {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => panic!(
+            "`node --version` failed ({}): install Node.js 20 or later, then {install}",
+            out.status
+        ),
+        Err(e) => panic!("node is not installed ({e}): install Node.js 20 or later, then {install}"),
+    }
+    let chromium =
+        std::env::var_os("CHROMIUM").map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
+    assert!(
+        chromium.exists(),
+        "Chromium is missing at {}: {install}",
+        chromium.display()
+    );
+    for package in [
+        "playwright-core",
+        "@modelcontextprotocol/ext-apps",
+        "@modelcontextprotocol/sdk",
+        "esbuild",
+    ] {
+        let manifest = browser_dir()
+            .join("node_modules")
+            .join(package)
+            .join("package.json");
+        assert!(
+            manifest.exists(),
+            "the npm package {package} is missing ({}): {install}",
+            manifest.display()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_result_view_in_headless_chromium() {
+    preflight();
+    let db = dataset::default_path();
+    dataset::ensure(&db, DatasetSize::DEFAULT).expect("the default dataset");
+
+    let main = Instance::launch(serve_command(&db)).await;
+
+    let scratch = TempDb::new();
+    let tokens = scratch.dir().join("tokens");
+    std::fs::write(
+        &tokens,
+        format!("# owners of the browser test\n{TOKEN_A} a\n{TOKEN_B} b\n"),
+    )
+    .expect("tokens file");
+    let mut secure = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
+    secure
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--pending-after-ms",
+            "300",
+            "--db",
+        ])
+        .arg(&db)
+        .arg("--auth-tokens")
+        .arg(&tokens)
+        .args(["--link-lifetime-secs", &LINK_LIFETIME_SECS.to_string()]);
+    let secure = Instance::launch(secure).await;
+
+    let mut node = Command::new("node");
+    node.current_dir(browser_dir())
+        .arg("run.mjs")
+        .args(["--demo", &format!("http://{}", main.addr())])
+        .args(["--secure", &format!("http://{}", secure.addr())])
+        .args(["--token-a", TOKEN_A, "--token-b", TOKEN_B]);
+    if let Some(path) = std::env::var_os("DUAL_SCREENSHOT") {
+        node.arg("--screenshot").arg(workspace_root().join(path));
+    }
+    let mut child = node
+        .env_remove("DUAL_SCREENSHOT")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node starts");
+    let (stdout, stdout_task) = drain(child.stdout.take().expect("node's stdout"));
+    let (stderr, stderr_task) = drain(child.stderr.take().expect("node's stderr"));
+    let outcome: Result<ExitStatus, String> = match timeout(RUN_LIMIT, child.wait()).await {
+        Ok(Ok(status)) => Ok(status),
+        Ok(Err(e)) => Err(format!(
+            "waiting for node run.mjs failed ({e}); {}",
+            terminate(&mut child).await
+        )),
+        Err(_) => Err(format!(
+            "node run.mjs did not finish within {RUN_LIMIT:?}; {}",
+            terminate(&mut child).await
+        )),
+    };
+    // node has exited: its pipes close, unless a process it left behind still holds them
+    let _ = timeout(Duration::from_secs(5), async {
+        let _ = stdout_task.await;
+        let _ = stderr_task.await;
+    })
+    .await;
+    let (stdout, stderr) = (text(&stdout), text(&stderr));
+    let failure = match outcome {
+        Ok(status) if status.success() => None,
+        Ok(status) => Some(format!("the browser checks failed ({status})")),
+        Err(failure) => Some(failure),
+    };
+    // the demos (`Instance`) are killed when dropped, on this panic's path too
+    if let Some(failure) = failure {
+        panic!(
+            "{failure}:\n--- node stdout ---\n{stdout}\n--- node stderr ---\n{stderr}\n--- main demo ---\n{}\n--- secure demo ---\n{}",
+            main.log(),
+            secure.log()
+        );
+    }
+    println!("{stdout}");
+}
