@@ -43,6 +43,10 @@ pub struct ResourceMetadata {
     /// While pending: the rows so far and the time since the query started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress: Option<Progress>,
+    /// While the snapshot of a ready resource is still being written: the rows readable now (of
+    /// `total_count`); absent once every row is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spooled_rows: Option<u64>,
     /// When failed: the failure's code and whether a new run may succeed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<FailureSummary>,
@@ -75,6 +79,7 @@ impl From<&ResourceRecord> for ResourceMetadata {
                 (ResourceStatus::Failed, Some(failure)) => Some(FailureSummary::from(failure)),
                 _ => None,
             },
+            spooled_rows: record.spooled_rows.filter(|_| record.is_spooling()),
             id: record.id,
             name: record.name.clone(),
             status: record.status,

@@ -27,6 +27,11 @@ pub struct ResourceRecord {
     pub columns: Vec<Column>,
     /// The row count at creation; while the query is pending, the rows written so far.
     pub total_count: u64,
+    /// While the snapshot is still being written after the model was answered with the exact
+    /// `total_count`: the rows already spooled (readable). `None` once the snapshot is complete, and
+    /// for pending, failed and live resources (docs/DESIGN.md §8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spooled_rows: Option<u64>,
     /// The sample rows shown to the model. Shared, so that copying a record (every store read does)
     /// does not copy its rows.
     pub sample: Arc<[Row]>,
@@ -53,8 +58,9 @@ pub struct ResourceRecord {
     /// before statuses existed read as ready.
     #[serde(default)]
     pub status: ResourceStatus,
-    /// While pending: until when the instance running the query has promised to renew this record.
-    /// A pending record past its lease lost its instance, and reads as failed (`query_interrupted`).
+    /// While pending or spooling: until when the instance running the query has promised to renew
+    /// this record. Such a record past its lease lost its instance, and reads as failed
+    /// (`query_interrupted`).
     #[serde(default, with = "time::serde::rfc3339::option")]
     pub lease_expires_at: Option<OffsetDateTime>,
     /// Why the query failed, when `status` is `failed`.
@@ -72,11 +78,25 @@ impl ResourceRecord {
         self.expires_at.is_some_and(|at| at <= now)
     }
 
-    /// Whether the record is pending and its lease has lapsed at `now`: the instance running its
-    /// query died, and the resource is to be treated as failed (`query_interrupted`).
+    /// Whether the record is pending or spooling and its lease has lapsed at `now`: the instance
+    /// running its query died, and the resource is to be treated as failed (`query_interrupted`).
     #[must_use]
     pub fn lease_lapsed_at(&self, now: OffsetDateTime) -> bool {
-        self.status == ResourceStatus::Pending && self.lease_expires_at.is_none_or(|at| at <= now)
+        self.is_running() && self.lease_expires_at.is_none_or(|at| at <= now)
+    }
+
+    /// Whether an instance is still running the record's query: it is pending, or its snapshot is
+    /// still being written ([`ResourceRecord::is_spooling`]).
+    #[must_use]
+    pub fn is_running(&self) -> bool {
+        self.status == ResourceStatus::Pending || self.is_spooling()
+    }
+
+    /// Whether the record is ready with its exact `total_count` while its snapshot is still being
+    /// written: rows up to `spooled_rows` can be read now, later ones once written.
+    #[must_use]
+    pub fn is_spooling(&self) -> bool {
+        self.status == ResourceStatus::Ready && self.spooled_rows.is_some()
     }
 
     /// Whether the record has been pinned (has no expiry).

@@ -15,7 +15,7 @@ use dual_store::{Clock, MemoryStore, ResourceStore};
 use crate::config::{
     DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_ERROR_TEXT_BYTES, DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES, DEFAULT_PROGRESS_INTERVAL,
-    DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE, DEFAULT_SNAPSHOT_MAX_BYTES,
+    DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SPOOL_WAIT, MAX_SPOOL_WAIT, DEFAULT_SAMPLE_SIZE, DEFAULT_SNAPSHOT_MAX_BYTES,
     DEFAULT_SORT_CACHE_BYTES, MAX_SAMPLE_SIZE, ServerConfig, SortLimits,
 };
 use crate::links::{DEFAULT_LINK_LIFETIME, LinkKey, Links, MAX_LINK_LIFETIME};
@@ -67,6 +67,7 @@ pub struct DualResponseServerBuilder {
     query_time_limit: Duration,
     progress_interval: Duration,
     query_lease: Duration,
+    spool_wait: Duration,
     owner_quotas: OwnerQuotas,
     link_key: Option<LinkKey>,
     link_lifetime: Duration,
@@ -100,6 +101,7 @@ impl Default for DualResponseServerBuilder {
             query_time_limit: DEFAULT_QUERY_TIME_LIMIT,
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
             query_lease: DEFAULT_QUERY_LEASE,
+            spool_wait: DEFAULT_SPOOL_WAIT,
             owner_quotas: OwnerQuotas::default(),
             link_key: None,
             link_lifetime: DEFAULT_LINK_LIFETIME,
@@ -331,6 +333,16 @@ impl DualResponseServerBuilder {
         self
     }
 
+    /// How long a read of rows the snapshot's writer has not yet spooled waits for them (default
+    /// 2 s, [`DEFAULT_SPOOL_WAIT`](crate::DEFAULT_SPOOL_WAIT)) before it is answered `NOT_READY`
+    /// (REST: 409 `not_ready` with `Retry-After`). `create_response` answers as soon as it has the
+    /// sample and the exact count (docs/DESIGN.md §8), so the rows after the sample may still be being
+    /// written: pages within the spooled rows are served at once, a page past them waits up to this.
+    pub fn spool_wait(mut self, wait: Duration) -> Self {
+        self.spool_wait = wait;
+        self
+    }
+
     /// Cap on the snapshot bytes of one owner's live resources (default 4 GiB,
     /// [`DEFAULT_OWNER_MAX_BYTES`](crate::DEFAULT_OWNER_MAX_BYTES)). A snapshot that would pass it
     /// fails its creation with the retryable `QUOTA_EXCEEDED` (`owner_bytes`); an owner at it is
@@ -492,6 +504,11 @@ impl DualResponseServerBuilder {
             "must be between 1 and 4294967295",
         )?;
         check(self.sorts.max_bytes > 0, "sort_max_bytes", "must be at least 1")?;
+        check(
+            self.spool_wait <= MAX_SPOOL_WAIT,
+            "spool_wait",
+            "must be at most 60 s (a request holds its connection while it waits)",
+        )?;
         check(!self.link_lifetime.is_zero(), "link_lifetime", "must be positive")?;
         check(
             self.link_lifetime <= MAX_LINK_LIFETIME,
@@ -517,6 +534,7 @@ impl DualResponseServerBuilder {
             query_time_limit: self.query_time_limit,
             progress_interval: self.progress_interval,
             query_lease: self.query_lease,
+            spool_wait: self.spool_wait,
             owner_quotas: self.owner_quotas,
             link_lifetime: self.link_lifetime,
         };

@@ -47,6 +47,10 @@ pub const DEFAULT_PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
 /// Default lease of a pending query: 15 seconds without renewal and the resource reads as failed
 /// (`query_interrupted`).
 pub const DEFAULT_QUERY_LEASE: Duration = Duration::from_secs(15);
+/// Default longest wait of a read for rows a snapshot's writer has not yet spooled: 2 seconds.
+pub const DEFAULT_SPOOL_WAIT: Duration = Duration::from_secs(2);
+/// Longest [`ServerConfig::spool_wait`] the builder accepts: 60 seconds.
+pub const MAX_SPOOL_WAIT: Duration = Duration::from_secs(60);
 /// Largest sample size accepted, so a tool result stays small enough for a model.
 pub const MAX_SAMPLE_SIZE: u64 = 1_000;
 
@@ -97,6 +101,9 @@ pub struct ServerConfig {
     pub progress_interval: Duration,
     /// How long a pending query's lease lasts without renewal.
     pub query_lease: Duration,
+    /// How long a read of rows not yet spooled (a page past them, a sorted page, an export on
+    /// another instance) waits for the snapshot's writer before it is answered `NOT_READY`.
+    pub spool_wait: Duration,
     /// The per-owner quotas, counted by this instance.
     pub owner_quotas: OwnerQuotas,
     /// How long a capability link lives

@@ -2,6 +2,7 @@
 
 use dual_core::{ResourceId, ResourceRecord, Sort, page::validate_sort, range::RowRange};
 
+use crate::source::Source;
 use crate::{Caller, DualResponseServer, ServerError};
 
 impl DualResponseServer {
@@ -30,7 +31,7 @@ impl DualResponseServer {
             validate_sort(sort, &record.columns)?;
         }
         range.check(record.total_count)?;
-        if self.snapshot_of(&record).is_none() {
+        if !Source::of(self.inner(), &record).is_snapshot() {
             self.inner().registry.get(&record.query.kind)?;
         }
         Ok(record)

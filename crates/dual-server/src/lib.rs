@@ -69,14 +69,18 @@ mod link_minting;
 pub mod links;
 pub mod metrics;
 mod owners;
-mod pending;
+mod inner;
+mod live;
 mod progress;
 mod quota;
 mod registry;
-mod running;
+mod run;
+mod runs;
+mod sample;
 mod server;
 mod snapshot;
 mod sorted;
+mod source;
 mod start;
 mod sweeper;
 mod typed;
@@ -87,7 +91,7 @@ pub use cancel::CancelOnDrop;
 pub use config::{
     DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_ERROR_TEXT_BYTES, DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES, DEFAULT_PROGRESS_INTERVAL,
-    DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE, DEFAULT_SNAPSHOT_MAX_BYTES,
+    DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SPOOL_WAIT, MAX_SPOOL_WAIT, DEFAULT_SAMPLE_SIZE, DEFAULT_SNAPSHOT_MAX_BYTES,
     DEFAULT_SORT_CACHE_BYTES, MAX_SAMPLE_SIZE, ServerConfig,
 };
 pub use config::{
@@ -98,7 +102,7 @@ pub use create::CreateResponse;
 pub use encoded::{BatchStream, EncodedPage, JsonRows, RowBatch};
 pub use error::{NOT_READY_RETRY_AFTER, ServerBuildError, ServerError, ServerErrorCode};
 pub use executor::{
-    DEFAULT_STREAM_BATCH, ExecutorError, QueryExecutor, RowStream, paged_range_stream, paged_stream,
+    DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, RowStream, paged_range_stream, paged_stream,
     take_rows,
 };
 pub use links::{DEFAULT_LINK_LIFETIME, DownloadLink, LinkFormat, LinkKey, MAX_LINK_LIFETIME};

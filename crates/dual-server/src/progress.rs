@@ -1,50 +1,67 @@
-//! What a running snapshot query has produced so far.
+//! What a run has produced so far: the state its snapshot writer publishes on a watch channel, for
+//! `create_response` (to answer as soon as it can) and for the readers on this instance (to serve
+//! the rows already spooled).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::Arc;
 
-use dual_core::Row;
+use dual_core::{
+    Row,
+    status::{FailureCode, QueryFailure},
+};
+use dual_spool::Manifest;
 
-/// What a running snapshot query has produced so far, shared between its writer and the server.
-#[derive(Debug)]
-pub(crate) struct QueryProgress {
-    rows: AtomicU64,
-    sample: Mutex<Vec<Row>>,
-    sample_size: usize,
+use crate::ServerError;
+
+/// The state of one run, as its writer last published it.
+#[derive(Debug, Default)]
+pub(crate) struct Progress {
+    /// The query runs: it holds its connection (waiting for one is not running).
+    pub(crate) started: bool,
+    /// The executor's consistent count (`QueryStart::started_with_count`), when it gave one.
+    pub(crate) total: Option<u64>,
+    /// Rows read from the executor so far.
+    pub(crate) rows: u64,
+    /// The first rows, up to the sample size.
+    pub(crate) sample: Vec<Row>,
+    /// The segments stored so far: the rows readable before the snapshot is finished.
+    pub(crate) stored: Option<Arc<Manifest>>,
+    /// How the writer ended, once it did.
+    pub(crate) end: Option<End>,
 }
 
-impl QueryProgress {
-    pub(crate) fn new(sample_size: usize) -> Self {
-        Self {
-            rows: AtomicU64::new(0),
-            sample: Mutex::new(Vec::new()),
-            sample_size,
+impl Progress {
+    /// Rows readable now: every row once finished, else those of the stored segments.
+    pub(crate) fn spooled(&self) -> u64 {
+        match &self.end {
+            Some(End::Finished { rows }) => *rows,
+            _ => self.stored.as_deref().map_or(0, Manifest::rows),
         }
     }
+}
 
-    /// Rows written so far.
-    pub(crate) fn rows(&self) -> u64 {
-        self.rows.load(Ordering::Relaxed)
-    }
+/// How a run's writer ended.
+#[derive(Debug, Clone)]
+pub(crate) enum End {
+    /// Every row is spooled and the snapshot finished (its manifest stored).
+    Finished {
+        /// Rows written: the resource's total.
+        rows: u64,
+    },
+    /// The rows passed the snapshot cap: nothing stays spooled, and the resource is served live.
+    OverCap,
+    /// The query, the spool or a quota failed; nothing stays spooled.
+    Failed(QueryFailure),
+}
 
-    /// Counts one written row, keeping it when the sample is not yet full.
-    pub(crate) fn push(&self, row: &Row) {
-        if (self.rows.fetch_add(1, Ordering::Relaxed) as usize) < self.sample_size {
-            self.lock().push(row.clone());
+/// The failure a writer's error becomes.
+pub(crate) fn failure_of(error: &ServerError) -> QueryFailure {
+    let code = match error {
+        ServerError::QueryTimeout { .. } => FailureCode::QueryTimeout,
+        ServerError::Spool(_) | ServerError::Storage(_) | ServerError::QuotaExceeded { .. } => {
+            FailureCode::StorageError
         }
-    }
-
-    /// The sample so far.
-    pub(crate) fn sample(&self) -> Vec<Row> {
-        self.lock().clone()
-    }
-
-    /// Takes the sample (at the end of the query).
-    pub(crate) fn take_sample(&self) -> Vec<Row> {
-        std::mem::take(&mut *self.lock())
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Row>> {
-        self.sample.lock().unwrap_or_else(PoisonError::into_inner)
-    }
+        ServerError::Overloaded(_) => FailureCode::Overloaded,
+        _ => FailureCode::QueryExecutionFailed,
+    };
+    QueryFailure::new(code, error.to_string())
 }

@@ -6,8 +6,6 @@ use std::sync::{Arc, Mutex};
 
 use dual_core::{
     PageRequest, PageResponse, ResourceId, ResourceRecord, Sort,
-    budget::RowBudget,
-    consistency::Consistency,
     metadata::ResourceMetadata,
     page::validate_sort,
     range::RowRange,
@@ -18,15 +16,16 @@ use dual_store::{Access, Clock, Lookup, ResourceStore};
 use tracing::Instrument;
 
 use crate::config::ServerConfig;
-use crate::encoded::{self, BatchStream, EncodedPage, cut};
+use crate::encoded::{self, BatchStream, EncodedPage};
+use crate::inner::Inner;
 use crate::links::Links;
 use crate::owners::OwnerLedger;
 use crate::registry::Registry;
-use crate::running::RunningQueries;
-use crate::snapshot;
+use crate::runs::Runs;
 use crate::sorted::SortCache;
+use crate::source::{Source, spooled_rows};
 use crate::sweeper::Sweeper;
-use crate::{Caller, QueryExecutor, RowStream, ServerBuildError, ServerError, take_rows};
+use crate::{Caller, RowStream, ServerBuildError, ServerError};
 
 /// Name of a resource created without one.
 pub const DEFAULT_RESOURCE_NAME: &str = "Query Results";
@@ -37,25 +36,6 @@ pub const DEFAULT_RESOURCE_NAME: &str = "Query Results";
 #[derive(Clone)]
 pub struct DualResponseServer {
     inner: Arc<Inner>,
-}
-
-pub(crate) struct Inner {
-    pub(crate) config: ServerConfig,
-    pub(crate) store: Arc<dyn ResourceStore>,
-    /// `None` when snapshots are off.
-    pub(crate) spool: Option<Spool>,
-    sorts: Arc<SortCache>,
-    pub(crate) registry: Registry,
-    pub(crate) clock: Clock,
-    /// The queries of pending resources this instance runs.
-    pub(crate) running: RunningQueries,
-    /// What each owner holds here, against the per-owner quotas.
-    pub(crate) owners: Arc<OwnerLedger>,
-    /// Signs and verifies capability links.
-    pub(crate) links: Links,
-    /// Taken by `shutdown`; a std mutex because it is only held to `take()` the handle.
-    sweeper: Mutex<Option<Sweeper>>,
-    shut_down: AtomicBool,
 }
 
 impl fmt::Debug for DualResponseServer {
@@ -102,7 +82,7 @@ impl DualResponseServer {
                 sorts,
                 registry,
                 clock,
-                running: RunningQueries::default(),
+                runs: Runs::default(),
                 owners,
                 links,
                 sweeper: Mutex::new(sweeper),
@@ -158,7 +138,9 @@ impl DualResponseServer {
     /// As [`DualResponseServer::get_resource`].
     pub async fn metadata(&self, id: ResourceId, caller: &Caller) -> Result<ResourceMetadata, ServerError> {
         let record = self.accessed(id, caller).await?;
-        Ok(ResourceMetadata::at(&record, self.inner.clock.now()))
+        let mut metadata = ResourceMetadata::at(&record, self.inner.clock.now());
+        metadata.spooled_rows = spooled_rows(&self.inner, &record);
+        Ok(metadata)
     }
 
     /// One page of the resource's result: authorizes the caller and counts the access in one store
@@ -211,7 +193,7 @@ impl DualResponseServer {
     /// `max_bytes`, and always its first row: a page cut short says `has_next` with the exact
     /// `next_offset` of the first row left out, and a single row larger than `max_bytes` comes alone.
     /// No row after the cut is read: a snapshot's segments are read one at a time, and a live
-    /// resource's rows come from [`QueryExecutor::fetch_page`] with the byte budget.
+    /// resource's rows come from [`LiveQuery::fetch_page`](crate::LiveQuery::fetch_page) with the byte budget.
     ///
     /// # Errors
     /// As [`DualResponseServer::fetch_page`].
@@ -236,23 +218,7 @@ impl DualResponseServer {
             let record = self.accessed(id, caller).await?;
             Self::readable(&record)?;
             let page = request.validate(limits, &record.columns)?;
-            let mut budget = RowBudget::for_page(&page, max_bytes);
-            if let Some(spool) = self.snapshot_of(&record) {
-                let rows = snapshot::page(spool, &self.inner.sorts, id, &page, &mut budget).await?;
-                return Ok(EncodedPage::json(rows, cut(&budget, &page, record.total_count)));
-            }
-            let executor = self.inner.registry.get(&record.query.kind)?;
-            let rows = executor
-                .fetch_page(
-                    &record.query.params,
-                    page.offset,
-                    page.fetch_limit(),
-                    page.sort.as_ref(),
-                    budget.remaining(),
-                )
-                .await
-                .map_err(ServerError::query_failed)?;
-            Ok(EncodedPage::decoded(rows, &page, budget, record.total_count))
+            Source::of(&self.inner, &record).page(&page, max_bytes).await
         }
         .instrument(span)
         .await
@@ -300,7 +266,7 @@ impl DualResponseServer {
     /// from the spool one segment per batch (sorted: through its cached sorted order, 1,000 rows per
     /// batch) and stay as stored ([`RowBatch::Json`](crate::RowBatch::Json)), so JSON and NDJSON
     /// exports copy them; a live resource's come decoded ([`RowBatch::Rows`](crate::RowBatch::Rows))
-    /// from the executor's [`QueryExecutor::stream_range`], and the stream ends after `range.limit`
+    /// from the executor's [`QueryExecutor::stream_range`](crate::QueryExecutor::stream_range), and the stream ends after `range.limit`
     /// rows (dropping the executor's stream then) or at the end of the result.
     ///
     /// # Errors
@@ -318,16 +284,8 @@ impl DualResponseServer {
         Self::readable(&record)?;
         let sort = sort.map(|s| validate_sort(&s, &record.columns)).transpose()?;
         range.check(record.total_count)?;
-        if let Some(spool) = self.snapshot_of(&record) {
-            let stream = snapshot::export(spool, &self.inner.sorts, id, sort, range).await?;
-            return Ok((record, stream));
-        }
-        let executor: Arc<dyn QueryExecutor> = Arc::clone(self.inner.registry.get(&record.query.kind)?);
-        let stream = take_rows(
-            executor.stream_range(record.query.params.clone(), sort, range),
-            range.limit,
-        );
-        Ok((record, encoded::from_rows(stream)))
+        let stream = Source::of(&self.inner, &record).export(sort, range).await?;
+        Ok((record, stream))
     }
 
     /// Removes the resource's expiry, returning the pinned record. Counted against the caller's
@@ -359,14 +317,8 @@ impl DualResponseServer {
     pub async fn delete_resource(&self, id: ResourceId, caller: &Caller) -> Result<(), ServerError> {
         refuse_grant(caller)?;
         let record = self.authorized(id, caller).await?;
-        // A pending query run here stops now; one run elsewhere stops at its next lease renewal,
-        // which finds the record gone.
-        self.inner.running.cancel(id);
-        if let Some(spool) = self.snapshot_of(&record) {
-            // Before the record: a failure leaves the resource in place, to be deleted again.
-            spool.delete(id).await.map_err(ServerError::Spool)?;
-            self.inner.sorts.forget(id);
-        }
+        // Before the record: a failure leaves the resource in place, to be deleted again.
+        Source::of(&self.inner, &record).discard().await?;
         let deleted = self.inner.store.delete(id).await?;
         self.inner.owners.forget(id);
         if deleted {
@@ -398,14 +350,14 @@ impl DualResponseServer {
         if self.inner.shut_down.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        let running = self.inner.running.len();
+        let running = self.inner.runs.len();
         if running > 0 {
             // Their resources stay pending until their lease lapses, then read as interrupted.
             tracing::info!(
                 running,
                 "shutting down: cancelling the queries of pending resources"
             );
-            self.inner.running.cancel_all();
+            self.inner.runs.cancel_all();
         }
         let sweeper = self
             .inner
@@ -444,7 +396,7 @@ impl DualResponseServer {
         let record = found(self.inner.store.get(id, now).await?)?;
         if caller.may_see(&record) {
             if record.lease_lapsed_at(now) {
-                return Ok(self.interrupted(record).await);
+                return Ok(self.inner.interrupted(record).await);
             }
             Ok(record)
         } else {
@@ -453,26 +405,11 @@ impl DualResponseServer {
         }
     }
 
-    /// The spool to serve `record` from, when it is a snapshot. A snapshot record on a server
-    /// without snapshots has no spool here: it is served live.
-    pub(crate) fn snapshot_of(&self, record: &ResourceRecord) -> Option<&Spool> {
-        (record.consistency == Consistency::Snapshot)
-            .then_some(self.inner.spool.as_ref())
-            .flatten()
-    }
-
-    /// Removes the snapshot of `id`, logging a failure (the orphan sweep finishes the job).
-    pub(crate) async fn delete_snapshot(&self, id: ResourceId) {
-        if let Some(spool) = &self.inner.spool
-            && let Err(error) = spool.delete(id).await
-        {
-            tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "snapshot left for the orphan sweep");
-        }
-        self.inner.sorts.forget(id);
-        self.inner.owners.release_bytes(id);
-    }
-
     pub(crate) fn inner(&self) -> &Inner {
+        &self.inner
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Inner> {
         &self.inner
     }
 
@@ -500,7 +437,7 @@ impl DualResponseServer {
     async fn accessed(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
         let now = self.inner.clock.now();
         match self.inner.store.record_access(id, caller.viewer(), now).await? {
-            Access::Counted(record) if record.lease_lapsed_at(now) => Ok(self.interrupted(record).await),
+            Access::Counted(record) if record.lease_lapsed_at(now) => Ok(self.inner.interrupted(record).await),
             Access::Counted(record) => Ok(record),
             Access::NotVisible => {
                 tracing::debug!(%id, "caller may not see the resource: answered as not found");

@@ -1,18 +1,19 @@
-//! Snapshots: one execution of a resource's query written to the spool at creation, and the
-//! pages and exports read back from it (docs/DESIGN.md §3).
+//! Writing a snapshot: one execution of a resource's query, every row to the spool, publishing what
+//! it has done as it goes (docs/DESIGN.md §3, §8).
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use bytes::Bytes;
-use dual_core::{ResourceId, Row, Sort, budget::RowBudget, page::ValidPage, range::RowRange};
-use dual_spool::{Spool, SpoolError};
+use dual_core::{ResourceId, Row};
+use dual_spool::Spool;
 use futures_util::StreamExt;
 use serde_json::Value;
+use tokio::sync::{oneshot, watch};
 
+use crate::live::time_limited;
 use crate::owners::SnapshotCharge;
-use crate::progress::QueryProgress;
-use crate::sorted::SortCache;
-use crate::{BatchStream, ExecutorError, JsonRows, QueryExecutor, QueryStart, RowBatch, ServerError};
+use crate::progress::{End, Progress, failure_of};
+use crate::{ExecutorError, QueryExecutor, QueryStart, ServerError};
 
 /// What one execution wrote: the sample and the row count.
 #[derive(Debug)]
@@ -23,65 +24,141 @@ pub(crate) struct Written {
     pub(crate) rows: u64,
 }
 
-/// The query a snapshot runs: its executor, its parameters, and the signal the executor gives when it
-/// starts running (`QueryExecutor::stream_with_start`).
+/// The outcome of a writer: `Ok(None)` when the rows passed the snapshot cap (nothing stays
+/// spooled; the resource is served live).
+pub(crate) type WriterResult = Result<Option<Written>, ServerError>;
+
+/// The query a snapshot is written from, and where it goes.
 pub(crate) struct SnapshotQuery {
     /// The executor of the query's kind.
     pub(crate) executor: Arc<dyn QueryExecutor>,
     /// The query's parameters.
     pub(crate) params: Value,
-    /// Signalled once the query runs (it has its connection).
-    pub(crate) start: QueryStart,
+    /// The spool the rows go to.
+    pub(crate) spool: Spool,
+    /// The resource.
+    pub(crate) id: ResourceId,
+    /// The snapshot cap: past it, the writer stops and the resource is served live.
+    pub(crate) max_bytes: u64,
+    /// Rows kept as the sample.
+    pub(crate) sample_size: usize,
 }
 
-/// Runs `query` once through `executor.stream_with_start` (`start` tells when it runs) and writes every row to the snapshot of `id`,
-/// counting rows and keeping the sample in `progress` as they come. `Ok(None)` when the rows pass
-/// `max_bytes`: the writer is dropped, which removes what it stored, and the caller serves the
-/// resource live. Dropping the future (a cancelled or timed-out query) drops the executor's stream.
-/// Each row's bytes are charged to the resource's owner through `charge` (`QUOTA_EXCEEDED`,
-/// `owner_bytes`, past the owner's quota), whose query slot is held until the write ends.
+/// Runs `query` once through the executor's `stream` and writes every row to the snapshot of its
+/// resource, publishing on `progress` when the query starts (and its consistent count, when the
+/// executor gives one), the rows read, the sample and the segments stored, and at last how it
+/// ended. Each row's bytes are charged to the resource's owner through `charge` (`QUOTA_EXCEEDED`,
+/// `owner_bytes`, past the owner's quota), whose query slot is held until the write ends. Past the
+/// query time `limit` the write stops with `QUERY_TIMEOUT`. Dropping
+/// the future (a cancelled or timed-out query) drops the executor's stream and the spool writer,
+/// which removes what it stored.
 pub(crate) async fn write(
-    spool: Spool,
     query: SnapshotQuery,
-    id: ResourceId,
-    max_bytes: u64,
-    progress: Arc<QueryProgress>,
+    progress: watch::Sender<Progress>,
     charge: SnapshotCharge,
-) -> Result<Option<Written>, ServerError> {
+    limit: Duration,
+) -> WriterResult {
+    let result = time_limited(limit, write_rows(query, &progress, charge)).await;
+    let end = match &result {
+        Ok(Some(written)) => End::Finished { rows: written.rows },
+        Ok(None) => End::OverCap,
+        Err(error) => End::Failed(failure_of(error)),
+    };
+    progress.send_modify(|p| p.end = Some(end));
+    result
+}
+
+/// What the writer's loop takes next.
+enum Next {
+    /// The executor's start signal, with its consistent count.
+    Started(Option<u64>),
+    /// A batch of rows, or the end of the stream.
+    Batch(Option<Result<Vec<Row>, ExecutorError>>),
+}
+
+async fn write_rows(
+    query: SnapshotQuery,
+    progress: &watch::Sender<Progress>,
+    charge: SnapshotCharge,
+) -> WriterResult {
     let SnapshotQuery {
         executor,
         params,
-        start,
+        spool,
+        id,
+        max_bytes,
+        sample_size,
     } = query;
     let SnapshotCharge {
         slot: _slot,
         mut meter,
     } = charge;
     let mut writer = spool.writer(id).await.map_err(ServerError::spool_write)?;
-    let mut stream = executor.stream_with_start(params, None, start);
+    let (start, started) = QueryStart::channel();
+    let mut started = Some(started);
+    let mut stream = executor.stream(params, start);
+    let mut total = None;
     let mut bytes = 0u64;
+    let mut rows = 0u64;
     let mut encoded = Vec::with_capacity(512);
-    while let Some(batch) = stream.next().await {
-        for row in batch.map_err(ServerError::query_failed)? {
+    let mut segments = 0;
+    loop {
+        let next = tokio::select! {
+            biased;
+            signal = start_signal(&mut started) => Next::Started(signal),
+            batch = stream.next() => Next::Batch(batch),
+        };
+        let batch = match next {
+            Next::Started(count) => {
+                started = None;
+                total = count;
+                progress.send_modify(|p| {
+                    p.started = true;
+                    p.total = count;
+                });
+                continue;
+            }
+            Next::Batch(None) => break,
+            Next::Batch(Some(batch)) => batch.map_err(ServerError::query_failed)?,
+        };
+        let mut kept = Vec::new();
+        for row in batch {
             encoded.clear();
             serde_json::to_writer(&mut encoded, &row)
                 .map_err(|e| ServerError::query_failed(ExecutorError::from_error(e)))?;
             bytes = bytes.saturating_add(encoded.len() as u64);
             if bytes > max_bytes {
-                tracing::info!(
-                    rows = writer.rows(),
-                    max_bytes,
-                    "result larger than the snapshot cap: served live"
-                );
+                tracing::info!(rows, max_bytes, "result larger than the snapshot cap: served live");
                 meter.release_all();
                 return Ok(None);
             }
             meter.charge(encoded.len() as u64)?;
             writer.append(&encoded).await.map_err(ServerError::spool_write)?;
-            progress.push(&row);
+            if rows < sample_size as u64 {
+                kept.push(row);
+            }
+            rows += 1;
+            if total.is_some_and(|total| rows > total) {
+                return Err(miscounted(total, rows));
+            }
         }
+        let stored = writer.stored();
+        let grew = stored.segments().len() != segments;
+        segments = stored.segments().len();
+        let stored = grew.then(|| Arc::new(stored.clone()));
+        progress.send_modify(|p| {
+            p.started = true;
+            p.rows = rows;
+            p.sample.extend(kept);
+            if let Some(stored) = stored {
+                p.stored = Some(stored);
+            }
+        });
     }
     drop(stream);
+    if total.is_some_and(|total| rows != total) {
+        return Err(miscounted(total, rows));
+    }
     let manifest = writer.finish().await.map_err(ServerError::spool_write)?;
     tracing::debug!(
         rows = manifest.rows(),
@@ -89,187 +166,28 @@ pub(crate) async fn write(
         segments = manifest.segments().len(),
         "snapshot written"
     );
+    let sample = progress.borrow().sample.clone();
     Ok(Some(Written {
-        sample: progress.take_sample(),
+        sample,
         rows: manifest.rows(),
     }))
 }
 
-/// The rows of `page` of the snapshot of `id` in its sort order (snapshot order without), as
-/// stored (each the compact JSON of one row), cut to the rows `budget` admits. Reading stops at the
-/// first row the budget refuses, so memory holds the page's rows and the segments they share, not
-/// `limit` rows.
-pub(crate) async fn page(
-    spool: &Spool,
-    sorts: &SortCache,
-    id: ResourceId,
-    page: &ValidPage,
-    budget: &mut RowBudget,
-) -> Result<Vec<Bytes>, ServerError> {
-    let mut out = Vec::new();
-    match page.sort.as_ref() {
-        None => {
-            let mut cursor = spool
-                .cursor(id, page.offset, Some(page.fetch_limit()))
-                .await
-                .map_err(ServerError::spool)?;
-            while let Some(run) = cursor.next().await.map_err(ServerError::spool)? {
-                for row in run.iter() {
-                    if !budget.admit(row.len()) {
-                        return Ok(out);
-                    }
-                    out.push(row);
-                }
-            }
-        }
-        Some(sort) => {
-            let order = sorts.order(spool, id, sort).await?;
-            let limit = usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX);
-            let start = usize::try_from(page.offset)
-                .unwrap_or(usize::MAX)
-                .min(order.len());
-            let end = start.saturating_add(limit).min(order.len());
-            let mut at = start;
-            while at < end {
-                let rows = gather(spool, id, &order[at..end], budget.remaining()).await?;
-                at += rows.len();
-                for row in rows {
-                    if !budget.admit(row.len()) {
-                        return Ok(out);
-                    }
-                    out.push(row);
-                }
-            }
-        }
+/// The executor's start signal; never, once it came (`started` is `None`). A signal dropped unsent
+/// counts as started without a count.
+async fn start_signal(started: &mut Option<oneshot::Receiver<Option<u64>>>) -> Option<u64> {
+    match started {
+        Some(receiver) => receiver.await.ok().flatten(),
+        None => std::future::pending().await,
     }
-    Ok(out)
 }
 
-/// The rows at snapshot indices `indices`, in that order, as stored: the longest leading run of
-/// them within `max_bytes` (each row counting its bytes plus one), and always the first. Reads the
-/// segments the indices touch one at a time, each once, in the order of the first index each holds,
-/// and stops once the rows gathered pass `max_bytes`; rows are copied out of their segment, so memory
-/// is the rows gathered plus one segment, however scattered the indices.
-async fn gather(
-    spool: &Spool,
-    id: ResourceId,
-    indices: &[u32],
-    max_bytes: usize,
-) -> Result<Vec<Bytes>, ServerError> {
-    let manifest = spool.manifest(id).await.map_err(ServerError::spool)?;
-    // (segment, position in `indices`) pairs, grouped by segment.
-    let mut wanted: Vec<(usize, usize)> = Vec::with_capacity(indices.len());
-    for (at, &index) in indices.iter().enumerate() {
-        let segment = manifest
-            .locate(u64::from(index))
-            .ok_or(ServerError::Spool(SpoolError::Corrupt {
-                id,
-                reason: "sorted order points past the snapshot",
-            }))?;
-        wanted.push((segment, at));
-    }
-    wanted.sort_unstable();
-    let mut groups: Vec<&[(usize, usize)]> = wanted.chunk_by(|a, b| a.0 == b.0).collect();
-    // Each group's first pair holds its smallest position: read the segment of index 0 first.
-    groups.sort_unstable_by_key(|group| group.first().map_or(usize::MAX, |&(_, at)| at));
-    let mut out: Vec<Option<Bytes>> = vec![None; indices.len()];
-    let mut held = 0usize;
-    for group in groups {
-        let Some(&(segment, _)) = group.first() else {
-            continue;
-        };
-        let info = manifest.segments()[segment];
-        let limit = usize::try_from(info.rows).unwrap_or(usize::MAX);
-        let rows = spool
-            .read_rows(id, info.first_row, limit)
-            .await
-            .map_err(ServerError::spool)?;
-        let run = rows.runs().first();
-        for &(_, at) in group {
-            let within = u64::from(indices[at]) - info.first_row;
-            let bytes = run
-                .and_then(|run| run.row(usize::try_from(within).unwrap_or(usize::MAX)))
-                .ok_or(ServerError::ResourceNotFound)?;
-            held = held.saturating_add(bytes.len() + 1);
-            out[at] = Some(Bytes::copy_from_slice(&bytes));
-        }
-        if held > max_bytes {
-            break;
-        }
-    }
-    let mut used = 0usize;
-    Ok(out
-        .into_iter()
-        .map_while(|row| row)
-        .enumerate()
-        .take_while(|(i, row)| {
-            used = used.saturating_add(row.len() + 1);
-            *i == 0 || used <= max_bytes
-        })
-        .map(|(_, row)| row)
-        .collect())
-}
-
-/// Most rows of a batch of a sorted export (the segments they touch are read one at a time)…
-const SORTED_EXPORT_BATCH: usize = 1_000;
-/// …and most bytes, beyond its first row: a sorted export holds one such batch and one segment.
-pub(crate) const SORTED_EXPORT_BATCH_BYTES: usize = 1 << 20;
-
-/// The rows of `range` of the snapshot of `id`, in `sort` order, as a stream of batches: one
-/// segment per batch unsorted, at most [`SORTED_EXPORT_BATCH`] rows and
-/// [`SORTED_EXPORT_BATCH_BYTES`] per batch sorted. Opening checks the
-/// snapshot (an outage is an error here, before any byte); later failures are stream items.
-pub(crate) async fn export(
-    spool: &Spool,
-    sorts: &SortCache,
-    id: ResourceId,
-    sort: Option<Sort>,
-    range: RowRange,
-) -> Result<BatchStream, ServerError> {
-    let Some(sort) = sort else {
-        let cursor = spool
-            .cursor(id, range.offset, range.limit)
-            .await
-            .map_err(ServerError::spool)?;
-        return Ok(Box::pin(futures_util::stream::unfold(
-            Some(cursor),
-            move |cursor| async move {
-                let mut cursor = cursor?;
-                match cursor.next().await {
-                    Ok(None) => None,
-                    Ok(Some(run)) => Some((Ok(RowBatch::Json(JsonRows::run(run))), Some(cursor))),
-                    Err(error) => Some((Err(ExecutorError::from_error(error)), None)),
-                }
-            },
-        )));
-    };
-    let order = sorts.order(spool, id, &sort).await?;
-    let start = usize::try_from(range.offset)
-        .unwrap_or(usize::MAX)
-        .min(order.len());
-    let end = range
-        .limit
-        .map_or(order.len(), |limit| {
-            start.saturating_add(usize::try_from(limit).unwrap_or(usize::MAX))
-        })
-        .min(order.len());
-    let spool = spool.clone();
-    Ok(Box::pin(futures_util::stream::unfold(Some(start), move |next| {
-        let spool = spool.clone();
-        let order = Arc::clone(&order);
-        async move {
-            let from = next?;
-            if from >= end {
-                return None;
-            }
-            let to = from.saturating_add(SORTED_EXPORT_BATCH).min(end);
-            match gather(&spool, id, &order[from..to], SORTED_EXPORT_BATCH_BYTES).await {
-                Ok(rows) => {
-                    let next = from + rows.len();
-                    Some((Ok(RowBatch::Json(JsonRows::list(rows))), Some(next)))
-                }
-                Err(error) => Some((Err(ExecutorError::from_error(error)), None)),
-            }
-        }
-    })))
+/// The stream's rows did not match the count the executor gave: the result is refused, never
+/// served short or long.
+fn miscounted(total: Option<u64>, rows: u64) -> ServerError {
+    let total = total.unwrap_or_default();
+    ServerError::query_failed(ExecutorError::new(format!(
+        "the executor counted {total} rows but its stream yielded {}{rows}; the result is not served",
+        if rows > total { "at least " } else { "" }
+    )))
 }

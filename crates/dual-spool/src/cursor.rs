@@ -20,7 +20,17 @@ impl Spool {
         limit: Option<u64>,
     ) -> Result<RowCursor, SpoolError> {
         let manifest = self.manifest(id).await?;
-        Ok(RowCursor::new(self.clone(), manifest, offset, limit))
+        Ok(self.cursor_in(manifest, offset, limit))
+    }
+
+    /// [`Spool::cursor`] over the segments `manifest` lists: for a snapshot still being written, the
+    /// manifest of the segments its writer has stored so far ([`SpoolWriter::stored`]), which are
+    /// readable before the snapshot is finished. The range ends at the manifest's last row.
+    ///
+    /// [`SpoolWriter::stored`]: crate::SpoolWriter::stored
+    #[must_use]
+    pub fn cursor_in(&self, manifest: Manifest, offset: u64, limit: Option<u64>) -> RowCursor {
+        RowCursor::new(self.clone(), manifest, offset, limit)
     }
 }
 

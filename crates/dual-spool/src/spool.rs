@@ -145,6 +145,18 @@ impl Spool {
     /// storage failures; [`SpoolError::Corrupt`].
     pub async fn read_rows(&self, id: ResourceId, offset: u64, limit: usize) -> Result<Rows, SpoolError> {
         let manifest = self.manifest(id).await?;
+        self.read_rows_in(&manifest, offset, limit).await
+    }
+
+    /// [`Spool::read_rows`] over the segments `manifest` lists (of its resource): for a snapshot still
+    /// being written, the segments its writer has stored so far ([`SpoolWriter::stored`]).
+    ///
+    /// # Errors
+    ///
+    /// [`SpoolError::NotFound`] when a listed segment is not there (the snapshot was deleted);
+    /// storage failures; [`SpoolError::Corrupt`].
+    pub async fn read_rows_in(&self, manifest: &Manifest, offset: u64, limit: usize) -> Result<Rows, SpoolError> {
+        let id = manifest.id();
         let mut rows = Rows::default();
         let end = offset.saturating_add(limit as u64).min(manifest.rows());
         let Some(first) = manifest.locate(offset) else {

@@ -52,6 +52,17 @@ impl SpoolWriter {
         self.manifest.rows() + self.builder.rows() as u64
     }
 
+    /// The manifest of the segments stored so far: the rows that [`Spool::cursor_in`] and
+    /// [`Spool::read_rows_in`] can read before the snapshot is finished (the rows of the segment
+    /// being built are not among them).
+    ///
+    /// [`Spool::cursor_in`]: crate::Spool::cursor_in
+    /// [`Spool::read_rows_in`]: crate::Spool::read_rows_in
+    #[must_use]
+    pub fn stored(&self) -> &Manifest {
+        &self.manifest
+    }
+
     /// Appends one encoded row. Stores the current segment first when the row would take it past
     /// the limits.
     ///

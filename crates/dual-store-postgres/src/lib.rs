@@ -46,20 +46,21 @@
 //!     metadata json NOT NULL,
 //!     consistency text NOT NULL DEFAULT 'live', -- snapshot | live
 //!     status text NOT NULL DEFAULT 'ready',     -- pending | ready | failed
-//!     lease_expires_at timestamptz,             -- while pending
-//!     failure json                              -- {"code": …, "message": …} once failed
+//!     lease_expires_at timestamptz,             -- while pending or spooling
+//!     failure json,                             -- {"code": …, "message": …} once failed
+//!     spooled_rows bigint                       -- while a ready resource's snapshot is written
 //! );
 //! CREATE INDEX dual_resources_expires_at_idx ON dual_resources (expires_at) WHERE expires_at IS NOT NULL;
 //! ```
 //!
 //! The migration also brings a table of an earlier release up to date: it adds each of `consistency`,
-//! `status`, `lease_expires_at` and `failure` that is missing (`ADD COLUMN IF NOT EXISTS`), so the
+//! `status`, `lease_expires_at`, `failure` and `spooled_rows` that is missing (`ADD COLUMN IF NOT EXISTS`), so the
 //! records already there read as live and ready, without lease or failure. An unknown `consistency`,
 //! `status` or failure code read back is [`StoreError::Corrupt`](dual_store::StoreError::Corrupt)
 //! naming its column.
 //!
 //! `update_query` is one `UPDATE … SET status, total_count, columns, sample, consistency,
-//! lease_expires_at, failure WHERE id = $1`: expired or not, and never touching the access count, the
+//! lease_expires_at, failure, spooled_rows WHERE id = $1`: expired or not, and never touching the access count, the
 //! last access or the expiry, so a concurrent access or pin is kept.
 //!
 //! Accesses are counted by one `UPDATE … SET access_count = access_count + 1 … WHERE id = $1 AND

@@ -35,6 +35,7 @@ pub(crate) struct QueryParams<'a> {
     consistency: &'static str,
     lease_expires_at: Option<OffsetDateTime>,
     failure: Option<Json<&'a QueryFailure>>,
+    spooled_rows: Option<i64>,
 }
 
 impl<'a> QueryParams<'a> {
@@ -48,11 +49,15 @@ impl<'a> QueryParams<'a> {
             consistency: record.consistency.as_str(),
             lease_expires_at: record.lease_expires_at.map(micros),
             failure: record.failure.as_ref().map(Json),
+            spooled_rows: record
+                .spooled_rows
+                .map(|rows| bigint("spooled_rows", rows))
+                .transpose()?,
         })
     }
 
     /// In the parameter order of the `update_query` statement.
-    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 8] {
+    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 9] {
         [
             &self.id,
             &self.status,
@@ -62,6 +67,7 @@ impl<'a> QueryParams<'a> {
             &self.consistency,
             &self.lease_expires_at,
             &self.failure,
+            &self.spooled_rows,
         ]
     }
 }
@@ -95,7 +101,7 @@ impl<'a> SaveParams<'a> {
     }
 
     /// In the column order of the save statement.
-    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 16] {
+    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 17] {
         [
             &self.part.id,
             &self.name,
@@ -113,6 +119,7 @@ impl<'a> SaveParams<'a> {
             &self.part.status,
             &self.part.lease_expires_at,
             &self.part.failure,
+            &self.part.spooled_rows,
         ]
     }
 }
@@ -155,6 +162,11 @@ pub(crate) fn decode(row: &Row) -> Result<ResourceRecord, StoreError> {
         lease_expires_at: column(row, "lease_expires_at")?,
         // An unknown failure code fails the JSON decode, which `column` reports naming the column.
         failure: column::<Option<Json<QueryFailure>>>(row, "failure")?.map(|failure| failure.0),
+        spooled_rows: column::<Option<i64>>(row, "spooled_rows")?
+            .map(|rows| {
+                u64::try_from(rows).map_err(|_| StoreError::corrupt("column spooled_rows: negative"))
+            })
+            .transpose()?,
     })
 }
 

@@ -5,16 +5,17 @@ use crate::ident::Ident;
 /// Every column of the table, in the order [`Sql::save`] binds them.
 const COLUMNS: &str = "id, name, query, columns, total_count, sample, created_at, expires_at, \
                        access_count, last_accessed_at, owner, metadata, consistency, status, \
-                       lease_expires_at, failure";
+                       lease_expires_at, failure, spooled_rows";
 
 /// Columns later releases added, with their definitions: the migration adds each one missing from a
 /// table an earlier release created. Their defaults read the old rows as they were meant: every
 /// record stored before snapshots is live, and every one stored before statuses is ready.
-const ADDED_COLUMNS: [(&str, &str); 4] = [
+const ADDED_COLUMNS: [(&str, &str); 5] = [
     ("consistency", "text NOT NULL DEFAULT 'live'"),
     ("status", "text NOT NULL DEFAULT 'ready'"),
     ("lease_expires_at", "timestamptz"),
     ("failure", "json"),
+    ("spooled_rows", "bigint"),
 ];
 
 /// The statements of a store over one table.
@@ -94,11 +95,12 @@ BEGIN
             consistency text NOT NULL DEFAULT 'live',
             status text NOT NULL DEFAULT 'ready',
             lease_expires_at timestamptz,
-            failure json
+            failure json,
+            spooled_rows bigint
         );
     END IF;
-    -- Tables created before snapshots lack `consistency`, and before statuses `status`,
-    -- `lease_expires_at` and `failure`. Each is checked first, like the table, so a role that may
+    -- Tables created before snapshots lack `consistency`, before statuses `status`,
+    -- `lease_expires_at` and `failure`, and before answers at the first sample `spooled_rows`. Each is checked first, like the table, so a role that may
     -- not alter a table that is already current starts.{add_columns}
     IF to_regclass('{qualified_index}') IS NULL THEN
         CREATE INDEX {index} ON {qualified} (expires_at) WHERE expires_at IS NOT NULL;
@@ -123,13 +125,14 @@ FROM (VALUES (1)) AS one (x) LEFT JOIN hit ON TRUE"
             migrate,
             save: format!(
                 "INSERT INTO {qualified} ({COLUMNS})
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, query = EXCLUDED.query,
     columns = EXCLUDED.columns, total_count = EXCLUDED.total_count, sample = EXCLUDED.sample,
     created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
     access_count = EXCLUDED.access_count, last_accessed_at = EXCLUDED.last_accessed_at,
     owner = EXCLUDED.owner, metadata = EXCLUDED.metadata, consistency = EXCLUDED.consistency,
-    status = EXCLUDED.status, lease_expires_at = EXCLUDED.lease_expires_at, failure = EXCLUDED.failure"
+    status = EXCLUDED.status, lease_expires_at = EXCLUDED.lease_expires_at, failure = EXCLUDED.failure,
+    spooled_rows = EXCLUDED.spooled_rows"
             ),
             get: format!("SELECT {COLUMNS} FROM {qualified} WHERE id = $1"),
             // One statement checks liveness and who may see the record ($3 the viewer's filter:
@@ -151,7 +154,7 @@ FROM (VALUES (1)) AS one (x) LEFT JOIN hit ON TRUE"
             // Expired or not: only the query's columns, so a concurrent access or pin is kept.
             update_query: format!(
                 "UPDATE {qualified} SET status = $2, total_count = $3, columns = $4, sample = $5,
-    consistency = $6, lease_expires_at = $7, failure = $8
+    consistency = $6, lease_expires_at = $7, failure = $8, spooled_rows = $9
 WHERE id = $1"
             ),
             delete: format!("DELETE FROM {qualified} WHERE id = $1"),

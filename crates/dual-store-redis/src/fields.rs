@@ -80,6 +80,7 @@ pub(crate) fn encode_query(record: &ResourceRecord) -> Result<String, StoreError
     let part = QueryPartRef {
         status: record.status,
         total_count: record.total_count,
+        spooled_rows: record.spooled_rows,
         columns: &record.columns,
         sample: &record.sample,
         consistency: record.consistency,
@@ -94,6 +95,8 @@ pub(crate) fn encode_query(record: &ResourceRecord) -> Result<String, StoreError
 struct QueryPartRef<'a> {
     status: ResourceStatus,
     total_count: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spooled_rows: Option<u64>,
     columns: &'a [Column],
     sample: &'a [Row],
     consistency: Consistency,
@@ -103,11 +106,14 @@ struct QueryPartRef<'a> {
 }
 
 /// The fields `update_query` overwrites, as [`QUERY`] holds them. The store always writes all of
-/// them; a value without one (but `failure`, which serde reads as `None` when absent) is corrupt.
+/// them; a value without one (but `failure` and `spooled_rows`, which serde reads as `None` when
+/// absent) is corrupt.
 #[derive(Deserialize)]
 struct QueryPart {
     status: ResourceStatus,
     total_count: u64,
+    #[serde(default)]
+    spooled_rows: Option<u64>,
     columns: Vec<Column>,
     sample: Arc<[Row]>,
     consistency: Consistency,
@@ -155,6 +161,7 @@ impl Stored {
                 .map_err(|e| StoreError::corrupt("query state JSON").with_source(e))?;
             record.status = part.status;
             record.total_count = part.total_count;
+            record.spooled_rows = part.spooled_rows;
             record.columns = part.columns;
             record.sample = part.sample;
             record.consistency = part.consistency;

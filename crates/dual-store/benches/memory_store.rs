@@ -157,6 +157,7 @@ fn resource(
             Column::new("gpa", ColumnType::Number),
         ],
         total_count: 847,
+        spooled_rows: None,
         sample: sample.into(),
         created_at: now,
         expires_at,

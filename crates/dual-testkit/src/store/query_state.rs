@@ -55,6 +55,20 @@ pub async fn update_query_touches_only_the_query(store: &dyn ResourceStore) {
     assert_eq!(got.expires_at, None, "the pin is kept");
     assert_eq!(got.status, ResourceStatus::Pending);
 
+    // Answered at the first sample: ready with the exact total while rows are still spooled.
+    update.status = ResourceStatus::Ready;
+    update.total_count = 80_000;
+    update.spooled_rows = Some(4_096);
+    assert!(store.update_query(&update).await.or_panic("update_query"));
+    let got = get_found(store, saved.id, now, "while spooling").await;
+    assert_eq!(
+        (got.status, got.total_count, got.spooled_rows),
+        (ResourceStatus::Ready, 80_000, Some(4_096)),
+        "spooled rows are written with the query's fields"
+    );
+    assert!(got.is_spooling(), "a ready record with spooled rows is spooling");
+    update.spooled_rows = None;
+
     // The end: ready, with the final count, columns and sample; the lease cleared.
     update.status = ResourceStatus::Ready;
     update.total_count = 70_000;

@@ -35,6 +35,7 @@ pub fn record(name: &str, now: OffsetDateTime, expires_at: Option<OffsetDateTime
         query: QuerySpec::new("suite", json!({"name": name})),
         columns: vec![Column::new("n", ColumnType::Integer)],
         total_count: 1,
+        spooled_rows: None,
         sample: vec![row(json!({"n": 1}))].into(),
         created_at: now,
         expires_at,
@@ -93,6 +94,7 @@ pub(super) fn rich_record(now: OffsetDateTime) -> ResourceRecord {
         ),
         columns,
         total_count: 9_007_199_254_740_993,
+        spooled_rows: None,
         sample: sample.into(),
         created_at: with_micros(now - Duration::minutes(1), 123_456),
         expires_at: Some(with_micros(now + Duration::minutes(15), 654_321)),
@@ -120,6 +122,7 @@ pub(super) fn minimal_record(now: OffsetDateTime) -> ResourceRecord {
         query: QuerySpec::new("k", Value::Null),
         columns: Vec::new(),
         total_count: 0,
+        spooled_rows: None,
         sample: Vec::new().into(),
         created_at: with_micros(now, 999_999),
         ..record("", now, None)

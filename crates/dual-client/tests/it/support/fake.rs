@@ -374,6 +374,7 @@ async fn handle(
                 metadata: Value::Null,
                 consistency: dual_core::consistency::Consistency::Snapshot,
                 progress: None,
+                spooled_rows: None,
                 error: None,
             };
             json_response(StatusCode::OK, &metadata)

@@ -1,0 +1,285 @@
+//! A run: one execution of a resource's query into its snapshot, the one owner of its writer task,
+//! its progress, its lease and its state changes (docs/DESIGN.md §8).
+//!
+//! `create_response` starts a run and waits for its [`Answer`]: the end of the write, the sample
+//! with the executor's consistent count (the rest still being written), or `pending_after` without
+//! a count. Unless the run ended, it then saves the record and hands the run over: a task of its own
+//! renews the lease and the progress in the store every progress interval, and at the end stores the
+//! outcome (`ready`, or `failed` with the reason: never a short result). The progress is published
+//! locally on a watch channel (`Runs`), which readers on this instance follow; other instances read
+//! the store.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use dual_core::{
+    ResourceRecord, Row,
+    column::infer_columns,
+    consistency::Consistency,
+    status::{FailureCode, QueryFailure, ResourceStatus},
+};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::inner::Inner;
+use crate::owners::SnapshotCharge;
+use crate::progress::{Progress, failure_of};
+use crate::sample::cut_sample;
+use crate::snapshot::{self, SnapshotQuery, WriterResult, Written};
+use crate::{ExecutorError, QueryExecutor, ServerError, live};
+
+/// What `create_response` answers from a run.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// The writer ended first: every row written, the cap passed, or a failure.
+    Ended(WriterResult),
+    /// The exact total (the executor's consistent count) and the sample, while the rest is still
+    /// being written (`spooled` rows of it readable so far).
+    Counted {
+        total: u64,
+        sample: Vec<Row>,
+        spooled: u64,
+    },
+    /// `pending_after` passed without a count: the rows so far.
+    Pending { rows: u64, sample: Vec<Row> },
+}
+
+/// A run not yet handed over: dropping it (a `create_response` whose caller went away, or that
+/// failed to save its record) stops the query and removes what it wrote.
+#[derive(Debug)]
+pub(crate) struct Run {
+    writer: Option<JoinHandle<WriterResult>>,
+    progress: watch::Receiver<Progress>,
+    sample_size: usize,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if let Some(writer) = self.writer.take() {
+            writer.abort();
+        }
+    }
+}
+
+/// What a handed-over run needs to bring its record to its outcome.
+pub(crate) struct RunContext {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) executor: Arc<dyn QueryExecutor>,
+    /// Columns given or declared up front stay; inferred ones are inferred again from the final
+    /// sample.
+    pub(crate) fixed_columns: bool,
+}
+
+impl Run {
+    /// Starts writing the snapshot of `query` in a task of its own, under the query time `limit`.
+    pub(crate) fn start(query: SnapshotQuery, charge: SnapshotCharge, limit: Duration) -> Self {
+        let (progress, watched) = watch::channel(Progress::default());
+        let sample_size = query.sample_size;
+        let writer = tokio::spawn(snapshot::write(query, progress, charge, limit));
+        Self {
+            writer: Some(writer),
+            progress: watched,
+            sample_size,
+        }
+    }
+
+    /// Waits until `create_response` can answer: the write ended; or the executor's count is known
+    /// and the sample full while rows remain; or `pending_after` passed since the query started (it
+    /// holds its connection) — `Counted` when the count is known by then, else `Pending`.
+    pub(crate) async fn answer(&mut self, pending_after: Option<Duration>) -> Answer {
+        let Self {
+            writer,
+            progress,
+            sample_size,
+        } = self;
+        let Some(writer) = writer.as_mut() else {
+            return Answer::Ended(Err(ServerError::ResourceNotFound));
+        };
+        let mut deadline = None;
+        loop {
+            {
+                let p = progress.borrow_and_update();
+                if deadline.is_none()
+                    && p.started
+                    && let Some(wait) = pending_after
+                {
+                    deadline = Some(Box::pin(tokio::time::sleep(wait)));
+                }
+                if p.end.is_none()
+                    && let Some(total) = p.total
+                    && p.rows < total
+                    && p.sample.len() >= *sample_size
+                {
+                    return counted(&p, total);
+                }
+            }
+            let timer = async {
+                match deadline.as_mut() {
+                    Some(deadline) => deadline.await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                joined = &mut *writer => return Answer::Ended(joined.unwrap_or_else(|_| Err(panicked_error()))),
+                changed = progress.changed() => {
+                    if changed.is_err() {
+                        // The writer dropped its sender: it ended; its result follows.
+                        return Answer::Ended((&mut *writer).await.unwrap_or_else(|_| Err(panicked_error())));
+                    }
+                }
+                () = timer => {
+                    let p = progress.borrow();
+                    return match p.total {
+                        Some(total) if p.end.is_none() => counted(&p, total),
+                        _ => Answer::Pending { rows: p.rows, sample: p.sample.clone() },
+                    };
+                }
+            }
+        }
+    }
+
+    /// Hands the run of `record` (saved, `pending` or spooling) over to a task of its own, which
+    /// this instance's `Runs` can cancel and readers follow.
+    pub(crate) fn hand_over(mut self, record: ResourceRecord, context: RunContext) {
+        let Some(writer) = self.writer.take() else {
+            return;
+        };
+        let id = record.id;
+        let writer_abort = writer.abort_handle();
+        let progress = self.progress.clone();
+        let inner = Arc::clone(&context.inner);
+        let pending = crate::metrics::query_pending();
+        let driver = tokio::spawn(async move {
+            let _pending = pending;
+            drive(record, writer, progress, context).await;
+        });
+        inner
+            .runs
+            .insert(id, writer_abort, driver.abort_handle(), self.progress.clone());
+        if driver.is_finished() {
+            inner.runs.remove(id);
+        }
+    }
+}
+
+fn counted(progress: &Progress, total: u64) -> Answer {
+    Answer::Counted {
+        total,
+        sample: progress.sample.clone(),
+        spooled: progress.spooled(),
+    }
+}
+
+fn panicked_error() -> ServerError {
+    ServerError::query_failed(ExecutorError::new("the query task failed unexpectedly"))
+}
+
+/// Renews the lease and progress of `record` every progress interval until the writer ends, then
+/// stores the outcome. A record deleted meanwhile (on any instance) cancels the query.
+async fn drive(
+    mut record: ResourceRecord,
+    mut writer: JoinHandle<WriterResult>,
+    progress: watch::Receiver<Progress>,
+    context: RunContext,
+) {
+    let RunContext {
+        inner,
+        executor,
+        fixed_columns,
+    } = context;
+    let id = record.id;
+    let mut tick = tokio::time::interval(inner.config.progress_interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    let joined = loop {
+        tokio::select! {
+            joined = &mut writer => break joined,
+            _ = tick.tick() => {
+                {
+                    let p = progress.borrow();
+                    if record.status == ResourceStatus::Pending {
+                        record.total_count = p.rows;
+                    } else {
+                        record.spooled_rows = Some(p.spooled());
+                    }
+                }
+                record.lease_expires_at = Some(inner.lease_from_now());
+                match inner.store.update_query(&record).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        writer.abort();
+                        tracing::info!(%id, "running resource deleted: query cancelled");
+                        inner.delete_snapshot(id).await;
+                        inner.runs.remove(id);
+                        return;
+                    }
+                    Err(error) => tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "could not renew a running query's lease"),
+                }
+            }
+        }
+    };
+    record.lease_expires_at = None;
+    record.spooled_rows = None;
+    match joined {
+        Ok(Ok(Some(written))) => ready(&inner, &mut record, written, fixed_columns),
+        Ok(Ok(None)) => {
+            // Over the snapshot cap: served live, counted and sampled as a live resource is.
+            inner.delete_snapshot(id).await;
+            let sample_size = inner
+                .config
+                .default_sample_size
+                .max(record.sample.len() as u64);
+            let limit = inner.config.query_time_limit;
+            match live::count_and_sample(&executor, &record.query.params, sample_size, limit).await {
+                Ok((rows, sample)) => {
+                    record.consistency = Consistency::Live;
+                    ready(&inner, &mut record, Written { sample, rows }, fixed_columns);
+                }
+                Err(error) => fail(&mut record, failure_of(&error)),
+            }
+        }
+        Ok(Err(error)) => fail(&mut record, failure_of(&error)),
+        Err(_) => fail(
+            &mut record,
+            QueryFailure::new(
+                FailureCode::QueryExecutionFailed,
+                "the query task failed unexpectedly",
+            ),
+        ),
+    }
+    if record.status == ResourceStatus::Failed {
+        inner.delete_snapshot(id).await;
+    }
+    match inner.store.update_query(&record).await {
+        Ok(true) => {
+            tracing::info!(%id, status = %record.status, rows = record.total_count, "running query ended");
+        }
+        Ok(false) => {
+            tracing::info!(%id, "running resource deleted as its query ended");
+            inner.delete_snapshot(id).await;
+        }
+        Err(error) => {
+            // The lease lapses, and readers see the resource as interrupted.
+            tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "could not store the outcome of a running query");
+        }
+    }
+    inner.runs.remove(id);
+}
+
+/// Fills `record` with a finished query's result.
+fn ready(inner: &Inner, record: &mut ResourceRecord, written: Written, fixed_columns: bool) {
+    if !fixed_columns && (record.columns.is_empty() || record.sample.len() < written.sample.len()) {
+        record.columns = infer_columns(&written.sample);
+    }
+    record.status = ResourceStatus::Ready;
+    record.total_count = written.rows;
+    record.sample = written.sample.into();
+    record.failure = None;
+    cut_sample(&inner.config, record);
+}
+
+fn fail(record: &mut ResourceRecord, failure: QueryFailure) {
+    record.status = ResourceStatus::Failed;
+    record.failure = Some(failure);
+}
