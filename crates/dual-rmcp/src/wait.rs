@@ -102,8 +102,11 @@ impl WaitError {
     }
 }
 
-/// Waits until the resource of `response` is no longer pending and returns it ready, reading it with
-/// [`DualResponseServer::get_resource`] every [`WaitOptions::poll_interval`].
+/// Waits until the resource of `response` is no longer pending and returns it ready. When this
+/// instance runs the query, its progress is followed in memory
+/// ([`DualResponseServer::run_progress`]) and the record read once more when the outcome is stored;
+/// otherwise the record is read with [`DualResponseServer::get_resource`] every
+/// [`WaitOptions::poll_interval`].
 ///
 /// `on_progress` is awaited with the rows written so far whenever that number grew (and once at the
 /// first read), so what it reports only ever increases: send `notifications/progress` from it with
@@ -158,11 +161,30 @@ where
                 }
             }
         }
-        let waited = started.elapsed();
-        if waited >= timeout {
-            return Err(WaitError::TimedOut { waited });
+        // While this instance runs the query, its progress comes from memory as it happens; the
+        // store is read again once the outcome is stored there (or when the query runs elsewhere).
+        let mut local = false;
+        loop {
+            let waited = started.elapsed();
+            if waited >= timeout {
+                return Err(WaitError::TimedOut { waited });
+            }
+            let rows = reported.unwrap_or_default();
+            match server.run_progress(response.id, rows, timeout - waited).await {
+                Some(now) => {
+                    local = true;
+                    if now > rows {
+                        reported = Some(now);
+                        on_progress(now).await;
+                    }
+                }
+                None => break,
+            }
         }
-        tokio::time::sleep(options.poll_interval.min(timeout - waited)).await;
+        if !local {
+            let waited = started.elapsed();
+            tokio::time::sleep(options.poll_interval.min(timeout.saturating_sub(waited))).await;
+        }
     }
 }
 

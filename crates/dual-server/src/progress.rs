@@ -27,6 +27,8 @@ pub(crate) struct Progress {
     pub(crate) stored: Option<Arc<Manifest>>,
     /// How the writer ended, once it did.
     pub(crate) end: Option<End>,
+    /// The run's outcome is in the store (set by the task that drives a handed-over run).
+    pub(crate) settled: bool,
 }
 
 impl Progress {

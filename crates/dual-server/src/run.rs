@@ -50,6 +50,9 @@ pub(crate) enum Answer {
 pub(crate) struct Run {
     writer: Option<JoinHandle<WriterResult>>,
     progress: watch::Receiver<Progress>,
+    /// Shared with the writer; the driver of a handed-over run says through it when the outcome is
+    /// stored.
+    publish: Arc<watch::Sender<Progress>>,
     sample_size: usize,
 }
 
@@ -73,12 +76,14 @@ pub(crate) struct RunContext {
 impl Run {
     /// Starts writing the snapshot of `query` in a task of its own, under the query time `limit`.
     pub(crate) fn start(query: SnapshotQuery, charge: SnapshotCharge, limit: Duration) -> Self {
-        let (progress, watched) = watch::channel(Progress::default());
+        let (publish, progress) = watch::channel(Progress::default());
+        let publish = Arc::new(publish);
         let sample_size = query.sample_size;
-        let writer = tokio::spawn(snapshot::write(query, progress, charge, limit));
+        let writer = tokio::spawn(snapshot::write(query, Arc::clone(&publish), charge, limit));
         Self {
             writer: Some(writer),
-            progress: watched,
+            progress,
+            publish,
             sample_size,
         }
     }
@@ -91,6 +96,7 @@ impl Run {
             writer,
             progress,
             sample_size,
+            ..
         } = self;
         let Some(writer) = writer.as_mut() else {
             return Answer::Ended(Err(ServerError::ResourceNotFound));
@@ -148,11 +154,13 @@ impl Run {
         let id = record.id;
         let writer_abort = writer.abort_handle();
         let progress = self.progress.clone();
+        let publish = Arc::clone(&self.publish);
         let inner = Arc::clone(&context.inner);
         let pending = crate::metrics::query_pending();
         let driver = tokio::spawn(async move {
             let _pending = pending;
             drive(record, writer, progress, context).await;
+            publish.send_modify(|p| p.settled = true);
         });
         inner
             .runs

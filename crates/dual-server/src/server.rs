@@ -288,6 +288,41 @@ impl DualResponseServer {
         Ok((record, stream))
     }
 
+    /// News of the query of `id` when this instance runs it in the background (a pending or
+    /// spooling resource): waits until it has read more than `rows` rows, at most `timeout`, and
+    /// returns the rows read so far (then the same `rows` when nothing came). `None` when no query of
+    /// `id` runs here, or once its outcome is in the store: read the record then.
+    ///
+    /// This follows the run's progress in memory: no store read, and no authorization, so call it
+    /// between authorized reads of the record (as `dual-rmcp`'s `wait_for_result` does), which is
+    /// how a waiter on the run's instance sees each batch at once while one on another instance
+    /// polls the store.
+    pub async fn run_progress(&self, id: ResourceId, rows: u64, timeout: std::time::Duration) -> Option<u64> {
+        let mut progress = self.inner.runs.progress(id)?;
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        loop {
+            let read = {
+                let p = progress.borrow_and_update();
+                if p.settled {
+                    return None;
+                }
+                p.rows
+            };
+            if read > rows {
+                return Some(read);
+            }
+            tokio::select! {
+                changed = progress.changed() => {
+                    if changed.is_err() {
+                        return None;
+                    }
+                }
+                () = &mut deadline => return Some(read),
+            }
+        }
+    }
+
     /// Removes the resource's expiry, returning the pinned record. Counted against the caller's
     /// pins (anonymous callers are one owner, or may not pin at all: see
     /// [`DualResponseServerBuilder::anonymous_pins`](crate::DualResponseServerBuilder::anonymous_pins)).

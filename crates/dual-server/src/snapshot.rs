@@ -54,7 +54,7 @@ pub(crate) struct SnapshotQuery {
 /// which removes what it stored.
 pub(crate) async fn write(
     query: SnapshotQuery,
-    progress: watch::Sender<Progress>,
+    progress: Arc<watch::Sender<Progress>>,
     charge: SnapshotCharge,
     limit: Duration,
 ) -> WriterResult {
