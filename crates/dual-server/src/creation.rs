@@ -24,8 +24,9 @@ impl DualResponseServer {
     /// With snapshots (the default), one pass of the executor's `stream` writes every row to the
     /// spool, keeps the sample and counts the rows, so `total_count` is exactly the rows that pages
     /// and exports serve (`consistency: snapshot`). A result over the snapshot cap, or a server
-    /// without snapshots, runs `count` and the sample `fetch` concurrently instead and is served by
-    /// re-executing the query (`consistency: live`).
+    /// without snapshots, runs the executor's live `count` and sample `fetch` concurrently instead
+    /// and is served by re-executing the query (`consistency: live`); an executor without live paging
+    /// fails then (`QUERY_EXECUTION_FAILED`).
     ///
     /// # Errors
     /// `UNKNOWN_QUERY_KIND`, `INVALID_REQUEST` (sample size or expiration out of range),
@@ -189,18 +190,19 @@ impl DualResponseServer {
             .await
     }
 
-    /// Runs `count` and the fetch of the first `sample_size` rows concurrently, under the time limit.
+    /// Runs the live `count` and the fetch of the first `sample_size` rows concurrently, under the
+    /// time limit; `QUERY_EXECUTION_FAILED` when the executor has no live paging.
     async fn count_and_sample(
         &self,
         executor: &Arc<dyn QueryExecutor>,
         params: &Value,
         sample_size: u64,
     ) -> Result<(u64, Vec<Row>), ServerError> {
+        let live = executor
+            .live()
+            .ok_or_else(|| ServerError::query_failed(crate::executor::no_live_paging()))?;
         time_limited(self.inner().config.query_time_limit, async {
-            let (count, sample) = tokio::join!(
-                executor.count(params),
-                executor.fetch(params, 0, sample_size, None)
-            );
+            let (count, sample) = tokio::join!(live.count(params), live.fetch(params, 0, sample_size, None));
             Ok((
                 count.map_err(ServerError::count_failed)?,
                 sample.map_err(ServerError::query_failed)?,

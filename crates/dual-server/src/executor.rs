@@ -1,4 +1,5 @@
-//! The query executor trait: how a registered kind counts, fetches and streams rows.
+//! The query executor trait: how a registered kind streams its result, and the optional capability
+//! of live paging ([`LiveQuery`]) that only live resources need.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use crate::QueryStart;
 /// A stream of row batches, as [`QueryExecutor::stream`] yields them.
 pub type RowStream = Pin<Box<dyn Stream<Item = Result<Vec<Row>, ExecutorError>> + Send>>;
 
-/// Rows per `fetch` call of the default [`QueryExecutor::stream`].
+/// Rows per [`LiveQuery::fetch`] call of the default [`QueryExecutor::stream_range`].
 pub const DEFAULT_STREAM_BATCH: u64 = 1_000;
 
 /// An executor failed. The message is meant for the model (e.g. a SQL error it can fix); it is
@@ -79,23 +80,39 @@ impl ExecutorError {
 /// Runs the queries of one registered kind.
 ///
 /// A resource stores its query as data (`QuerySpec { kind, params }`); every server instance registers
-/// an executor per kind at start-up, and re-executes the spec for every page and export, so results
-/// are fresh. Implement `count` and `fetch`; override `stream` when the backend can produce the whole
-/// result in one pass (a cursor), which `/data` exports then use, and `stream_range` when it can also
-/// start that pass at an offset (SQL `LIMIT … OFFSET …`), which ranged exports then use.
+/// an executor per kind at start-up.
+///
+/// **Implement [`QueryExecutor::stream`]**: the whole result, once, in the query's own order. With
+/// snapshots (the default), `create_response` runs it once and writes every row to the spool; the
+/// sample and the count come from that pass, and pages, ranges and exports are served from the
+/// snapshot and never run the query again, so the count the model saw is exactly the rows anyone
+/// downloads.
+///
+/// The rest is optional:
+///
+/// * **consistent count**: an executor that can count the result in the same database snapshot its
+///   stream reads (one read transaction) says so with [`QueryStart::started_with_count`], so the
+///   server knows the total before the last row;
+/// * **columns** ([`QueryExecutor::columns`]): the columns without looking at rows;
+/// * **live paging with sort** ([`QueryExecutor::live`], a [`LiveQuery`]): needed only for *live*
+///   resources — a result larger than the snapshot cap, or every resource of a server built
+///   `without_snapshots()`. They are served by re-executing the query for every page and export (so
+///   they follow the data). Without it, such a resource fails with `QUERY_EXECUTION_FAILED` saying
+///   that the executor has no live paging;
+/// * **seek for ranges** ([`QueryExecutor::stream_range`]): live ranged and sorted exports start at
+///   an offset (SQL `LIMIT … OFFSET …`) instead of paging through [`LiveQuery::fetch`].
 ///
 /// # Cancellation
 ///
-/// The server cancels a query by dropping the future of `count` or `fetch`, or the [`RowStream`] of
-/// `stream`, `stream_range` or `stream_with_start`, and never tells the executor otherwise. It does
-/// so when:
+/// The server cancels a query by dropping the [`RowStream`] of `stream` or `stream_range`, or the
+/// future of a [`LiveQuery`] method, and never tells the executor otherwise. It does so when:
 ///
 /// * a pending resource is deleted (`DELETE /{id}`, or MCP `tasks/cancel`, which deletes it) or
 ///   the server shuts down: the snapshot writer's task is aborted, dropping its stream;
 /// * the query time limit passes: the snapshot writer, or a live resource's `count` and sample
 ///   `fetch` at creation, are dropped;
-/// * the caller goes away: a `create_response` whose tool call was cancelled, a page request or an
-///   export whose client disconnected (their future or stream is dropped with the request);
+/// * the caller goes away: a `create_response` whose tool call was cancelled, a live page request or
+///   an export whose client disconnected (their future or stream is dropped with the request);
 /// * a ranged export has its rows: the stream is dropped after `range.limit` rows.
 ///
 /// Work that lives in the future stops there. An executor whose work runs elsewhere — a blocking
@@ -107,15 +124,108 @@ impl ExecutorError {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use dual_core::{Row, Sort};
-/// use dual_server::{ExecutorError, QueryExecutor};
-/// use serde_json::Value;
+/// use dual_core::Row;
+/// use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowStream};
+/// use serde_json::{Value, json};
 ///
-/// /// Squares of 0..n.
+/// /// Squares of 0..n, 1,000 rows a batch.
 /// struct Squares;
 ///
-/// #[async_trait::async_trait]
 /// impl QueryExecutor for Squares {
+///     fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+///         let Some(n) = params["n"].as_u64() else {
+///             let error = ExecutorError::new("`n` must be a non-negative integer");
+///             return Box::pin(futures_util::stream::iter([Err(error)]));
+///         };
+///         // Nothing to wait for, and the total is known before the first row.
+///         start.started_with_count(n);
+///         let row = |i: u64| json!({"i": i, "square": i * i}).as_object().cloned().unwrap_or_default();
+///         let batches = (0..n).step_by(1_000).map(move |first| {
+///             Ok((first..n.min(first + 1_000)).map(row).collect::<Vec<Row>>())
+///         });
+///         Box::pin(futures_util::stream::iter(batches))
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = dual_server::DualResponseServer::builder()
+///     .base_url("http://localhost/resources")
+///     .executor("squares", Squares)
+///     .build()?;
+/// let created = server.create_response(dual_server::CreateResponse::new("squares", json!({"n": 2500}))).await?;
+/// assert_eq!(created.total_count, 2500);
+/// # Ok(()) }
+/// ```
+pub trait QueryExecutor: Send + Sync + 'static {
+    /// The whole result as batches, once, in the query's own order: what a snapshot is written from.
+    ///
+    /// Signal `start` when the query actually runs (it holds its connection; until then it only waits
+    /// for capacity, and the tool call does not answer "still running"): [`QueryStart::started`], or
+    /// [`QueryStart::started_with_count`] when the executor counted the result in the same database
+    /// snapshot this stream reads. Dropping `start` counts as started. An executor with a bounded pool
+    /// answers [`ExecutorError::overloaded`] when no connection comes within its wait limit.
+    ///
+    /// An executor with [live paging](QueryExecutor::live) may implement it with [`paged_stream`].
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream;
+
+    /// The columns of the result, when the executor knows them without looking at rows. `None` (the
+    /// default) lets the server infer them from the sample.
+    fn columns(&self, _params: &Value) -> Option<Vec<Column>> {
+        None
+    }
+
+    /// The capability "live paging with sort", needed only for live resources (a result larger than
+    /// the snapshot cap, or any resource of a server without snapshots). `None` (the default): such a
+    /// resource fails with `QUERY_EXECUTION_FAILED`, saying that the executor has no live paging.
+    /// An executor that implements [`LiveQuery`] itself returns `Some(self)`.
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        None
+    }
+
+    /// The rows of `range`, sorted by `sort`, as batches, in order: a live resource's ranged (parallel)
+    /// and sorted exports.
+    ///
+    /// The default pages through [`LiveQuery::fetch`] of [`QueryExecutor::live`] from `range.offset`,
+    /// [`DEFAULT_STREAM_BATCH`] rows at a time (see [`paged_range_stream`]), and is one error item when
+    /// the executor has no live paging. Override it when the backend can seek (SQL `LIMIT … OFFSET …`)
+    /// in one pass. An override may yield fewer rows than asked when the result is shorter; the server
+    /// cuts any surplus after `range.limit` rows.
+    fn stream_range(self: Arc<Self>, params: Value, sort: Option<Sort>, range: RowRange) -> RowStream {
+        paged_range_stream(self, params, sort, range, DEFAULT_STREAM_BATCH)
+    }
+}
+
+/// The capability "live paging with sort" of a [`QueryExecutor`] (see [`QueryExecutor::live`]): what
+/// a *live* resource — a result larger than the snapshot cap, or any resource of a server built
+/// `without_snapshots()` — is counted, sampled and paged with, re-executing the query every time.
+/// An executor for snapshots only does not need it.
+///
+/// `P` is the parameters' type: [`Value`] for a [`QueryExecutor`], the typed parameters for a
+/// [`TypedExecutor`](crate::TypedExecutor).
+///
+/// ```
+/// use std::sync::Arc;
+/// use dual_core::{Row, Sort};
+/// use dual_server::{
+///     DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, paged_stream,
+/// };
+/// use serde_json::{Value, json};
+///
+/// /// `n` numbered rows, served live too.
+/// struct Numbers;
+///
+/// impl QueryExecutor for Numbers {
+///     fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+///         start.started();
+///         paged_stream(self, params, DEFAULT_STREAM_BATCH)
+///     }
+///     fn live(&self) -> Option<&dyn LiveQuery> {
+///         Some(self)
+///     }
+/// }
+///
+/// #[async_trait::async_trait]
+/// impl LiveQuery for Numbers {
 ///     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
 ///         params["n"].as_u64().ok_or_else(|| ExecutorError::new("`n` must be a non-negative integer"))
 ///     }
@@ -123,20 +233,30 @@ impl ExecutorError {
 ///         -> Result<Vec<Row>, ExecutorError> {
 ///         let n = self.count(params).await?;
 ///         Ok((offset..n.min(offset.saturating_add(limit)))
-///             .map(|i| serde_json::json!({"i": i, "square": i * i}).as_object().cloned().unwrap_or_default())
+///             .map(|i| json!({"id": i}).as_object().cloned().unwrap_or_default())
 ///             .collect())
 ///     }
 /// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = dual_server::DualResponseServer::builder()
+///     .base_url("http://localhost/resources")
+///     .executor("numbers", Numbers)
+///     .without_snapshots()
+///     .build()?;
+/// let created = server.create_response(dual_server::CreateResponse::new("numbers", json!({"n": 42}))).await?;
+/// assert_eq!(created.total_count, 42);
+/// # Ok(()) }
 /// ```
 #[async_trait]
-pub trait QueryExecutor: Send + Sync + 'static {
-    /// The number of rows the query matches.
-    async fn count(&self, params: &Value) -> Result<u64, ExecutorError>;
+pub trait LiveQuery<P: ?Sized + Sync = Value>: Send + Sync {
+    /// The number of rows the query matches now.
+    async fn count(&self, params: &P) -> Result<u64, ExecutorError>;
 
     /// Up to `limit` rows starting at `offset`, sorted by `sort` when given.
     async fn fetch(
         &self,
-        params: &Value,
+        params: &P,
         offset: u64,
         limit: u64,
         sort: Option<&Sort>,
@@ -147,7 +267,7 @@ pub trait QueryExecutor: Send + Sync + 'static {
     /// compact JSON plus one byte, the first row is always kept, and the first row refused ends the
     /// page).
     ///
-    /// The default calls [`QueryExecutor::fetch`], so memory holds all `limit` rows before the server
+    /// The default calls [`LiveQuery::fetch`], so memory holds all `limit` rows before the server
     /// cuts them. Override it when rows can be read one at a time (a cursor): offer each row to
     /// `RowBudget::new(limit, max_bytes)` and stop right after the first one it refuses (return
     /// that one too: it tells the server that rows follow), so no more than the cap plus one row is
@@ -156,7 +276,7 @@ pub trait QueryExecutor: Send + Sync + 'static {
     /// [`RowBudget`]: dual_core::budget::RowBudget
     async fn fetch_page(
         &self,
-        params: &Value,
+        params: &P,
         offset: u64,
         limit: u64,
         sort: Option<&Sort>,
@@ -165,59 +285,37 @@ pub trait QueryExecutor: Send + Sync + 'static {
         let _ = max_bytes;
         self.fetch(params, offset, limit, sort).await
     }
-
-    /// The columns of the result, when the executor knows them without looking at rows. `None` (the
-    /// default) lets the server infer them from the sample.
-    fn columns(&self, _params: &Value) -> Option<Vec<Column>> {
-        None
-    }
-
-    /// The whole result as batches, in order. The default pages through [`QueryExecutor::fetch`]
-    /// [`DEFAULT_STREAM_BATCH`] rows at a time until a short page; override it with a single-pass
-    /// cursor when the backend has one.
-    fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
-        paged_stream(self, params, sort, DEFAULT_STREAM_BATCH)
-    }
-
-    /// [`QueryExecutor::stream`] for the one pass that writes a snapshot at creation, telling the
-    /// server through `start` when the query actually runs (see [`QueryStart`]): until then it only
-    /// waits for capacity, and the tool call does not answer "still running".
-    ///
-    /// The default signals at once and calls [`QueryExecutor::stream`]. Override it when the query
-    /// can wait for a connection (a bounded pool): call [`QueryStart::started`] once it has one, and
-    /// answer [`ExecutorError::overloaded`] when none comes within the executor's wait limit.
-    fn stream_with_start(self: Arc<Self>, params: Value, sort: Option<Sort>, start: QueryStart) -> RowStream {
-        start.started();
-        self.stream(params, sort)
-    }
-
-    /// The rows of `range`, as batches, in order: the building block of ranged (parallel) exports.
-    ///
-    /// The default serves a range starting at row 0 from [`QueryExecutor::stream`] (so a cursor
-    /// override is used), cut after `range.limit` rows, and any other range by paging through
-    /// [`QueryExecutor::fetch`] from `range.offset`, [`DEFAULT_STREAM_BATCH`] rows at a time (see
-    /// [`paged_range_stream`]). Override it when the backend can seek (SQL `LIMIT … OFFSET …`). An
-    /// override may yield fewer rows than asked when the result is shorter; the server cuts any
-    /// surplus after `range.limit` rows.
-    fn stream_range(self: Arc<Self>, params: Value, sort: Option<Sort>, range: RowRange) -> RowStream {
-        if range.offset == 0 {
-            take_rows(self.stream(params, sort), range.limit)
-        } else {
-            paged_range_stream(self, params, sort, range, DEFAULT_STREAM_BATCH)
-        }
-    }
 }
 
-/// A [`RowStream`] that pages through `executor.fetch` `batch` rows at a time until a short page.
-pub fn paged_stream<E>(executor: Arc<E>, params: Value, sort: Option<Sort>, batch: u64) -> RowStream
+/// What a live operation on an executor without [live paging](QueryExecutor::live) fails with.
+pub(crate) fn no_live_paging() -> ExecutorError {
+    ExecutorError::new(
+        "this query kind's executor serves snapshots only (it has no live paging), and this result \
+         must be served live (the server keeps no snapshots, or the result is larger than the snapshot \
+         cap): narrow the query",
+    )
+}
+
+/// A [`RowStream`] of one error.
+pub(crate) fn error_stream(error: ExecutorError) -> RowStream {
+    Box::pin(futures_util::stream::iter([Err(error)]))
+}
+
+/// A [`RowStream`] of the whole result in the query's own order, paging through the
+/// [`LiveQuery::fetch`] of `executor`'s [live paging](QueryExecutor::live) `batch` rows at a time
+/// until a short page: how an executor with live paging may implement [`QueryExecutor::stream`].
+/// One error item when the executor has no live paging.
+pub fn paged_stream<E>(executor: Arc<E>, params: Value, batch: u64) -> RowStream
 where
     E: QueryExecutor + ?Sized,
 {
-    paged_range_stream(executor, params, sort, RowRange::ALL, batch)
+    paged_range_stream(executor, params, None, RowRange::ALL, batch)
 }
 
-/// A [`RowStream`] of the rows of `range`: pages through `executor.fetch` from `range.offset`, `batch`
-/// rows at a time (fewer for the last page of a limited range), until a short page or the range's end.
+/// A [`RowStream`] of the rows of `range`, sorted by `sort`: pages through the [`LiveQuery::fetch`]
+/// of `executor`'s [live paging](QueryExecutor::live) from `range.offset`, `batch` rows at a time
+/// (fewer for the last page of a limited range), until a short page or the range's end. One error
+/// item when the executor has no live paging.
 pub fn paged_range_stream<E>(
     executor: Arc<E>,
     params: Value,
@@ -228,6 +326,9 @@ pub fn paged_range_stream<E>(
 where
     E: QueryExecutor + ?Sized,
 {
+    if executor.live().is_none() {
+        return error_stream(no_live_paging());
+    }
     let batch = batch.max(1);
     let end = range.end();
     let state = Some((executor, params, sort, range.offset));
@@ -237,7 +338,11 @@ where
         if want == 0 {
             return None;
         }
-        match executor.fetch(&params, offset, want, sort.as_ref()).await {
+        let fetched = match executor.live() {
+            Some(live) => live.fetch(&params, offset, want, sort.as_ref()).await,
+            None => Err(no_live_paging()),
+        };
+        match fetched {
             Ok(rows) if rows.is_empty() => None,
             Ok(mut rows) => {
                 rows.truncate(usize::try_from(want).unwrap_or(usize::MAX));

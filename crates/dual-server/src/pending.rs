@@ -215,7 +215,7 @@ fn fail(record: &mut ResourceRecord, failure: QueryFailure) {
 /// connection: waiting for one is not running); `None` when it has not finished in time.
 pub(crate) async fn wait(
     writer: &mut JoinHandle<WriterResult>,
-    started: oneshot::Receiver<()>,
+    started: oneshot::Receiver<Option<u64>>,
     pending_after: Option<Duration>,
 ) -> Option<WriterResult> {
     let joined = match pending_after {

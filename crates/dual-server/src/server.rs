@@ -211,7 +211,7 @@ impl DualResponseServer {
     /// `max_bytes`, and always its first row: a page cut short says `has_next` with the exact
     /// `next_offset` of the first row left out, and a single row larger than `max_bytes` comes alone.
     /// No row after the cut is read: a snapshot's segments are read one at a time, and a live
-    /// resource's rows come from [`QueryExecutor::fetch_page`] with the byte budget.
+    /// resource's rows come from [`LiveQuery::fetch_page`](crate::LiveQuery::fetch_page) with the byte budget.
     ///
     /// # Errors
     /// As [`DualResponseServer::fetch_page`].
@@ -242,7 +242,10 @@ impl DualResponseServer {
                 return Ok(EncodedPage::json(rows, cut(&budget, &page, record.total_count)));
             }
             let executor = self.inner.registry.get(&record.query.kind)?;
-            let rows = executor
+            let live = executor
+                .live()
+                .ok_or_else(|| ServerError::query_failed(crate::executor::no_live_paging()))?;
+            let rows = live
                 .fetch_page(
                     &record.query.params,
                     page.offset,

@@ -24,7 +24,7 @@ pub(crate) struct Written {
 }
 
 /// The query a snapshot runs: its executor, its parameters, and the signal the executor gives when it
-/// starts running (`QueryExecutor::stream_with_start`).
+/// starts running (`QueryExecutor::stream`).
 pub(crate) struct SnapshotQuery {
     /// The executor of the query's kind.
     pub(crate) executor: Arc<dyn QueryExecutor>,
@@ -34,7 +34,7 @@ pub(crate) struct SnapshotQuery {
     pub(crate) start: QueryStart,
 }
 
-/// Runs `query` once through `executor.stream_with_start` (`start` tells when it runs) and writes every row to the snapshot of `id`,
+/// Runs `query` once through `executor.stream` (`start` tells when it runs) and writes every row to the snapshot of `id`,
 /// counting rows and keeping the sample in `progress` as they come. `Ok(None)` when the rows pass
 /// `max_bytes`: the writer is dropped, which removes what it stored, and the caller serves the
 /// resource live. Dropping the future (a cancelled or timed-out query) drops the executor's stream.
@@ -58,7 +58,7 @@ pub(crate) async fn write(
         mut meter,
     } = charge;
     let mut writer = spool.writer(id).await.map_err(ServerError::spool_write)?;
-    let mut stream = executor.stream_with_start(params, None, start);
+    let mut stream = executor.stream(params, start);
     let mut bytes = 0u64;
     let mut encoded = Vec::with_capacity(512);
     while let Some(batch) = stream.next().await {

@@ -1,10 +1,13 @@
 //! [`QueryStart`]: an executor tells the server when its query actually starts running, so that a
-//! query still waiting for a database connection never reads as running (docs/DESIGN.md §8).
+//! query still waiting for a database connection never reads as running, and, when it can, how many
+//! rows the query will yield (docs/DESIGN.md §8).
 
 use tokio::sync::oneshot;
 
-/// Handed to [`QueryExecutor::stream_with_start`](crate::QueryExecutor::stream_with_start): call
-/// [`QueryStart::started`] once the query has what it needs to run (its database connection).
+/// Handed to [`QueryExecutor::stream`](crate::QueryExecutor::stream): call [`QueryStart::started`]
+/// once the query has what it needs to run (its database connection), or
+/// [`QueryStart::started_with_count`] when it also counted the result in the same database snapshot
+/// its stream reads.
 ///
 /// `create_response` waits at most `pending_after` for a snapshot's query before answering
 /// `pending` ("the query is still running"); that clock starts only at this signal. Until then the
@@ -12,30 +15,70 @@ use tokio::sync::oneshot;
 /// the retryable [`ExecutorError::overloaded`](crate::ExecutorError::overloaded) — answered to the
 /// caller as `OVERLOADED`, never as a pending resource. The query time limit bounds both.
 ///
-/// Dropping it without calling [`QueryStart::started`] counts as started, so an executor that
-/// loses it cannot make a caller wait longer than before.
+/// Dropping it without a signal counts as [`QueryStart::started`], so an executor that loses it
+/// cannot make a caller wait longer than before.
 #[derive(Debug)]
-pub struct QueryStart(Option<oneshot::Sender<()>>);
+pub struct QueryStart(Option<oneshot::Sender<Option<u64>>>);
 
 impl QueryStart {
-    /// A signal and the receiver the server waits on.
-    pub(crate) fn channel() -> (Self, oneshot::Receiver<()>) {
+    /// A signal and the receiver the server waits on: `Ok(None)` for [`QueryStart::started`],
+    /// `Ok(Some(total))` for [`QueryStart::started_with_count`], an error when the signal was dropped
+    /// unsent (started, without a count).
+    pub(crate) fn channel() -> (Self, oneshot::Receiver<Option<u64>>) {
         let (sender, receiver) = oneshot::channel();
         (Self(Some(sender)), receiver)
     }
 
-    /// A signal nobody waits for (to call
-    /// [`QueryExecutor::stream_with_start`](crate::QueryExecutor::stream_with_start) outside a server).
+    /// A signal nobody waits for (to call [`QueryExecutor::stream`](crate::QueryExecutor::stream)
+    /// outside a server).
     #[must_use]
     pub fn detached() -> Self {
         Self(None)
     }
 
     /// The query has started: it holds its connection and runs.
-    pub fn started(mut self) {
+    pub fn started(self) {
+        self.send(None);
+    }
+
+    /// The query has started, and its stream will yield exactly `total` rows: the executor counted
+    /// them in the same database snapshot (one read transaction) that its stream reads, so the count
+    /// cannot differ from the rows however the data changes meanwhile. The optional capability
+    /// "consistent count": an executor that cannot guarantee it calls [`QueryStart::started`].
+    pub fn started_with_count(self, total: u64) {
+        self.send(Some(total));
+    }
+
+    fn send(mut self, total: Option<u64>) {
         if let Some(sender) = self.0.take() {
             // The server may have stopped waiting (the query was cancelled): nothing to tell.
-            let _ = sender.send(());
+            let _ = sender.send(total);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::QueryStart;
+
+    #[tokio::test]
+    async fn started_sends_no_count() {
+        let (start, started) = QueryStart::channel();
+        start.started();
+        assert_eq!(started.await.ok(), Some(None));
+    }
+
+    #[tokio::test]
+    async fn started_with_count_delivers_the_count() {
+        let (start, started) = QueryStart::channel();
+        start.started_with_count(1_234_567);
+        assert_eq!(started.await.ok(), Some(Some(1_234_567)));
+    }
+
+    #[tokio::test]
+    async fn a_dropped_signal_is_started_without_a_count() {
+        let (start, started) = QueryStart::channel();
+        drop(start);
+        assert!(started.await.is_err());
     }
 }
