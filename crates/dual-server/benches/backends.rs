@@ -6,10 +6,11 @@
 //! in-memory executor (847 precomputed five-column rows, 15-row samples, 100-row pages), then times
 //! every call of
 //!
-//! * `create_response`: count and sample fetch (in memory), one store `save`;
+//! * `create_response`: the executor's stream (in memory) written to a memory spool as the snapshot,
+//!   one store `save`;
 //! * `fetch_page` of a 100-row page of an existing resource: one store `record_access`, which checks
 //!   the caller and counts the access in one round trip (until issue 23 a `get` came first, two round
-//!   trips), then the executor (101 rows cloned for an exact `has_next`),
+//!   trips), then the page read from the snapshot,
 //!
 //! first one call at a time on one task (latency: p50, p99, mean), then from 16 tasks at once
 //! (throughput). The executor and server code are the same for every backend, so the difference of the

@@ -1,9 +1,10 @@
 //! `create_response` overhead beyond the executor's own time (issue 2 target: ≤ 10 µs median).
 //!
 //! Run: `cargo bench -p dual-server --bench create_response`. Compare the medians of
-//! `executor_only` (count + sample fetch called directly, joined like the server does) and
-//! `create_response` (the same executor behind the server, with a MemoryStore); the difference is
-//! the server's overhead: registry lookup, id, column inference, record, store save and response.
+//! `executor_only` (the executor's whole stream, collected) and `create_response` (the same executor
+//! behind the server, with a MemoryStore and a memory spool); the difference is the server's
+//! overhead: registry lookup, id, the snapshot write, column inference, record, store save and
+//! response.
 
 mod common;
 
@@ -14,7 +15,8 @@ use std::time::{Duration, Instant};
 use common::precomputed;
 use criterion::{Criterion, criterion_group, criterion_main};
 use dual_core::DualResponse;
-use dual_server::{CreateResponse, DualResponseServer, QueryExecutor};
+use dual_server::{CreateResponse, DualResponseServer, QueryExecutor, QueryStart};
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 /// Creates `iters` resources, timing each `create_response` together with `then` on its response;
@@ -61,8 +63,8 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("create_response");
     group.bench_function("executor_only", |b| {
         b.to_async(&runtime).iter(|| async {
-            let (count, rows) = tokio::join!(executor.count(&params), executor.fetch(&params, 0, 15, None));
-            black_box((count, rows))
+            let stream = Arc::clone(&executor).stream(params.clone(), QueryStart::detached());
+            black_box(stream.collect::<Vec<_>>().await)
         });
     });
     group.bench_function("create_response", |b| {

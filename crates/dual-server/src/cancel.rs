@@ -10,8 +10,8 @@ use crate::executor::RowStream;
 
 /// Runs a cancel action when dropped, unless disarmed first.
 ///
-/// The server cancels a query by dropping the executor's future ([`QueryExecutor::count`],
-/// [`QueryExecutor::fetch`]) or [`RowStream`] (see [`QueryExecutor`] for when). Work that lives in
+/// The server cancels a query by dropping the executor's [`RowStream`] or the future of its
+/// [`LiveQuery`] method (see [`QueryExecutor`] for when). Work that lives in
 /// the future stops with it; work that runs elsewhere — a blocking thread, a database server —
 /// does not, and keeps its connection until it ends on its own. Such an executor creates a
 /// `CancelOnDrop` whose action stops that work (SQLite's `InterruptHandle::interrupt`, tokio-postgres'
@@ -45,8 +45,7 @@ use crate::executor::RowStream;
 /// ```
 ///
 /// [`QueryExecutor`]: crate::QueryExecutor
-/// [`QueryExecutor::count`]: crate::QueryExecutor::count
-/// [`QueryExecutor::fetch`]: crate::QueryExecutor::fetch
+/// [`LiveQuery`]: crate::LiveQuery
 #[must_use = "the action runs as soon as the guard is dropped"]
 pub struct CancelOnDrop {
     action: Option<Box<dyn FnOnce() + Send>>,

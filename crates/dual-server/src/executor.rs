@@ -254,8 +254,13 @@ pub trait LiveQuery<P: ?Sized + Sync = Value>: Send + Sync {
     async fn count(&self, params: &P) -> Result<u64, ExecutorError>;
 
     /// Up to `limit` rows starting at `offset`, sorted by `sort` when given.
-    async fn fetch(&self, params: &P, offset: u64, limit: u64, sort: Option<&Sort>)
-    -> Result<Vec<Row>, ExecutorError>;
+    async fn fetch(
+        &self,
+        params: &P,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError>;
 
     /// The rows of one page of a live resource: up to `limit` rows from `offset`, sorted by `sort`,
     /// of which the server keeps those within `max_bytes` (see [`RowBudget`]: each row counts its

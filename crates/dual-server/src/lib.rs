@@ -9,24 +9,26 @@
 //! Depend on this crate when you write an MCP server; host applications want `dual-client` instead.
 //!
 //! ```
-//! use dual_core::{Row, Sort};
-//! use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+//! use std::sync::Arc;
+//! use dual_core::Row;
+//! use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, QueryStart, RowStream};
 //! use serde_json::{Value, json};
 //!
 //! /// `n` numbered rows.
 //! struct Numbers;
 //!
-//! #[async_trait::async_trait]
 //! impl QueryExecutor for Numbers {
-//!     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-//!         params["n"].as_u64().ok_or_else(|| ExecutorError::new("`n` must be a non-negative integer"))
-//!     }
-//!     async fn fetch(&self, params: &Value, offset: u64, limit: u64, _: Option<&Sort>)
-//!         -> Result<Vec<Row>, ExecutorError> {
-//!         let n = self.count(params).await?;
-//!         Ok((offset..n.min(offset + limit))
+//!     // The one required method: the whole result, once (the server keeps it as a snapshot).
+//!     fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+//!         let Some(n) = params["n"].as_u64() else {
+//!             let error = ExecutorError::new("`n` must be a non-negative integer");
+//!             return Box::pin(futures_util::stream::iter([Err(error)]));
+//!         };
+//!         start.started();
+//!         let rows: Vec<Row> = (0..n)
 //!             .map(|i| json!({"id": i, "label": format!("row {i}")}).as_object().cloned().unwrap_or_default())
-//!             .collect())
+//!             .collect();
+//!         Box::pin(futures_util::stream::iter([Ok(rows)]))
 //!     }
 //! }
 //!
@@ -102,8 +104,8 @@ pub use create::CreateResponse;
 pub use encoded::{BatchStream, EncodedPage, JsonRows, RowBatch};
 pub use error::{NOT_READY_RETRY_AFTER, ServerBuildError, ServerError, ServerErrorCode};
 pub use executor::{
-    DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, RowStream, paged_range_stream, paged_stream,
-    take_rows,
+    DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, RowStream, paged_range_stream,
+    paged_stream, take_rows,
 };
 pub use links::{DEFAULT_LINK_LIFETIME, DownloadLink, LinkFormat, LinkKey, MAX_LINK_LIFETIME};
 pub use owners::{

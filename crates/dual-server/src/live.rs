@@ -7,7 +7,7 @@ use std::time::Duration;
 use dual_core::Row;
 use serde_json::Value;
 
-use crate::{ExecutorError, LiveQuery, QueryExecutor, ServerError};
+use crate::{LiveQuery, QueryExecutor, ServerError};
 
 /// Runs `future` under the query time limit: past it, the future is dropped (and with it the
 /// executor's work) and the result is `QUERY_TIMEOUT`.
@@ -23,12 +23,9 @@ pub(crate) async fn time_limited<T>(
 
 /// The executor's live paging, or the error of a live resource it cannot serve.
 pub(crate) fn live_paging(executor: &Arc<dyn QueryExecutor>) -> Result<&dyn LiveQuery, ServerError> {
-    executor.live().ok_or_else(|| {
-        ServerError::query_failed(ExecutorError::new(
-            "the result has to be served live (snapshots are off, or it is larger than the snapshot \
-             cap), and this query's executor serves snapshots only (it has no live paging)",
-        ))
-    })
+    executor
+        .live()
+        .ok_or_else(|| ServerError::query_failed(crate::executor::no_live_paging()))
 }
 
 /// Runs `count` and the fetch of the first `sample_size` rows concurrently, under the time limit.

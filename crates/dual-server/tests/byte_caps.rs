@@ -10,7 +10,10 @@ use dual_core::{
     mcp::{ProtocolVersion, RenderOptions, TextFormat},
     range::RowRange,
 };
-use dual_server::{Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowBatch};
+use dual_server::{
+    Caller, CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery,
+    QueryExecutor, QueryStart, RowBatch, RowStream, paged_stream,
+};
 use dual_testkit::executor::Numbers;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -169,8 +172,19 @@ struct Cursor {
     produced: AtomicU64,
 }
 
-#[async_trait::async_trait]
 impl QueryExecutor for Cursor {
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        start.started();
+        paged_stream(self, params, DEFAULT_STREAM_BATCH)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+}
+
+#[async_trait::async_trait]
+impl LiveQuery for Cursor {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
         Ok(params["n"].as_u64().unwrap_or(0))
     }

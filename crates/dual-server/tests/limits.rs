@@ -3,11 +3,13 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use dual_core::{DualResponse, PageRequest, Row, Sort};
 use dual_server::{
-    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, ServerErrorCode,
+    Caller, CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery,
+    QueryExecutor, QueryStart, RowStream, ServerErrorCode, paged_stream,
 };
 use serde_json::{Value, json};
 
@@ -15,8 +17,19 @@ use serde_json::{Value, json};
 #[derive(Debug)]
 struct Blobs;
 
-#[async_trait::async_trait]
 impl QueryExecutor for Blobs {
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        start.started();
+        paged_stream(self, params, DEFAULT_STREAM_BATCH)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+}
+
+#[async_trait::async_trait]
+impl LiveQuery for Blobs {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
         busy(params)?;
         Ok(params["n"].as_u64().unwrap_or(0))

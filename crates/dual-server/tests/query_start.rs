@@ -6,9 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
+use dual_core::Row;
 use dual_core::status::{FailureCode, ResourceStatus};
-use dual_core::{Row, Sort};
 use dual_server::{
     Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, QueryStart, RowStream,
     ServerErrorCode,
@@ -41,34 +40,9 @@ fn rows() -> Vec<Row> {
         .collect()
 }
 
-#[async_trait]
+/// Snapshots only: no live paging.
 impl QueryExecutor for Capacity {
-    async fn count(&self, _params: &Value) -> Result<u64, ExecutorError> {
-        Ok(3)
-    }
-
-    async fn fetch(
-        &self,
-        _: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let skip = usize::try_from(offset).unwrap_or(usize::MAX);
-        let take = usize::try_from(limit).unwrap_or(usize::MAX);
-        Ok(rows().into_iter().skip(skip).take(take).collect())
-    }
-
-    fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
-        self.stream_with_start(params, sort, QueryStart::detached())
-    }
-
-    fn stream_with_start(
-        self: Arc<Self>,
-        params: Value,
-        _sort: Option<Sort>,
-        start: QueryStart,
-    ) -> RowStream {
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
         let busy_later = params["busy_later"].as_bool().unwrap_or(false);
         Box::pin(futures_util::stream::once(async move {
             let busy =

@@ -9,8 +9,9 @@ use dual_core::{PageRequest, ResourceId, ResourceRecord, Row, Sort};
 use dual_server::dual_spool::{MemorySpool, Spool};
 use dual_server::dual_store::{Access, Lookup, MemoryStore, ResourceStore, StoreError, Viewer};
 use dual_server::{
-    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, Quota, ServerBuildError,
-    ServerError, ServerErrorCode,
+    Caller, CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery,
+    QueryExecutor, QueryStart, Quota, RowStream, ServerBuildError, ServerError, ServerErrorCode,
+    paged_stream,
 };
 use serde_json::{Value, json};
 use time::OffsetDateTime;
@@ -19,8 +20,19 @@ use time::OffsetDateTime;
 #[derive(Debug)]
 struct Blobs;
 
-#[async_trait::async_trait]
 impl QueryExecutor for Blobs {
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        start.started();
+        paged_stream(self, params, DEFAULT_STREAM_BATCH)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+}
+
+#[async_trait::async_trait]
+impl LiveQuery for Blobs {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
         Ok(params["n"].as_u64().unwrap_or(0))
     }

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use dual_core::{Row, Sort, SortOrder, range::RowRange};
 use dual_server::{
-    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowStream, ServerErrorCode,
-    take_rows,
+    Caller, CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery,
+    QueryExecutor, QueryStart, RowStream, ServerErrorCode, paged_stream, take_rows,
 };
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -136,11 +136,30 @@ struct Seeking {
     ranges: Arc<AtomicUsize>,
 }
 
-#[async_trait::async_trait]
 impl QueryExecutor for Seeking {
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        start.started();
+        paged_stream(self, params, DEFAULT_STREAM_BATCH)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+
+    fn stream_range(self: Arc<Self>, params: Value, _: Option<Sort>, range: RowRange) -> RowStream {
+        self.ranges.fetch_add(1, Ordering::Relaxed);
+        let n = params["n"].as_u64().unwrap_or(0);
+        let rows: Vec<Row> = (range.offset..n).map(common::row).collect();
+        Box::pin(futures_util::stream::iter([Ok(rows)]))
+    }
+}
+
+#[async_trait::async_trait]
+impl LiveQuery for Seeking {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
         Ok(params["n"].as_u64().unwrap_or(0))
     }
+
     async fn fetch(
         &self,
         _: &Value,
@@ -149,12 +168,6 @@ impl QueryExecutor for Seeking {
         _: Option<&Sort>,
     ) -> Result<Vec<Row>, ExecutorError> {
         Ok((offset..offset + limit.min(15)).map(common::row).collect())
-    }
-    fn stream_range(self: Arc<Self>, params: Value, _: Option<Sort>, range: RowRange) -> RowStream {
-        self.ranges.fetch_add(1, Ordering::Relaxed);
-        let n = params["n"].as_u64().unwrap_or(0);
-        let rows: Vec<Row> = (range.offset..n).map(common::row).collect();
-        Box::pin(futures_util::stream::iter([Ok(rows)]))
     }
 }
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use dual_core::{PageRequest, ResourceId, Row, Sort, SortOrder, consistency::Consistency, range::RowRange};
 use dual_server::{
-    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, RowStream, ServerErrorCode,
-    paged_stream,
+    Caller, CreateResponse, DualResponseServer, ExecutorError, LiveQuery, QueryExecutor, QueryStart,
+    RowStream, ServerErrorCode, paged_stream,
 };
 use dual_spool::{MemorySpool, SegmentLimits, Spool};
 use dual_store::Clock;
@@ -39,8 +39,20 @@ impl Table {
     }
 }
 
-#[async_trait::async_trait]
 impl QueryExecutor for Table {
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        self.streams.fetch_add(1, Ordering::SeqCst);
+        start.started();
+        paged_stream(self, params, 16)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+}
+
+#[async_trait::async_trait]
+impl LiveQuery for Table {
     async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
         self.counts.fetch_add(1, Ordering::SeqCst);
         Ok(self.rows.lock().expect("rows").len() as u64)
@@ -63,11 +75,6 @@ impl QueryExecutor for Table {
             .skip(offset as usize)
             .take(limit as usize)
             .collect())
-    }
-
-    fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
-        self.streams.fetch_add(1, Ordering::SeqCst);
-        paged_stream(self, params, sort, 16)
     }
 }
 
@@ -383,8 +390,19 @@ async fn a_failing_query_leaves_no_snapshot() {
 /// Yields some rows, then fails.
 struct Broken;
 
-#[async_trait::async_trait]
 impl QueryExecutor for Broken {
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        start.started();
+        paged_stream(self, params, 50)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+}
+
+#[async_trait::async_trait]
+impl LiveQuery for Broken {
     async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
         Ok(100)
     }
@@ -400,10 +418,6 @@ impl QueryExecutor for Broken {
             return Err(ExecutorError::new("disk I/O error"));
         }
         Ok(rows(50, "x"))
-    }
-
-    fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
-        paged_stream(self, params, sort, 50)
     }
 }
 

@@ -1,5 +1,6 @@
 //! One example executor for tests, examples and benches: [`Numbers`], `n` numbered rows computed
-//! on the fly, with failure switches, a fetch counter and a gated slow mode.
+//! on the fly, with failure switches, a fetch counter, a gated slow mode and switches for the
+//! optional capabilities (live paging, consistent count).
 //!
 //! It shows nothing about how to write an executor for a real backend; `dual-http`'s
 //! `examples/hyper_server.rs` and the [`QueryExecutor`] docs do that.
@@ -13,8 +14,12 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use dual_core::range::RowRange;
 use dual_core::{Row, Sort, SortOrder};
-use dual_server::{DEFAULT_SAMPLE_SIZE, DEFAULT_STREAM_BATCH, ExecutorError, QueryExecutor, RowStream};
+use dual_server::{
+    DEFAULT_SAMPLE_SIZE, DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, QueryStart,
+    RowStream, paged_range_stream, take_rows,
+};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
@@ -39,20 +44,26 @@ pub const GATED_FAILURE: &str = "no such column: nme";
 /// | param | effect |
 /// |---|---|
 /// | `"n": rows` | the number of rows (required, unless [`Numbers::steps`] fixes the result) |
-/// | `"fail_count": true` | `count` fails with [`COUNT_FAILURE`] |
-/// | `"fail": true` | `fetch` and the export stream fail with [`SECRET`] |
+/// | `"fail_count": true` | `count` fails with [`COUNT_FAILURE`] (so does the stream of [`Numbers::counted`]) |
+/// | `"fail": true` | `fetch` and the streams fail with [`SECRET`] |
 /// | `"fail_fetch_over": k` | `fetch` fails with [`SECRET`] when asked for rows beyond row `k` |
 /// | `"fail_stream_at": k` | the export stream yields `k` rows, then fails with [`SECRET`] |
 /// | `"batch": b` | the export stream yields `b`-row batches (default [`Numbers::batch`]) |
 /// | `"busy_after_sample": true` | every `fetch` but the sample's (a `limit` of the default sample size) and every export stream answer [`ExecutorError::overloaded`] (retry after 1.5 s and 3 s): an executor out of connections once the resource exists |
 ///
+/// [`QueryExecutor::stream`] (what a snapshot is written from) yields the rows in `id` order and
+/// signals [`QueryStart::started`] at once ([`QueryStart::started_with_count`] with
+/// [`Numbers::counted`]). It has live paging ([`LiveQuery`]; none with [`Numbers::snapshots_only`]),
+/// and its [`QueryExecutor::stream_range`] streams a range from row 0 in one pass and pages through
+/// `fetch` from any other offset.
+///
 /// Rows sort by any column: by `id` computed on the fly, by another column by sorting all `n` rows
 /// (numbers by value, anything else by its JSON text, ties by id). [`Numbers::fetches`] counts the
-/// batches of rows asked for ([`QueryExecutor::fetch`] calls and export batches), and
-/// [`Numbers::alive`] the export streams not yet dropped.
+/// batches of rows asked for ([`LiveQuery::fetch`] calls and stream batches), and
+/// [`Numbers::alive`] the streams not yet dropped.
 ///
 /// With [`Numbers::steps`] the result is fixed and arrives slowly, for long-running-query tests: the
-/// export stream yields the first step at once and each further one only after the test calls
+/// stream yields the first step at once and each further one only after the test calls
 /// [`Numbers::open`], so a query stays pending for as long as the test wants.
 ///
 /// ```
@@ -86,6 +97,8 @@ pub struct Numbers {
     batch: u64,
     steps: Option<Vec<u64>>,
     then_fail: bool,
+    counted: bool,
+    live: bool,
     gate: Semaphore,
     fetches: AtomicUsize,
     alive: Arc<AtomicU64>,
@@ -107,6 +120,8 @@ impl Numbers {
             batch: DEFAULT_STREAM_BATCH,
             steps: None,
             then_fail: false,
+            counted: false,
+            live: true,
             gate: Semaphore::new(0),
             fetches: AtomicUsize::new(0),
             alive: Arc::default(),
@@ -140,6 +155,23 @@ impl Numbers {
     #[must_use]
     pub fn then_fail(mut self) -> Self {
         self.then_fail = true;
+        self
+    }
+
+    /// The consistent count: [`QueryExecutor::stream`] signals
+    /// [`QueryStart::started_with_count`] with the total before its first row (and fails with
+    /// [`COUNT_FAILURE`] under `"fail_count"`).
+    #[must_use]
+    pub fn counted(mut self) -> Self {
+        self.counted = true;
+        self
+    }
+
+    /// No live paging: [`QueryExecutor::live`] is `None`, as for an executor that serves snapshots
+    /// only.
+    #[must_use]
+    pub fn snapshots_only(mut self) -> Self {
+        self.live = false;
         self
     }
 
@@ -216,8 +248,29 @@ pub(crate) fn busy_export() -> ExecutorError {
     ExecutorError::overloaded("no export slot within 2000 ms", Duration::from_secs(3))
 }
 
-#[async_trait]
 impl QueryExecutor for Numbers {
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        stream::stream(self, params, None, start)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        self.live.then_some(self as &dyn LiveQuery)
+    }
+
+    fn stream_range(self: Arc<Self>, params: Value, sort: Option<Sort>, range: RowRange) -> RowStream {
+        if range.offset == 0 {
+            take_rows(
+                stream::stream(self, params, sort, QueryStart::detached()),
+                range.limit,
+            )
+        } else {
+            paged_range_stream(self, params, sort, range, DEFAULT_STREAM_BATCH)
+        }
+    }
+}
+
+#[async_trait]
+impl LiveQuery for Numbers {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
         if flag(params, "fail_count") {
             return Err(ExecutorError::new(COUNT_FAILURE));
@@ -242,9 +295,5 @@ impl QueryExecutor for Numbers {
         }
         let n = self.total(params)?;
         Ok(self.rows(n, offset, end, sort))
-    }
-
-    fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
-        stream::stream(self, params, sort)
     }
 }

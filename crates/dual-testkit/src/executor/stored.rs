@@ -1,12 +1,15 @@
 //! [`Stored`]: rows built once, pages cloned out of them.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use dual_core::{Row, Sort};
-use dual_server::{ExecutorError, QueryExecutor};
+use dual_server::{DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream};
 use serde_json::Value;
 
 /// An in-memory table: rows built once, every page cloned out of them, whatever the params (sort
-/// ignored). The cheapest "query" there is, for benchmarks that time what is around the executor.
+/// ignored). The cheapest "query" there is, for benchmarks that time what is around the executor: its
+/// stream is the table in batches of [`DEFAULT_STREAM_BATCH`] rows, with the consistent count, and it pages live.
 #[derive(Debug, Clone)]
 pub struct Stored {
     rows: Vec<Row>,
@@ -20,8 +23,24 @@ impl Stored {
     }
 }
 
-#[async_trait]
 impl QueryExecutor for Stored {
+    fn stream(self: Arc<Self>, _: Value, start: QueryStart) -> RowStream {
+        let len = self.rows.len();
+        start.started_with_count(len as u64);
+        let batch = usize::try_from(DEFAULT_STREAM_BATCH).unwrap_or(usize::MAX);
+        let batches = (0..len)
+            .step_by(batch)
+            .map(move |first| Ok(self.rows[first..len.min(first + batch)].to_vec()));
+        Box::pin(futures_util::stream::iter(batches))
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl LiveQuery for Stored {
     async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
         Ok(self.rows.len() as u64)
     }

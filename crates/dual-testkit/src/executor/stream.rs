@@ -1,14 +1,14 @@
-//! The export stream of [`Numbers`]: batches computed one at a time, or released step by step
-//! through the gate.
+//! The stream of [`Numbers`]: batches computed one at a time, or released step by step through the
+//! gate.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use dual_core::{Row, Sort};
-use dual_server::{ExecutorError, RowStream};
+use dual_server::{ExecutorError, QueryStart, RowStream};
 use serde_json::Value;
 
-use super::{GATED_FAILURE, Numbers, SECRET, flag, rows};
+use super::{COUNT_FAILURE, GATED_FAILURE, Numbers, SECRET, flag, rows};
 
 /// Counts a live stream of an executor down again when the stream is dropped.
 #[derive(Debug)]
@@ -31,16 +31,26 @@ struct Computed {
     sorted: Option<Vec<Row>>,
 }
 
-pub(super) fn stream(me: Arc<Numbers>, params: Value, sort: Option<Sort>) -> RowStream {
+/// The rows in the order of `sort`; `start` is signalled at once (with the total when counted).
+pub(super) fn stream(me: Arc<Numbers>, params: Value, sort: Option<Sort>, start: QueryStart) -> RowStream {
     me.alive.fetch_add(1, Ordering::SeqCst);
     let alive = Alive(Arc::clone(&me.alive));
+    let n = if me.counted && flag(&params, "fail_count") {
+        Err(ExecutorError::new(COUNT_FAILURE))
+    } else {
+        me.total(&params)
+    };
+    match (&n, me.counted) {
+        (Ok(n), true) => start.started_with_count(*n),
+        _ => start.started(),
+    }
     if let Some(steps) = me.steps.clone() {
         return gated(me, alive, steps);
     }
     if flag(&params, "busy_after_sample") {
         return Box::pin(futures_util::stream::iter([Err(super::busy_export())]));
     }
-    let n = match me.total(&params) {
+    let n = match n {
         Ok(n) => n,
         Err(error) => return Box::pin(futures_util::stream::iter([Err(error)])),
     };
