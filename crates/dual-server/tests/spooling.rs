@@ -12,7 +12,7 @@ use dual_server::{
     Caller, CreateResponse, DualResponseServer, DualResponseServerBuilder, ExecutorError, QueryExecutor,
     QueryStart, RowStream, ServerError, ServerErrorCode,
 };
-use dual_store::MemoryStore;
+use dual_store::{MemoryStore, ResourceStore};
 use dual_testkit::BreakableStore;
 use dual_testkit::executor::row;
 use futures_util::StreamExt;
@@ -340,14 +340,17 @@ async fn deleting_a_resource_while_it_spools_stops_its_query() {
 #[tokio::test]
 async fn another_instance_waits_for_the_snapshot_and_serves_it_once_written() {
     let executor = Counted::new(300, 20);
-    let store = BreakableStore::pretending_shared(MemoryStore::new());
+    let store: Arc<dyn ResourceStore> = Arc::new(MemoryStore::new());
+    let shared = |store: &Arc<dyn ResourceStore>| {
+        BreakableStore::wrapping(Arc::clone(store), "unused").pretending_shared()
+    };
     let spool = spool();
     let writer = builder(&executor, spool.clone())
-        .store(store.clone())
+        .store(shared(&store))
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let reader = builder(&executor, spool)
-        .store(store)
+        .store(shared(&store))
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let id = create(&writer).await.id;

@@ -64,7 +64,7 @@ impl SpoolWriter {
     }
 
     /// Appends one encoded row. Stores the current segment first when the row would take it past
-    /// the limits.
+    /// the limits, and after the row when the segment has its row limit.
     ///
     /// # Errors
     ///
@@ -78,7 +78,13 @@ impl SpoolWriter {
         if full {
             self.flush().await?;
         }
-        self.builder.push(row)
+        self.builder.push(row)?;
+        // A segment full by its row count is stored at once, so its rows are readable while the
+        // writer waits for the next one (`stored`).
+        if self.builder.rows() >= self.limits.rows as usize {
+            self.flush().await?;
+        }
+        Ok(())
     }
 
     /// Stores the last segment and the manifest, and returns the manifest. The snapshot is readable

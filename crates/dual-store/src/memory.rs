@@ -239,6 +239,7 @@ impl ResourceStore for MemoryStore {
         let stored = Arc::make_mut(stored);
         stored.status = record.status;
         stored.total_count = record.total_count;
+        stored.spooled_rows = record.spooled_rows;
         stored.columns.clone_from(&record.columns);
         stored.sample = Arc::clone(&record.sample);
         stored.consistency = record.consistency;

@@ -173,12 +173,14 @@ pub trait ResourceStore: Send + Sync + fmt::Debug + 'static {
     async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError>;
 
     /// Overwrites the query's part of the stored record `record.id` with `record`'s: `status`,
-    /// `total_count`, `columns`, `sample`, `consistency`, `lease_expires_at` and `failure`. The rest
+    /// `total_count`, `spooled_rows`, `columns`, `sample`, `consistency`, `lease_expires_at` and
+    /// `failure`. The rest
     /// (access count, last access, expiry or pin, name, owner, metadata, query, creation time) stays
     /// as stored, so a concurrent `record_access` or `pin` is never lost. Returns whether a record
     /// with that id was there (expired or not); a missing record is not created.
     ///
-    /// The server calls it while a pending query runs (progress and lease) and when it ends (docs/DESIGN.md §8).
+    /// The server calls it while a query runs in the background, pending or spooling (progress and
+    /// lease), and when it ends (docs/DESIGN.md §8).
     async fn update_query(&self, record: &ResourceRecord) -> Result<bool, StoreError>;
 
     /// Deletes `id`, returning whether a record was there (expired or not).
