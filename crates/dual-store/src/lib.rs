@@ -19,6 +19,7 @@
 //!     query: QuerySpec::new("institutions", serde_json::json!({"state": "NJ"})),
 //!     columns: vec![],
 //!     total_count: 0,
+//!     spooled_rows: None,
 //!     sample: Vec::new().into(),
 //!     created_at: now,
 //!     expires_at: Some(now + time::Duration::minutes(15)),
