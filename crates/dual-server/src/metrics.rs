@@ -45,7 +45,7 @@ pub fn describe() {
     describe_gauge!(
         QUERIES_PENDING,
         Unit::Count,
-        "Queries running in the background for a pending resource"
+        "Queries running in the background after create_response answered (pending or spooling resources)"
     );
     describe_gauge!(
         QUERIES_WAITING,
@@ -119,7 +119,8 @@ pub(crate) fn query_running() -> InFlight {
     InFlight::enter(gauge!(QUERIES_RUNNING))
 }
 
-/// A query runs on for a pending resource (for as long as the guard lives).
+/// A query runs on in the background after `create_response` answered, for a pending or spooling
+/// resource (for as long as the guard lives).
 pub(crate) fn query_pending() -> InFlight {
     InFlight::enter(gauge!(QUERIES_PENDING))
 }
