@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use dual_core::{Column, ColumnType, Row, Sort};
 use dual_server::{
-    CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery, QueryExecutor, QueryStart,
-    RowStream, paged_stream,
+    CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery, QueryExecutor,
+    QueryStart, RowStream, paged_stream,
 };
 use serde_json::{Value, json};
 
