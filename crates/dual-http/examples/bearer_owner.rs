@@ -10,11 +10,12 @@
 //! handler and let the hook read the verified principal from the request's extensions.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use bytes::Bytes;
-use dual_core::{Row, Sort};
+use dual_core::Row;
 use dual_http::{Authorize, DualHttp};
-use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use dual_server::{CreateResponse, DualResponseServer, QueryExecutor, QueryStart, RowStream};
 use http::request::Parts;
 use http_body_util::{BodyExt, Empty};
 use hyper::service::Service;
@@ -41,28 +42,19 @@ impl Authorize for BearerTenants {
 /// Three rows of invoices per tenant.
 struct Invoices;
 
-#[async_trait::async_trait]
 impl QueryExecutor for Invoices {
-    async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
-        Ok(3)
-    }
-
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let tenant = params["tenant"].as_str().unwrap_or_default();
-        Ok((offset..3u64.min(offset.saturating_add(limit)))
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        start.started_with_count(3);
+        let tenant = params["tenant"].as_str().unwrap_or_default().to_owned();
+        let rows: Vec<Row> = (0..3u64)
             .map(|i| {
                 json!({"invoice": i, "tenant": tenant})
                     .as_object()
                     .cloned()
                     .unwrap_or_default()
             })
-            .collect())
+            .collect();
+        Box::pin(futures_util::stream::iter([Ok(rows)]))
     }
 }
 

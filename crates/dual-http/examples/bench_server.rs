@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use dual_core::Row;
 use dual_http::DualHttp;
-use dual_server::{CreateResponse, DualResponseServer, QueryExecutor};
+use dual_server::{CreateResponse, DualResponseServer, LiveQuery};
 use dual_testkit::executor::{Numbers, Stored};
 use dual_testkit::serve::Loopback;
 use http_body_util::{BodyExt, Full};

@@ -22,9 +22,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dual_core::{Row, Sort, SortOrder};
+use dual_core::Row;
 use dual_http::DualHttp;
-use dual_server::{CreateResponse, DualResponseServer, ExecutorError, Typed, TypedExecutor};
+use dual_server::{CreateResponse, DualResponseServer, QueryStart, RowStream, Typed, TypedExecutor};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
@@ -45,33 +45,29 @@ struct Search {
 }
 
 /// An in-memory "institutions" table of `n` computed rows.
+///
+/// Its stream is all the server needs: it keeps the result as a snapshot and serves pages, sorted
+/// pages and exports from it.
 struct Institutions;
 
-#[async_trait::async_trait]
+/// Rows per batch of the stream.
+const BATCH: u64 = 1_000;
+
 impl TypedExecutor for Institutions {
     type Params = Search;
 
-    async fn count(&self, search: &Search) -> Result<u64, ExecutorError> {
-        Ok(search.n)
-    }
-
-    async fn fetch(
-        &self,
-        search: &Search,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
+    fn stream(self: Arc<Self>, search: Search, start: QueryStart) -> RowStream {
         let n = search.n;
-        let desc = sort.is_some_and(|s| s.order == SortOrder::Desc);
-        Ok((offset.min(n)..n.min(offset.saturating_add(limit)))
-            .map(|i| if desc { n - 1 - i } else { i })
-            .map(|id| {
-                let row =
-                    json!({"id": id, "name": format!("College {id}"), "enrollment": (id * 7919) % 40_000});
-                row.as_object().cloned().unwrap_or_default()
-            })
-            .collect())
+        // Nothing to wait for, and the total is known before the first row.
+        start.started_with_count(n);
+        let row = |id: u64| {
+            let row = json!({"id": id, "name": format!("College {id}"), "enrollment": (id * 7919) % 40_000});
+            row.as_object().cloned().unwrap_or_default()
+        };
+        let batches = (0..n)
+            .step_by(usize::try_from(BATCH).unwrap_or(usize::MAX))
+            .map(move |first| Ok((first..n.min(first + BATCH)).map(row).collect::<Vec<Row>>()));
+        Box::pin(futures_util::stream::iter(batches))
     }
 }
 
@@ -85,7 +81,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .parse()?;
     let server = DualResponseServer::builder()
         .base_url(format!("http://{addr}/resources"))
-        .executor("institutions", Typed(Institutions))
+        .executor("institutions", Typed::new(Institutions))
         .build()?;
 
     // What an MCP tool handler would do; here we print the link instead of returning it to a model.

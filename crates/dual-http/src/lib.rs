@@ -85,10 +85,11 @@
 //! created by a `dual_server::DualResponseServer`.
 //!
 //! ```
+//! use std::sync::Arc;
 //! use bytes::Bytes;
-//! use dual_core::{Row, Sort};
+//! use dual_core::Row;
 //! use dual_http::DualHttp;
-//! use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+//! use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, QueryStart, RowStream};
 //! use http_body_util::{BodyExt, Full};
 //! use hyper::service::Service;
 //! use serde_json::{Value, json};
@@ -96,17 +97,15 @@
 //! /// `n` numbered rows.
 //! struct Numbers;
 //!
-//! #[async_trait::async_trait]
 //! impl QueryExecutor for Numbers {
-//!     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-//!         params["n"].as_u64().ok_or_else(|| ExecutorError::new("`n` must be an integer"))
-//!     }
-//!     async fn fetch(&self, params: &Value, offset: u64, limit: u64, _: Option<&Sort>)
-//!         -> Result<Vec<Row>, ExecutorError> {
-//!         let n = self.count(params).await?;
-//!         Ok((offset..n.min(offset.saturating_add(limit)))
-//!             .map(|i| json!({"id": i}).as_object().cloned().unwrap_or_default())
-//!             .collect())
+//!     fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+//!         let Some(n) = params["n"].as_u64() else {
+//!             let error = ExecutorError::new("`n` must be an integer");
+//!             return Box::pin(futures_util::stream::iter([Err(error)]));
+//!         };
+//!         start.started();
+//!         let rows: Vec<Row> = (0..n).map(|i| json!({"id": i}).as_object().cloned().unwrap_or_default()).collect();
+//!         Box::pin(futures_util::stream::iter([Ok(rows)]))
 //!     }
 //! }
 //!

@@ -10,7 +10,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use dual_core::{Row, Sort};
 use dual_http::DualHttp;
-use dual_server::{CreateResponse, DEFAULT_SAMPLE_SIZE, DualResponseServer, ExecutorError, QueryExecutor};
+use dual_server::{
+    CreateResponse, DEFAULT_SAMPLE_SIZE, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery,
+    QueryExecutor, QueryStart, RowStream, paged_stream,
+};
 use dual_testkit::logs::Logs;
 use handle::{bytes, send};
 use http::{Request, StatusCode};
@@ -25,8 +28,19 @@ const ESCAPED: &str = r"no such column: x\n2026-01-01T00:00:00Z  INFO FORGED adm
 /// from `k` on (default 0) fails with [`HOSTILE`], as a query error or as no capacity.
 struct Hostile;
 
-#[async_trait]
 impl QueryExecutor for Hostile {
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        start.started();
+        paged_stream(self, params, DEFAULT_STREAM_BATCH)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl LiveQuery for Hostile {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
         Ok(params["n"].as_u64().unwrap_or(0))
     }

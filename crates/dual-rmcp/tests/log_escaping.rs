@@ -2,10 +2,13 @@
 //! model gets the generic error, the log the executor's text escaped.
 #![cfg(feature = "server")]
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use dual_core::{Row, Sort};
 use dual_server::{
-    Caller, CreateResponse, DEFAULT_SAMPLE_SIZE, DualResponseServer, ExecutorError, QueryExecutor,
+    Caller, CreateResponse, DEFAULT_SAMPLE_SIZE, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError,
+    LiveQuery, QueryExecutor, QueryStart, RowStream, paged_stream,
 };
 use dual_testkit::logs::Logs;
 use serde_json::{Value, json};
@@ -16,8 +19,19 @@ const ESCAPED: &str = r"no such column: x\n2026-01-01T00:00:00Z  INFO FORGED\u{1
 /// Serves the sample, then fails every fetch with [`HOSTILE`].
 struct Hostile;
 
-#[async_trait]
 impl QueryExecutor for Hostile {
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        start.started();
+        paged_stream(self, params, DEFAULT_STREAM_BATCH)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl LiveQuery for Hostile {
     async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
         Ok(100)
     }

@@ -1,7 +1,12 @@
 //! Kind `typed`: rows with a value of every column type, for the Arrow exports.
 
+use std::sync::Arc;
+
 use dual_core::{Column, ColumnType, Row, Sort};
-use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use dual_server::{
+    CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery, QueryExecutor,
+    QueryStart, RowStream, paged_stream,
+};
 use serde_json::{Value, json};
 
 /// The columns of kind `typed`, one of each type.
@@ -43,8 +48,23 @@ pub fn row(i: u64) -> Row {
 #[derive(Debug, Default)]
 pub struct Typed;
 
-#[async_trait::async_trait]
 impl QueryExecutor for Typed {
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        start.started();
+        paged_stream(self, params, DEFAULT_STREAM_BATCH)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+
+    fn columns(&self, _params: &Value) -> Option<Vec<Column>> {
+        Some(columns())
+    }
+}
+
+#[async_trait::async_trait]
+impl LiveQuery for Typed {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
         Ok(params["n"].as_u64().unwrap_or(0))
     }
@@ -67,10 +87,6 @@ impl QueryExecutor for Typed {
                 row
             })
             .collect())
-    }
-
-    fn columns(&self, _params: &Value) -> Option<Vec<Column>> {
-        Some(columns())
     }
 }
 
