@@ -63,7 +63,47 @@ async fn waits_until_ready_and_reports_growing_row_counts() {
     let seen = seen.lock().expect("not poisoned").clone();
     assert!(seen.len() >= 2, "{seen:?}");
     assert!(seen.windows(2).all(|pair| pair[0] < pair[1]), "{seen:?}");
-    assert!(seen.iter().all(|rows| *rows < 33), "{seen:?}");
+    assert!(seen.iter().all(|rows| *rows <= 33), "{seen:?}");
+}
+
+#[tokio::test]
+async fn a_run_of_this_instance_is_followed_in_memory_not_by_polling_the_store() {
+    let executor = Arc::new(Numbers::new().steps([3, 10, 10, 10]));
+    let store = Arc::new(dual_testkit::BreakableStore::new("not broken here"));
+    let server = DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .shared_executor("gated", Arc::clone(&executor) as Arc<dyn QueryExecutor>)
+        .shared_store(Arc::clone(&store) as Arc<dyn dual_server::dual_store::ResourceStore>)
+        .pending_after(Duration::from_millis(50))
+        // The run writes its progress to the store rarely: a waiter polling the store would not see it.
+        .progress_interval(Duration::from_secs(5), Duration::from_secs(30))
+        .build()
+        .expect("valid configuration");
+    let response = pending(&server).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let before = store.calls();
+    let waiting = tokio::spawn({
+        let (server, seen) = (server.clone(), Arc::clone(&seen));
+        async move {
+            wait_for_result(&server, &Caller::anonymous(), response, &fast(), |rows| {
+                seen.lock().expect("not poisoned").push(rows);
+                async {}
+            })
+            .await
+        }
+    });
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        executor.open();
+    }
+    let ready = waiting.await.expect("joined").expect("ready");
+    assert_eq!(ready.total_count, 33);
+    let seen = seen.lock().expect("not poisoned").clone();
+    assert!(seen.len() >= 3, "each batch reported as it came, from memory: {seen:?}");
+    // The first read, the final one, and the run's own final update: a waiter polling every 10 ms
+    // for 300 ms would have made about 30.
+    let calls = store.calls() - before;
+    assert!(calls <= 4, "{calls} store calls while waiting");
 }
 
 #[tokio::test]
