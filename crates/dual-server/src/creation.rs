@@ -153,7 +153,6 @@ impl DualResponseServer {
                 record.clone(),
                 RunContext {
                     inner: Arc::clone(self.shared()),
-                    executor,
                     fixed_columns,
                 },
             );

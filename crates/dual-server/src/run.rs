@@ -26,7 +26,7 @@ use crate::owners::SnapshotCharge;
 use crate::progress::{Progress, failure_of};
 use crate::sample::cut_sample;
 use crate::snapshot::{self, SnapshotQuery, WriterResult, Written};
-use crate::{ExecutorError, QueryExecutor, ServerError, live};
+use crate::{ExecutorError, ServerError, live};
 
 /// What `create_response` answers from a run.
 #[derive(Debug)]
@@ -67,7 +67,6 @@ impl Drop for Run {
 /// What a handed-over run needs to bring its record to its outcome.
 pub(crate) struct RunContext {
     pub(crate) inner: Arc<Inner>,
-    pub(crate) executor: Arc<dyn QueryExecutor>,
     /// Columns given or declared up front stay; inferred ones are inferred again from the final
     /// sample.
     pub(crate) fixed_columns: bool,
@@ -193,7 +192,6 @@ async fn drive(
 ) {
     let RunContext {
         inner,
-        executor,
         fixed_columns,
     } = context;
     let id = record.id;
@@ -239,7 +237,11 @@ async fn drive(
                 .default_sample_size
                 .max(record.sample.len() as u64);
             let limit = inner.config.query_time_limit;
-            match live::count_and_sample(&executor, &record.query.params, sample_size, limit).await {
+            let outcome = match inner.registry.get(&record.query.kind) {
+                Ok(executor) => live::count_and_sample(executor, &record.query.params, sample_size, limit).await,
+                Err(error) => Err(error),
+            };
+            match outcome {
                 Ok((rows, sample)) => {
                     record.consistency = Consistency::Live;
                     ready(&inner, &mut record, Written { sample, rows }, fixed_columns);
