@@ -43,7 +43,7 @@ pub(crate) fn failure_of(error: &ServerError) -> QueryFailure {
         ServerError::Overloaded(_) => FailureCode::Overloaded,
         _ => FailureCode::QueryExecutionFailed,
     };
-    QueryFailure::new(code, error.to_string())
+    QueryFailure::new(code, dual_core::error::Report::new(error).to_string())
 }
 
 /// The failure of a writer task that panicked.
@@ -113,7 +113,7 @@ impl DualResponseServer {
                             self.end_query(id).await;
                             return;
                         }
-                        Err(error) => tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "could not renew a pending query's lease"),
+                        Err(error) => tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "could not renew a pending query's lease"),
                     }
                 }
             }
@@ -157,7 +157,7 @@ impl DualResponseServer {
             }
             Err(error) => {
                 // The lease lapses, and readers see the resource as interrupted.
-                tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "could not store the outcome of a pending query");
+                tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "could not store the outcome of a pending query");
             }
         }
         inner.running.remove(id);
@@ -199,7 +199,7 @@ impl DualResponseServer {
         );
         record.lease_expires_at = None;
         if let Err(error) = self.inner().store.update_query(&record).await {
-            tracing::warn!(id = %record.id, error = %dual_core::escape::log_safe(&error.to_string()), "could not store an interrupted query's state");
+            tracing::warn!(id = %record.id, error = %dual_core::escape::log_error(&error), "could not store an interrupted query's state");
         }
         tracing::info!(id = %record.id, "pending query's lease lapsed: resource failed (query_interrupted)");
         record

@@ -364,7 +364,7 @@ impl DualResponseServer {
         self.inner.running.cancel(id);
         if let Some(spool) = self.snapshot_of(&record) {
             // Before the record: a failure leaves the resource in place, to be deleted again.
-            spool.delete(id).await.map_err(ServerError::Spool)?;
+            spool.delete(id).await.map_err(ServerError::spool)?;
             self.inner.sorts.forget(id);
         }
         let deleted = self.inner.store.delete(id).await?;
@@ -419,7 +419,7 @@ impl DualResponseServer {
         if let Some(spool) = &self.inner.spool
             && let Err(error) = spool.close().await
         {
-            tracing::warn!(error = %dual_core::escape::log_safe(&error.to_string()), "closing the snapshot spool failed");
+            tracing::warn!(error = %dual_core::escape::log_error(&error), "closing the snapshot spool failed");
         }
         self.inner.store.close().await?;
         tracing::info!("dual-response server shut down");
@@ -466,7 +466,7 @@ impl DualResponseServer {
         if let Some(spool) = &self.inner.spool
             && let Err(error) = spool.delete(id).await
         {
-            tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "snapshot left for the orphan sweep");
+            tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "snapshot left for the orphan sweep");
         }
         self.inner.sorts.forget(id);
         self.inner.owners.release_bytes(id);
