@@ -207,7 +207,7 @@ fn validate_base_url(url: &str) -> Result<String, ClientBuildError> {
     let trimmed = url.trim().trim_end_matches('/');
     let uri: Uri = trimmed.parse().map_err(|e| ClientBuildError::InvalidBaseUrl {
         reason: "not a URL",
-        source: Some(e),
+        source: Some(Box::new(e)),
     })?;
     match uri.scheme_str() {
         Some("http" | "https") if uri.authority().is_some() => {}
@@ -253,9 +253,25 @@ mod tests {
             assert!(validate_base_url(bad).is_err(), "{bad}");
         }
         let error = validate_base_url("not a url").err();
+        let source = error.as_ref().and_then(std::error::Error::source);
         assert!(
-            error.as_ref().and_then(std::error::Error::source).is_some(),
+            source.is_some_and(|source| source.is::<http::uri::InvalidUri>()),
             "the URI parser's error is the source: {error:?}"
+        );
+        let (Some(error), Some(source)) = (&error, source) else {
+            return;
+        };
+        assert!(matches!(
+            error,
+            ClientBuildError::InvalidBaseUrl {
+                reason: "not a URL",
+                ..
+            }
+        ));
+        assert_eq!(error.to_string(), "invalid base URL: not a URL");
+        assert!(
+            !error.to_string().contains(&source.to_string()),
+            "Display does not repeat the cause"
         );
     }
 

@@ -304,6 +304,9 @@ impl StdError for ClientError {
 }
 
 /// Why [`DualResponseClientBuilder::build`](crate::DualResponseClientBuilder::build) failed.
+///
+/// `Display` says what is wrong; the cause (the URI parser's, rustls' error), when there is one, is
+/// the [`source`](StdError::source), boxed so that this crate's API names no other crate's error type.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientBuildError {
@@ -312,9 +315,9 @@ pub enum ClientBuildError {
     InvalidBaseUrl {
         /// What is wrong with it.
         reason: &'static str,
-        /// Why it is not a URI at all, when that is what is wrong.
+        /// Why it is not a URI at all, when that is what is wrong (the URI parser's error).
         #[source]
-        source: Option<http::uri::InvalidUri>,
+        source: Option<BoxError>,
     },
     /// An extra root certificate is not a valid DER-encoded X.509 certificate.
     #[error("root certificate #{number} (in the order added) is not a valid DER-encoded X.509 certificate")]

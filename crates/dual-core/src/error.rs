@@ -1,6 +1,10 @@
-//! The JSON error body every REST error carries.
+//! The JSON error body every REST error carries, and [`Report`], how an error is shown to a person.
 
 use serde::{Deserialize, Serialize};
+
+mod report;
+
+pub use report::Report;
 
 /// The machine-readable error code of a REST error (`error` in the body).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -3,9 +3,13 @@
 //! Executor messages, SQL errors, ids and parameter names can hold anything a user or a database
 //! put there, newlines and terminal escapes included. Written as they are, a newline forges a log
 //! line and `ESC[2J` clears the operator's terminal. Every field that can hold such text is logged
-//! through [`log_safe`]: printable text stays as it is, everything else becomes a visible escape.
+//! through [`log_safe`] (an error through [`log_error`]): printable text stays as it is, everything
+//! else becomes a visible escape.
 
+use std::error::Error as StdError;
 use std::fmt;
+
+use crate::error::Report;
 
 /// `text`, displayed with every control character escaped, for a log field:
 /// `tracing::error!(detail = %log_safe(&message), …)`.
@@ -60,6 +64,35 @@ impl fmt::Display for LogPath<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&log_safe(self.0), f)?;
         if self.1 { f.write_str("…") } else { Ok(()) }
+    }
+}
+
+/// `error` and its sources ([`Report`]), displayed as [`log_safe`] displays text:
+/// `tracing::warn!(error = %log_error(&error), …)`. The errors of this workspace keep their cause as
+/// their source rather than in their `Display`, so a log line shows the error this way.
+///
+/// ```
+/// use dual_core::escape::log_error;
+///
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("query execution failed")]
+/// struct Failed(#[source] std::io::Error);
+///
+/// let error = Failed(std::io::Error::other("no such column: x\nFORGED"));
+/// assert_eq!(log_error(&error).to_string(), r"query execution failed: no such column: x\nFORGED");
+/// ```
+#[must_use]
+pub fn log_error<'a>(error: &'a (dyn StdError + 'static)) -> LogError<'a> {
+    LogError(Report::new(error))
+}
+
+/// The [`Display`](fmt::Display) of [`log_error`].
+#[derive(Debug, Clone, Copy)]
+pub struct LogError<'a>(Report<'a>);
+
+impl fmt::Display for LogError<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&log_safe(&self.0.to_string()), f)
     }
 }
 

@@ -57,8 +57,8 @@ pub(crate) enum ArrowExportError {
         /// What the value is.
         misfit: column::Misfit,
     },
-    /// Arrow could not build or write a batch.
-    #[error("the Arrow IPC writer failed: {0}")]
+    /// Arrow could not build or write a batch; Arrow's error is the source.
+    #[error("the Arrow IPC writer failed")]
     Arrow(#[from] ArrowError),
 }
 

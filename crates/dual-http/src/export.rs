@@ -3,6 +3,7 @@
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
+use dual_core::error::Report;
 use dual_core::escape::log_safe;
 use dual_core::{ResourceId, Row};
 use dual_server::{BatchStream, ExecutorError, JsonRows, RowBatch, ServerError};
@@ -207,7 +208,11 @@ impl ExportBody {
         };
         let out = match self.compress(out, last) {
             Ok(out) => out,
-            Err(error) => return Poll::Ready(Some(Err(self.stop(Failure::Encode(error.to_string()))))),
+            Err(error) => {
+                return Poll::Ready(Some(Err(
+                    self.stop(Failure::Encode(Report::new(&error).to_string()))
+                )));
+            }
         };
         if last {
             tracing::debug!(id = %self.id, rows = self.encoder.rows(), "export finished");
@@ -228,7 +233,7 @@ impl ExportBody {
         if self.state == State::Start {
             self.state = State::Rows;
             if let Err(error) = self.encoder.open(&mut out) {
-                return Poll::Ready(Err(self.stop(Failure::Encode(error.to_string()))));
+                return Poll::Ready(Err(self.stop(Failure::Encode(Report::new(&error).to_string()))));
             }
         }
         loop {
@@ -247,7 +252,7 @@ impl ExportBody {
                     },
                 };
                 if let Err(error) = encoded {
-                    return Poll::Ready(Err(self.stop(Failure::Encode(error.to_string()))));
+                    return Poll::Ready(Err(self.stop(Failure::Encode(Report::new(&error).to_string()))));
                 }
             }
             if out.len() >= FRAME_TARGET {
@@ -255,7 +260,7 @@ impl ExportBody {
             }
             let Some(stream) = self.stream.as_mut() else {
                 if let Err(error) = self.encoder.close(&mut out) {
-                    return Poll::Ready(Err(self.stop(Failure::Encode(error.to_string()))));
+                    return Poll::Ready(Err(self.stop(Failure::Encode(Report::new(&error).to_string()))));
                 }
                 self.state = State::Done;
                 return Poll::Ready(Ok((out, true)));

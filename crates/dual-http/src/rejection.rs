@@ -1,7 +1,7 @@
 //! Every way a request can fail, each knowing its status, its JSON body and its log event.
 
 use dual_core::{
-    error::{ErrorBody, ErrorCode, NOT_FOUND_MESSAGE},
+    error::{ErrorBody, ErrorCode, NOT_FOUND_MESSAGE, Report},
     escape::log_safe,
     page::RequestError,
     status::FailureCode,
@@ -223,18 +223,19 @@ impl From<ServerError> for Rejection {
         match error {
             ServerError::ResourceNotFound => Self::NotFound,
             ServerError::ResourceExpired => Self::Expired,
-            ServerError::InvalidRequest(request) => Self::invalid(&request),
+            // The message is the invalid request's own text and names the field.
+            ServerError::InvalidRequest(request) => Self::InvalidRequest(request.to_string()),
             ServerError::Storage(store) => Self::Storage {
-                detail: store.to_string(),
+                detail: Report::new(&store).to_string(),
             },
             ServerError::Spool(spool) => Self::Storage {
-                detail: spool.to_string(),
+                detail: Report::new(&spool).to_string(),
             },
             ServerError::Overloaded(executor) => Self::Overloaded {
                 retry_after_secs: executor
                     .retry_after()
                     .map_or(1, |after| after.as_secs_f64().ceil().max(1.0) as u64),
-                detail: executor.to_string(),
+                detail: Report::new(&executor).to_string(),
             },
             ServerError::NotReady { .. } => Self::NotReady {
                 retry_after_secs: dual_server::NOT_READY_RETRY_AFTER.as_secs().max(1),
@@ -248,8 +249,9 @@ impl From<ServerError> for Rejection {
             ServerError::UnknownQueryKind(kind) => Self::QueryFailed {
                 detail: format!("no executor is registered for kind `{kind}` on this instance"),
             },
+            // The detail (for the log only) is the error with its cause: the executor's message.
             other => Self::QueryFailed {
-                detail: other.to_string(),
+                detail: Report::new(&other).to_string(),
             },
         }
     }
@@ -334,6 +336,47 @@ mod tests {
         assert_eq!(
             Rejection::from(ServerError::ResourceExpired).code(),
             ErrorCode::Expired
+        );
+    }
+
+    #[test]
+    fn store_spool_and_request_failures_keep_their_codes_and_log_their_causes() {
+        let store = Rejection::from(ServerError::from(
+            dual_store::StoreError::unavailable("redis get")
+                .with_source(std::io::Error::other("connection refused")),
+        ));
+        assert_eq!(
+            (store.status().as_u16(), store.code()),
+            (503, ErrorCode::StorageError)
+        );
+        assert!(!store.message().contains("redis"), "{}", store.message());
+        let Rejection::Storage { detail } = &store else {
+            panic!("expected Storage, got {store:?}");
+        };
+        assert_eq!(
+            detail, "the resource store failed: store unavailable: redis get: connection refused",
+            "the log's detail keeps the cause"
+        );
+
+        let spool = Rejection::from(ServerError::Spool(
+            dual_spool::SpoolError::unavailable(std::io::Error::other("disk gone")).into(),
+        ));
+        assert_eq!(
+            (spool.status().as_u16(), spool.code()),
+            (503, ErrorCode::StorageError)
+        );
+        assert!(matches!(&spool, Rejection::Storage { detail } if detail.ends_with("disk gone")));
+
+        let invalid = Rejection::from(ServerError::from(RequestError::LimitOutOfRange { max: 1000 }));
+        assert_eq!(invalid.status().as_u16(), 400);
+        assert_eq!(invalid.message(), "`limit` must be between 1 and 1000");
+
+        let failed = Rejection::from(ServerError::QueryExecutionFailed(
+            dual_server::ExecutorError::new("no such table: secret"),
+        ));
+        assert!(
+            matches!(&failed, Rejection::QueryFailed { detail } if detail == "query execution failed: no such table: secret"),
+            "{failed:?}"
         );
     }
 

@@ -135,7 +135,7 @@ pub use tool_result::{
 };
 pub use version::{protocol_version, resource_template_for_version, tool_for_version};
 #[cfg(feature = "server")]
-pub use wait::{DEFAULT_POLL_INTERVAL, WaitError, WaitOptions, wait_for_result};
+pub use wait::{DEFAULT_POLL_INTERVAL, ReadFailed, WaitError, WaitOptions, wait_for_result};
 
 /// Re-exported (feature `apps`) so users name the view the server lists.
 #[cfg(feature = "apps")]

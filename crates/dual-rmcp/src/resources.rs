@@ -13,7 +13,7 @@ use dual_core::{
     status::{QueryFailure, ResourceStatus},
     uri::parse_resource_uri,
 };
-use dual_server::{Caller, DualResponseServer, ServerError};
+use dual_server::{Caller, DualResponseServer, InvalidRequest, ServerError};
 use rmcp::model::{
     ErrorData, Extensions, ListResourceTemplatesResult, ReadResourceResult, ResourceContents,
     ResourceTemplate,
@@ -112,7 +112,8 @@ pub async fn read_resource(
     let parsed = parse_resource_uri(uri)
         .filter(|parsed| parsed.scheme == config.uri_scheme)
         .ok_or_else(|| not_found(uri, max_error))?;
-    let request = page_request(parsed.query.unwrap_or_default()).map_err(|e| invalid(&e, max_error))?;
+    let request = page_request(parsed.query.unwrap_or_default())
+        .map_err(|e| invalid(&InvalidRequest::from(e), max_error))?;
     let max_read = config.max_read_bytes;
     let page = match server
         .fetch_page_within(parsed.id, caller, &request, max_read)
@@ -187,7 +188,7 @@ fn read_error(uri: &str, error: ServerError, max_error: usize) -> ErrorData {
         ServerError::ResourceNotFound | ServerError::ResourceExpired => not_found(uri, max_error),
         ServerError::InvalidRequest(e) => invalid(&e, max_error),
         other => {
-            tracing::warn!(error = %dual_core::escape::log_safe(&other.to_string()), code = other.code().as_str(), "resources/read failed");
+            tracing::warn!(error = %dual_core::escape::log_error(&other), code = other.code().as_str(), "resources/read failed");
             ErrorData::internal_error(
                 "the resource's query could not be executed; try again later",
                 Some(json!({"error": other.code().as_str()})),
@@ -205,7 +206,7 @@ fn not_found(uri: &str, max_error: usize) -> ErrorData {
 }
 
 /// The message and the field (both may echo what the request named) cut to the error-text cap.
-fn invalid(error: &RequestError, max_error: usize) -> ErrorData {
+fn invalid(error: &InvalidRequest, max_error: usize) -> ErrorData {
     let field = error.field().map(|field| cut_text(field, max_error));
     ErrorData::invalid_params(
         cut_text(&error.to_string(), max_error).into_owned(),

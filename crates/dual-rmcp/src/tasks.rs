@@ -186,7 +186,7 @@ impl DualTasks {
                 tokio::select! {
                     () = context.cancelled() => {
                         if let Err(error) = server.delete_resource(id, &caller).await {
-                            tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "a cancelled task's resource was not deleted");
+                            tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "a cancelled task's resource was not deleted");
                         }
                         Err(TaskExit::Cancelled)
                     }

@@ -107,7 +107,13 @@ pub fn server_error_result_within(error: &dual_server::ServerError, max_bytes: u
         ServerError::Storage(_) => {
             "The result could not be stored (storage unavailable); try again later.".to_owned()
         }
-        other => other.to_string(),
+        // The spool's error and its causes, in the text this result always had.
+        ServerError::Spool(spool) => match std::error::Error::source(spool) {
+            Some(cause) => format!("snapshot spool: {}", dual_core::error::Report::new(cause)),
+            None => spool.to_string(),
+        },
+        // The error with its causes (none of these has one today).
+        other => dual_core::error::Report::new(other).to_string(),
     };
     error_result_within(message, max_bytes)
 }
@@ -273,6 +279,40 @@ pub(crate) mod tests {
         assert!(text.contains("no such column: foo"), "{text}");
         let unknown = server_error_result(&ServerError::UnknownQueryKind("nope".into()));
         assert_eq!(unknown.is_error, Some(true));
+    }
+
+    #[cfg(feature = "server")]
+    #[test]
+    fn texts_name_what_failed_with_its_cause_where_they_did() {
+        use dual_server::ServerError;
+        let text = |error: &ServerError| {
+            let result = server_error_result(error);
+            assert_eq!(result.is_error, Some(true));
+            result.content[0]
+                .as_text()
+                .map(|t| t.text.clone())
+                .unwrap_or_default()
+        };
+        let store = ServerError::from(
+            dual_store::StoreError::unavailable("redis get at 10.0.0.1")
+                .with_source(std::io::Error::other("refused")),
+        );
+        assert_eq!(
+            text(&store),
+            "The result could not be stored (storage unavailable); try again later."
+        );
+        let invalid = ServerError::from(dual_core::page::RequestError::UnknownSortField("nme".into()));
+        assert_eq!(
+            text(&invalid),
+            "`sort.field` must be one of the resource's columns; `nme` is not"
+        );
+        let spool = ServerError::Spool(
+            dual_server::dual_spool::SpoolError::unavailable(std::io::Error::other("disk gone")).into(),
+        );
+        assert_eq!(
+            text(&spool),
+            "snapshot spool: spool storage unavailable: disk gone"
+        );
     }
 
     #[cfg(feature = "server")]

@@ -7,8 +7,12 @@ use dual_core::{
     DualResponse,
     status::{FailureCode, QueryFailure, ResourceStatus},
 };
-use dual_server::{Caller, DualResponseServer, ServerError};
+use dual_server::{Caller, DualResponseServer};
 use rmcp::model::CallToolResult;
+
+mod read_failed;
+
+pub use read_failed::ReadFailed;
 
 /// How often [`wait_for_result`] reads the resource by default.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(250);
@@ -75,8 +79,9 @@ pub enum WaitError {
         waited: Duration,
     },
     /// Reading the resource failed: deleted (a cancel) or expired meanwhile, or the store failed.
-    #[error("reading the resource failed: {0}")]
-    Server(#[source] ServerError),
+    /// `Display` is `reading the resource failed`; the server's error is the source.
+    #[error(transparent)]
+    Server(ReadFailed),
 }
 
 impl WaitError {
@@ -97,7 +102,7 @@ impl WaitError {
                 &QueryFailure::new(FailureCode::QueryTimeout, "no result in time"),
                 max_bytes,
             ),
-            Self::Server(error) => crate::server_error_result_within(error, max_bytes),
+            Self::Server(error) => crate::server_error_result_within(error.server_error(), max_bytes),
         }
     }
 }
@@ -138,7 +143,7 @@ where
         let record = server
             .get_resource(response.id, caller)
             .await
-            .map_err(WaitError::Server)?;
+            .map_err(|error| WaitError::Server(ReadFailed::new(error)))?;
         match record.status {
             ResourceStatus::Ready => {
                 let config = server.config();

@@ -199,5 +199,5 @@ fn new_record(
 }
 
 fn invalid(field: &'static str, expected: &'static str) -> ServerError {
-    ServerError::InvalidRequest(dual_core::page::RequestError::WrongType { field, expected })
+    dual_core::page::RequestError::WrongType { field, expected }.into()
 }

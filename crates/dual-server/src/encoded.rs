@@ -128,7 +128,7 @@ impl EncodedPage {
 /// Decodes one stored row (the compact JSON of a [`Row`]).
 pub(crate) fn decode(id: ResourceId, bytes: &[u8]) -> Result<Row, ServerError> {
     serde_json::from_slice(bytes).map_err(|_| {
-        ServerError::Spool(SpoolError::Corrupt {
+        ServerError::spool(SpoolError::Corrupt {
             id,
             reason: "a row is not a JSON object",
         })

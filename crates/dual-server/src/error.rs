@@ -9,6 +9,10 @@ use dual_store::StoreError;
 use crate::ExecutorError;
 use crate::quota::{QUOTA_RETRY_AFTER, Quota};
 
+mod caused;
+
+pub use caused::{InvalidRequest, SpoolFailed, StoreFailed};
+
 /// How long a caller of a pending resource is told to wait before asking again.
 pub const NOT_READY_RETRY_AFTER: Duration = Duration::from_secs(1);
 
@@ -77,19 +81,29 @@ impl std::fmt::Display for ServerErrorCode {
 ///
 /// Executor failures keep the executor's message (the model reads it to correct its query, so put it
 /// in the tool's error text); REST callers only ever see a generic message.
+///
+/// `Display` says what failed at this layer (`query execution failed`, `the resource store failed`)
+/// and never repeats the cause, which stays reachable through
+/// [`source`](std::error::Error::source): the executor's error, the store's, the spool's. A message
+/// for a person shows the whole chain with [`dual_core::error::Report`]:
+/// `query execution failed: no such column: nme`. No variant names another crate's error type: a
+/// store, spool or request failure comes as this crate's [`StoreFailed`], [`SpoolFailed`] or
+/// [`InvalidRequest`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServerError {
-    /// The executor's `fetch` (or `stream`) failed; the message is the executor's.
-    #[error("query execution failed: {0}")]
+    /// The executor's `fetch` (or `stream`) failed; the executor's error, whose message is for the
+    /// model, is the source.
+    #[error("query execution failed")]
     QueryExecutionFailed(#[source] ExecutorError),
-    /// The executor's `count` failed; the message is the executor's.
-    #[error("count execution failed: {0}")]
+    /// The executor's `count` failed; the executor's error, whose message is for the model, is the
+    /// source.
+    #[error("count execution failed")]
     CountExecutionFailed(#[source] ExecutorError),
     /// The executor had no capacity in time (see [`ExecutorError::overloaded`]), or a sort found no
     /// derivation slot within its wait or its working memory taken by other sorts; retry after
-    /// [`ServerError::retry_after`].
-    #[error("no capacity to run the query right now: {0}")]
+    /// [`ServerError::retry_after`]. The executor's error is the source.
+    #[error("no capacity to run the query right now")]
     Overloaded(#[source] ExecutorError),
     /// The store already holds the configured maximum of live resources; nothing was evicted.
     /// Deleting resources, or their expiry, frees room.
@@ -101,12 +115,15 @@ pub enum ServerError {
         /// The configured maximum.
         max: u64,
     },
-    /// The store failed.
+    /// The store failed (code `STORAGE_ERROR`; retryable when the store is unreachable or failing).
+    /// `Display` is `the resource store failed`; the store's error is the source. A
+    /// [`StoreError`](dual_store::StoreError) becomes this variant with `?` or `From`.
     #[error(transparent)]
-    Storage(#[from] StoreError),
+    Storage(StoreFailed),
     /// The snapshot spool failed (code `STORAGE_ERROR`; retryable when the spool's storage is down).
-    #[error("snapshot spool: {0}")]
-    Spool(#[source] SpoolError),
+    /// `Display` is `the snapshot spool failed`; the spool's error is the source.
+    #[error(transparent)]
+    Spool(SpoolFailed),
     /// No such resource.
     #[error("resource not found")]
     ResourceNotFound,
@@ -116,9 +133,10 @@ pub enum ServerError {
     /// No executor is registered for this kind.
     #[error("unknown query kind `{0}`")]
     UnknownQueryKind(String),
-    /// A page request or option is invalid; the message names the field.
+    /// A page request or option is invalid; `Display` is the message for the caller and names the
+    /// field ([`InvalidRequest::field`]). A [`RequestError`] becomes this variant with `?` or `From`.
     #[error(transparent)]
-    InvalidRequest(#[from] RequestError),
+    InvalidRequest(InvalidRequest),
     /// The resource's query is still running: retry after [`ServerError::retry_after`].
     #[error("the resource's query is still running ({rows} rows so far)")]
     NotReady {
@@ -226,7 +244,7 @@ impl ServerError {
                 },
                 limit,
             },
-            other => Self::Spool(other),
+            other => Self::Spool(other.into()),
         }
     }
 
@@ -237,6 +255,20 @@ impl ServerError {
         } else {
             Self::CountExecutionFailed(error)
         }
+    }
+}
+
+impl From<StoreError> for ServerError {
+    /// [`ServerError::Storage`].
+    fn from(error: StoreError) -> Self {
+        Self::Storage(error.into())
+    }
+}
+
+impl From<RequestError> for ServerError {
+    /// [`ServerError::InvalidRequest`].
+    fn from(error: RequestError) -> Self {
+        Self::InvalidRequest(error.into())
     }
 }
 
@@ -280,3 +312,6 @@ pub enum ServerBuildError {
     )]
     NoRuntime,
 }
+
+#[cfg(test)]
+mod tests;

@@ -25,14 +25,31 @@ pub const DEFAULT_STREAM_BATCH: u64 = 1_000;
 /// time (no database connection free within its wait limit) returns [`ExecutorError::overloaded`]
 /// instead, which the server reports as the retryable `OVERLOADED` and REST as 503 `overloaded` with
 /// `Retry-After` — never a hang.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
+///
+/// Its `Display` is the message. [`ExecutorError::from_error`] takes another error's text as the
+/// message and, like `std::io::Error::other`, goes on from that error's own
+/// [`source`](std::error::Error::source), so no text is shown twice; [`ExecutorError::get_ref`]
+/// gives the wrapped error itself.
+#[derive(Debug)]
 pub struct ExecutorError {
     message: String,
     /// `Some` when the failure is a lack of capacity: when to retry.
     retry_after: Option<Duration>,
-    #[source]
-    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    /// The error `from_error` wrapped: its text is `message`.
+    wrapped: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl std::fmt::Display for ExecutorError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ExecutorError {
+    /// The wrapped error's source: the wrapped error's own text is already the message.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.wrapped.as_ref()?.source()
+    }
 }
 
 impl ExecutorError {
@@ -41,17 +58,23 @@ impl ExecutorError {
         Self {
             message: message.into(),
             retry_after: None,
-            source: None,
+            wrapped: None,
         }
     }
 
-    /// Wraps `error`, keeping its display text as the message.
+    /// Wraps `error`, keeping its display text as the message; its sources are this error's.
     pub fn from_error(error: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self {
             message: error.to_string(),
             retry_after: None,
-            source: Some(Box::new(error)),
+            wrapped: Some(Box::new(error)),
         }
+    }
+
+    /// The error [`ExecutorError::from_error`] wrapped (to downcast it), `None` for the others.
+    #[must_use]
+    pub fn get_ref(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.wrapped.as_deref()
     }
 
     /// No capacity right now (say, no database connection could be had within the wait limit):
@@ -60,7 +83,7 @@ impl ExecutorError {
         Self {
             message: message.into(),
             retry_after: Some(retry_after),
-            source: None,
+            wrapped: None,
         }
     }
 

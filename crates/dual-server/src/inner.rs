@@ -52,7 +52,7 @@ impl Inner {
         if let Some(spool) = &self.spool
             && let Err(error) = spool.delete(id).await
         {
-            tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "snapshot left for the orphan sweep");
+            tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "snapshot left for the orphan sweep");
         }
         self.sorts.forget(id);
         self.owners.release_bytes(id);
@@ -69,7 +69,7 @@ impl Inner {
         record.lease_expires_at = None;
         record.spooled_rows = None;
         if let Err(error) = self.store.update_query(&record).await {
-            tracing::warn!(id = %record.id, error = %dual_core::escape::log_safe(&error.to_string()), "could not store an interrupted query's state");
+            tracing::warn!(id = %record.id, error = %dual_core::escape::log_error(&error), "could not store an interrupted query's state");
         }
         tracing::info!(id = %record.id, "running query's lease lapsed: resource failed (query_interrupted)");
         record

@@ -102,7 +102,10 @@ pub use config::{
 };
 pub use create::CreateResponse;
 pub use encoded::{BatchStream, EncodedPage, JsonRows, RowBatch};
-pub use error::{NOT_READY_RETRY_AFTER, ServerBuildError, ServerError, ServerErrorCode};
+pub use error::{
+    InvalidRequest, NOT_READY_RETRY_AFTER, ServerBuildError, ServerError, ServerErrorCode, SpoolFailed,
+    StoreFailed,
+};
 pub use executor::{
     DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, RowStream, paged_range_stream,
     paged_stream, take_rows,

@@ -65,5 +65,5 @@ pub(crate) fn failure_of(error: &ServerError) -> QueryFailure {
         ServerError::Overloaded(_) => FailureCode::Overloaded,
         _ => FailureCode::QueryExecutionFailed,
     };
-    QueryFailure::new(code, error.to_string())
+    QueryFailure::new(code, dual_core::error::Report::new(error).to_string())
 }

@@ -220,7 +220,7 @@ async fn drive(
                         inner.runs.remove(id);
                         return;
                     }
-                    Err(error) => tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "could not renew a running query's lease"),
+                    Err(error) => tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "could not renew a running query's lease"),
                 }
             }
         }
@@ -271,7 +271,7 @@ async fn drive(
         }
         Err(error) => {
             // The lease lapses, and readers see the resource as interrupted.
-            tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "could not store the outcome of a running query");
+            tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "could not store the outcome of a running query");
         }
     }
     inner.runs.remove(id);

@@ -406,7 +406,7 @@ impl DualResponseServer {
         if let Some(spool) = &self.inner.spool
             && let Err(error) = spool.close().await
         {
-            tracing::warn!(error = %dual_core::escape::log_safe(&error.to_string()), "closing the snapshot spool failed");
+            tracing::warn!(error = %dual_core::escape::log_error(&error), "closing the snapshot spool failed");
         }
         self.inner.store.close().await?;
         tracing::info!("dual-response server shut down");

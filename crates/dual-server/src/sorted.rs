@@ -124,7 +124,7 @@ impl SortCache {
             return Ok(());
         };
         tracing::debug!(id = %manifest.id(), rows, bytes, %limit, "sort refused: snapshot too large");
-        Err(ServerError::InvalidRequest(RequestError::SortTooLarge(limit)))
+        Err(RequestError::SortTooLarge(limit).into())
     }
 
     /// A derivation slot, waiting at most the configured time for one.

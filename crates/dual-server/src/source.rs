@@ -146,7 +146,7 @@ impl<'a> Source<'a> {
                 record,
             } => {
                 inner.runs.cancel(record.id);
-                spool.delete(record.id).await.map_err(ServerError::Spool)?;
+                spool.delete(record.id).await.map_err(ServerError::spool)?;
                 inner.sorts.forget(record.id);
                 Ok(())
             }

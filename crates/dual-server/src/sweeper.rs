@@ -77,7 +77,7 @@ async fn sweep(store: &dyn ResourceStore, spool: Option<&Spool>, sorts: &SortCac
         Ok(0) => {}
         Ok(purged) => tracing::debug!(purged, "purged expired resources"),
         Err(error) => {
-            tracing::warn!(error = %dual_core::escape::log_safe(&error.to_string()), "expiry sweep failed; retrying next interval")
+            tracing::warn!(error = %dual_core::escape::log_error(error), "expiry sweep failed; retrying next interval")
         }
     }
     let orphans = match spool {
@@ -88,7 +88,7 @@ async fn sweep(store: &dyn ResourceStore, spool: Option<&Spool>, sorts: &SortCac
         Ok(0) => {}
         Ok(removed) => tracing::info!(removed, "orphaned snapshots removed"),
         Err(error) => {
-            tracing::warn!(error = %dual_core::escape::log_safe(&error.to_string()), "orphan sweep failed; retrying next interval")
+            tracing::warn!(error = %dual_core::escape::log_error(error), "orphan sweep failed; retrying next interval")
         }
     }
     metrics::swept(&expired, &orphans);
@@ -96,7 +96,7 @@ async fn sweep(store: &dyn ResourceStore, spool: Option<&Spool>, sorts: &SortCac
     match store.live_count(clock.now()).await {
         Ok(live) => metrics::live_resources(live),
         Err(error) => tracing::debug!(
-            error = %dual_core::escape::log_safe(&error.to_string()),
+            error = %dual_core::escape::log_error(&error),
             "could not count the live resources for the metrics"
         ),
     }
@@ -125,7 +125,7 @@ pub(crate) async fn purge(
         for id in expired {
             sorts.forget(id);
             if let Err(error) = spool.delete(id).await {
-                tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "snapshot of an expired resource left for the orphan sweep");
+                tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "snapshot of an expired resource left for the orphan sweep");
             }
         }
     }
@@ -144,7 +144,10 @@ pub(crate) async fn sweep_orphans(
     let grace_ms = u64::try_from(ORPHAN_GRACE.as_millis()).unwrap_or(u64::MAX);
     let now_ms = u64::try_from(now.unix_timestamp_nanos() / 1_000_000).unwrap_or(0);
     let mut removed = 0;
-    let spooled = spool.list().await.map_err(ServerError::Spool)?;
+    let spooled = spool
+        .list()
+        .await
+        .map_err(|error| ServerError::Spool(error.into()))?;
     for entry in spooled.into_iter().take(ORPHAN_CHECKS) {
         if young(entry.id, now_ms, grace_ms) {
             continue;
@@ -153,7 +156,10 @@ pub(crate) async fn sweep_orphans(
             continue;
         }
         sorts.forget(entry.id);
-        spool.delete(entry.id).await.map_err(ServerError::Spool)?;
+        spool
+            .delete(entry.id)
+            .await
+            .map_err(|error| ServerError::Spool(error.into()))?;
         removed += 1;
     }
     Ok(removed)

@@ -126,7 +126,10 @@ async fn executor_errors_keep_the_message_and_code() {
         .await;
     let err = err.expect_err("fetch fails");
     assert_eq!(err.code(), ServerErrorCode::QueryExecutionFailed);
-    assert!(err.to_string().contains("syntax error"), "{err}");
+    // Display says what failed; the executor's message is the source.
+    assert_eq!(err.to_string(), "query execution failed");
+    let message = dual_core::error::Report::new(&err).to_string();
+    assert!(message.contains("syntax error"), "{message}");
 
     let err = server
         .create_response(CreateResponse::new(
@@ -136,7 +139,8 @@ async fn executor_errors_keep_the_message_and_code() {
         .await
         .expect_err("count fails");
     assert_eq!(err.code(), ServerErrorCode::CountExecutionFailed);
-    assert!(err.to_string().contains("no such table"));
+    let message = dual_core::error::Report::new(&err).to_string();
+    assert!(message.contains("no such table"), "{message}");
 
     let err = server
         .create_response(CreateResponse::new("nope", json!({})))

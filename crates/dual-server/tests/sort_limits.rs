@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use dual_core::page::{RequestError, SortLimit};
+use dual_core::page::SortLimit;
 use dual_core::{PageRequest, Sort, SortOrder};
 use dual_server::{
     Caller, CreateResponse, DualResponseServer, DualResponseServerBuilder, ServerBuildError, ServerError,
@@ -104,8 +104,8 @@ async fn a_sorted_page_over_the_row_limit_is_refused_and_unsorted_pages_are_serv
         .await
         .expect_err("over the limit");
     match &error {
-        ServerError::InvalidRequest(request @ RequestError::SortTooLarge(limit)) => {
-            assert_eq!(*limit, SortLimit::Rows { rows: 51, max: 50 });
+        ServerError::InvalidRequest(request) => {
+            assert_eq!(request.sort_limit(), Some(SortLimit::Rows { rows: 51, max: 50 }));
             assert_eq!(request.field(), Some("sort"));
         }
         other => panic!("expected SortTooLarge, got {other:?}"),

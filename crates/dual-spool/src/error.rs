@@ -14,6 +14,10 @@ pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 /// [`code`](Self::code) is the REST code a server answers with: `not_found` for
 /// [`NotFound`](Self::NotFound), `storage_error` (503, retryable) for storage failures. Messages are
 /// for logs; they name object keys and paths and must not reach REST callers.
+///
+/// A failure caused by another error (the file system's, `object_store`'s) keeps it as its
+/// [`source`](StdError::source) and does not repeat it in its `Display`; a log line shows the whole
+/// chain with [`dual_core::error::Report`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SpoolError {
@@ -26,8 +30,8 @@ pub enum SpoolError {
     #[error("resource {0} already has a snapshot")]
     AlreadyExists(ResourceId),
     /// The storage is unreachable or failing (connection refused, timeout, 5xx, disk error).
-    /// Retrying later may succeed.
-    #[error("spool storage unavailable: {source}")]
+    /// Retrying later may succeed. The storage's error is the [`source`](StdError::source).
+    #[error("spool storage unavailable")]
     Unavailable {
         /// What failed.
         #[source]
@@ -60,10 +64,7 @@ pub enum SpoolError {
         segment: u64,
     },
     /// The spool's configuration is invalid (a malformed `s3://` URL, an unusable directory).
-    #[error(
-        "invalid spool configuration: {message}{}",
-        .source.as_ref().map(|cause| format!(": {cause}")).unwrap_or_default()
-    )]
+    #[error("invalid spool configuration: {message}")]
     Config {
         /// What is wrong, e.g. `spill directory /var/spool/dual`.
         message: String,
@@ -125,6 +126,8 @@ impl From<std::io::Error> for SpoolError {
 
 #[cfg(test)]
 mod tests {
+    use dual_core::error::Report;
+
     use super::*;
 
     #[test]
@@ -134,7 +137,17 @@ mod tests {
             (down.code(), down.code().status(), down.is_retryable()),
             (ErrorCode::StorageError, 503, true)
         );
-        assert!(std::error::Error::source(&down).is_some());
+        assert_eq!(down.to_string(), "spool storage unavailable");
+        assert_eq!(
+            std::error::Error::source(&down)
+                .map(ToString::to_string)
+                .as_deref(),
+            Some("disk gone")
+        );
+        assert_eq!(
+            Report::new(&down).to_string(),
+            "spool storage unavailable: disk gone"
+        );
         let missing = SpoolError::NotFound(ResourceId::new());
         assert_eq!(
             (missing.code(), missing.is_retryable()),
@@ -160,7 +173,7 @@ mod tests {
     }
 
     #[test]
-    fn a_configuration_error_shows_and_keeps_its_cause() {
+    fn a_configuration_error_keeps_its_cause_without_repeating_it() {
         let plain = SpoolError::config("\"x\" is not s3://BUCKET[/PREFIX]", None);
         assert_eq!(
             plain.to_string(),
@@ -168,11 +181,17 @@ mod tests {
         );
         assert!(std::error::Error::source(&plain).is_none());
         let caused = SpoolError::config("spill directory", Some(std::io::Error::other("read-only").into()));
+        assert_eq!(caused.to_string(), "invalid spool configuration: spill directory");
         assert_eq!(
-            caused.to_string(),
+            std::error::Error::source(&caused)
+                .map(ToString::to_string)
+                .as_deref(),
+            Some("read-only")
+        );
+        assert_eq!(
+            Report::new(&caused).to_string(),
             "invalid spool configuration: spill directory: read-only"
         );
-        assert!(std::error::Error::source(&caused).is_some());
         assert!(!caused.is_retryable());
     }
 }

@@ -143,7 +143,7 @@ impl Drop for SpoolWriter {
             }
             match backend.delete(id).await {
                 Ok(()) => tracing::debug!(%id, "spool: abandoned writer's segments removed"),
-                Err(error) => tracing::warn!(%id, error = %dual_core::escape::log_safe(&error.to_string()), "spool: abandoned writer's segments stay for the orphan sweep"),
+                Err(error) => tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "spool: abandoned writer's segments stay for the orphan sweep"),
             }
         });
     }

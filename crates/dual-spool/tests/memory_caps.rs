@@ -172,11 +172,16 @@ async fn a_directory_a_live_spool_holds_is_refused_and_free_again_once_it_is_gon
         .build()
         .await
         .expect_err("a second spool on the same directory");
-    let message = refused.to_string();
+    // The message names the directory; the cause (its lock held) is the source.
+    let message = dual_core::error::Report::new(&refused).to_string();
     assert!(matches!(refused, SpoolError::Config { .. }), "{refused:?}");
     assert!(
         message.contains(&base.display().to_string()) && message.contains("in use by another process"),
         "{message}"
+    );
+    assert!(
+        !refused.to_string().contains("in use by another process"),
+        "{refused}"
     );
     assert_eq!(
         spool

@@ -68,17 +68,7 @@ fn is_unavailable(error: &tokio_postgres::Error) -> bool {
 
 /// `error` and the chain of its sources, e.g. `error connecting to server: Connection refused`.
 fn with_sources(error: &tokio_postgres::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(inner) = source {
-        let inner_text = inner.to_string();
-        if !text.ends_with(&inner_text) {
-            text.push_str(": ");
-            text.push_str(&inner_text);
-        }
-        source = inner.source();
-    }
-    text
+    dual_core::error::Report::new(error).to_string()
 }
 
 /// tokio-postgres keeps its error kinds private; these are its texts for connect and IO trouble

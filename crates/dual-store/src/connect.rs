@@ -1,18 +1,19 @@
 //! The error of setting a shared store up, one type for every backend.
 
 use crate::StoreError;
-use crate::error::{BoxError, WithCause};
+use crate::error::BoxError;
 
 /// Connecting a store (`RedisStoreBuilder::connect`, `PostgresStoreBuilder::connect`, …) failed.
 ///
 /// One type for every backend, so code that opens "some store" from a URL matches one error. Like
-/// [`StoreError`], it keeps its cause as its source and shows it after its message.
+/// [`StoreError`], it keeps its cause as its source and its `Display` does not repeat it (show the
+/// chain with [`dual_core::error::Report`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConnectError {
     /// The configuration cannot work (a malformed URL, an empty key prefix, an unusable schema name,
     /// a zero pool size or timeout). The message names the backend and the option, never a password.
-    #[error("invalid store configuration: {}", WithCause(.message, .source))]
+    #[error("invalid store configuration: {message}")]
     Config {
         /// What is wrong, e.g. `redis: timeouts must be positive`.
         message: String,
@@ -53,5 +54,49 @@ impl From<ConnectError> for StoreError {
             ConnectError::Config { message, source } => Self::Backend { message, source },
             ConnectError::Store(error) => error,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use dual_core::error::Report;
+
+    use super::ConnectError;
+    use crate::StoreError;
+
+    #[test]
+    fn a_configuration_error_keeps_its_cause_without_repeating_it() {
+        let error = ConnectError::config("redis: cannot use redis://h")
+            .with_source(std::io::Error::other("bad port"));
+        assert_eq!(
+            error.to_string(),
+            "invalid store configuration: redis: cannot use redis://h"
+        );
+        assert_eq!(
+            error.source().map(ToString::to_string).as_deref(),
+            Some("bad port")
+        );
+        assert_eq!(
+            Report::new(&error).to_string(),
+            "invalid store configuration: redis: cannot use redis://h: bad port"
+        );
+    }
+
+    #[test]
+    fn a_store_failure_is_the_stores_error_itself() {
+        let error = ConnectError::from(
+            StoreError::unavailable("postgres connect").with_source(std::io::Error::other("refused")),
+        );
+        assert!(matches!(
+            &error,
+            ConnectError::Store(StoreError::Unavailable { .. })
+        ));
+        assert_eq!(error.to_string(), "store unavailable: postgres connect");
+        assert_eq!(
+            error.source().map(ToString::to_string).as_deref(),
+            Some("refused")
+        );
     }
 }

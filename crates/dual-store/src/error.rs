@@ -1,7 +1,6 @@
 //! Store errors.
 
 use std::error::Error as StdError;
-use std::fmt;
 
 /// The boxed cause of a store failure: the driver's error, a decoding error, ….
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
@@ -9,27 +8,32 @@ pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 /// A store operation failed. Every variant becomes `503 storage_error` (retryable) on the REST API;
 /// messages are for logs and never reach REST callers.
 ///
-/// A failure keeps its cause (the driver's error, say) as its [`source`](StdError::source), and its
-/// `Display` is the kind, the message and then the cause with the cause's own sources —
-/// `store unavailable: postgres get: error connecting to server: Connection refused` — so a log line
-/// that prints the error alone loses nothing. Make one with
+/// A failure keeps its cause (the driver's error, say) as its [`source`](StdError::source); its
+/// `Display` is the kind and the message only — `store unavailable: postgres get` — and never repeats
+/// the cause. A log line shows the whole chain with [`dual_core::error::Report`]:
+/// `store unavailable: postgres get: error connecting to server: Connection refused`. Make one with
 /// [`StoreError::unavailable`], [`StoreError::backend`] or [`StoreError::corrupt`], and attach the
 /// cause with [`StoreError::with_source`]:
 ///
 /// ```
+/// use dual_core::error::Report;
 /// use dual_store::StoreError;
 ///
 /// let cause = std::io::Error::other("connection refused");
 /// let error = StoreError::unavailable("redis get").with_source(cause);
-/// assert_eq!(error.to_string(), "store unavailable: redis get: connection refused");
-/// assert!(std::error::Error::source(&error).is_some());
+/// assert_eq!(error.to_string(), "store unavailable: redis get");
+/// assert_eq!(
+///     std::error::Error::source(&error).map(ToString::to_string).as_deref(),
+///     Some("connection refused")
+/// );
+/// assert_eq!(Report::new(&error).to_string(), "store unavailable: redis get: connection refused");
 /// assert!(error.is_retryable());
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
     /// The store cannot be reached (connection refused, timed out, pool exhausted).
-    #[error("store unavailable: {}", WithCause(.message, .source))]
+    #[error("store unavailable: {message}")]
     Unavailable {
         /// What failed, e.g. `redis get` or `postgres save timed out after 5s`.
         message: String,
@@ -38,7 +42,7 @@ pub enum StoreError {
         source: Option<BoxError>,
     },
     /// The store answered with an error.
-    #[error("store failed: {}", WithCause(.message, .source))]
+    #[error("store failed: {message}")]
     Backend {
         /// What failed, e.g. `postgres save: value too long (22001)`.
         message: String,
@@ -47,7 +51,7 @@ pub enum StoreError {
         source: Option<BoxError>,
     },
     /// A stored record could not be decoded.
-    #[error("stored record is corrupt: {}", WithCause(.message, .source))]
+    #[error("stored record is corrupt: {message}")]
     Corrupt {
         /// What could not be decoded, e.g. `record JSON` or `column status`.
         message: String,
@@ -120,40 +124,16 @@ impl StoreError {
     }
 }
 
-/// `message`, then `: cause` with the cause's own sources after it, when there is one: how the
-/// errors of this crate show their cause. A source whose text already ends what is written (a driver
-/// error that quotes its cause) is not repeated.
-pub(crate) struct WithCause<'a>(pub(crate) &'a String, pub(crate) &'a Option<BoxError>);
-
-impl fmt::Display for WithCause<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0)?;
-        let Some(cause) = self.1 else {
-            return Ok(());
-        };
-        let mut written = cause.to_string();
-        write!(f, ": {written}")?;
-        let mut next = cause.source();
-        while let Some(inner) = next {
-            let text = inner.to_string();
-            if !written.ends_with(&text) {
-                write!(f, ": {text}")?;
-                written = text;
-            }
-            next = inner.source();
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::error::Error as _;
 
+    use dual_core::error::Report;
+
     use super::StoreError;
 
     #[test]
-    fn display_shows_the_message_and_the_cause_and_source_keeps_it() {
+    fn display_shows_the_message_and_source_keeps_the_cause() {
         let plain = StoreError::corrupt("column id: not a ULID");
         assert_eq!(
             plain.to_string(),
@@ -162,19 +142,22 @@ mod tests {
         assert!(plain.source().is_none());
 
         let caused = StoreError::backend("postgres save").with_source(std::io::Error::other("boom"));
-        assert_eq!(caused.to_string(), "store failed: postgres save: boom");
+        assert_eq!(caused.to_string(), "store failed: postgres save");
+        assert!(
+            !caused.to_string().contains("boom"),
+            "Display does not repeat the cause"
+        );
         assert_eq!(caused.source().map(ToString::to_string).as_deref(), Some("boom"));
         assert_eq!(caused.message(), Some("postgres save"));
+        assert_eq!(
+            Report::new(&caused).to_string(),
+            "store failed: postgres save: boom"
+        );
 
         let closed = StoreError::Closed.with_source(std::io::Error::other("ignored"));
         assert!(matches!(closed, StoreError::Closed));
         assert_eq!(closed.message(), None);
     }
-
-    /// An error that names its cause in its own text, like many drivers' errors do.
-    #[derive(Debug, thiserror::Error)]
-    #[error("{0}: {1}")]
-    struct Quoting(&'static str, #[source] std::io::Error);
 
     /// An error that leaves its cause to `source`, like tokio-postgres's.
     #[derive(Debug, thiserror::Error)]
@@ -182,16 +165,14 @@ mod tests {
     struct Terse(#[source] std::io::Error);
 
     #[test]
-    fn display_follows_the_causes_own_sources_without_repeating_them() {
+    fn the_causes_own_sources_stay_reachable() {
         let terse =
             StoreError::unavailable("postgres get").with_source(Terse(std::io::Error::other("refused")));
+        assert_eq!(terse.to_string(), "store unavailable: postgres get");
         assert_eq!(
-            terse.to_string(),
+            Report::new(&terse).to_string(),
             "store unavailable: postgres get: error connecting to server: refused"
         );
-        let quoting =
-            StoreError::unavailable("redis get").with_source(Quoting("io", std::io::Error::other("refused")));
-        assert_eq!(quoting.to_string(), "store unavailable: redis get: io: refused");
     }
 
     #[test]

@@ -330,7 +330,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             // The error may carry a server's or a database's text (a tool's error message).
-            eprintln!("error: {}", dual_core::escape::log_safe(&error.to_string()));
+            eprintln!("error: {}", dual_core::escape::log_error(&*error));
             ExitCode::FAILURE
         }
     }

@@ -19,7 +19,7 @@ mod protocol;
 
 use std::sync::Arc;
 
-use dual_core::escape::log_safe;
+use dual_core::escape::log_error;
 use dual_core::mcp::{ProtocolVersion, RenderOptions};
 use dual_rmcp::{AppsOptions, DualTasks, ProgressReporter};
 use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError};
@@ -140,8 +140,7 @@ impl DemoMcp {
 /// may hold anything the SQL put there, so it is escaped.
 fn log_failed_call(error: &ServerError) {
     let code = error.code().as_str();
-    let detail = error.to_string();
-    let detail = log_safe(&detail);
+    let detail = log_error(error);
     match error {
         ServerError::QueryExecutionFailed(_) | ServerError::CountExecutionFailed(_) => {
             tracing::info!(code, %detail, "tool call failed: the query failed");

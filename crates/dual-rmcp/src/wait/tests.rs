@@ -176,8 +176,15 @@ async fn gives_up_after_the_timeout_and_a_deleted_resource_is_an_error() {
         .await
         .expect_err("gone");
     assert!(
-        matches!(error, WaitError::Server(ServerError::ResourceNotFound)),
+        matches!(&error, WaitError::Server(read) if read.is_not_found()),
         "{error}"
+    );
+    assert_eq!(error.to_string(), "reading the resource failed");
+    let source = std::error::Error::source(&error).map(ToString::to_string);
+    assert_eq!(
+        source.as_deref(),
+        Some("resource not found"),
+        "the server's error is the source"
     );
     for _ in 0..100 {
         if executor.alive() == 0 {

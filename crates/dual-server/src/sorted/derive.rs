@@ -139,9 +139,7 @@ fn build(
 /// other sorts (`OVERLOADED`).
 fn refusal(error: BudgetError) -> ServerError {
     match error {
-        BudgetError::Alone { max } => {
-            ServerError::InvalidRequest(RequestError::SortTooLarge(SortLimit::Memory { max }))
-        }
+        BudgetError::Alone { max } => RequestError::SortTooLarge(SortLimit::Memory { max }).into(),
         BudgetError::Busy { max } => ServerError::Overloaded(ExecutorError::overloaded(
             format!("the sorts being derived hold the sort memory budget of {max} bytes"),
             SORT_RETRY_AFTER,
@@ -150,7 +148,7 @@ fn refusal(error: BudgetError) -> ServerError {
 }
 
 fn too_many(id: ResourceId) -> ServerError {
-    ServerError::Spool(SpoolError::Corrupt {
+    ServerError::spool(SpoolError::Corrupt {
         id,
         reason: "more than 2^32 rows, or a key over 4 GiB, cannot be sorted",
     })

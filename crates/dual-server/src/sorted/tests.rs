@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use dual_core::page::{RequestError, SortLimit};
+use dual_core::page::SortLimit;
 use dual_core::{ResourceId, Sort, SortOrder};
 use dual_spool::{MemorySpool, Spool};
 use serde_json::json;
@@ -51,7 +51,7 @@ fn limits(concurrency: usize, wait: Duration, memory_bytes: u64) -> SortLimits {
 
 fn sort_too_large(error: &ServerError) -> Option<SortLimit> {
     match error {
-        ServerError::InvalidRequest(RequestError::SortTooLarge(limit)) => Some(*limit),
+        ServerError::InvalidRequest(request) => request.sort_limit(),
         _ => None,
     }
 }
@@ -111,10 +111,8 @@ async fn a_sort_waits_for_a_slot_then_is_overloaded() {
     assert_eq!(error.code(), ServerErrorCode::Overloaded);
     assert!(error.is_retryable());
     assert_eq!(error.retry_after(), Some(SORT_RETRY_AFTER));
-    assert!(
-        error.to_string().contains("2 sorted orders are being derived"),
-        "{error}"
-    );
+    let message = dual_core::error::Report::new(&error).to_string();
+    assert!(message.contains("2 sorted orders are being derived"), "{message}");
 
     // A slot freed within the wait lets the next one through.
     let [first, _second] = held;

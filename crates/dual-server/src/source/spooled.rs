@@ -82,7 +82,7 @@ async fn gather(
     for (at, &index) in indices.iter().enumerate() {
         let segment = manifest
             .locate(u64::from(index))
-            .ok_or(ServerError::Spool(SpoolError::Corrupt {
+            .ok_or(ServerError::spool(SpoolError::Corrupt {
                 id,
                 reason: "sorted order points past the snapshot",
             }))?;

@@ -52,7 +52,8 @@ where
     let started = Instant::now();
     match connect(port).await {
         Err(ConnectError::Store(error @ StoreError::Unavailable { .. })) => {
-            let text = error.to_string();
+            // The error and every cause under it.
+            let text = dual_core::error::Report::new(&error).to_string();
             assert!(!text.contains(secret), "the error echoes the secret: {text}");
         }
         other => panic!("expected Unavailable, got {other:?}"),

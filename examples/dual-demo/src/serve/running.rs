@@ -99,7 +99,7 @@ impl Running {
         self.connections.wait().await;
         self.switches.mcp_sessions.cancel();
         if let Err(error) = self.server.shutdown().await {
-            tracing::warn!(error = %dual_core::escape::log_safe(&error.to_string()), "closing the store failed");
+            tracing::warn!(error = %dual_core::escape::log_error(&error), "closing the store failed");
         }
         tracing::info!("shut down");
     }
