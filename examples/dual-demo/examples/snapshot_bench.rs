@@ -9,7 +9,8 @@
 //! * `POST /{id}` pages of 100 rows at offset 0 and 200,000 against a bare hyper server answering the
 //!   same bytes (requests/s; the servers on one worker thread, the load generator on another);
 //! * the full JSON export with curl against the same bytes served from memory by a bare hyper server;
-//! * `create_response` (snapshot included) against the executor's own single pass (scan + encode);
+//! * `create_response` (snapshot included) against the executor's own single pass (count + scan +
+//!   encode);
 //! * `fetch_all` with parallelism 4 against downloading the NDJSON export and parsing it in-process;
 //! * a 1,000,000 × 8 snapshot under a 64 MiB spool budget: peak RSS of a child process.
 //!
@@ -30,7 +31,7 @@ use dual_demo::dataset::{self, DatasetSize};
 use dual_demo::serve::{self, ServeOptions};
 use dual_demo::sqlite::{SQL_KIND, SqliteDb};
 use dual_server::dual_spool::{MemorySpool, Spool};
-use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor};
+use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor, QueryStart};
 use dual_testkit::executor::Numbers;
 use dual_testkit::serve::Loopback;
 use futures_util::StreamExt;
@@ -280,10 +281,11 @@ fn wide_row(i: u64) -> Row {
     value.as_object().cloned().unwrap_or_default()
 }
 
-/// The executor's own single pass: every row streamed and encoded as JSON, as the snapshot does.
+/// The executor's own single pass, as the snapshot runs it: the count, then every row streamed and
+/// encoded as JSON.
 async fn single_pass(executor: &Arc<dyn QueryExecutor>, params: &Value) -> Result<Duration, BoxError> {
     let started = Instant::now();
-    let mut stream = Arc::clone(executor).stream(params.clone(), None);
+    let mut stream = Arc::clone(executor).stream(params.clone(), QueryStart::detached());
     let mut buffer = Vec::with_capacity(512);
     while let Some(batch) = stream.next().await {
         for row in batch? {

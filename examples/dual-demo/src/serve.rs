@@ -363,6 +363,9 @@ pub async fn build_server(
         // An export whose reader stalls gives its database connection back after the same time the
         // connection is cut.
         stall: options.export_stall,
+        // A count that takes longer than a tool call waits is not announced: the call answers
+        // `pending` as it would without a count.
+        count_wait: options.pending_after.unwrap_or(options.query_time_limit),
     };
     let db = SqliteDb::open_with(&path, sqlite_options).map_err(|source| ServeError::Database {
         path: path.clone(),

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use dual_demo::mcp_server::{DemoMcp, QUERY_TOOL};
 use dual_demo::sqlite::SQL_KIND;
-use dual_server::{DualResponseServer, QueryExecutor};
+use dual_server::{DualResponseServer, LiveQuery, QueryExecutor};
 use dual_testkit::executor::Numbers;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,

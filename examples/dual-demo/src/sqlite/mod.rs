@@ -4,10 +4,14 @@
 //! Every query runs on a blocking thread with a pooled read-only connection, under a time limit; the
 //! user's SQL is wrapped, never concatenated into a bigger statement:
 //!
-//! * count: `SELECT COUNT(*) FROM (⟨sql⟩)`
-//! * page: `SELECT * FROM (⟨sql⟩) ORDER BY "field" DESC LIMIT ? OFFSET ?`
-//! * export: `SELECT * FROM (⟨sql⟩) ORDER BY … LIMIT ? OFFSET ?` (the row range; `LIMIT -1` for all
-//!   rows), stepped once, in batches through a bounded channel.
+//! * the snapshot's stream ([`QueryExecutor::stream`]), with the consistent count: one read
+//!   transaction — `BEGIN`, `SELECT COUNT(*) FROM (⟨sql⟩)`, then `SELECT * FROM (⟨sql⟩)` stepped once,
+//!   in batches through a bounded channel, then `ROLLBACK` — so the count it announces
+//!   ([`QueryStart::started_with_count`]) is exactly the rows it yields, whatever is written meanwhile;
+//! * live count ([`LiveQuery::count`]): `SELECT COUNT(*) FROM (⟨sql⟩)`
+//! * live page: `SELECT * FROM (⟨sql⟩) ORDER BY "field" DESC LIMIT ? OFFSET ?`
+//! * live export ([`QueryExecutor::stream_range`]): `SELECT * FROM (⟨sql⟩) ORDER BY … LIMIT ? OFFSET ?`
+//!   (the row range; `LIMIT -1` for all rows), stepped once, in batches through a bounded channel.
 //!
 //! A slow or stalled reader never blocks anyone else: exports may hold at most
 //! [`SqliteOptions::export_slots`] of the pool's connections (pages, counts and tool calls always
@@ -15,10 +19,14 @@
 //! `overloaded` error, never a hang), and an export whose reader takes nothing for
 //! [`SqliteOptions::stall`] gives its connection back and ends with an error.
 //!
+//! A count that takes longer than [`SqliteOptions::count_wait`] is not announced: the stream then
+//! tells the server it runs without a count (and the server counts the rows it streams), so a tool
+//! call can still answer "still running" for a query whose count alone takes long.
+//!
 //! A query the server drops (its future or export stream: a `DELETE`, the time limit, a client gone)
-//! is interrupted at once and its connection goes back to the pool (see `cancel.rs`); a tool call
-//! is only told "still running" once its query has a connection
-//! ([`QueryExecutor::stream_with_start`]).
+//! is interrupted at once and its connection goes back to the pool (see `cancel.rs`), never inside a
+//! transaction; a tool call is only told "still running" once its query has a connection and its
+//! count ([`QueryStart`]).
 
 mod cancel;
 mod convert;
@@ -33,7 +41,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::{Column, Row, Sort, SortOrder, budget::RowBudget, range::RowRange};
-use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowStream};
+use dual_server::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream};
 use rusqlite::types::Value as SqlValue;
 use serde_json::Value;
 
@@ -56,6 +64,8 @@ pub const DEFAULT_EXPORT_SLOTS: usize = 2;
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(2);
 /// Default time an export waits for its reader to take the next batch before giving up.
 pub const DEFAULT_STALL: Duration = Duration::from_secs(30);
+/// Default longest count the snapshot's stream announces (the library's default `pending_after`).
+pub const DEFAULT_COUNT_WAIT: Duration = Duration::from_secs(2);
 /// Most rows per batch of an export stream…
 pub const STREAM_BATCH: usize = 1_000;
 /// …and about the most bytes (a batch is sent once its rows reach this; a single wider row is a
@@ -83,6 +93,10 @@ pub struct SqliteOptions {
     /// How long an export waits for its reader to take a batch ([`DEFAULT_STALL`]) before it gives
     /// the connection back and ends with an error.
     pub stall: Duration,
+    /// How long the snapshot's stream may count before it tells the server that its query runs
+    /// without a count ([`DEFAULT_COUNT_WAIT`]); a count done later is not announced. Give it the
+    /// server's `pending_after`.
+    pub count_wait: Duration,
 }
 
 impl Default for SqliteOptions {
@@ -93,6 +107,7 @@ impl Default for SqliteOptions {
             wait: DEFAULT_WAIT,
             time_limit: DEFAULT_TIME_LIMIT,
             stall: DEFAULT_STALL,
+            count_wait: DEFAULT_COUNT_WAIT,
         }
     }
 }
@@ -103,6 +118,7 @@ impl Default for SqliteOptions {
 pub struct SqliteDb {
     pool: Arc<Pool>,
     stall: Duration,
+    count_wait: Duration,
 }
 
 impl SqliteDb {
@@ -137,6 +153,7 @@ impl SqliteDb {
         Ok(Self {
             pool: Arc::new(pool),
             stall: options.stall,
+            count_wait: options.count_wait,
         })
     }
 
@@ -151,6 +168,7 @@ impl SqliteDb {
         Some(SqliteExecutor {
             pool: Arc::clone(&self.pool),
             stall: self.stall,
+            count_wait: self.count_wait,
             kind,
         })
     }
@@ -167,6 +185,7 @@ enum Kind {
 pub struct SqliteExecutor {
     pool: Arc<Pool>,
     stall: Duration,
+    count_wait: Duration,
     kind: Kind,
 }
 
@@ -174,6 +193,47 @@ pub struct SqliteExecutor {
 struct Query {
     sql: String,
     binds: Vec<SqlValue>,
+}
+
+/// How an export starts once it has its connection.
+enum Begin {
+    /// Signal the start at once, then stream the rows (live exports: ranges and sorts).
+    Started(QueryStart),
+    /// In one read transaction: count the rows, then stream them (the snapshot's stream, with the
+    /// consistent count; see [`stream_counted`]).
+    Counted(Counting),
+}
+
+/// What a counted export does around its count.
+struct Counting {
+    /// Called once the query has its connection, before it counts.
+    connected: Box<dyn FnOnce() + Send>,
+    /// Called with the count, before the first row is read.
+    counted: Box<dyn FnOnce(u64) + Send>,
+}
+
+impl Counting {
+    /// Signals `start` with the count when the count is done within `wait` of the query having its
+    /// connection, else without a count once `wait` has passed (counting is running: a tool call can
+    /// then answer "still running" however long the count takes). A count that fails signals at once.
+    fn signal(start: QueryStart, wait: Duration) -> Self {
+        let (count, counted) = tokio::sync::oneshot::channel();
+        let runtime = tokio::runtime::Handle::current();
+        Self {
+            connected: Box::new(move || {
+                runtime.spawn(async move {
+                    match tokio::time::timeout(wait, counted).await {
+                        Ok(Ok(total)) => start.started_with_count(total),
+                        _ => start.started(),
+                    }
+                });
+            }),
+            counted: Box::new(move |total| {
+                // Too late when the signal went without it: nothing to tell.
+                let _ = count.send(total);
+            }),
+        }
+    }
 }
 
 impl SqliteExecutor {
@@ -219,14 +279,14 @@ impl SqliteExecutor {
         ran.map_err(|_| ExecutorError::new("the query was cancelled"))?
     }
 
-    /// The export stream of `range`; `start` is signalled once the query has its connection.
+    /// The export stream of `range`, started as `begin` says once the query has its connection.
     /// Dropping the stream before its end interrupts the statement and gives the connection back.
     fn export(
         self: Arc<Self>,
         params: Value,
         sort: Option<Sort>,
         range: RowRange,
-        start: QueryStart,
+        begin: Begin,
     ) -> RowStream {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Vec<Row>, ExecutorError>>(STREAM_BUFFER);
         let limit = self.pool.time_limit();
@@ -245,11 +305,23 @@ impl SqliteExecutor {
             };
             let result = (|| {
                 let lease = self.pool.get(Use::Export, &cancel).map_err(take_error)?;
-                start.started();
+                let counted = match begin {
+                    Begin::Started(start) => {
+                        start.started();
+                        None
+                    }
+                    Begin::Counted(counting) => {
+                        (counting.connected)();
+                        Some(counting.counted)
+                    }
+                };
                 let query = self.query(lease.conn(), &params).map_err(ExecutorError::new)?;
                 lease.restart_clock();
-                stream_rows(&lease, query, sort.as_ref(), range, &sender)
-                    .map_err(|e| executor_error(&e, &lease, limit))
+                match counted {
+                    None => stream_rows(&lease, query, sort.as_ref(), range, &sender),
+                    Some(announce) => stream_counted(&lease, query, &sender, self.count_wait, announce),
+                }
+                .map_err(|e| executor_error(&e, &lease, limit))
             })();
             match result {
                 Ok(true) => completed.store(true, Ordering::Release),
@@ -285,16 +357,40 @@ impl SqliteExecutor {
     }
 }
 
-#[async_trait]
 impl QueryExecutor for SqliteExecutor {
+    /// The whole result with the consistent count, in one read transaction on one connection (see
+    /// the module docs). `start` is signalled once the query has its connection and its count (or
+    /// has counted for [`SqliteOptions::count_wait`]), so a tool call waiting for a connection is not
+    /// told the query runs, and gets the retryable `overloaded` when none comes within the wait limit.
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        let counting = Counting::signal(start, self.count_wait);
+        self.export(params, None, RowRange::ALL, Begin::Counted(counting))
+    }
+
+    fn columns(&self, params: &Value) -> Option<Vec<Column>> {
+        // Called from async code: only use a connection that is idle right now (preparing is
+        // microseconds); when all are busy, the server infers the columns from the sample instead.
+        let lease = self.pool.try_get()?;
+        let query = self.query(lease.conn(), params).ok()?;
+        let stmt = lease.conn().prepare_cached(&query.sql).ok()?;
+        convert::columns(&stmt)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+
+    /// One statement seeks to the range (`LIMIT … OFFSET …`), so a range late in the result costs
+    /// SQLite's skipping, not the rows before it crossing the channel.
+    fn stream_range(self: Arc<Self>, params: Value, sort: Option<Sort>, range: RowRange) -> RowStream {
+        self.export(params, sort, range, Begin::Started(QueryStart::detached()))
+    }
+}
+
+#[async_trait]
+impl LiveQuery for SqliteExecutor {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        self.run(params, |lease, query| {
-            let sql = format!("SELECT COUNT(*) FROM (\n{}\n)", query.sql);
-            let mut stmt = lease.conn().prepare_cached(&sql)?;
-            let count: i64 = stmt.query_row(rusqlite::params_from_iter(&query.binds), |row| row.get(0))?;
-            Ok(u64::try_from(count).unwrap_or_default())
-        })
-        .await
+        self.run(params, |lease, query| count(lease, &query)).await
     }
 
     async fn fetch(
@@ -345,31 +441,14 @@ impl QueryExecutor for SqliteExecutor {
         })
         .await
     }
+}
 
-    fn columns(&self, params: &Value) -> Option<Vec<Column>> {
-        // Called from async code: only use a connection that is idle right now (preparing is
-        // microseconds); when all are busy, the server infers the columns from the sample instead.
-        let lease = self.pool.try_get()?;
-        let query = self.query(lease.conn(), params).ok()?;
-        let stmt = lease.conn().prepare_cached(&query.sql).ok()?;
-        convert::columns(&stmt)
-    }
-
-    fn stream(self: Arc<Self>, params: Value, sort: Option<Sort>) -> RowStream {
-        self.export(params, sort, RowRange::ALL, QueryStart::detached())
-    }
-
-    /// Signals `start` once a connection is had: a tool call waiting for one is not told the query
-    /// runs, and gets the retryable `overloaded` when none comes within the wait limit.
-    fn stream_with_start(self: Arc<Self>, params: Value, sort: Option<Sort>, start: QueryStart) -> RowStream {
-        self.export(params, sort, RowRange::ALL, start)
-    }
-
-    /// One statement seeks to the range (`LIMIT … OFFSET …`), so a range late in the result costs
-    /// SQLite's skipping, not the rows before it crossing the channel.
-    fn stream_range(self: Arc<Self>, params: Value, sort: Option<Sort>, range: RowRange) -> RowStream {
-        self.export(params, sort, range, QueryStart::detached())
-    }
+/// The rows `query` matches: `SELECT COUNT(*) FROM (⟨sql⟩)`.
+fn count(lease: &Lease, query: &Query) -> rusqlite::Result<u64> {
+    let sql = format!("SELECT COUNT(*) FROM (\n{}\n)", query.sql);
+    let mut stmt = lease.conn().prepare_cached(&sql)?;
+    let count: i64 = stmt.query_row(rusqlite::params_from_iter(&query.binds), |row| row.get(0))?;
+    Ok(u64::try_from(count).unwrap_or_default())
 }
 
 /// The sending half of an export, on its blocking thread: a send waits at most `stall` for the reader.
@@ -453,6 +532,48 @@ fn stream_rows(
         return Ok(false);
     }
     Ok(true)
+}
+
+/// The whole result of `query` with its count, in one read transaction: `BEGIN`, the count (handed
+/// to `announce`), then the rows as [`stream_rows`] sends them, then `ROLLBACK` (nothing was
+/// written). A count still running after `count_wait` would not be announced (see
+/// [`Counting::signal`]): it is stopped there, and the rows are streamed without it, so a query whose
+/// count costs as much as the query itself does not run twice. SQLite starts a deferred transaction's snapshot at its first read, the count, and keeps
+/// it until the transaction ends, so the rows stepped afterwards are exactly the rows counted, however
+/// other connections write meanwhile (in WAL mode they write on; in rollback-journal mode they wait).
+/// The transaction ends on every return, an error or a stop included: dropping it rolls back, and a
+/// [`Lease`] never goes back to the pool inside a transaction.
+fn stream_counted(
+    lease: &Lease,
+    query: Query,
+    sender: &Sender,
+    count_wait: Duration,
+    announce: impl FnOnce(u64),
+) -> rusqlite::Result<bool> {
+    let transaction = lease.conn().unchecked_transaction()?;
+    lease.restart_clock_within(count_wait);
+    match count(lease, &query) {
+        Ok(total) => announce(total),
+        // Stopped at `count_wait` (not cancelled, not the time limit): stream without a count. The
+        // read transaction stays: a SELECT that fails leaves it open.
+        Err(rusqlite::Error::SqliteFailure(code, _))
+            if code.code == rusqlite::ErrorCode::OperationInterrupted
+                && !lease.cancelled()
+                && count_wait < lease.time_limit() =>
+        {
+            tracing::debug!(
+                count_wait_ms = u64::try_from(count_wait.as_millis()).unwrap_or(u64::MAX),
+                "count slower than the count wait: streaming without it"
+            );
+        }
+        Err(error) => return Err(error),
+    }
+    lease.restart_clock();
+    let sent = stream_rows(lease, query, None, RowRange::ALL, sender)?;
+    // Rolls back (nothing was written); the rows are out whatever that answers, and a failed
+    // rollback is the lease's to clean up.
+    drop(transaction);
+    Ok(sent)
 }
 
 /// Logs why an export stopped early; the connection goes back to the pool as the lease drops.
@@ -542,3 +663,5 @@ mod tests;
 mod tests_bounds;
 #[cfg(test)]
 mod tests_cancel;
+#[cfg(test)]
+mod tests_count;

@@ -247,7 +247,7 @@ fn nanos_since(epoch: Instant) -> u64 {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// A connection taken from the pool; goes back on drop.
+/// A connection taken from the pool; goes back on drop, never inside a transaction.
 pub(crate) struct Lease {
     slot: Option<Slot>,
     purpose: Use,
@@ -271,10 +271,21 @@ impl Lease {
         self.cancel.as_ref().is_some_and(|cancel| cancel.is_cancelled())
     }
 
+    /// The pool's time limit of one statement.
+    pub(crate) fn time_limit(&self) -> Duration {
+        self.pool.time_limit
+    }
+
     /// Starts a fresh time limit for what runs next on this connection.
     pub(crate) fn restart_clock(&self) {
+        self.restart_clock_within(self.pool.time_limit);
+    }
+
+    /// Starts a fresh time limit of `limit` (at most the pool's) for what runs next on this
+    /// connection: a statement still running then is interrupted.
+    pub(crate) fn restart_clock_within(&self, limit: Duration) {
         if let Some(slot) = &self.slot {
-            let limit = u64::try_from(self.pool.time_limit.as_nanos()).unwrap_or(u64::MAX);
+            let limit = u64::try_from(limit.min(self.pool.time_limit).as_nanos()).unwrap_or(u64::MAX);
             let deadline = nanos_since(self.pool.epoch).saturating_add(limit).max(1);
             slot.deadline.store(deadline, Ordering::Relaxed);
         }
@@ -290,12 +301,27 @@ impl Drop for Lease {
         }
         if let Some(slot) = self.slot.take() {
             slot.deadline.store(0, Ordering::Relaxed);
+            // A query that left its transaction open (its rollback failed) must not hand its
+            // snapshot to the next query on this connection: roll back, or close the connection.
+            let reusable = slot.conn.is_autocommit()
+                || (slot.conn.execute_batch("ROLLBACK").is_ok() && slot.conn.is_autocommit());
             let mut state = self.pool.lock();
-            state.idle.push(slot);
+            let closed = if reusable {
+                state.idle.push(slot);
+                None
+            } else {
+                state.open -= 1;
+                Some(slot)
+            };
             if self.purpose == Use::Export {
                 state.exports -= 1;
             }
             drop(state);
+            if closed.is_some() {
+                tracing::warn!("a pooled connection was still inside a transaction: closed");
+            }
+            // Closed outside the pool's lock.
+            drop(closed);
             // Waiters wait for different things (any connection, an export slot): wake them all.
             self.pool.returned.notify_all();
         }

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::*;
 use crate::dataset::{self, DatasetSize};
 
-fn small_db() -> (SqliteDb, PathBuf) {
+pub(super) fn small_db() -> (SqliteDb, PathBuf) {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let dir = std::env::temp_dir().join(format!(
         "dual-demo-sqlite-{}-{}",
@@ -122,9 +122,9 @@ async fn institutions_filters_and_validates() {
 async fn stream_returns_every_row_once_in_order() {
     let (db, dir) = small_db();
     let exec = executor(&db, SQL_KIND);
-    let params = sql("SELECT id, count FROM degrees_awarded");
-    let sort = Some(Sort::new("id", SortOrder::Desc));
-    let mut stream = Arc::clone(&exec).stream(params.clone(), sort);
+    // In the query's own order.
+    let params = sql("SELECT id, count FROM degrees_awarded ORDER BY id DESC");
+    let mut stream = Arc::clone(&exec).stream(params.clone(), QueryStart::detached());
     let mut ids = Vec::new();
     while let Some(batch) = stream.next().await {
         let batch = batch.expect("batch");
@@ -133,7 +133,7 @@ async fn stream_returns_every_row_once_in_order() {
     }
     let expected: Vec<i64> = (1..=i64::from(DatasetSize::SMALL.degrees)).rev().collect();
     assert_eq!(ids, expected);
-    let mut failing = exec.stream(sql("SELECT nope"), None);
+    let mut failing = exec.stream(sql("SELECT nope"), QueryStart::detached());
     let first = failing.next().await.expect("an item");
     assert!(first.is_err());
     let _ = std::fs::remove_dir_all(dir);

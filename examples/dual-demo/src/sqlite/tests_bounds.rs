@@ -41,7 +41,7 @@ impl Pool {
 
     /// An export of [`everything`].
     fn stream(&self) -> RowStream {
-        Arc::clone(&self.exec).stream(everything(), None)
+        Arc::clone(&self.exec).stream(everything(), QueryStart::detached())
     }
 
     /// An export of [`everything`] that has delivered its first batch.
@@ -190,7 +190,7 @@ async fn a_page_reads_its_byte_budget_and_one_row_then_stops() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn export_batches_are_bounded_in_bytes() {
     let pool = Pool::new(2, 1, Duration::from_secs(2), Duration::from_secs(30));
-    let mut stream = Arc::clone(&pool.exec).stream(wide(), None);
+    let mut stream = Arc::clone(&pool.exec).stream(wide(), QueryStart::detached());
     let mut rows = 0;
     let mut batches = 0;
     while let Some(batch) = stream.next().await {

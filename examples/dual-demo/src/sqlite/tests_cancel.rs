@@ -45,6 +45,8 @@ impl One {
             export_slots: 1,
             wait,
             time_limit: Duration::from_secs(60),
+            // As the server's `pending_after`: a runaway count reads as running.
+            count_wait: Duration::from_millis(100),
             ..SqliteOptions::default()
         };
         let db = SqliteDb::open_with(&path, options).expect("opens");
@@ -96,7 +98,7 @@ async fn a_dropped_query_future_interrupts_the_statement() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_export_stream_interrupts_the_statement() {
     let one = One::new(Duration::from_secs(5));
-    let mut stream = Arc::clone(&one.exec).stream(json!({"sql": RUNAWAY}), None);
+    let mut stream = Arc::clone(&one.exec).stream(json!({"sql": RUNAWAY}), QueryStart::detached());
     one.until_busy().await;
     let nothing = tokio::time::timeout(Duration::from_millis(50), stream.next()).await;
     assert!(nothing.is_err(), "the runaway statement yields no row");
@@ -154,7 +156,7 @@ async fn a_query_that_finished_leaves_the_next_one_on_its_connection_alone() {
             .await;
         assert_eq!(rows.map(|rows| rows.len()).ok(), Some(1));
     }
-    let mut stream = Arc::clone(&one.exec).stream(json!({"sql": "SELECT x FROM t"}), None);
+    let mut stream = Arc::clone(&one.exec).stream(json!({"sql": "SELECT x FROM t"}), QueryStart::detached());
     let mut rows = 0;
     while let Some(batch) = stream.next().await {
         rows += batch.expect("a batch").len();
