@@ -10,8 +10,10 @@ DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-64}
 LOADGEN=${LOADGEN:-$(command -v wrk >/dev/null && echo wrk || echo builtin)}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
-cargo build --release -q -p dual-http --example bench_server
-BIN=$CARGO_TARGET_DIR/release/examples/bench_server
+# The bench target's executable (cargo names it with a hash): built by `cargo bench --no-run`.
+BIN=$(cargo bench -q -p dual-http --bench bench_server --no-run --message-format=json |
+  grep '"name":"bench_server"' | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n1)
+[ -x "$BIN" ] || { echo "http.sh: no bench_server executable" >&2; exit 1; }
 PIN_SERVER=() PIN_LOAD=()
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then PIN_SERVER=(taskset -c 0); PIN_LOAD=(taskset -c 1); fi
 

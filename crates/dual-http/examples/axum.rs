@@ -18,13 +18,12 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::get;
+use dual_core::{Row, Sort};
 use dual_http::{Cors, DualHttp};
-use dual_server::{CreateResponse, DualResponseServer};
-use dual_testkit::executor::Numbers;
+use dual_server::{CreateResponse, DualResponseServer, ExecutorError, Typed, TypedExecutor};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use serde_json::json;
 use tokio::sync::Semaphore;
 
 /// Connections served at once.
@@ -32,16 +31,53 @@ const MAX_CONNECTIONS: usize = 1024;
 /// Time to send a request head, and to start the next one on a kept-alive connection.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The parameters of a "numbers" query.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Upto {
+    /// How many rows.
+    n: u64,
+}
+
+/// The numbers `0..n`, one row each, computed when asked for (hyper_server.rs shows an executor
+/// that also sorts).
+struct Numbers;
+
+#[async_trait::async_trait]
+impl TypedExecutor for Numbers {
+    type Params = Upto;
+
+    async fn count(&self, upto: &Upto) -> Result<u64, ExecutorError> {
+        Ok(upto.n)
+    }
+
+    async fn fetch(
+        &self,
+        upto: &Upto,
+        offset: u64,
+        limit: u64,
+        _: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        let end = upto.n.min(offset.saturating_add(limit));
+        Ok((offset..end)
+            .map(|i| {
+                Row::from_iter([
+                    ("n".to_owned(), i.into()),
+                    ("even".to_owned(), i.is_multiple_of(2).into()),
+                ])
+            })
+            .collect())
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let addr = std::env::var("DUAL_ADDR").unwrap_or_else(|_| "127.0.0.1:3000".to_owned());
     let server = DualResponseServer::builder()
         .base_url(format!("http://{addr}/resources"))
-        // `n` numbered rows: the testkit's example executor (see hyper_server.rs for how to write one).
-        .executor("numbers", Numbers::new())
+        .executor("numbers", Typed(Numbers))
         .build()?;
     let created = server
-        .create_response(CreateResponse::new("numbers", json!({"n": 10_000})))
+        .create_response(CreateResponse::typed("numbers", &Upto { n: 10_000 })?)
         .await?;
     println!("created {} rows: {}", created.total_count, created.url);
 

@@ -1,7 +1,7 @@
 //! Execute: run a parsed operation against the server, authorising it first.
 
 use dual_core::{
-    ResourceId, ResourceRecord,
+    ResourceRecord,
     metadata::{PinResponse, ResourceMetadata},
 };
 use dual_server::{BatchStream, DualResponseServer, EncodedPage};
@@ -9,10 +9,9 @@ use http::request::Parts;
 
 use crate::encode::Encoder;
 use crate::export::ExportBody;
-use crate::parse::{ApiRequest, Parsed};
+use crate::parse::{ApiRequest, ExportRequest, Parsed};
 use crate::rejection::Rejection;
 use crate::{ContentCoding, CsvFormulas, ExportFormat, HttpConfig};
-use dual_server::LinkFormat;
 
 /// The outcome of an operation, ready for [`render`](crate::render::render).
 #[derive(Debug)]
@@ -107,32 +106,22 @@ async fn run(
             server.delete_resource(id, &caller).await?;
             ApiResponse::Deleted
         }
-        ApiRequest::Export {
-            id,
-            sort,
-            range,
-            format,
-            named,
-            encoding,
-        } => {
-            let stream = server.export_range(id, &caller, sort, range).await?;
-            let mut export = start_export(id, stream, format, encoding, config.csv_formulas).await?;
-            export.attachment = attachment(id, named);
+        ApiRequest::Export(request) => {
+            let stream = server
+                .export_range(request.id, &caller, request.sort.clone(), request.range)
+                .await?;
+            let mut export = start_export(stream, &request, config.csv_formulas).await?;
+            export.attachment = request.attachment();
             ApiResponse::Export(export)
         }
-        ApiRequest::ExportHead {
-            id,
-            sort,
-            range,
-            format,
-            named,
-            encoding,
-        } => {
-            server.check_export(id, &caller, sort.as_ref(), range).await?;
+        ApiRequest::ExportHead(request) => {
+            server
+                .check_export(request.id, &caller, request.sort.as_ref(), request.range)
+                .await?;
             ApiResponse::ExportHead {
-                format,
-                attachment: attachment(id, named),
-                encoding,
+                format: request.format,
+                attachment: request.attachment(),
+                encoding: request.encoding,
             }
         }
         ApiRequest::View { id } => {
@@ -147,24 +136,17 @@ async fn run(
 /// Starts the export and produces its first frames ([`ExportBody::prime`]) before the response head
 /// goes out, so that a failure before the first row is rendered like any other rejection.
 async fn start_export(
-    id: ResourceId,
     (record, stream): (ResourceRecord, BatchStream),
-    format: ExportFormat,
-    encoding: ContentCoding,
+    request: &ExportRequest,
     formulas: CsvFormulas,
 ) -> Result<Export, Rejection> {
-    let encoder = Encoder::new(format, record.columns, formulas);
-    let (mut body, encoding) = ExportBody::new(id, encoder, stream, encoding);
+    let encoder = Encoder::new(request.format, record.columns, formulas);
+    let (mut body, encoding) = ExportBody::new(request.id, encoder, stream, request.encoding);
     body.prime().await?;
     Ok(Export {
-        format,
+        format: request.format,
         attachment: None,
         encoding,
         body,
     })
-}
-
-/// `{id}.{ext}` for an export whose format `format=` named.
-fn attachment(id: ResourceId, named: Option<LinkFormat>) -> Option<String> {
-    named.map(|format| format!("{id}.{}", format.extension()))
 }

@@ -32,19 +32,17 @@ pub(crate) fn grant(
     if let Some(caller) = links.verify_read(id, expires, token, now) {
         return Ok(caller);
     }
-    if let ApiRequest::Export {
-        sort,
-        range,
-        named: Some(format),
-        ..
-    }
-    | ApiRequest::ExportHead {
-        sort,
-        range,
-        named: Some(format),
-        ..
-    } = request
-        && let Some(caller) = links.verify_data(id, *format, *range, sort.as_ref(), expires, token, now)
+    if let ApiRequest::Export(export) | ApiRequest::ExportHead(export) = request
+        && let Some(format) = export.named
+        && let Some(caller) = links.verify_data(
+            id,
+            format,
+            export.range,
+            export.sort.as_ref(),
+            expires,
+            token,
+            now,
+        )
     {
         return Ok(caller);
     }

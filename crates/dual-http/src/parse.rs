@@ -41,37 +41,9 @@ pub(crate) enum ApiRequest {
         id: ResourceId,
     },
     /// `GET /{id}/data`: the streamed export.
-    Export {
-        /// The resource.
-        id: ResourceId,
-        /// From `?sort=field:asc|desc`.
-        sort: Option<Sort>,
-        /// From `?offset=N&limit=M` ([`RowRange::ALL`] without them).
-        range: RowRange,
-        /// From `format=`, or else `Accept`.
-        format: ExportFormat,
-        /// The `format=` parameter, when given: the response is an attachment, and a data link
-        /// signs it.
-        named: Option<LinkFormat>,
-        /// From `Accept-Encoding`.
-        encoding: ContentCoding,
-    },
+    Export(ExportRequest),
     /// `HEAD /{id}/data`: the export's headers, from the checks alone (no export runs).
-    ExportHead {
-        /// The resource.
-        id: ResourceId,
-        /// From `?sort=field:asc|desc`.
-        sort: Option<Sort>,
-        /// From `?offset=N&limit=M` ([`RowRange::ALL`] without them).
-        range: RowRange,
-        /// From `format=`, or else `Accept`.
-        format: ExportFormat,
-        /// The `format=` parameter, when given: the response is an attachment, and a data link
-        /// signs it.
-        named: Option<LinkFormat>,
-        /// From `Accept-Encoding`.
-        encoding: ContentCoding,
-    },
+    ExportHead(ExportRequest),
     /// `GET` (or `HEAD`) `/{id}/view`: the result view's page.
     View {
         /// The resource.
@@ -92,11 +64,37 @@ impl ApiRequest {
             | Self::Page { id, .. }
             | Self::Pin { id }
             | Self::Delete { id }
-            | Self::Export { id, .. }
-            | Self::ExportHead { id, .. }
+            | Self::Export(ExportRequest { id, .. })
+            | Self::ExportHead(ExportRequest { id, .. })
             | Self::View { id } => Some(*id),
             Self::Options { .. } => None,
         }
+    }
+}
+
+/// What an export (`GET` or `HEAD` `/{id}/data`) asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ExportRequest {
+    /// The resource.
+    pub(crate) id: ResourceId,
+    /// From `?sort=field:asc|desc`.
+    pub(crate) sort: Option<Sort>,
+    /// From `?offset=N&limit=M` ([`RowRange::ALL`] without them).
+    pub(crate) range: RowRange,
+    /// From `format=`, or else `Accept`.
+    pub(crate) format: ExportFormat,
+    /// The `format=` parameter, when given: the response is an attachment, and a data link
+    /// signs it.
+    pub(crate) named: Option<LinkFormat>,
+    /// From `Accept-Encoding`.
+    pub(crate) encoding: ContentCoding,
+}
+
+impl ExportRequest {
+    /// The attachment's name, `{id}.{ext}`, when `format=` named the format.
+    pub(crate) fn attachment(&self) -> Option<String> {
+        self.named
+            .map(|format| format!("{}.{}", self.id, format.extension()))
     }
 }
 
@@ -150,25 +148,18 @@ where
                 })?,
                 None => ExportFormat::negotiate(&parts.headers).ok_or(Rejection::NotAcceptable)?,
             };
-            let encoding = ContentCoding::negotiate(&parts.headers);
+            let export = ExportRequest {
+                id,
+                sort,
+                range,
+                format,
+                named,
+                encoding: ContentCoding::negotiate(&parts.headers),
+            };
             if method == Method::HEAD {
-                ApiRequest::ExportHead {
-                    id,
-                    sort,
-                    range,
-                    format,
-                    named,
-                    encoding,
-                }
+                ApiRequest::ExportHead(export)
             } else {
-                ApiRequest::Export {
-                    id,
-                    sort,
-                    range,
-                    format,
-                    named,
-                    encoding,
-                }
+                ApiRequest::Export(export)
             }
         }
         (Route::View(_), _) => {

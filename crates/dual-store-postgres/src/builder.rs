@@ -36,6 +36,7 @@ impl PostgresStore {
 
 /// Configures and connects a [`PostgresStore`]; made by [`PostgresStore::builder`].
 #[derive(Clone)]
+#[must_use]
 pub struct PostgresStoreBuilder {
     url: String,
     schema: Option<String>,
@@ -61,28 +62,24 @@ impl PostgresStoreBuilder {
 
     /// The schema of the table (default: none, so the table lands in the first schema of the
     /// connection's `search_path`, usually `public`). Created at start-up when missing.
-    #[must_use]
     pub fn schema(mut self, schema: impl Into<String>) -> Self {
         self.schema = Some(schema.into());
         self
     }
 
     /// The table name (default `dual_resources`): lower-case letters, digits and `_`, at most 48.
-    #[must_use]
     pub fn table(mut self, table: impl Into<String>) -> Self {
         self.table = table.into();
         self
     }
 
     /// How many connections the pool keeps at most (default 16).
-    #[must_use]
     pub fn pool_size(mut self, size: usize) -> Self {
         self.pool_size = size;
         self
     }
 
     /// How long opening a connection, or waiting for a free one, may take (default 5 s).
-    #[must_use]
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
@@ -90,7 +87,6 @@ impl PostgresStoreBuilder {
 
     /// How long one statement may run, on the client and as the server's `statement_timeout`
     /// (default 5 s). A call takes at most the connect timeout plus this.
-    #[must_use]
     pub fn operation_timeout(mut self, timeout: Duration) -> Self {
         self.operation_timeout = timeout;
         self
@@ -98,7 +94,6 @@ impl PostgresStoreBuilder {
 
     /// How many expired records one purge statement deletes (default 1,000); a purge repeats
     /// batches until fewer are left, so no statement holds many row locks for long.
-    #[must_use]
     pub fn purge_batch(mut self, batch: usize) -> Self {
         self.purge_batch = batch;
         self

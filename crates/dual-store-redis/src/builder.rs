@@ -33,6 +33,7 @@ impl RedisStore {
 
 /// Configures and connects a [`RedisStore`]; made by [`RedisStore::builder`].
 #[derive(Clone)]
+#[must_use]
 pub struct RedisStoreBuilder {
     url: String,
     prefix: String,
@@ -58,7 +59,6 @@ impl RedisStoreBuilder {
 
     /// The prefix of every key the store writes (default `dual:`). Give each deployment (and each
     /// test run) its own; the store never touches keys outside it.
-    #[must_use]
     pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
         self
@@ -66,14 +66,12 @@ impl RedisStoreBuilder {
 
     /// How long one store operation may take, reconnecting included, before it fails with
     /// `StoreError::Unavailable` (default 3 s).
-    #[must_use]
     pub fn operation_timeout(mut self, timeout: Duration) -> Self {
         self.operation_timeout = timeout;
         self
     }
 
     /// How long one attempt to open a connection may take (default 3 s).
-    #[must_use]
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
@@ -81,7 +79,6 @@ impl RedisStoreBuilder {
 
     /// How long Redis keeps a record past its `expires_at` (default 1 h). Within the window the store
     /// answers `Lookup::Expired`; after it Redis has dropped the key and the store answers `Missing`.
-    #[must_use]
     pub fn grace(mut self, grace: Duration) -> Self {
         self.grace = grace;
         self
@@ -89,14 +86,12 @@ impl RedisStoreBuilder {
 
     /// How many records one purge script deletes before yielding the server to other clients
     /// (default 1,000; a Redis script blocks the server while it runs).
-    #[must_use]
     pub fn purge_batch(mut self, batch: usize) -> Self {
         self.purge_batch = batch;
         self
     }
 
     /// Where a save reads "now" to turn `expires_at` into a TTL (default: the system clock).
-    #[must_use]
     pub fn clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
         self

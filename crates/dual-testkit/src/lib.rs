@@ -7,7 +7,7 @@
 //! | [`spool`] | the conformance suite every [`SpoolBackend`](dual_spool::SpoolBackend) runs, and its outage checks |
 //! | [`http`] | the HTTP conformance suite every adapter of `dual_http::DualHttp` runs, without sockets |
 //! | [`client`] | the client conformance suite, run against any server that speaks the REST contract |
-//! | [`executor`] | [`Numbers`](executor::Numbers), the one example executor of tests, examples and benches: numbered rows, failure switches, a gated slow mode |
+//! | [`executor`] | [`Numbers`](executor::Numbers), the one example executor of tests and benches (never of an example a user copies): numbered rows, failure switches, a gated slow mode |
 //! | [`metrics`] | [`Captured`](metrics::Captured), a `metrics` recorder a test installs on its thread and reads counters and gauges back from |
 //! | [`logs`] | log output captured in a buffer, and the check that no raw control character or forged line reached it |
 //! | [`proxy`] | a TCP proxy a test cuts and restores, to simulate an outage of a shared service |

@@ -254,6 +254,15 @@ impl ServeOptions {
         }
     }
 
+    /// The timeouts of a connection, on the main listener and the metrics one alike.
+    fn io_timeouts(&self) -> io::IoTimeouts {
+        io::IoTimeouts {
+            header: self.header_timeout,
+            idle: self.idle_timeout,
+            write_stall: self.export_stall,
+        }
+    }
+
     /// The first limit that cannot work: a zero count or timeout.
     fn invalid_limit(&self) -> Option<&'static str> {
         let counts = [
@@ -482,11 +491,7 @@ pub async fn start(options: &ServeOptions) -> Result<Running, ServeError> {
         listener,
         router: Arc::new(router),
         max_connections: options.max_connections,
-        timeouts: io::IoTimeouts {
-            header: options.header_timeout,
-            idle: options.idle_timeout,
-            write_stall: options.export_stall,
-        },
+        timeouts: options.io_timeouts(),
         stop: switches.stop_accepting.clone(),
         cut: switches.cut.clone(),
         tracker: connections.clone(),
@@ -533,11 +538,7 @@ async fn serve_metrics(
         listener,
         handle,
         max_connections: options.metrics_max_connections,
-        timeouts: io::IoTimeouts {
-            header: options.header_timeout,
-            idle: options.idle_timeout,
-            write_stall: options.export_stall,
-        },
+        timeouts: options.io_timeouts(),
         stop: switches.stop_accepting.clone(),
         cut: switches.cut.clone(),
     };

@@ -60,6 +60,23 @@ fn id_of(result: &CallToolResult) -> String {
     url.rsplit('/').next().unwrap_or_default().to_owned()
 }
 
+/// The metadata of resource `id` once it is no longer pending (polled every 20 ms).
+async fn settled(http: &Http, id: &str) -> Value {
+    loop {
+        let reply = http
+            .send(
+                http.request(http::Method::GET, &format!("/resources/{id}"), None),
+                "",
+            )
+            .await;
+        let body = reply.json();
+        if body["status"] != "pending" {
+            return body;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Fills every export slot with a pending runaway query, returning their ids.
 async fn saturate(mcp: &RunningService<RoleClient, ()>) -> Vec<String> {
     let mut ids = Vec::new();
@@ -186,22 +203,7 @@ async fn the_time_limit_interrupts_pending_queries_and_frees_their_connections()
         let ids = saturate(&mcp).await;
         let http = Http::new(instance.addr());
         for id in &ids {
-            let failed = async {
-                loop {
-                    let reply = http
-                        .send(
-                            http.request(http::Method::GET, &format!("/resources/{id}"), None),
-                            "",
-                        )
-                        .await;
-                    let body = reply.json();
-                    if body["status"] != "pending" {
-                        return body;
-                    }
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-            };
-            let body = within(Duration::from_secs(5), failed).await;
+            let body = within(Duration::from_secs(5), settled(&http, id)).await;
             assert_eq!(body["status"], "failed", "{body}");
             // The server's limit, or SQLite's own per-statement limit of the same length, whichever
             // fires first: both end the query and free its connection.
@@ -248,23 +250,7 @@ async fn concurrent_calls_waiting_for_a_connection_are_overloaded_never_pending_
             }
             let status = status_of(result);
             if status == "pending" {
-                let id = id_of(result);
-                let settled = async {
-                    loop {
-                        let reply = http
-                            .send(
-                                http.request(http::Method::GET, &format!("/resources/{id}"), None),
-                                "",
-                            )
-                            .await;
-                        let body = reply.json();
-                        if body["status"] != "pending" {
-                            return body;
-                        }
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                    }
-                };
-                let body = within(Duration::from_secs(30), settled).await;
+                let body = within(Duration::from_secs(30), settled(&http, &id_of(result))).await;
                 assert_eq!(body["status"], "ready", "a pending call ended {body}");
                 pending += 1;
             } else {

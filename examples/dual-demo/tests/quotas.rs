@@ -6,6 +6,7 @@
 
 mod support;
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -31,6 +32,19 @@ fn resource_id(result: &rmcp::model::CallToolResult) -> String {
     url.rsplit('/').next().unwrap_or_default().to_owned()
 }
 
+/// Asserts that the server at `addr` serves the 5 rows of resource `id`, a [`SMALL`] result.
+async fn assert_serves_small(addr: SocketAddr, id: &str) {
+    let page = Http::new(addr)
+        .post_json(
+            &format!("/resources/{id}"),
+            None,
+            &serde_json::json!({"limit": 10}),
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text());
+    assert_eq!(page.json()["returned_count"], 5, "{}", page.text());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_query_past_the_spool_cap_is_a_retryable_quota_error_and_earlier_resources_are_served() {
     let server = Instance::start_memory(&["--spool-memory-mb", "0", "--spool-max-mb", "1"]).await;
@@ -47,16 +61,7 @@ async fn a_query_past_the_spool_cap_is_a_retryable_quota_error_and_earlier_resou
         "{text}"
     );
 
-    let http = Http::new(server.addr());
-    let page = http
-        .post_json(
-            &format!("/resources/{id}"),
-            None,
-            &serde_json::json!({"limit": 10}),
-        )
-        .await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.text());
-    assert_eq!(page.json()["returned_count"], 5, "{}", page.text());
+    assert_serves_small(server.addr(), &id).await;
     assert!(server.log().contains("byte cap reached"), "{}", server.log());
     let _ = client.cancel().await;
 }
@@ -92,15 +97,7 @@ async fn a_second_serve_on_the_same_spool_dir_exits_naming_it_and_the_first_serv
     );
 
     // The first instance's spilled snapshot was not taken for a leftover.
-    let page = Http::new(first.addr())
-        .post_json(
-            &format!("/resources/{id}"),
-            None,
-            &serde_json::json!({"limit": 10}),
-        )
-        .await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.text());
-    assert_eq!(page.json()["returned_count"], 5);
+    assert_serves_small(first.addr(), &id).await;
     let _ = client.cancel().await;
 }
 

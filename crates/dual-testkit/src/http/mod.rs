@@ -26,10 +26,8 @@ mod read_checks;
 mod support;
 mod write_checks;
 
-use std::future::Future;
-use std::pin::Pin;
-
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use http::{Request, Response};
 use http_body::Body;
 use http_body_util::combinators::UnsyncBoxBody;
@@ -45,10 +43,7 @@ pub type TargetResponse = Response<UnsyncBoxBody<Bytes, BoxError>>;
 /// What the suite drives: an adapter under test, called without sockets.
 pub trait Target: Send + Sync + 'static {
     /// Sends one request and returns the response (its body not yet read).
-    fn send(
-        &self,
-        request: Request<Full<Bytes>>,
-    ) -> Pin<Box<dyn Future<Output = TargetResponse> + Send + '_>>;
+    fn send(&self, request: Request<Full<Bytes>>) -> BoxFuture<'_, TargetResponse>;
 }
 
 /// A hyper `Service` (such as [`DualHttp`](dual_http::DualHttp)) as a suite [`Target`].
@@ -63,10 +58,7 @@ where
     RB: Body<Data = Bytes> + Send + 'static,
     RB::Error: Into<BoxError>,
 {
-    fn send(
-        &self,
-        request: Request<Full<Bytes>>,
-    ) -> Pin<Box<dyn Future<Output = TargetResponse> + Send + '_>> {
+    fn send(&self, request: Request<Full<Bytes>>) -> BoxFuture<'_, TargetResponse> {
         let future = self.0.call(request);
         Box::pin(async move { boxed(future.await) })
     }
@@ -85,10 +77,7 @@ where
     RB: Body<Data = Bytes> + Send + 'static,
     RB::Error: Into<BoxError>,
 {
-    fn send(
-        &self,
-        request: Request<Full<Bytes>>,
-    ) -> Pin<Box<dyn Future<Output = TargetResponse> + Send + '_>> {
+    fn send(&self, request: Request<Full<Bytes>>) -> BoxFuture<'_, TargetResponse> {
         let mut service = self.0.clone();
         Box::pin(async move {
             let ready = std::future::poll_fn(|cx| service.poll_ready(cx)).await;

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::Router;
-use super::backoff::{Backoff, LogThrottle};
+use super::backoff::{AcceptErrors, LogThrottle};
 use super::conn;
 use super::io::IoTimeouts;
 
@@ -44,9 +44,8 @@ impl Acceptor {
     pub(super) async fn run(self) -> GracefulShutdown {
         let graceful = GracefulShutdown::new();
         let slots = Arc::new(Semaphore::new(self.max_connections));
-        let mut backoff = Backoff::new();
         let mut cap_log = LogThrottle::new(Duration::from_secs(1));
-        let mut error_log = LogThrottle::new(Duration::from_secs(1));
+        let mut errors = AcceptErrors::new("main");
         loop {
             let Some(permit) = self.permit(&slots, &mut cap_log).await else {
                 return graceful;
@@ -57,7 +56,7 @@ impl Acceptor {
             };
             match accepted {
                 Ok((stream, _peer)) => {
-                    backoff.reset();
+                    errors.accepted();
                     let _ = stream.set_nodelay(true);
                     let connection = conn::serve(
                         stream,
@@ -73,18 +72,8 @@ impl Acceptor {
                 }
                 Err(error) => {
                     drop(permit);
-                    let pause = backoff.next_pause();
-                    if let Some(suppressed) = error_log.admit() {
-                        tracing::warn!(
-                            error = %dual_core::escape::log_safe(&error.to_string()),
-                            pause_ms = pause.as_millis(),
-                            suppressed,
-                            "accept failed; pausing before the next accept"
-                        );
-                    }
-                    tokio::select! {
-                        () = tokio::time::sleep(pause) => {}
-                        () = self.stop.cancelled() => return graceful,
+                    if !errors.pause(&error, &self.stop).await {
+                        return graceful;
                     }
                 }
             }

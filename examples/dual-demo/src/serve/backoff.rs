@@ -1,4 +1,4 @@
-//! The accept loop's brakes: a growing pause after accept errors, and a log throttle.
+//! The accept loops' brakes: a growing pause after accept errors, and a log throttle.
 //!
 //! Without them, a listener out of file descriptors (`EMFILE`) fails every `accept` at once, forever:
 //! the loop spins at 100% CPU and writes a warning per iteration.
@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// The first pause after an accept error.
 const FIRST_PAUSE: Duration = Duration::from_millis(10);
@@ -14,25 +15,68 @@ const MAX_PAUSE: Duration = Duration::from_secs(1);
 
 /// A pause that doubles with every consecutive failure, from 10 ms up to 1 s.
 #[derive(Debug, Clone)]
-pub(super) struct Backoff {
+struct Backoff {
     next: Duration,
 }
 
 impl Backoff {
-    pub(super) fn new() -> Self {
+    fn new() -> Self {
         Self { next: FIRST_PAUSE }
     }
 
     /// The pause after one more failure.
-    pub(super) fn next_pause(&mut self) -> Duration {
+    fn next_pause(&mut self) -> Duration {
         let pause = self.next;
         self.next = (self.next * 2).min(MAX_PAUSE);
         pause
     }
 
     /// A success: the next failure pauses briefly again.
-    pub(super) fn reset(&mut self) {
+    fn reset(&mut self) {
         self.next = FIRST_PAUSE;
+    }
+}
+
+/// What an accept loop does after `accept` fails: at most one warning a second (with the number held
+/// back), then a pause that grows with every consecutive failure, cut short when the loop is stopped.
+#[derive(Debug)]
+pub(super) struct AcceptErrors {
+    /// The listener, in the warning.
+    listener: &'static str,
+    backoff: Backoff,
+    log: LogThrottle,
+}
+
+impl AcceptErrors {
+    pub(super) fn new(listener: &'static str) -> Self {
+        Self {
+            listener,
+            backoff: Backoff::new(),
+            log: LogThrottle::new(Duration::from_secs(1)),
+        }
+    }
+
+    /// An accept succeeded: the next failure pauses briefly again.
+    pub(super) fn accepted(&mut self) {
+        self.backoff.reset();
+    }
+
+    /// Warns (throttled) and pauses after `error`; `false` when `stop` was cancelled meanwhile.
+    pub(super) async fn pause(&mut self, error: &std::io::Error, stop: &CancellationToken) -> bool {
+        let pause = self.backoff.next_pause();
+        if let Some(suppressed) = self.log.admit() {
+            tracing::warn!(
+                listener = self.listener,
+                error = %dual_core::escape::log_safe(&error.to_string()),
+                pause_ms = pause.as_millis(),
+                suppressed,
+                "accept failed; pausing before the next accept"
+            );
+        }
+        tokio::select! {
+            () = tokio::time::sleep(pause) => true,
+            () = stop.cancelled() => false,
+        }
     }
 }
 

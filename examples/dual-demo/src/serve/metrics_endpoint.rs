@@ -10,7 +10,6 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
@@ -24,7 +23,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::activity::{Activity, in_flight};
-use super::backoff::{Backoff, LogThrottle};
+use super::backoff::AcceptErrors;
 use super::io::{IoTimeouts, TimedIo};
 
 /// The only path served.
@@ -49,8 +48,7 @@ impl MetricsEndpoint {
     /// Accepts until `stop` is cancelled.
     pub(super) async fn run(self) {
         let slots = Arc::new(Semaphore::new(self.max_connections));
-        let mut backoff = Backoff::new();
-        let mut error_log = LogThrottle::new(Duration::from_secs(1));
+        let mut errors = AcceptErrors::new("metrics");
         loop {
             let permit = tokio::select! {
                 permit = Arc::clone(&slots).acquire_owned() => match permit {
@@ -65,7 +63,7 @@ impl MetricsEndpoint {
             };
             match accepted {
                 Ok((stream, _peer)) => {
-                    backoff.reset();
+                    errors.accepted();
                     let connection = serve(stream, self.handle.clone(), self.timeouts, self.cut.clone());
                     tokio::spawn(async move {
                         connection.await;
@@ -74,13 +72,8 @@ impl MetricsEndpoint {
                 }
                 Err(error) => {
                     drop(permit);
-                    let pause = backoff.next_pause();
-                    if let Some(suppressed) = error_log.admit() {
-                        tracing::warn!(%error, pause_ms = pause.as_millis(), suppressed, "metrics: accept failed; pausing");
-                    }
-                    tokio::select! {
-                        () = tokio::time::sleep(pause) => {}
-                        () = self.stop.cancelled() => return,
+                    if !errors.pause(&error, &self.stop).await {
+                        return;
                     }
                 }
             }

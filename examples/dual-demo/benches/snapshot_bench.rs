@@ -2,9 +2,12 @@
 //! (issue 10; figures in `docs/PERFORMANCE.md`).
 //!
 //! ```text
-//! cargo run --release -p dual-demo --example snapshot_bench            # everything, about 2 minutes
-//! cargo run --release -p dual-demo --example snapshot_bench -- rss     # only the 1M × 8 memory run
+//! cargo bench -p dual-demo --bench snapshot_bench            # everything, about 2 minutes
+//! cargo bench -p dual-demo --bench snapshot_bench -- rss     # only the 1M × 8 memory run
 //! ```
+//!
+//! A bench target without the test harness (it uses the testkit, so it is no example to copy); the
+//! `--bench` flag cargo passes is ignored.
 //!
 //! * `POST /{id}` pages of 100 rows at offset 0 and 200,000 against a bare hyper server answering the
 //!   same bytes (requests/s; the servers on one worker thread, the load generator on another);
@@ -49,7 +52,7 @@ const SQL: &str = "SELECT * FROM degrees_awarded";
 const FRAME: usize = 32 * 1024;
 
 fn main() -> Result<(), BoxError> {
-    match std::env::args().nth(1).as_deref() {
+    match std::env::args().skip(1).find(|arg| arg != "--bench").as_deref() {
         Some("rss-child") => return rss_child(),
         Some("rss") => return rss(),
         Some(other) => return Err(format!("unknown argument {other:?}: expected nothing or `rss`").into()),

@@ -1,4 +1,5 @@
-//! Benchmark helper for `docs/PERFORMANCE.md` (run by `crates/dual-http/benches/http.sh`).
+//! Benchmark helper for `docs/PERFORMANCE.md` (run by `crates/dual-http/benches/http.sh`), a bench
+//! target without the test harness: `cargo bench -p dual-http --bench bench_server -- COMMAND …`.
 //!
 //! ```text
 //! bench_server serve [SECONDS]   # serve a bare hyper server and the handler on 127.0.0.1, print their URLs
@@ -6,6 +7,9 @@
 //! bench_server export ROWS [FORMAT]   # export ROWS rows through /data in-process; print peak RSS
 //! bench_server micro [ITERATIONS]     # per-request cost of each layer, in-process, no sockets
 //! ```
+//!
+//! Without a command (a plain `cargo bench -p dual-http`) it runs `micro`. The `--bench` flag cargo
+//! passes is ignored.
 //!
 //! `serve` runs both servers on one runtime whose worker count is `BENCH_WORKERS` (default 1), so the
 //! load tool gets the other core, and stops by itself after SECONDS (default 300). The bare server
@@ -47,7 +51,7 @@ fn server() -> Result<DualResponseServer, BoxError> {
     Ok(DualResponseServer::builder()
         .base_url("http://127.0.0.1/resources")
         // Rows computed on demand: the executor costs what generating a row costs, no storage. The
-        // testkit's example executor (see hyper_server.rs for how to write one).
+        // testkit's example executor (see examples/hyper_server.rs for how to write one).
         .executor("synthetic", Numbers::new().row(row))
         .executor("table", Stored::new((0..10_000).map(row).collect()))
         .build()?)
@@ -65,7 +69,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, BoxError> {
 }
 
 fn main() -> Result<(), BoxError> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args().skip(1).filter(|arg| arg != "--bench").collect();
     let arg = |i: usize| args.get(i).map(String::as_str);
     match arg(0) {
         Some("serve") => runtime()?.block_on(serve(arg(1).and_then(|s| s.parse().ok()).unwrap_or(300))),
@@ -76,7 +80,7 @@ fn main() -> Result<(), BoxError> {
             let body = arg(4).map(str::to_owned);
             runtime()?.block_on(load(url, connections, Duration::from_secs(seconds), body))
         }
-        Some("micro") => runtime()?.block_on(micro(arg(1).and_then(|n| n.parse().ok()).unwrap_or(20_000))),
+        Some("micro") | None => runtime()?.block_on(micro(arg(1).and_then(|n| n.parse().ok()).unwrap_or(20_000))),
         Some("export") => {
             let rows = arg(1).and_then(|r| r.parse().ok()).ok_or("export needs a row count")?;
             let accept = match arg(2).unwrap_or("ndjson") {
@@ -86,7 +90,7 @@ fn main() -> Result<(), BoxError> {
             };
             runtime()?.block_on(export(rows, accept))
         }
-        _ => Err("usage: bench_server serve [SECONDS] | load URL [CONNECTIONS] [SECONDS] [POST_BODY] | export ROWS [json|ndjson|csv]".into()),
+        _ => Err("usage: bench_server serve [SECONDS] | load URL [CONNECTIONS] [SECONDS] [POST_BODY] | export ROWS [json|ndjson|csv] | micro [ITERATIONS]".into()),
     }
 }
 
@@ -105,7 +109,7 @@ async fn serve(seconds: u64) -> Result<(), BoxError> {
     let bare_body = Bytes::from(serde_json::to_vec(&page)?);
     let handler = DualHttp::builder(server).prefix("/resources").build();
 
-    // The testkit's loopback server (see hyper_server.rs for serving the handler in production).
+    // The testkit's loopback server (see examples/hyper_server.rs for serving the handler in production).
     let bare = Loopback::bind().await;
     let dual = Loopback::bind().await;
     println!("bare={}", bare.url("/"));
