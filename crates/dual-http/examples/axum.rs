@@ -18,9 +18,9 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::get;
-use dual_core::{Row, Sort};
+use dual_core::Row;
 use dual_http::{Cors, DualHttp};
-use dual_server::{CreateResponse, DualResponseServer, ExecutorError, Typed, TypedExecutor};
+use dual_server::{CreateResponse, DualResponseServer, QueryStart, RowStream, Typed, TypedExecutor};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -38,34 +38,30 @@ struct Upto {
     n: u64,
 }
 
-/// The numbers `0..n`, one row each, computed when asked for (hyper_server.rs shows an executor
-/// that also sorts).
+/// The numbers `0..n`, one row each, produced in batches of [`BATCH`] (hyper_server.rs shows a
+/// larger executor).
 struct Numbers;
 
-#[async_trait::async_trait]
+/// Rows per batch of the stream.
+const BATCH: u64 = 1_000;
+
 impl TypedExecutor for Numbers {
     type Params = Upto;
 
-    async fn count(&self, upto: &Upto) -> Result<u64, ExecutorError> {
-        Ok(upto.n)
-    }
-
-    async fn fetch(
-        &self,
-        upto: &Upto,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let end = upto.n.min(offset.saturating_add(limit));
-        Ok((offset..end)
-            .map(|i| {
-                Row::from_iter([
-                    ("n".to_owned(), i.into()),
-                    ("even".to_owned(), i.is_multiple_of(2).into()),
-                ])
-            })
-            .collect())
+    fn stream(self: Arc<Self>, upto: Upto, start: QueryStart) -> RowStream {
+        let n = upto.n;
+        // Nothing to wait for, and the total is known before the first row.
+        start.started_with_count(n);
+        let row = |i: u64| {
+            Row::from_iter([
+                ("n".to_owned(), i.into()),
+                ("even".to_owned(), i.is_multiple_of(2).into()),
+            ])
+        };
+        let batches = (0..n)
+            .step_by(usize::try_from(BATCH).unwrap_or(usize::MAX))
+            .map(move |first| Ok((first..n.min(first + BATCH)).map(row).collect::<Vec<Row>>()));
+        Box::pin(futures_util::stream::iter(batches))
     }
 }
 
@@ -74,7 +70,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let addr = std::env::var("DUAL_ADDR").unwrap_or_else(|_| "127.0.0.1:3000".to_owned());
     let server = DualResponseServer::builder()
         .base_url(format!("http://{addr}/resources"))
-        .executor("numbers", Typed(Numbers))
+        .executor("numbers", Typed::new(Numbers))
         .build()?;
     let created = server
         .create_response(CreateResponse::typed("numbers", &Upto { n: 10_000 })?)
