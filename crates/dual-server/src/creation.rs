@@ -73,11 +73,15 @@ impl DualResponseServer {
         }
         let id = ResourceId::new();
         tracing::Span::current().record("id", tracing::field::display(id));
-        let (admission, slot) = inner
-            .owners
-            .admit(request.owner.as_deref(), id, now.checked_add(expiration), now)?;
+        let (admission, slot) =
+            inner
+                .owners
+                .admit(request.owner.as_deref(), id, now.checked_add(expiration), now)?;
         // Columns given or declared up front stay; others are inferred from the sample.
-        let known = request.columns.take().or_else(|| executor.columns(&request.query.params));
+        let known = request
+            .columns
+            .take()
+            .or_else(|| executor.columns(&request.query.params));
         let fixed_columns = known.is_some();
         let new = |request, sample: Vec<Row>, total_count, consistency| {
             let columns = known.clone().unwrap_or_else(|| infer_columns(&sample));

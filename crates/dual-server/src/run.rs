@@ -190,10 +190,7 @@ async fn drive(
     progress: watch::Receiver<Progress>,
     context: RunContext,
 ) {
-    let RunContext {
-        inner,
-        fixed_columns,
-    } = context;
+    let RunContext { inner, fixed_columns } = context;
     let id = record.id;
     let mut tick = tokio::time::interval(inner.config.progress_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -232,13 +229,12 @@ async fn drive(
         Ok(Ok(None)) => {
             // Over the snapshot cap: served live, counted and sampled as a live resource is.
             inner.delete_snapshot(id).await;
-            let sample_size = inner
-                .config
-                .default_sample_size
-                .max(record.sample.len() as u64);
+            let sample_size = inner.config.default_sample_size.max(record.sample.len() as u64);
             let limit = inner.config.query_time_limit;
             let outcome = match inner.registry.get(&record.query.kind) {
-                Ok(executor) => live::count_and_sample(executor, &record.query.params, sample_size, limit).await,
+                Ok(executor) => {
+                    live::count_and_sample(executor, &record.query.params, sample_size, limit).await
+                }
                 Err(error) => Err(error),
             };
             match outcome {

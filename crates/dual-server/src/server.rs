@@ -472,7 +472,9 @@ impl DualResponseServer {
     async fn accessed(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
         let now = self.inner.clock.now();
         match self.inner.store.record_access(id, caller.viewer(), now).await? {
-            Access::Counted(record) if record.lease_lapsed_at(now) => Ok(self.inner.interrupted(record).await),
+            Access::Counted(record) if record.lease_lapsed_at(now) => {
+                Ok(self.inner.interrupted(record).await)
+            }
             Access::Counted(record) => Ok(record),
             Access::NotVisible => {
                 tracing::debug!(%id, "caller may not see the resource: answered as not found");

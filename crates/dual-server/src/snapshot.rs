@@ -128,7 +128,11 @@ async fn write_rows(
                 .map_err(|e| ServerError::query_failed(ExecutorError::from_error(e)))?;
             bytes = bytes.saturating_add(encoded.len() as u64);
             if bytes > max_bytes {
-                tracing::info!(rows, max_bytes, "result larger than the snapshot cap: served live");
+                tracing::info!(
+                    rows,
+                    max_bytes,
+                    "result larger than the snapshot cap: served live"
+                );
                 meter.release_all();
                 return Ok(None);
             }

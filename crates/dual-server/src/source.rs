@@ -38,11 +38,7 @@ impl<'a> Source<'a> {
     /// The source of `record`: its snapshot when it has one and this server has a spool, else live.
     pub(crate) fn of(inner: &'a Inner, record: &'a ResourceRecord) -> Self {
         match (&inner.spool, record.consistency) {
-            (Some(spool), Consistency::Snapshot) => Self::Snapshot {
-                inner,
-                spool,
-                record,
-            },
+            (Some(spool), Consistency::Snapshot) => Self::Snapshot { inner, spool, record },
             _ => Self::Live { inner, record },
         }
     }
@@ -57,14 +53,14 @@ impl<'a> Source<'a> {
     pub(crate) async fn page(&self, page: &ValidPage, max_bytes: usize) -> Result<EncodedPage, ServerError> {
         let mut budget = RowBudget::for_page(page, max_bytes);
         match *self {
-            Self::Snapshot {
-                inner,
-                spool,
-                record,
-            } => {
+            Self::Snapshot { inner, spool, record } => {
                 let stored = if record.is_spooling() {
                     let need = match page.sort {
-                        None => Some(page.offset.saturating_add(page.fetch_limit()).min(record.total_count)),
+                        None => Some(
+                            page.offset
+                                .saturating_add(page.fetch_limit())
+                                .min(record.total_count),
+                        ),
                         Some(_) => None,
                     };
                     spooling::readable(inner, record, need).await?
@@ -103,13 +99,13 @@ impl<'a> Source<'a> {
     /// snapshot still being written here is followed as its writer writes; elsewhere, or sorted, it is
     /// waited for at most `spool_wait`), a live resource's from the executor's `stream_range`, cut
     /// after `range.limit` rows.
-    pub(crate) async fn export(&self, sort: Option<Sort>, range: RowRange) -> Result<BatchStream, ServerError> {
+    pub(crate) async fn export(
+        &self,
+        sort: Option<Sort>,
+        range: RowRange,
+    ) -> Result<BatchStream, ServerError> {
         match *self {
-            Self::Snapshot {
-                inner,
-                spool,
-                record,
-            } => {
+            Self::Snapshot { inner, spool, record } => {
                 if record.is_spooling() {
                     if sort.is_none()
                         && let Some(progress) = inner.runs.progress(record.id)
@@ -140,11 +136,7 @@ impl<'a> Source<'a> {
     /// be deleted again.
     pub(crate) async fn discard(&self) -> Result<(), ServerError> {
         match *self {
-            Self::Snapshot {
-                inner,
-                spool,
-                record,
-            } => {
+            Self::Snapshot { inner, spool, record } => {
                 inner.runs.cancel(record.id);
                 spool.delete(record.id).await.map_err(ServerError::spool)?;
                 inner.sorts.forget(record.id);

@@ -111,7 +111,9 @@ fn builder(executor: &Arc<Counted>, spool: Spool) -> DualResponseServerBuilder {
 }
 
 fn server(executor: &Arc<Counted>) -> DualResponseServer {
-    builder(executor, spool()).build().unwrap_or_else(|e| panic!("{e}"))
+    builder(executor, spool())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 async fn create(server: &DualResponseServer) -> dual_core::DualResponse {
@@ -124,14 +126,23 @@ async fn create(server: &DualResponseServer) -> dual_core::DualResponse {
     .unwrap_or_else(|e| panic!("create_response: {e}"))
 }
 
-async fn page(server: &DualResponseServer, id: ResourceId, offset: u64, limit: u64) -> Result<Vec<u64>, ServerError> {
+async fn page(
+    server: &DualResponseServer,
+    id: ResourceId,
+    offset: u64,
+    limit: u64,
+) -> Result<Vec<u64>, ServerError> {
     let request = PageRequest {
         offset: Some(offset),
         limit: Some(limit),
         ..PageRequest::default()
     };
     let page = server.fetch_page(id, &Caller::anonymous(), &request).await?;
-    Ok(page.data.iter().map(|row| row["id"].as_u64().unwrap_or(u64::MAX)).collect())
+    Ok(page
+        .data
+        .iter()
+        .map(|row| row["id"].as_u64().unwrap_or(u64::MAX))
+        .collect())
 }
 
 /// Polls until `id`'s snapshot is complete (at most 5 s), returning its record.
@@ -166,14 +177,23 @@ async fn the_model_gets_the_exact_count_and_the_sample_before_the_rest_is_writte
 
     executor.open();
     let record = written(&server, response.id).await;
-    assert_eq!((record.status, record.total_count, record.spooled_rows), (ResourceStatus::Ready, 1_000, None));
+    assert_eq!(
+        (record.status, record.total_count, record.spooled_rows),
+        (ResourceStatus::Ready, 1_000, None)
+    );
     let metadata = server
         .metadata(response.id, &Caller::anonymous())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(metadata.spooled_rows, None, "complete: no spooled rows shown");
-    let rows = page(&server, response.id, 990, 100).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(rows, (990..1_000).collect::<Vec<_>>(), "every row the count promised");
+    let rows = page(&server, response.id, 990, 100)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        rows,
+        (990..1_000).collect::<Vec<_>>(),
+        "every row the count promised"
+    );
 }
 
 #[tokio::test]
@@ -182,13 +202,23 @@ async fn pages_inside_the_spooled_rows_are_served_at_once_and_past_them_wait_the
     let server = server(&executor);
     let id = create(&server).await.id;
     let rows = page(&server, id, 5, 10).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(rows, (5..15).collect::<Vec<_>>(), "rows within the stored segments");
+    assert_eq!(
+        rows,
+        (5..15).collect::<Vec<_>>(),
+        "rows within the stored segments"
+    );
 
     let started = Instant::now();
-    let error = page(&server, id, 0, 100).await.err().unwrap_or_else(|| panic!("rows not yet written were served"));
+    let error = page(&server, id, 0, 100)
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("rows not yet written were served"));
     assert_eq!(error.code(), ServerErrorCode::NotReady, "{error}");
     assert!(matches!(error, ServerError::NotReady { rows: 20 }), "{error:?}");
-    assert!(started.elapsed() >= Duration::from_millis(300), "it waited spool_wait first");
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "it waited spool_wait first"
+    );
 
     let error = server
         .fetch_page(
@@ -202,7 +232,11 @@ async fn pages_inside_the_spooled_rows_are_served_at_once_and_past_them_wait_the
         .await
         .err()
         .unwrap_or_else(|| panic!("a sorted page of an unfinished snapshot"));
-    assert_eq!(error.code(), ServerErrorCode::NotReady, "a sort needs every row: {error}");
+    assert_eq!(
+        error.code(),
+        ServerErrorCode::NotReady,
+        "a sort needs every row: {error}"
+    );
     executor.open();
 }
 
@@ -267,12 +301,18 @@ async fn a_writer_failing_after_the_answer_fails_the_resource_and_cuts_no_export
             Err(_) => failed = true,
         }
     }
-    assert!(failed, "the export ended with an error, not short after {rows} rows");
+    assert!(
+        failed,
+        "the export ended with an error, not short after {rows} rows"
+    );
     let record = written(&server, id).await;
     assert_eq!(record.status, ResourceStatus::Failed);
     let failure = record.failure.unwrap_or_else(|| panic!("a failure"));
     assert!(failure.message.contains("disk on fire"), "{}", failure.message);
-    let error = page(&server, id, 0, 10).await.err().unwrap_or_else(|| panic!("a failed resource served a page"));
+    let error = page(&server, id, 0, 10)
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("a failed resource served a page"));
     assert_eq!(error.code(), ServerErrorCode::ResourceFailed);
 }
 
@@ -285,7 +325,10 @@ async fn a_stream_shorter_than_its_count_fails_the_resource() {
     let record = written(&server, id).await;
     assert_eq!(record.status, ResourceStatus::Failed, "never a short result");
     let message = record.failure.map(|f| f.message).unwrap_or_default();
-    assert!(message.contains("counted 100 rows") && message.contains("50"), "{message}");
+    assert!(
+        message.contains("counted 100 rows") && message.contains("50"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -299,7 +342,10 @@ async fn a_stream_longer_than_its_count_is_refused() {
         .err()
         .unwrap_or_else(|| panic!("a result longer than its count was answered"));
     assert_eq!(error.code(), ServerErrorCode::QueryExecutionFailed, "{error}");
-    assert!(error.to_string().contains("at least 11") || format!("{error:?}").contains("at least 11"), "{error:?}");
+    assert!(
+        error.to_string().contains("at least 11") || format!("{error:?}").contains("at least 11"),
+        "{error:?}"
+    );
 }
 
 #[tokio::test]
@@ -330,11 +376,17 @@ async fn deleting_a_resource_while_it_spools_stops_its_query() {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert!(executor.dropped.load(Ordering::SeqCst), "the executor's stream was dropped");
+    assert!(
+        executor.dropped.load(Ordering::SeqCst),
+        "the executor's stream was dropped"
+    );
     let spool = server.spool().cloned().unwrap_or_else(|| panic!("a spool"));
     tokio::time::sleep(Duration::from_millis(50)).await;
     let left = spool.list().await.unwrap_or_else(|e| panic!("{e}"));
-    assert!(left.iter().all(|s| s.id != id), "nothing of it stays spooled: {left:?}");
+    assert!(
+        left.iter().all(|s| s.id != id),
+        "nothing of it stays spooled: {left:?}"
+    );
 }
 
 #[tokio::test]
@@ -358,12 +410,27 @@ async fn another_instance_waits_for_the_snapshot_and_serves_it_once_written() {
         .metadata(id, &Caller::anonymous())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!((metadata.total_count, metadata.status), (300, ResourceStatus::Ready));
-    assert!(metadata.spooled_rows.is_some(), "the other instance sees it being written");
-    let error = page(&reader, id, 0, 10).await.err().unwrap_or_else(|| panic!("served rows it cannot see"));
+    assert_eq!(
+        (metadata.total_count, metadata.status),
+        (300, ResourceStatus::Ready)
+    );
+    assert!(
+        metadata.spooled_rows.is_some(),
+        "the other instance sees it being written"
+    );
+    let error = page(&reader, id, 0, 10)
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("served rows it cannot see"));
     assert_eq!(error.code(), ServerErrorCode::NotReady, "{error}");
 
     executor.open();
-    let rows = page(&reader, id, 290, 100).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(rows, (290..300).collect::<Vec<_>>(), "served once the writer finished");
+    let rows = page(&reader, id, 290, 100)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        rows,
+        (290..300).collect::<Vec<_>>(),
+        "served once the writer finished"
+    );
 }

@@ -155,7 +155,12 @@ impl Spool {
     ///
     /// [`SpoolError::NotFound`] when a listed segment is not there (the snapshot was deleted);
     /// storage failures; [`SpoolError::Corrupt`].
-    pub async fn read_rows_in(&self, manifest: &Manifest, offset: u64, limit: usize) -> Result<Rows, SpoolError> {
+    pub async fn read_rows_in(
+        &self,
+        manifest: &Manifest,
+        offset: u64,
+        limit: usize,
+    ) -> Result<Rows, SpoolError> {
         let id = manifest.id();
         let mut rows = Rows::default();
         let end = offset.saturating_add(limit as u64).min(manifest.rows());

@@ -9,10 +9,12 @@ fn row(i: u64) -> Vec<u8> {
 }
 
 fn spool() -> Result<Spool, SpoolError> {
-    Ok(Spool::new(MemorySpool::new()?).with_segment_limits(SegmentLimits {
-        bytes: 1 << 20,
-        rows: 4,
-    }))
+    Ok(
+        Spool::new(MemorySpool::new()?).with_segment_limits(SegmentLimits {
+            bytes: 1 << 20,
+            rows: 4,
+        }),
+    )
 }
 
 #[tokio::test]
@@ -33,7 +35,11 @@ async fn stored_segments_are_readable_before_finish() -> Result<(), SpoolError> 
 
     let rows = spool.read_rows_in(&stored, 3, 100).await?;
     let got: Vec<Vec<u8>> = rows.iter().map(|b| b.to_vec()).collect();
-    assert_eq!(got, (3..8).map(row).collect::<Vec<_>>(), "rows 3..8, none beyond the stored ones");
+    assert_eq!(
+        got,
+        (3..8).map(row).collect::<Vec<_>>(),
+        "rows 3..8, none beyond the stored ones"
+    );
 
     let mut cursor = spool.cursor_in(stored, 6, None);
     let mut seen = Vec::new();

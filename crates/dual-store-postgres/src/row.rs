@@ -163,9 +163,7 @@ pub(crate) fn decode(row: &Row) -> Result<ResourceRecord, StoreError> {
         // An unknown failure code fails the JSON decode, which `column` reports naming the column.
         failure: column::<Option<Json<QueryFailure>>>(row, "failure")?.map(|failure| failure.0),
         spooled_rows: column::<Option<i64>>(row, "spooled_rows")?
-            .map(|rows| {
-                u64::try_from(rows).map_err(|_| StoreError::corrupt("column spooled_rows: negative"))
-            })
+            .map(|rows| u64::try_from(rows).map_err(|_| StoreError::corrupt("column spooled_rows: negative")))
             .transpose()?,
     })
 }

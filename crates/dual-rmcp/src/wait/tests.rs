@@ -99,7 +99,10 @@ async fn a_run_of_this_instance_is_followed_in_memory_not_by_polling_the_store()
     let ready = waiting.await.expect("joined").expect("ready");
     assert_eq!(ready.total_count, 33);
     let seen = seen.lock().expect("not poisoned").clone();
-    assert!(seen.len() >= 3, "each batch reported as it came, from memory: {seen:?}");
+    assert!(
+        seen.len() >= 3,
+        "each batch reported as it came, from memory: {seen:?}"
+    );
     // The first read, the final one, and the run's own final update: a waiter polling every 10 ms
     // for 300 ms would have made about 30.
     let calls = store.calls() - before;

@@ -227,7 +227,9 @@ async fn step(spool: &Spool, id: ResourceId, state: &mut Follow, end: u64) -> St
             }
             Readable::NotYet => {
                 if state.progress.changed().await.is_err() {
-                    return Step::Fail("the query was cancelled while its result was being written".to_owned());
+                    return Step::Fail(
+                        "the query was cancelled while its result was being written".to_owned(),
+                    );
                 }
                 continue;
             }
