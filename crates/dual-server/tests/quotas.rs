@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use dual_core::{PageRequest, ResourceId, ResourceRecord, Row, Sort};
+use dual_core::{PageRequest, Row, Sort};
 use dual_server::dual_spool::{MemorySpool, Spool};
-use dual_server::dual_store::{Access, Lookup, MemoryStore, ResourceStore, StoreError, Viewer};
+use dual_server::dual_store::{MemoryStore, ResourceStore};
 use dual_server::{
     Caller, CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery,
     QueryExecutor, QueryStart, Quota, RowStream, ServerBuildError, ServerError, ServerErrorCode,
@@ -146,52 +146,14 @@ async fn a_spill_past_the_free_space_floor_is_refused_naming_it() {
 }
 
 /// A memory store that says it is shared, as Redis and PostgreSQL do.
-#[derive(Debug, Default)]
-struct SharedStore(MemoryStore);
-
-#[async_trait::async_trait]
-impl ResourceStore for SharedStore {
-    async fn save(&self, record: &ResourceRecord) -> Result<(), StoreError> {
-        self.0.save(record).await
-    }
-    async fn get(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
-        self.0.get(id, now).await
-    }
-    async fn record_access(
-        &self,
-        id: ResourceId,
-        viewer: Viewer<'_>,
-        now: OffsetDateTime,
-    ) -> Result<Access, StoreError> {
-        self.0.record_access(id, viewer, now).await
-    }
-    async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
-        self.0.pin(id, now).await
-    }
-    async fn update_query(&self, record: &ResourceRecord) -> Result<bool, StoreError> {
-        self.0.update_query(record).await
-    }
-    async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
-        self.0.delete(id).await
-    }
-    async fn find_expired(&self, now: OffsetDateTime, limit: usize) -> Result<Vec<ResourceId>, StoreError> {
-        self.0.find_expired(now, limit).await
-    }
-    async fn purge_expired(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
-        self.0.purge_expired(now).await
-    }
-    async fn live_count(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
-        self.0.live_count(now).await
-    }
-    async fn close(&self) -> Result<(), StoreError> {
-        self.0.close().await
-    }
+fn shared_store() -> dual_testkit::BreakableStore {
+    dual_testkit::BreakableStore::new("never broken here").pretending_shared()
 }
 
 #[tokio::test]
 async fn a_shared_store_with_a_process_local_spool_is_refused_naming_both() {
     let error = builder()
-        .store(SharedStore::default())
+        .store(shared_store())
         .build()
         .expect_err("the default memory spool with a shared store");
     assert_eq!(
@@ -207,7 +169,7 @@ async fn a_shared_store_with_a_process_local_spool_is_refused_naming_both() {
     );
     let local = Spool::new(MemorySpool::new().expect("spool"));
     let error = builder()
-        .store(SharedStore::default())
+        .store(shared_store())
         .spool(local.clone())
         .build()
         .expect_err("a given memory spool with a shared store");
@@ -218,12 +180,12 @@ async fn a_shared_store_with_a_process_local_spool_is_refused_naming_both() {
 
     // Without snapshots there is nothing to share; a shared spool, or a local store, is fine.
     builder()
-        .store(SharedStore::default())
+        .store(shared_store())
         .without_snapshots()
         .build()
         .expect("no snapshots");
     builder()
-        .store(SharedStore::default())
+        .store(shared_store())
         .spool(Spool::new(dual_testkit::InProcessShared(
             MemorySpool::new().expect("spool"),
         )))
