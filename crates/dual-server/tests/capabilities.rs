@@ -14,6 +14,9 @@ use dual_testkit::executor::Numbers;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+/// A change to a server's configuration.
+type Configure = fn(DualResponseServerBuilder) -> DualResponseServerBuilder;
+
 /// What every error about a missing live paging says.
 const NO_LIVE_PAGING: &str = "no live paging";
 
@@ -79,7 +82,7 @@ async fn a_snapshot_needs_nothing_but_stream() {
 
 #[tokio::test]
 async fn a_live_resource_without_live_paging_fails_naming_the_capability() {
-    let configurations: [(&str, fn(DualResponseServerBuilder) -> DualResponseServerBuilder); 2] = [
+    let configurations: [(&str, Configure); 2] = [
         (
             "a server without snapshots",
             DualResponseServerBuilder::without_snapshots,
