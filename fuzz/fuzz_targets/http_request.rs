@@ -13,12 +13,15 @@
 
 #![no_main]
 
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use bytes::Bytes;
 use dual_core::{ResourceId, Row, Sort, SortOrder};
 use dual_http::{Cors, DualHttp};
-use dual_server::{CreateResponse, DualResponseServer, ExecutorError, QueryExecutor};
+use dual_server::{
+    CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery, QueryExecutor, QueryStart,
+    RowStream, paged_stream,
+};
 use http_body_util::{BodyExt, Full};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
@@ -40,8 +43,19 @@ fn row(i: u64) -> Row {
     }
 }
 
-#[async_trait::async_trait]
 impl QueryExecutor for Numbers {
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        start.started();
+        paged_stream(self, params, DEFAULT_STREAM_BATCH)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+}
+
+#[async_trait::async_trait]
+impl LiveQuery for Numbers {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
         params["n"]
             .as_u64()

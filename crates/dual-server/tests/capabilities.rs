@@ -14,6 +14,9 @@ use dual_testkit::executor::Numbers;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+/// A change to a server's configuration.
+type Configure = fn(DualResponseServerBuilder) -> DualResponseServerBuilder;
+
 /// What every error about a missing live paging says.
 const NO_LIVE_PAGING: &str = "no live paging";
 
