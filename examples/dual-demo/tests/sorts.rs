@@ -22,6 +22,14 @@ async fn create(instance: &Instance, sql: &str) -> String {
     assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
     let _ = mcp.cancel().await;
     let parsed = dual_rmcp::parse_call_tool_result(&result, &rest_client(instance)).expect("a dual response");
+    // The tool call answers at the first sample; a sort needs every row written.
+    for _ in 0..600 {
+        let metadata = parsed.metadata().await.expect("metadata");
+        if metadata.spooled_rows.is_none() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let id = id_of(&parsed);
     format!("/resources/{id}")
 }
