@@ -75,7 +75,9 @@ fn main() -> Result<(), BoxError> {
     let running = runtime.block_on(serve::start(&options(&path)))?;
     println!("dataset {}", path.display());
     println!();
-    println!("| query | rows | reference (count + 15-row sample) | dual-response `create_response` | ours / reference | target |");
+    println!(
+        "| query | rows | reference (count + 15-row sample) | dual-response `create_response` | ours / reference | target |"
+    );
     println!("|---|---:|---:|---:|---:|---:|");
     for (name, sql) in QUERIES {
         let (rows, reference) = reference(&path, sql, rounds)?;
@@ -101,7 +103,10 @@ fn main() -> Result<(), BoxError> {
     let ours = tool_call(&runtime, &running, BIG_SQL, rounds, rows, false)?;
     println!("| {rows} rows (`{BIG_SQL}`) | figure |");
     println!("|---|---:|");
-    println!("| reference: the executor's count + its first 15-row sample (rusqlite) | {} |", ms(reference));
+    println!(
+        "| reference: the executor's count + its first 15-row sample (rusqlite) | {} |",
+        ms(reference)
+    );
     println!(
         "| `create_response` | {} (**{:.2}×**, target ≤ 1.2×) |",
         ms(ours),
@@ -139,10 +144,7 @@ fn main() -> Result<(), BoxError> {
         spooled_at_start.map_or_else(|| "all".to_owned(), |n| n.to_string())
     );
     println!("| 100-row pages at offset 0 once written | {after:.0} pages/s |");
-    println!(
-        "| during / after | **{:.2}** (target ≥ 0.8) |",
-        during / after
-    );
+    println!("| during / after | **{:.2}** (target ≥ 0.8) |", during / after);
     runtime.block_on(running.shutdown());
     println!();
     println!(
@@ -233,7 +235,11 @@ async fn spooled(server: &dual_server::DualResponseServer, id: ResourceId) -> Re
 }
 
 /// 100-row pages at offset 0, back to back for `seconds`: pages/s.
-async fn pages(server: &dual_server::DualResponseServer, id: ResourceId, seconds: u64) -> Result<f64, BoxError> {
+async fn pages(
+    server: &dual_server::DualResponseServer,
+    id: ResourceId,
+    seconds: u64,
+) -> Result<f64, BoxError> {
     let request = PageRequest::from_json(br#"{"offset":0,"limit":100}"#)?;
     let anyone = Caller::anonymous();
     let started = Instant::now();

@@ -5,7 +5,10 @@ use std::time::Duration;
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The median of `rounds` timings.
-pub fn median(rounds: u64, mut run: impl FnMut() -> Result<Duration, BoxError>) -> Result<Duration, BoxError> {
+pub fn median(
+    rounds: u64,
+    mut run: impl FnMut() -> Result<Duration, BoxError>,
+) -> Result<Duration, BoxError> {
     let mut times = (0..rounds.max(1)).map(|_| run()).collect::<Result<Vec<_>, _>>()?;
     times.sort();
     Ok(times[times.len() / 2])
