@@ -45,7 +45,8 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+mod common;
+use common::{BoxError, env_u64, median};
 
 const SQL: &str = "SELECT * FROM degrees_awarded";
 /// The frame size of the in-memory download, as the export's.
@@ -74,6 +75,7 @@ fn main() -> Result<(), BoxError> {
     let running = servers.block_on(serve::start(&options))?;
     let base = format!("http://{}/resources", running.addr);
     println!("dataset {} — `{SQL}`", path.display());
+    println!("load average {}", common::load_average().unwrap_or_default());
 
     // create_response against the executor's single pass.
     let db = SqliteDb::open(&path, 4, Duration::from_secs(300))?;
@@ -411,13 +413,6 @@ fn curl(url: &str) -> Result<Duration, BoxError> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// The median of `rounds` timings.
-fn median(rounds: u64, mut run: impl FnMut() -> Result<Duration, BoxError>) -> Result<Duration, BoxError> {
-    let mut times = (0..rounds.max(1)).map(|_| run()).collect::<Result<Vec<_>, _>>()?;
-    times.sort();
-    Ok(times[times.len() / 2])
-}
-
 fn row_ms(what: &str, ours: Duration, floor_what: &str, floor: Duration, target: f64) {
     println!(
         "| {what} | {:.0} ms | {floor_what}: {:.0} ms | {:.2}× | ≤ {target}× |",
@@ -425,13 +420,6 @@ fn row_ms(what: &str, ours: Duration, floor_what: &str, floor: Duration, target:
         floor.as_secs_f64() * 1e3,
         ours.as_secs_f64() / floor.as_secs_f64()
     );
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// The process's peak resident set (`VmHWM`) in MiB; 0 where /proc is not there.
