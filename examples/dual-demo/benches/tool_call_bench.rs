@@ -168,7 +168,8 @@ fn reference(db: &Path, sql: &str, rounds: u64) -> Result<(u64, Duration), BoxEr
     let mut rows = 0;
     let time = median(rounds, || {
         let started = Instant::now();
-        rows = conn.query_row(&format!("SELECT COUNT(*) FROM ({sql})"), [], |row| row.get(0))?;
+        let count: i64 = conn.query_row(&format!("SELECT COUNT(*) FROM ({sql})"), [], |row| row.get(0))?;
+        rows = u64::try_from(count).unwrap_or_default();
         let mut stmt = conn.prepare(&format!("SELECT * FROM ({sql}) LIMIT {SAMPLE}"))?;
         let width = stmt.column_count();
         let sample = stmt

@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The median of `rounds` timings.
-pub fn median(
+pub(crate) fn median(
     rounds: u64,
     mut run: impl FnMut() -> Result<Duration, BoxError>,
 ) -> Result<Duration, BoxError> {
@@ -15,7 +15,7 @@ pub fn median(
 }
 
 /// The environment variable `name` as an integer, else `default`.
-pub fn env_u64(name: &str, default: u64) -> u64 {
+pub(crate) fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
@@ -23,7 +23,7 @@ pub fn env_u64(name: &str, default: u64) -> u64 {
 }
 
 /// The 1-minute load average (`/proc/loadavg`), to print beside the figures; `None` where /proc is not there.
-pub fn load_average() -> Option<String> {
+pub(crate) fn load_average() -> Option<String> {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
