@@ -23,7 +23,7 @@
 //! `next_offset`). The sample in the tool result is painted at once; page 0 follows.
 //!
 //! A page read the server had no capacity for (REST: `503 overloaded` with `Retry-After`; Apps: the
-//! JSON-RPC error whose `data.error` is `overloaded`, e.g. every sort slot taken) is not a failure: it
+//! JSON-RPC error whose `data.error` is `OVERLOADED`, e.g. every sort slot taken) is not a failure: it
 //! is asked for again after `Retry-After` (Apps: after 2 s, then longer, up to 10 s) for as long as its
 //! rows are on screen, the sort stays, `#dv-message` says the server is busy (`data-kind="busy"`)
 //! until the rows come, and `scrollToRow` keeps waiting for them. Any other failed read shows in
@@ -100,7 +100,7 @@ pub const REST_TRANSPORT_MARKER: &str = r#"<meta name="dual-response-transport" 
 /// text between `<script>` and `</script>` in [`VIEW_HTML`] (standard base64, padded).
 ///
 /// A page serving the view allows its script with `script-src` and this value; a test recomputes it.
-pub const SCRIPT_HASH: &str = "'sha256-QzE9+FYMpQcaNqtrBIcDX+PFs0Qlo3wCOIe7VFoQhTA='";
+pub const SCRIPT_HASH: &str = "'sha256-QgNUTys3j9/gJdzLo9HHBkQUOlpDKKbCQKw1EzpFEjA='";
 
 /// The Content-Security-Policy source of the view's one inline `<style>`: `'sha256-…'` of the exact
 /// text between `<style>` and `</style>` in [`VIEW_HTML`] (standard base64, padded).

@@ -434,7 +434,7 @@ async function bigResultChecks(label, target, expected, exportLast) {
  * taken, or no database connection): the rows come once the read is asked again, the sort stays, no
  * error is shown and scrollToRow waits for the rows instead of failing. The first two reads of the
  * ascending order fail that way: in Apps through the host's bridge (the JSON-RPC error dual-rmcp sends,
- * -32603 with data.error "overloaded"); in REST by routing the page's POSTs to a 503 overloaded with
+ * -32603 with data.error "OVERLOADED"); in REST by routing the page's POSTs to a 503 overloaded with
  * Retry-After: 1 (that page's context is its own: Chromium logs the 503s as console errors).
  */
 async function busySortCheck(target, expected) {

@@ -186,10 +186,10 @@ async function callAs(token, name, args) {
  * Answers the view's next `count` `resources/read` requests whose URI contains `match` with the error the
  * demo answers when it has no capacity (a sort slot or a database connection), as the bridge relays it:
  * JSON-RPC -32603 "MCP error -32603: the resource's query could not be executed; try again later" with
- * `data: {error: "overloaded"}` (dual-rmcp's read_error). The reads after them reach the server again.
+ * `data: {error: "OVERLOADED"}` (dual-rmcp's read_error: the server's error code, ServerErrorCode::as_str). The reads after them reach the server again.
  * Resolves to the fault counters `{left, injected}` (read them again with `faultsLeft()`).
  */
-async function failReads({ count, match = "", code = "overloaded" }) {
+async function failReads({ count, match = "", code = "OVERLOADED" }) {
   if (!current) throw new Error("no open view");
   const view = current;
   if (!view.faults) {
