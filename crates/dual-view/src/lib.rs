@@ -22,6 +22,13 @@
 //! flight, answers from before a sort change ignored, a page the server cut short read on from
 //! `next_offset`). The sample in the tool result is painted at once; page 0 follows.
 //!
+//! A page read the server had no capacity for (REST: `503 overloaded` with `Retry-After`; Apps: the
+//! JSON-RPC error whose `data.error` is `OVERLOADED`, e.g. every sort slot taken) is not a failure: it
+//! is asked for again after `Retry-After` (Apps: after 2 s, then longer, up to 10 s) for as long as its
+//! rows are on screen, the sort stays, `#dv-message` says the server is busy (`data-kind="busy"`)
+//! until the rows come, and `scrollToRow` keeps waiting for them. Any other failed read shows in
+//! `#dv-error`, rejects the `scrollToRow` promises of its rows, and is retried after a growing delay.
+//!
 //! A header click sorts on the server (ascending, descending, unsorted; `aria-sort`); a row
 //! number jumps anywhere; CSV and NDJSON download the whole result (in the current order); a cell
 //! (Ctrl/Cmd+C) or a row (Shift+Ctrl/Cmd+C, or the button, as tab-separated text) is copied. It
@@ -54,10 +61,12 @@
 //! `loading`); cells `[role=gridcell][data-column]`; header cells
 //! `[role=columnheader][data-column=name]` (click to sort, `aria-sort`); `#dv-jump` (a row
 //! number, Enter jumps); `#dv-download-csv`, `#dv-download-ndjson` (links in REST mode);
-//! `#dv-fullscreen`; `#dv-error` (transport errors). `window.__dualView` has `ready` (a promise
-//! settled after the first paint of a result), `stats()` (`{domRows, cachedPages,
-//! pagesFetched}`), `lastPaint` (the `performance.now()` of the last paint of row values) and
-//! `scrollToRow(n)` (1-based; resolves once row `n` is painted with its values).
+//! `#dv-fullscreen`; `#dv-error` (transport errors); `#dv-message` (the state's line, and
+//! `data-kind="busy"` while a read the server was too busy for waits to be asked again).
+//! `window.__dualView` has `ready` (a promise settled after the first paint of a result), `stats()`
+//! (`{domRows, cachedPages, pagesFetched, busyRetries}`), `lastPaint` (the `performance.now()` of the
+//! last paint of row values) and `scrollToRow(n)` (1-based; resolves once row `n` is painted with
+//! its values).
 //!
 //! # Content Security Policy
 //!
@@ -91,7 +100,7 @@ pub const REST_TRANSPORT_MARKER: &str = r#"<meta name="dual-response-transport" 
 /// text between `<script>` and `</script>` in [`VIEW_HTML`] (standard base64, padded).
 ///
 /// A page serving the view allows its script with `script-src` and this value; a test recomputes it.
-pub const SCRIPT_HASH: &str = "'sha256-jtEcQYfpagE11gRyg3o9Hamhlt3Tthyrv/RhfD+SVgM='";
+pub const SCRIPT_HASH: &str = "'sha256-QgNUTys3j9/gJdzLo9HHBkQUOlpDKKbCQKw1EzpFEjA='";
 
 /// The Content-Security-Policy source of the view's one inline `<style>`: `'sha256-…'` of the exact
 /// text between `<style>` and `</style>` in [`VIEW_HTML`] (standard base64, padded).

@@ -12,9 +12,14 @@
 //! the test fails saying so; nothing is skipped. `DUAL_SCREENSHOT=docs/view.png` also writes the
 //! README's screenshot (relative to the workspace root).
 //!
-//! Past its time limit the test sends node SIGTERM (run.mjs prints its summary and closes Chromium, which
-//! playwright starts detached), waits a few seconds, then kills it; the failure message carries whatever
-//! node printed until then.
+//! Time limits: run.mjs scales every wait by `DUAL_BROWSER_TIME_SCALE` (default 1; its base values are
+//! sized for a loaded 2-core CI machine) and bounds the whole run by `DUAL_BROWSER_TIMEOUT_SECS` (default
+//! 720 s times the scale). This test passes node that run limit explicitly and allows itself
+//! [`RUN_MARGIN`] more. Past its own limit it sends node SIGTERM (run.mjs prints its summary and closes
+//! Chromium, which playwright starts detached), waits a few seconds, then kills it; the failure message
+//! carries whatever node printed until then, each check's own time (from node's `PASS`/`FAIL` lines,
+//! so also when node was killed before its summary), the load average before and after, and the demos'
+//! logs.
 
 mod support;
 
@@ -30,8 +35,10 @@ use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
-/// The whole browser run (run.mjs bounds itself to 240 s, then the demos' start and stop).
-const RUN_LIMIT: Duration = Duration::from_secs(280);
+/// run.mjs's run limit at time scale 1, in seconds (its `DUAL_BROWSER_TIMEOUT_SECS` default).
+const NODE_RUN_LIMIT_SECS: f64 = 720.0;
+/// What this test allows past node's own run limit: its summary, closing Chromium, the demos' stop.
+const RUN_MARGIN: Duration = Duration::from_secs(40);
 const TOKEN_A: &str = "browser-test-token-of-owner-a";
 const TOKEN_B: &str = "browser-test-token-of-owner-b";
 /// How long node has to exit after SIGTERM before it is killed.
@@ -58,6 +65,74 @@ fn drain(mut from: impl AsyncRead + Unpin + Send + 'static) -> (Arc<Mutex<Vec<u8
 
 fn text(buffer: &Mutex<Vec<u8>>) -> String {
     String::from_utf8_lossy(&buffer.lock().expect("the output buffer")).into_owned()
+}
+
+/// A positive number of the environment variable `name`, or `default` when it is unset or empty.
+fn env_number(name: &str, default: f64) -> f64 {
+    match std::env::var(name) {
+        Ok(value) if !value.trim().is_empty() => match value.trim().parse::<f64>() {
+            Ok(n) if n.is_finite() && n > 0.0 => n,
+            _ => panic!("{name}={value} is not a positive number"),
+        },
+        _ => default,
+    }
+}
+
+/// node's run limit in whole seconds: `DUAL_BROWSER_TIMEOUT_SECS`, else [`NODE_RUN_LIMIT_SECS`] times
+/// `DUAL_BROWSER_TIME_SCALE` (as run.mjs computes it).
+fn node_run_limit_secs() -> u64 {
+    let scale = env_number("DUAL_BROWSER_TIME_SCALE", 1.0);
+    let secs = env_number("DUAL_BROWSER_TIMEOUT_SECS", NODE_RUN_LIMIT_SECS * scale);
+    // a few hours at most, whatever the variables say
+    secs.ceil().clamp(1.0, 86_400.0) as u64
+}
+
+/// The 1-, 5- and 15-minute load averages (`/proc/loadavg`), or why they are unknown.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg").map_or_else(
+        |e| format!("unknown ({e})"),
+        |l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+    )
+}
+
+/// Each check's own time as run.mjs printed it: `PASS name (note) [N ms]` or `FAIL name: error [N ms]`,
+/// where a failure's message may span lines and the time ends its last one. One line per check:
+/// outcome, time, and the check's first line cut to 110 characters; a check without a time (node was
+/// stopped during it) says so.
+fn check_timings(stdout: &str) -> String {
+    let mut out = String::new();
+    let mut current: Option<(&str, String)> = None;
+    let mut flush = |current: &mut Option<(&str, String)>, ms: Option<&str>| {
+        if let Some((outcome, first)) = current.take() {
+            let ms = ms.map_or_else(|| "no time".to_owned(), |ms| format!("{ms} ms"));
+            out.push_str(&format!("  {outcome} {ms:>10}  {first}\n"));
+        }
+    };
+    for line in stdout.lines() {
+        let outcome = ["PASS ", "FAIL "]
+            .into_iter()
+            .find(|prefix| line.starts_with(prefix));
+        if let Some(prefix) = outcome {
+            flush(&mut current, None);
+            let first: String = line[prefix.len()..].chars().take(110).collect();
+            current = Some((prefix.trim_end(), first));
+        }
+        if current.is_some()
+            && let Some(ms) = line
+                .trim_end()
+                .strip_suffix(" ms]")
+                .and_then(|rest| rest.rsplit_once('['))
+                .map(|(_, ms)| ms)
+                .filter(|ms| !ms.is_empty() && ms.bytes().all(|b| b.is_ascii_digit()))
+        {
+            flush(&mut current, Some(ms));
+        }
+    }
+    flush(&mut current, None);
+    if out.is_empty() {
+        out.push_str("  (node printed no check)\n");
+    }
+    out
 }
 
 /// Stops node after the time limit: SIGTERM first (run.mjs prints its summary and playwright closes
@@ -164,8 +239,13 @@ async fn the_result_view_in_headless_chromium() {
         .args(["--link-lifetime-secs", &LINK_LIFETIME_SECS.to_string()]);
     let secure = Instance::launch(secure).await;
 
+    let node_limit = node_run_limit_secs();
+    let run_limit = Duration::from_secs(node_limit) + RUN_MARGIN;
+    let load_before = load_average();
+    let started = std::time::Instant::now();
     let mut node = Command::new("node");
     node.current_dir(browser_dir())
+        .env("DUAL_BROWSER_TIMEOUT_SECS", node_limit.to_string())
         .arg("run.mjs")
         .args(["--demo", &format!("http://{}", main.addr())])
         .args(["--secure", &format!("http://{}", secure.addr())])
@@ -183,14 +263,14 @@ async fn the_result_view_in_headless_chromium() {
         .expect("node starts");
     let (stdout, stdout_task) = drain(child.stdout.take().expect("node's stdout"));
     let (stderr, stderr_task) = drain(child.stderr.take().expect("node's stderr"));
-    let outcome: Result<ExitStatus, String> = match timeout(RUN_LIMIT, child.wait()).await {
+    let outcome: Result<ExitStatus, String> = match timeout(run_limit, child.wait()).await {
         Ok(Ok(status)) => Ok(status),
         Ok(Err(e)) => Err(format!(
             "waiting for node run.mjs failed ({e}); {}",
             terminate(&mut child).await
         )),
         Err(_) => Err(format!(
-            "node run.mjs did not finish within {RUN_LIMIT:?}; {}",
+            "node run.mjs did not finish within {run_limit:?}; {}",
             terminate(&mut child).await
         )),
     };
@@ -209,10 +289,45 @@ async fn the_result_view_in_headless_chromium() {
     // the demos (`Instance`) are killed when dropped, on this panic's path too
     if let Some(failure) = failure {
         panic!(
-            "{failure}:\n--- node stdout ---\n{stdout}\n--- node stderr ---\n{stderr}\n--- main demo ---\n{}\n--- secure demo ---\n{}",
+            "{failure}:\n--- node stdout ---\n{stdout}\n--- node stderr ---\n{stderr}\n--- main demo ---\n{}\n--- secure demo ---\n{}\n\
+             --- each check's own time (run.mjs) ---\n{}\
+             node ran {:.1} s (its limit {node_limit} s, this test's {run_limit:?}); load average {load_before} before, {} after",
             main.log(),
-            secure.log()
+            secure.log(),
+            check_timings(&stdout),
+            started.elapsed().as_secs_f64(),
+            load_average()
         );
     }
     println!("{stdout}");
+}
+
+/// The failure message's time per check reads run.mjs's lines, a failure's message over several lines
+/// included, and says which check node was stopped in.
+#[test]
+fn check_timings_reads_run_mjs_lines() {
+    let stdout = "PASS apps: the total is shown (269000; 7 columns) [12 ms]\n\
+                  FAIL secure apps: an expired download link is 404: locator.click: Timeout 20000ms exceeded.\n\
+                  Call log:\n  - waiting for locator('#dv-download-csv')\n [20070 ms]\n\
+                  PASS secure: owner b creates a resource (resource://01M88GM36G4SXMDXQX3X6MVB61) [624 ms]\n\
+                  FAIL secure rest: a pending query shows progress, then its rows: statuses [1 2]\n\
+                  FAIL the browser tests were stopped by SIGTERM\n";
+    let timings = check_timings(stdout);
+    let lines: Vec<&str> = timings.lines().collect();
+    assert_eq!(lines.len(), 5, "{timings}");
+    assert!(
+        lines[0].contains("PASS") && lines[0].contains(" 12 ms") && lines[0].contains("the total is shown")
+    );
+    assert!(
+        lines[1].contains("FAIL")
+            && lines[1].contains("20070 ms")
+            && lines[1].contains("expired download link")
+    );
+    assert!(lines[2].contains("624 ms"));
+    assert!(
+        lines[3].contains("no time") && lines[3].contains("a pending query"),
+        "{timings}"
+    );
+    assert!(lines[4].contains("no time") && lines[4].contains("SIGTERM"));
+    assert_eq!(check_timings(""), "  (node printed no check)\n");
 }

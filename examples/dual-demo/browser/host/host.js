@@ -44,7 +44,7 @@ const LIGHT_STYLES = {
 };
 
 const events = { openLinks: [], sizeChanges: [], displayModes: [], logs: [], initialized: 0 };
-let current = null; // { client, bridge, iframe }
+let current = null; // { client, bridge, iframe, faults }
 
 /**
  * Connects the official MCP client to the demo (through this page's origin), as the owner of `token`.
@@ -147,7 +147,7 @@ async function open({ token, tool = "query", args = {}, toolResult = null, promp
     };
   });
   await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
-  current = { client, bridge, iframe };
+  current = { client, bridge, iframe, faults: null };
   const sentAt = await sent;
   return { sentAt, result, uri, uiMeta, tool: definition };
 }
@@ -182,10 +182,47 @@ async function callAs(token, name, args) {
   }
 }
 
+/**
+ * Answers the view's next `count` `resources/read` requests whose URI contains `match` with the error the
+ * demo answers when it has no capacity (a sort slot or a database connection), as the bridge relays it:
+ * JSON-RPC -32603 "MCP error -32603: the resource's query could not be executed; try again later" with
+ * `data: {error: "OVERLOADED"}` (dual-rmcp's read_error: the server's error code, ServerErrorCode::as_str). The reads after them reach the server again.
+ * Resolves to the fault counters `{left, injected}` (read them again with `faultsLeft()`).
+ */
+async function failReads({ count, match = "", code = "OVERLOADED" }) {
+  if (!current) throw new Error("no open view");
+  const view = current;
+  if (!view.faults) {
+    const proxy = view.bridge.onreadresource;
+    if (!proxy) throw new Error("the bridge proxies no resources/read");
+    view.faults = { left: 0, injected: 0, match: "", code };
+    view.bridge.onreadresource = async (params, extra) => {
+      const f = view.faults;
+      if (f.left > 0 && String(params?.uri ?? "").includes(f.match)) {
+        f.left -= 1;
+        f.injected += 1;
+        throw Object.assign(new Error("MCP error -32603: the resource's query could not be executed; try again later"), {
+          code: -32603,
+          data: { error: f.code },
+        });
+      }
+      return proxy(params, extra);
+    };
+  }
+  Object.assign(view.faults, { left: count, match, code });
+  return faultsLeft();
+}
+
+/** What failReads has still to inject, and has injected. */
+function faultsLeft() {
+  const f = current?.faults;
+  return f ? { left: f.left, injected: f.injected } : { left: 0, injected: 0 };
+}
+
 /** Sends the view a new host context (theme, display mode, …) through the bridge. */
 async function setHostContext(context) {
   if (!current) throw new Error("no open view");
   await current.bridge.setHostContext(context);
 }
 
-window.__host = { open, close, callTool, callAs, setHostContext, events, DEFAULT_VIEW_CSP };
+window.__host = { open, close, callTool, callAs, setHostContext, failReads, faultsLeft, events, DEFAULT_VIEW_CSP };

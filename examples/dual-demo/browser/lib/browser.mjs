@@ -8,6 +8,8 @@ import { existsSync } from "node:fs";
 
 import { chromium } from "playwright-core";
 
+import { scaled } from "./timing.mjs";
+
 export const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 
 export const CHROMIUM_ARGS = [
@@ -28,7 +30,7 @@ export async function launch() {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`Chromium is not installed at ${CHROMIUM}: run \`bash .ci/browser\` (it installs Debian's chromium)`);
   }
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: scaled(60_000) });
 }
 
 /**
@@ -53,6 +55,6 @@ export async function newContext(browser, options = {}) {
     });
     page.on("crash", () => problems.push(`page crashed: ${page.url()}`));
   });
-  context.setDefaultTimeout(20_000);
+  context.setDefaultTimeout(scaled(30_000));
   return { context, problems };
 }

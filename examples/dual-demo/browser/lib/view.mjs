@@ -2,11 +2,15 @@
 // #dv-total[data-total], #dv-status[data-status], #dv-grid[role=grid][aria-rowcount], rows
 // [role=row][aria-rowindex] (1-based, the header row is 1), cells [role=gridcell], header cells
 // [role=columnheader][data-column] (click sorts, aria-sort), #dv-jump, #dv-download-csv, #dv-download-ndjson,
-// #dv-fullscreen, #dv-error, and window.__dualView {ready, stats(), lastPaint, scrollToRow(n)}.
+// #dv-fullscreen, #dv-error, #dv-message[data-kind], and window.__dualView {ready, stats() (domRows, cachedPages,
+// pagesFetched, busyRetries), lastPaint, scrollToRow(n)}.
 // `frame` is a playwright Frame: the iframe of the host page (Apps bridge) or the standalone page's main frame.
+// Every time limit here is scaled by DUAL_BROWSER_TIME_SCALE (lib/timing.mjs).
+
+import { scaled } from "./timing.mjs";
 
 /** Waits for `window.__dualView` and its `ready` promise. */
-export async function waitReady(frame, timeout = 30_000) {
+export async function waitReady(frame, timeout = scaled(30_000)) {
   await frame.waitForFunction(() => typeof window.__dualView === "object" && window.__dualView !== null, null, { timeout });
   await frame.evaluate(() => Promise.resolve(window.__dualView.ready).then(() => true));
 }
@@ -50,7 +54,7 @@ export async function rowCells(frame, rowIndex) {
 }
 
 /** Waits until the row with aria-rowindex `rowIndex` is in the DOM with its cells filled. */
-export async function waitRow(frame, rowIndex, timeout = 15_000) {
+export async function waitRow(frame, rowIndex, timeout = scaled(30_000)) {
   await frame.waitForFunction(
     (i) => {
       const row = document.querySelector(`#dv-grid [role=row][aria-rowindex="${i}"]`);
@@ -110,7 +114,7 @@ export async function sortBy(frame, column, wanted) {
         ({ column, previous }) =>
           document.querySelector(`#dv-grid [role=columnheader][data-column="${column}"]`)?.getAttribute("aria-sort") !== previous,
         { column, previous },
-        { timeout: 10_000 },
+        { timeout: scaled(10_000) },
       )
       .catch(() => {});
   }
