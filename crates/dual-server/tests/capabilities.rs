@@ -80,9 +80,6 @@ async fn a_snapshot_needs_nothing_but_stream() {
     assert_eq!(rows.len(), 5);
 }
 
-/// A change to a server's builder.
-type Configure = fn(DualResponseServerBuilder) -> DualResponseServerBuilder;
-
 #[tokio::test]
 async fn a_live_resource_without_live_paging_fails_naming_the_capability() {
     let configurations: [(&str, Configure); 2] = [
