@@ -162,6 +162,7 @@ packageJson("esbuild");
 const { launch, newContext } = await import("./lib/browser.mjs");
 const { bundleHost, startHostServer } = await import("./lib/host-server.mjs");
 const view = await import("./lib/view.mjs");
+const interaction = await import("./lib/interaction.mjs");
 const rest = await import("./lib/rest.mjs");
 
 await check(`ext-apps ${extApps.version}: its app validator runs when the package ships one`, () => {
@@ -612,6 +613,13 @@ try {
       await page.waitForFunction(() => window.__host.events.displayModes.includes("fullscreen"), null, { timeout: scaled(10_000) });
       return "fullscreen requested";
     });
+    await check("apps: the view follows the host's theme and style variables (ui/notifications/host-context-changed)", () =>
+      interaction.followsHostTheme(page, opened.frame),
+    );
+    const okKeys = await check("apps: table semantics and keyboard navigation (arrows, Ctrl+End, Ctrl+Home)", () =>
+      interaction.keyboardAndSemantics(page, opened.frame, big.total),
+    );
+    if (okKeys) await check("apps: copies the focused cell and row as text (Ctrl+C, Ctrl+Shift+C, Copy row)", () => interaction.copies(page, opened.frame));
   }
 
   await check("apps: the view of an HTML value", async () => {
@@ -642,7 +650,16 @@ try {
       await view.waitRow(frame, 2);
       return new URL(link.url).pathname;
     });
-    if (okPage) await bigResultChecks("rest", { mode: "rest", page: sPage, frame }, big, exportLast);
+    if (okPage) {
+      await bigResultChecks("rest", { mode: "rest", page: sPage, frame }, big, exportLast);
+      await check("rest: the page follows the browser's colour scheme (prefers-color-scheme)", () =>
+        interaction.followsColourScheme(sPage, frame),
+      );
+      const okKeys = await check("rest: table semantics and keyboard navigation (arrows, Ctrl+End, Ctrl+Home)", () =>
+        interaction.keyboardAndSemantics(sPage, frame, big.total),
+      );
+      if (okKeys) await check("rest: copies the focused cell and row as text (Ctrl+C, Ctrl+Shift+C, Copy row)", () => interaction.copies(sPage, frame));
+    }
   }
   await check("rest: the standalone page of an HTML value", async () => {
     const r = await page.evaluate((sql) => window.__host.callAs(undefined, "query", { sql }), HTML_SQL);

@@ -10,7 +10,7 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ReadResourceRequestParams, ResourceContents};
 use serde_json::{Value, json};
 use support::http::Http;
-use support::{Instance, LIMIT, call, id_of, mcp, rest_client, text_of, within};
+use support::{Instance, LIMIT, call, id_of, mcp, rest_client, text_of, within, written};
 use tokio::time::timeout;
 
 /// The hostile result: 2,000 rows whose `v` is 100,000 hex characters.
@@ -66,6 +66,8 @@ async fn post_pages_stay_within_the_cap_and_next_offset_reaches_every_row() {
 
         let parsed =
             dual_rmcp::parse_call_tool_result(&result, &rest_client(&instance)).expect("a dual response");
+        // Every page of the snapshot: pages past the rows spooled so far would be 409 `not_ready`.
+        written(&parsed).await;
         let path = format!("/resources/{}", id_of(&parsed));
         let http = Http::new(instance.addr());
         let mut offset = Some(0u64);

@@ -9,7 +9,7 @@ mod support;
 use http::StatusCode;
 use serde_json::{Value, json};
 use support::http::{Http, Reply};
-use support::{Instance, LIMIT, call, id_of, mcp, rest_client, text_of, within};
+use support::{Instance, LIMIT, call, id_of, mcp, rest_client, text_of, within, written};
 
 /// 200,000 rows with a 64-character string: deriving its order takes a while, even optimised.
 const WIDE: &str = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000) \
@@ -23,13 +23,7 @@ async fn create(instance: &Instance, sql: &str) -> String {
     let _ = mcp.cancel().await;
     let parsed = dual_rmcp::parse_call_tool_result(&result, &rest_client(instance)).expect("a dual response");
     // The tool call answers at the first sample; a sort needs every row written.
-    for _ in 0..600 {
-        let metadata = parsed.metadata().await.expect("metadata");
-        if metadata.spooled_rows.is_none() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    written(&parsed).await;
     let id = id_of(&parsed);
     format!("/resources/{id}")
 }

@@ -456,6 +456,20 @@ pub(crate) async fn create_via_mcp(instance: &Instance, rest: &DualResponseClien
     dual_rmcp::parse_call_tool_result(&result, rest).expect("a dual response")
 }
 
+/// Waits (at most 60 s) until every row of `parsed`'s snapshot is written. The tool call answers at
+/// the first sample; until the writer is done, a page past the rows spooled so far, or a sorted page,
+/// is 409 `not_ready`.
+pub(crate) async fn written(parsed: &ParsedDualResponse) {
+    for _ in 0..1_200 {
+        let metadata = parsed.metadata().await.expect("metadata");
+        if metadata.spooled_rows.is_none() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the snapshot of {} was not written within 60 s", id_of(parsed));
+}
+
 /// The resource id of a parsed response (the last segment of its URL).
 pub(crate) fn id_of(parsed: &ParsedDualResponse) -> String {
     parsed
