@@ -2,9 +2,13 @@
 //! on the fly, with failure switches, a fetch counter, a gated slow mode and switches for the
 //! optional capabilities (live paging, consistent count).
 //!
+//! [`Paged`] makes a live executor of a test's own row function, [`Stored`] serves a table built
+//! once.
+//!
 //! It shows nothing about how to write an executor for a real backend; `dual-http`'s
 //! `examples/hyper_server.rs` and the [`QueryExecutor`] docs do that.
 
+mod paged;
 mod rows;
 mod stored;
 mod stream;
@@ -23,8 +27,9 @@ use dual_server::{
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
+pub use paged::Paged;
 pub(crate) use rows::sorted;
-pub use rows::{row, wide_row};
+pub use rows::{object, row, wide_row};
 pub use stored::Stored;
 
 /// What [`Numbers`] says when a failure switch other than `fail_count` is on: text that must never

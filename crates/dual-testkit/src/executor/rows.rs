@@ -32,7 +32,9 @@ pub fn wide_row(i: u64) -> Row {
     }))
 }
 
-fn object(value: Value) -> Row {
+/// A JSON object as a [`Row`]; anything else is the empty row.
+#[must_use]
+pub fn object(value: Value) -> Row {
     value.as_object().cloned().unwrap_or_default()
 }
 
