@@ -7,13 +7,9 @@ mod handle;
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use dual_core::{Row, Sort};
 use dual_http::DualHttp;
-use dual_server::{
-    CreateResponse, DEFAULT_SAMPLE_SIZE, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery,
-    QueryExecutor, QueryStart, RowStream, paged_stream,
-};
+use dual_server::{CreateResponse, DEFAULT_SAMPLE_SIZE, DualResponseServer, ExecutorError};
+use dual_testkit::executor::{Paged, object};
 use dual_testkit::logs::Logs;
 use handle::{bytes, send};
 use http::{Request, StatusCode};
@@ -24,34 +20,11 @@ const HOSTILE: &str = "no such column: x\n2026-01-01T00:00:00Z  INFO FORGED admi
 /// How it reads once escaped.
 const ESCAPED: &str = r"no such column: x\n2026-01-01T00:00:00Z  INFO FORGED admin logged in\u{1b}[2J\u{0}";
 
-/// `{"n": rows, "mode": "fail"|"busy", "from": k}`: the sample is served, every later fetch of rows
-/// from `k` on (default 0) fails with [`HOSTILE`], as a query error or as no capacity.
-struct Hostile;
-
-impl QueryExecutor for Hostile {
-    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
-        start.started();
-        paged_stream(self, params, DEFAULT_STREAM_BATCH)
-    }
-
-    fn live(&self) -> Option<&dyn LiveQuery> {
-        Some(self)
-    }
-}
-
-#[async_trait]
-impl LiveQuery for Hostile {
-    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        Ok(params["n"].as_u64().unwrap_or(0))
-    }
-
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
+/// Kind `hostile`, `{"n": rows, "mode": "fail"|"busy", "from": k}`: the sample is served, every
+/// later fetch of rows from `k` on (default 0) fails with [`HOSTILE`], as a query error or as no
+/// capacity.
+fn hostile() -> Paged {
+    Paged::new(|_, i| object(json!({"id": i}))).check(|params, offset, limit| {
         let sample = offset == 0 && limit == DEFAULT_SAMPLE_SIZE;
         if !sample && offset.saturating_add(limit) > params["from"].as_u64().unwrap_or(0) {
             return Err(match params["mode"].as_str() {
@@ -59,18 +32,15 @@ impl LiveQuery for Hostile {
                 _ => ExecutorError::new(HOSTILE),
             });
         }
-        let n = params["n"].as_u64().unwrap_or(0);
-        Ok((offset..n.min(offset.saturating_add(limit)))
-            .map(|i| json!({"id": i}).as_object().cloned().unwrap_or_default())
-            .collect())
-    }
+        Ok(())
+    })
 }
 
 fn server(store: Arc<common::FlakyStore>) -> DualResponseServer {
     DualResponseServer::builder()
         .base_url("http://127.0.0.1/resources")
         .shared_store(store)
-        .executor("hostile", Hostile)
+        .executor("hostile", hostile())
         .without_sweeper()
         .without_snapshots()
         .build()

@@ -1,12 +1,8 @@
 //! Kind `typed`: rows with a value of every column type, for the Arrow exports.
 
-use std::sync::Arc;
-
-use dual_core::{Column, ColumnType, Row, Sort};
-use dual_server::{
-    CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery, QueryExecutor,
-    QueryStart, RowStream, paged_stream,
-};
+use dual_core::{Column, ColumnType, Row};
+use dual_server::{CreateResponse, DualResponseServer};
+use dual_testkit::executor::Paged;
 use serde_json::{Value, json};
 
 /// The columns of kind `typed`, one of each type.
@@ -43,58 +39,24 @@ pub fn row(i: u64) -> Row {
     value.as_object().cloned().unwrap_or_default()
 }
 
-/// `{"n": rows, "bad_at": k}`: `n` rows of [`row`]; row `k`, if given, has a string `id`, which
-/// does not fit the `integer` column.
-#[derive(Debug, Default)]
-pub struct Typed;
-
-impl QueryExecutor for Typed {
-    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
-        start.started();
-        paged_stream(self, params, DEFAULT_STREAM_BATCH)
-    }
-
-    fn live(&self) -> Option<&dyn LiveQuery> {
-        Some(self)
-    }
-
-    fn columns(&self, _params: &Value) -> Option<Vec<Column>> {
-        Some(columns())
-    }
-}
-
-#[async_trait::async_trait]
-impl LiveQuery for Typed {
-    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        Ok(params["n"].as_u64().unwrap_or(0))
-    }
-
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        _sort: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let n = params["n"].as_u64().unwrap_or(0);
-        let bad_at = params["bad_at"].as_u64();
-        Ok((offset.min(n)..n.min(offset.saturating_add(limit)))
-            .map(|i| {
-                let mut row = row(i);
-                if bad_at == Some(i) {
-                    row.insert("id".to_owned(), json!("not a number"));
-                }
-                row
-            })
-            .collect())
-    }
+/// Kind `typed`, `{"n": rows, "bad_at": k}`: `n` rows of [`row`]; row `k`, if given, has a string
+/// `id`, which does not fit the `integer` column.
+pub fn typed() -> Paged {
+    Paged::new(|params, i| {
+        let mut row = row(i);
+        if params["bad_at"].as_u64() == Some(i) {
+            row.insert("id".to_owned(), json!("not a number"));
+        }
+        row
+    })
+    .columns(columns())
 }
 
 /// A server with kind `typed`.
 pub fn server() -> DualResponseServer {
     DualResponseServer::builder()
         .base_url("http://127.0.0.1/resources")
-        .executor("typed", Typed)
+        .executor("typed", typed())
         .without_sweeper()
         .build()
         .expect("valid configuration")
