@@ -6,17 +6,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use dual_core::{
     PageRequest, Row, Sort, SortOrder,
-    budget::RowBudget,
     mcp::{ProtocolVersion, RenderOptions, TextFormat},
     range::RowRange,
 };
-use dual_server::{
-    Caller, CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery,
-    QueryExecutor, QueryStart, RowBatch, RowStream, paged_stream,
-};
-use dual_testkit::executor::Numbers;
+use dual_server::{Caller, CreateResponse, DualResponseServer, DualResponseServerBuilder, RowBatch};
+use dual_testkit::executor::{Numbers, Paged, object};
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The width of row `i`'s value: 0 to 4,999 bytes, varying from row to row.
 fn width(i: u64) -> u64 {
@@ -25,18 +21,20 @@ fn width(i: u64) -> u64 {
 
 fn varied_row(i: u64) -> Row {
     let width = width(i);
-    json!({"id": i, "w": width, "v": "x".repeat(usize::try_from(width).unwrap_or(0))})
-        .as_object()
-        .cloned()
-        .unwrap_or_default()
+    object(json!({"id": i, "w": width, "v": "x".repeat(usize::try_from(width).unwrap_or(0))}))
 }
 
-fn server(max_page_bytes: usize, snapshots: bool) -> DualResponseServer {
-    let builder = DualResponseServer::builder()
+/// A server builder with kind `numbers` over rows of the shape of `row`.
+fn builder(row: fn(u64) -> Row) -> DualResponseServerBuilder {
+    DualResponseServer::builder()
         .base_url("http://localhost/resources")
         .without_sweeper()
-        .max_page_bytes(max_page_bytes)
-        .executor("numbers", Numbers::new().row(varied_row));
+        .executor("numbers", Numbers::new().row(row))
+}
+
+/// A server of pages within `max_page_bytes`, with or without snapshots.
+fn server(max_page_bytes: usize, snapshots: bool, row: fn(u64) -> Row) -> DualResponseServer {
+    let builder = builder(row).max_page_bytes(max_page_bytes);
     let builder = if snapshots {
         builder
     } else {
@@ -63,7 +61,7 @@ async fn paging_by_next_offset_yields_every_row_once_and_no_page_passes_the_cap(
     const CAP: usize = 40_000;
     const N: u64 = 400;
     for snapshots in [true, false] {
-        let server = server(CAP, snapshots);
+        let server = server(CAP, snapshots, varied_row);
         let created = server
             .create_response(CreateResponse::new("numbers", json!({"n": N})))
             .await
@@ -123,24 +121,10 @@ async fn paging_by_next_offset_yields_every_row_once_and_no_page_passes_the_cap(
 async fn a_row_larger_than_the_cap_comes_alone_and_paging_goes_on() {
     fn row(i: u64) -> Row {
         let width = if i % 5 == 2 { 10_000 } else { 10 };
-        json!({"id": i, "v": "y".repeat(width)})
-            .as_object()
-            .cloned()
-            .unwrap_or_default()
+        object(json!({"id": i, "v": "y".repeat(width)}))
     }
     for snapshots in [true, false] {
-        let builder = DualResponseServer::builder()
-            .base_url("http://localhost/resources")
-            .without_sweeper()
-            .max_page_bytes(4_096)
-            .executor("numbers", Numbers::new().row(row));
-        let server = if snapshots {
-            builder
-        } else {
-            builder.without_snapshots()
-        }
-        .build()
-        .expect("server");
+        let server = server(4_096, snapshots, row);
         let created = server
             .create_response(CreateResponse::new("numbers", json!({"n": 12})))
             .await
@@ -165,82 +149,27 @@ async fn a_row_larger_than_the_cap_comes_alone_and_paging_goes_on() {
     }
 }
 
-/// A live executor that reads rows one at a time and offers each to the page's budget, counting
-/// the rows it produced.
-#[derive(Debug, Default)]
-struct Cursor {
-    produced: AtomicU64,
-}
-
-impl QueryExecutor for Cursor {
-    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
-        start.started();
-        paged_stream(self, params, DEFAULT_STREAM_BATCH)
-    }
-
-    fn live(&self) -> Option<&dyn LiveQuery> {
-        Some(self)
-    }
-}
-
-#[async_trait::async_trait]
-impl LiveQuery for Cursor {
-    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        Ok(params["n"].as_u64().unwrap_or(0))
-    }
-
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let n = params["n"].as_u64().unwrap_or(0);
-        Ok((offset..n.min(offset + limit)).map(varied_row).collect())
-    }
-
-    async fn fetch_page(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-        max_bytes: usize,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let n = params["n"].as_u64().unwrap_or(0);
-        let mut budget = RowBudget::new(limit, max_bytes);
-        let mut rows = Vec::new();
-        for i in offset..n.min(offset.saturating_add(limit)) {
-            let row = varied_row(i);
-            self.produced.fetch_add(1, Ordering::SeqCst);
-            let bytes = serde_json::to_vec(&row).map(|v| v.len()).unwrap_or(0);
-            let kept = budget.admit(bytes);
-            rows.push(row);
-            if !kept {
-                break;
-            }
-        }
-        Ok(rows)
-    }
-}
-
 #[tokio::test]
 async fn a_live_page_reads_no_more_than_the_cap_and_one_row() {
-    let cursor = Arc::new(Cursor::default());
-    let server = DualResponseServer::builder()
-        .base_url("http://localhost/resources")
-        .without_sweeper()
+    // A cursor that counts the rows it made.
+    let produced = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&produced);
+    let cursor = Paged::new(move |_, i| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        varied_row(i)
+    })
+    .cursor();
+    let server = builder(varied_row)
         .without_snapshots()
         .max_page_bytes(20_000)
-        .shared_executor("cursor", Arc::clone(&cursor) as Arc<dyn QueryExecutor>)
+        .executor("cursor", cursor)
         .build()
         .expect("server");
     let created = server
         .create_response(CreateResponse::new("cursor", json!({"n": 5_000})))
         .await
         .expect("created");
-    let before = cursor.produced.load(Ordering::SeqCst);
+    let before = produced.load(Ordering::SeqCst);
     let request = PageRequest {
         limit: Some(10_000),
         ..PageRequest::default()
@@ -249,7 +178,7 @@ async fn a_live_page_reads_no_more_than_the_cap_and_one_row() {
         .fetch_page(created.id, &Caller::anonymous(), &request)
         .await
         .expect("page");
-    let produced = cursor.produced.load(Ordering::SeqCst) - before;
+    let produced = produced.load(Ordering::SeqCst) - before;
     assert!(
         page.has_next && page.returned_count < 20,
         "{}",
@@ -267,17 +196,9 @@ async fn a_live_page_reads_no_more_than_the_cap_and_one_row() {
 async fn sorted_export_batches_are_bounded_in_bytes() {
     // Rows of about 3 KB: a batch of 1,000 would be 3 MB.
     fn row(i: u64) -> Row {
-        json!({"id": i, "k": (i * 7919) % 1_000, "v": "z".repeat(3_000)})
-            .as_object()
-            .cloned()
-            .unwrap_or_default()
+        object(json!({"id": i, "k": (i * 7919) % 1_000, "v": "z".repeat(3_000)}))
     }
-    let server = DualResponseServer::builder()
-        .base_url("http://localhost/resources")
-        .without_sweeper()
-        .executor("numbers", Numbers::new().row(row))
-        .build()
-        .expect("server");
+    let server = builder(row).build().expect("server");
     let created = server
         .create_response(CreateResponse::new("numbers", json!({"n": 3_000})))
         .await
@@ -307,18 +228,9 @@ async fn the_whole_tool_result_stays_within_max_sample_bytes_for_every_version()
     const CAP: usize = 64 * 1024;
     // Values full of `|`, `"` and line feeds: the table and the JSON text escape them differently.
     fn row(i: u64) -> Row {
-        json!({"id": i, "v": "a|\"\n\\".repeat(2_000)})
-            .as_object()
-            .cloned()
-            .unwrap_or_default()
+        object(json!({"id": i, "v": "a|\"\n\\".repeat(2_000)}))
     }
-    let server = DualResponseServer::builder()
-        .base_url("http://localhost/resources")
-        .without_sweeper()
-        .max_sample_bytes(CAP)
-        .executor("numbers", Numbers::new().row(row))
-        .build()
-        .expect("server");
+    let server = builder(row).max_sample_bytes(CAP).build().expect("server");
     let created = server
         .create_response(CreateResponse::new("numbers", json!({"n": 100})).sample_size(100))
         .await

@@ -3,59 +3,13 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use dual_core::{DualResponse, PageRequest, Row, Sort};
-use dual_server::{
-    Caller, CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery,
-    QueryExecutor, QueryStart, RowStream, ServerErrorCode, paged_stream,
-};
+use dual_core::{DualResponse, PageRequest, Row};
+use dual_server::{Caller, CreateResponse, DualResponseServer, ExecutorError, ServerErrorCode};
 use serde_json::{Value, json};
 
-/// Rows whose `blob` is `params.bytes` long; `params.busy` makes every call answer `overloaded`.
-#[derive(Debug)]
-struct Blobs;
-
-impl QueryExecutor for Blobs {
-    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
-        start.started();
-        paged_stream(self, params, DEFAULT_STREAM_BATCH)
-    }
-
-    fn live(&self) -> Option<&dyn LiveQuery> {
-        Some(self)
-    }
-}
-
-#[async_trait::async_trait]
-impl LiveQuery for Blobs {
-    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        busy(params)?;
-        Ok(params["n"].as_u64().unwrap_or(0))
-    }
-
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        busy(params)?;
-        let n = params["n"].as_u64().unwrap_or(0);
-        let bytes = usize::try_from(params["bytes"].as_u64().unwrap_or(0)).unwrap_or(0);
-        Ok((offset..n.min(offset + limit))
-            .map(|i| {
-                json!({"i": i, "blob": "x".repeat(bytes)})
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default()
-            })
-            .collect())
-    }
-}
-
+/// `params.busy` makes every call answer `overloaded`.
 fn busy(params: &Value) -> Result<(), ExecutorError> {
     if params["busy"].as_bool() == Some(true) {
         return Err(ExecutorError::overloaded(
@@ -69,7 +23,12 @@ fn busy(params: &Value) -> Result<(), ExecutorError> {
 fn builder() -> dual_server::DualResponseServerBuilder {
     DualResponseServer::builder()
         .base_url("http://localhost/resources")
-        .executor("blobs", Blobs)
+        .executor(
+            "blobs",
+            common::blobs()
+                .count(|params| busy(params).map(|()| params["n"].as_u64().unwrap_or(0)))
+                .check(|params, _, _| busy(params)),
+        )
 }
 
 /// A server whose samples hold at most `max_sample_bytes`, and the resource it created over `n` rows

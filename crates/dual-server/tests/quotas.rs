@@ -3,59 +3,19 @@
 //! `QUOTA_EXCEEDED` naming it, what exists is still served, and room comes back after a delete.
 //! Also the builder's refusal of a process-local spool with a shared store.
 
+mod common;
+
 use std::sync::Arc;
 
-use dual_core::{PageRequest, Row, Sort};
+use dual_core::{PageRequest, ResourceId};
 use dual_server::dual_spool::{MemorySpool, Spool};
 use dual_server::dual_store::{MemoryStore, ResourceStore};
 use dual_server::{
-    Caller, CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery,
-    QueryExecutor, QueryStart, Quota, RowStream, ServerBuildError, ServerError, ServerErrorCode,
-    paged_stream,
+    Caller, CreateResponse, DualResponseServer, QueryExecutor, Quota, ServerBuildError, ServerError,
+    ServerErrorCode,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 use time::OffsetDateTime;
-
-/// `params.n` rows whose `blob` is `params.bytes` long.
-#[derive(Debug)]
-struct Blobs;
-
-impl QueryExecutor for Blobs {
-    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
-        start.started();
-        paged_stream(self, params, DEFAULT_STREAM_BATCH)
-    }
-
-    fn live(&self) -> Option<&dyn LiveQuery> {
-        Some(self)
-    }
-}
-
-#[async_trait::async_trait]
-impl LiveQuery for Blobs {
-    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        Ok(params["n"].as_u64().unwrap_or(0))
-    }
-
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let n = params["n"].as_u64().unwrap_or(0);
-        let bytes = usize::try_from(params["bytes"].as_u64().unwrap_or(0)).unwrap_or(0);
-        Ok((offset..n.min(offset + limit))
-            .map(|i| {
-                json!({"i": i, "blob": "x".repeat(bytes)})
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default()
-            })
-            .collect())
-    }
-}
 
 fn blobs(n: u64, bytes: u64) -> CreateResponse {
     CreateResponse::new("blobs", json!({"n": n, "bytes": bytes}))
@@ -64,7 +24,7 @@ fn blobs(n: u64, bytes: u64) -> CreateResponse {
 fn builder() -> dual_server::DualResponseServerBuilder {
     DualResponseServer::builder()
         .base_url("http://localhost/resources")
-        .executor("blobs", Blobs)
+        .executor("blobs", common::blobs())
         .without_sweeper()
 }
 
@@ -73,6 +33,32 @@ fn quota_of(error: &ServerError) -> Option<(Quota, u64)> {
         ServerError::QuotaExceeded { quota, limit } => Some((*quota, *limit)),
         _ => None,
     }
+}
+
+/// Creates `request`, which `what` says must be refused at `quota` of `limit`; the refusal.
+async fn refused(
+    server: &DualResponseServer,
+    request: CreateResponse,
+    what: &str,
+    (quota, limit): (Quota, u64),
+) -> ServerError {
+    let refused = server.create_response(request).await.expect_err(what);
+    assert_eq!(quota_of(&refused), Some((quota, limit)), "{what}: {refused:?}");
+    refused
+}
+
+/// Deletes `id` as `caller`, after which `request` has room again.
+async fn room_again_after_deleting(
+    server: &DualResponseServer,
+    id: ResourceId,
+    caller: &Caller,
+    request: CreateResponse,
+) {
+    server.delete_resource(id, caller).await.expect("delete");
+    server
+        .create_response(request)
+        .await
+        .expect("room again after a delete");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,15 +76,13 @@ async fn a_snapshot_past_the_spool_cap_is_refused_naming_it_and_earlier_ones_are
     let anyone = Caller::anonymous();
     // ~100 KB, then ~150 KB: together past the 200 KB cap.
     let first = server.create_response(blobs(100, 1_000)).await.expect("fits");
-    let refused = server
-        .create_response(blobs(150, 1_000))
-        .await
-        .expect_err("passes the spool cap");
-    assert_eq!(
-        quota_of(&refused),
-        Some((Quota::SpoolBytes, 200_000)),
-        "{refused:?}"
-    );
+    let refused = refused(
+        &server,
+        blobs(150, 1_000),
+        "passes the spool cap",
+        (Quota::SpoolBytes, 200_000),
+    )
+    .await;
     assert_eq!(refused.code(), ServerErrorCode::QuotaExceeded);
     assert!(refused.is_retryable() && refused.retry_after().is_some());
     let page = server
@@ -115,11 +99,7 @@ async fn a_snapshot_past_the_spool_cap_is_refused_naming_it_and_earlier_ones_are
         1
     );
 
-    server.delete_resource(first.id, &anyone).await.expect("delete");
-    server
-        .create_response(blobs(150, 1_000))
-        .await
-        .expect("room again after the delete");
+    room_again_after_deleting(&server, first.id, &anyone, blobs(150, 1_000)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -211,15 +191,13 @@ async fn an_owner_at_its_resource_quota_is_refused_and_others_are_not() {
         .create_response(owned(3, 10, "alice"))
         .await
         .expect("second");
-    let refused = server
-        .create_response(owned(3, 10, "alice"))
-        .await
-        .expect_err("a third live resource");
-    assert_eq!(
-        quota_of(&refused),
-        Some((Quota::OwnerResources, 2)),
-        "{refused:?}"
-    );
+    let refused = refused(
+        &server,
+        owned(3, 10, "alice"),
+        "a third live resource",
+        (Quota::OwnerResources, 2),
+    )
+    .await;
     assert!(refused.is_retryable());
     server
         .create_response(owned(3, 10, "bob"))
@@ -234,11 +212,7 @@ async fn an_owner_at_its_resource_quota_is_refused_and_others_are_not() {
         .await
         .expect("alice's resources are still served");
     assert_eq!(page.returned_count, 3);
-    server.delete_resource(first.id, &alice).await.expect("delete");
-    server
-        .create_response(owned(3, 10, "alice"))
-        .await
-        .expect("room again after a delete");
+    room_again_after_deleting(&server, first.id, &alice, owned(3, 10, "alice")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -255,15 +229,13 @@ async fn a_snapshot_past_the_owner_byte_quota_is_refused_and_removed() {
         .create_response(owned(30, 1_000, "alice"))
         .await
         .expect("fits");
-    let refused = server
-        .create_response(owned(30, 1_000, "alice"))
-        .await
-        .expect_err("past alice's bytes");
-    assert_eq!(
-        quota_of(&refused),
-        Some((Quota::OwnerBytes, 50_000)),
-        "{refused:?}"
-    );
+    refused(
+        &server,
+        owned(30, 1_000, "alice"),
+        "past alice's bytes",
+        (Quota::OwnerBytes, 50_000),
+    )
+    .await;
     server
         .create_response(owned(30, 1_000, "bob"))
         .await
@@ -282,11 +254,7 @@ async fn a_snapshot_past_the_owner_byte_quota_is_refused_and_removed() {
         .await
         .expect("still served");
     assert_eq!(page.returned_count, 30);
-    server.delete_resource(first.id, &alice).await.expect("delete");
-    server
-        .create_response(owned(30, 1_000, "alice"))
-        .await
-        .expect("room again after a delete");
+    room_again_after_deleting(&server, first.id, &alice, owned(30, 1_000, "alice")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -303,11 +271,13 @@ async fn an_owner_at_its_running_query_quota_is_refused_until_one_ends() {
     let gated_for = |owner: &str| CreateResponse::new("gated", json!({})).owner(owner);
     let pending = server.create_response(gated_for("alice")).await.expect("pending");
     assert_eq!(pending.status, dual_core::status::ResourceStatus::Pending);
-    let refused = server
-        .create_response(gated_for("alice"))
-        .await
-        .expect_err("alice's one query is still running");
-    assert_eq!(quota_of(&refused), Some((Quota::OwnerQueries, 1)), "{refused:?}");
+    refused(
+        &server,
+        gated_for("alice"),
+        "alice's one query is still running",
+        (Quota::OwnerQueries, 1),
+    )
+    .await;
     gated.open();
     let alice = Caller::owner("alice");
     let mut ready = false;
