@@ -1,6 +1,8 @@
 //! Long-running queries (docs/DESIGN.md §8): every status transition of a pending resource, cancel,
 //! the time limit, and two instances sharing a store and a spool, one of which dies.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -65,17 +67,7 @@ async fn settled_page(
 
 /// Polls until `id` leaves `pending` (at most 5 s), returning its status.
 async fn settled(server: &DualResponseServer, id: ResourceId) -> dual_core::ResourceRecord {
-    for _ in 0..500 {
-        let record = server
-            .get_resource(id, &Caller::anonymous())
-            .await
-            .unwrap_or_else(|e| panic!("get: {e}"));
-        if record.status != ResourceStatus::Pending {
-            return record;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("{id} still pending after 5 s");
+    common::record_once(server, id, |r| r.status != ResourceStatus::Pending, "pending").await
 }
 
 /// `id` reads as failed with `code` through `server`: its metadata says so, and a page is

@@ -47,13 +47,18 @@ async fn refused(
     refused
 }
 
-/// Deletes `id` as `caller`, after which `request` has room again.
-async fn room_again_after_deleting(
+/// `id` is still served to `caller`, all `rows` of it; once deleted, `request` has room again.
+async fn served_then_room_after_deleting(
     server: &DualResponseServer,
-    id: ResourceId,
+    (id, rows): (ResourceId, u64),
     caller: &Caller,
     request: CreateResponse,
 ) {
+    let page = server
+        .fetch_page(id, caller, &PageRequest::default())
+        .await
+        .expect("an earlier resource is still served");
+    assert_eq!(page.returned_count, rows);
     server.delete_resource(id, caller).await.expect("delete");
     server
         .create_response(request)
@@ -85,11 +90,6 @@ async fn a_snapshot_past_the_spool_cap_is_refused_naming_it_and_earlier_ones_are
     .await;
     assert_eq!(refused.code(), ServerErrorCode::QuotaExceeded);
     assert!(refused.is_retryable() && refused.retry_after().is_some());
-    let page = server
-        .fetch_page(first.id, &anyone, &PageRequest::default())
-        .await
-        .expect("the earlier resource is still served");
-    assert_eq!(page.returned_count, 100);
     assert_eq!(
         server
             .store()
@@ -98,8 +98,7 @@ async fn a_snapshot_past_the_spool_cap_is_refused_naming_it_and_earlier_ones_are
             .expect("count"),
         1
     );
-
-    room_again_after_deleting(&server, first.id, &anyone, blobs(150, 1_000)).await;
+    served_then_room_after_deleting(&server, (first.id, 100), &anyone, blobs(150, 1_000)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -207,12 +206,7 @@ async fn an_owner_at_its_resource_quota_is_refused_and_others_are_not() {
         .create_response(blobs(3, 10))
         .await
         .expect("anonymous callers are an owner of their own");
-    let page = server
-        .fetch_page(first.id, &alice, &PageRequest::default())
-        .await
-        .expect("alice's resources are still served");
-    assert_eq!(page.returned_count, 3);
-    room_again_after_deleting(&server, first.id, &alice, owned(3, 10, "alice")).await;
+    served_then_room_after_deleting(&server, (first.id, 3), &alice, owned(3, 10, "alice")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -249,12 +243,7 @@ async fn a_snapshot_past_the_owner_byte_quota_is_refused_and_removed() {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     assert_eq!(spooled, 2, "the refused snapshot's segments are removed");
-    let page = server
-        .fetch_page(first.id, &alice, &PageRequest::default())
-        .await
-        .expect("still served");
-    assert_eq!(page.returned_count, 30);
-    room_again_after_deleting(&server, first.id, &alice, owned(30, 1_000, "alice")).await;
+    served_then_room_after_deleting(&server, (first.id, 30), &alice, owned(30, 1_000, "alice")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -30,14 +30,9 @@ async fn ids(
     sort: Option<Sort>,
     range: RowRange,
 ) -> Vec<u64> {
-    let (_, stream) = server
-        .stream_range(id, &Caller::anonymous(), sort, range)
+    common::export(server, id, sort, range)
         .await
-        .expect("stream");
-    let batches: Vec<_> = stream.collect().await;
-    batches
-        .into_iter()
-        .flat_map(|batch| batch.expect("batch"))
+        .iter()
         .filter_map(|row| row["id"].as_u64())
         .collect()
 }

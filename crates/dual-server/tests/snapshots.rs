@@ -1,6 +1,8 @@
 //! Snapshot semantics (docs/DESIGN.md §3): one execution per resource; pages, sorted pages and
 //! exports served from the snapshot however the data changes; the size cap; segment lifetimes.
 
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,7 +15,6 @@ use dual_server::{
 use dual_spool::{MemorySpool, SegmentLimits, Spool};
 use dual_store::Clock;
 use dual_testkit::BreakableSpool;
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 /// Rows in a shared vector the test mutates; counts every call.
@@ -149,23 +150,6 @@ async fn page(
         .map_err(|e| e.code())
 }
 
-async fn export(
-    server: &DualResponseServer,
-    id: ResourceId,
-    sort: Option<Sort>,
-    range: RowRange,
-) -> Vec<Row> {
-    let (_, stream) = server
-        .stream_range(id, &Caller::anonymous(), sort, range)
-        .await
-        .expect("export");
-    let batches: Vec<_> = stream.collect().await;
-    batches
-        .into_iter()
-        .flat_map(|batch| batch.expect("batch"))
-        .collect()
-}
-
 #[tokio::test(start_paused = true)]
 async fn pages_and_exports_serve_the_rows_counted_at_creation_however_the_data_changes() {
     let table = Arc::new(Table::default());
@@ -222,17 +206,17 @@ async fn pages_and_exports_serve_the_rows_counted_at_creation_however_the_data_c
         .expect("sorted page");
         assert_eq!(got, expected[10..35], "sorted page {order}");
         assert_eq!(
-            export(&server, id, Some(sort.clone()), RowRange::ALL).await,
+            common::export(&server, id, Some(sort.clone()), RowRange::ALL).await,
             expected
         );
         assert_eq!(
-            export(&server, id, Some(sort), RowRange::new(95, Some(10))).await,
+            common::export(&server, id, Some(sort), RowRange::new(95, Some(10))).await,
             expected[95..]
         );
     }
-    assert_eq!(export(&server, id, None, RowRange::ALL).await, original);
+    assert_eq!(common::export(&server, id, None, RowRange::ALL).await, original);
     assert_eq!(
-        export(&server, id, None, RowRange::new(13, Some(20))).await,
+        common::export(&server, id, None, RowRange::new(13, Some(20))).await,
         original[13..33]
     );
     let metadata = server.metadata(id, &Caller::anonymous()).await.expect("metadata");

@@ -2,6 +2,8 @@
 //! (docs/DESIGN.md §8): pages inside the spooled rows at once, past them after a bounded wait or
 //! `NOT_READY`, exports that follow the writer, failures after the answer, and other instances.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -145,19 +147,23 @@ async fn page(
         .collect())
 }
 
+/// Asserts that the page of `limit` rows from `offset` is served and holds the ids `expected`.
+async fn assert_page(
+    server: &DualResponseServer,
+    id: ResourceId,
+    (offset, limit): (u64, u64),
+    expected: std::ops::Range<u64>,
+    what: &str,
+) {
+    let rows = page(server, id, offset, limit)
+        .await
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(rows, expected.collect::<Vec<_>>(), "{what}");
+}
+
 /// Polls until `id`'s snapshot is complete (at most 5 s), returning its record.
 async fn written(server: &DualResponseServer, id: ResourceId) -> dual_core::ResourceRecord {
-    for _ in 0..500 {
-        let record = server
-            .get_resource(id, &Caller::anonymous())
-            .await
-            .unwrap_or_else(|e| panic!("get: {e}"));
-        if !record.is_running() {
-            return record;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("{id} still being written after 5 s");
+    common::record_once(server, id, |r| !r.is_running(), "being written").await
 }
 
 #[tokio::test]
@@ -186,14 +192,14 @@ async fn the_model_gets_the_exact_count_and_the_sample_before_the_rest_is_writte
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(metadata.spooled_rows, None, "complete: no spooled rows shown");
-    let rows = page(&server, response.id, 990, 100)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        rows,
-        (990..1_000).collect::<Vec<_>>(),
-        "every row the count promised"
-    );
+    assert_page(
+        &server,
+        response.id,
+        (990, 100),
+        990..1_000,
+        "every row the count promised",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -201,12 +207,7 @@ async fn pages_inside_the_spooled_rows_are_served_at_once_and_past_them_wait_the
     let executor = Counted::new(1_000, 20);
     let server = server(&executor);
     let id = create(&server).await.id;
-    let rows = page(&server, id, 5, 10).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        rows,
-        (5..15).collect::<Vec<_>>(),
-        "rows within the stored segments"
-    );
+    assert_page(&server, id, (5, 10), 5..15, "rows within the stored segments").await;
 
     let started = Instant::now();
     let error = page(&server, id, 0, 100)
@@ -252,8 +253,7 @@ async fn a_page_past_the_spooled_rows_is_served_when_the_writer_gets_there_in_ti
             executor.open();
         })
     };
-    let rows = page(&server, id, 40, 20).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(rows, (40..60).collect::<Vec<_>>());
+    assert_page(&server, id, (40, 20), 40..60, "rows once written").await;
     opener.await.unwrap_or_else(|e| panic!("{e}"));
 }
 
@@ -425,12 +425,12 @@ async fn another_instance_waits_for_the_snapshot_and_serves_it_once_written() {
     assert_eq!(error.code(), ServerErrorCode::NotReady, "{error}");
 
     executor.open();
-    let rows = page(&reader, id, 290, 100)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        rows,
-        (290..300).collect::<Vec<_>>(),
-        "served once the writer finished"
-    );
+    assert_page(
+        &reader,
+        id,
+        (290, 100),
+        290..300,
+        "served once the writer finished",
+    )
+    .await;
 }
