@@ -15,6 +15,7 @@
 //! | [`serve`] | a hyper service on a free loopback port |
 //! | [`services`] | the PostgreSQL, Redis and S3 servers some suites need, found through environment variables |
 //! | [`cleanup`] | removing what a test wrote to Redis (feature `redis`) or PostgreSQL (feature `postgres`) |
+//! | [`Scratch`] | the place of one test on a shared server (a schema, a key prefix), removed when dropped |
 //! | [`BreakableStore`], [`BreakableSpool`] | a store and a spool backend a test switches off |
 //! | [`InProcessShared`] | a process-local spool the server instances of one test share with a shared store |
 //!
@@ -44,6 +45,7 @@ pub mod metrics;
 pub mod proxy;
 #[cfg(feature = "s3")]
 pub mod s3;
+mod scratch;
 pub mod serve;
 pub mod services;
 pub mod spool;
@@ -52,3 +54,4 @@ pub mod store;
 pub use breakable_spool::BreakableSpool;
 pub use breakable_store::BreakableStore;
 pub use in_process_spool::InProcessShared;
+pub use scratch::Scratch;

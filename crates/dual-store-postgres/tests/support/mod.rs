@@ -5,56 +5,46 @@
     reason = "each test binary uses a different part of the support module"
 )]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use dual_core::ResourceRecord;
 use dual_store::{ResourceStore, StoreError};
 use dual_store_postgres::{PostgresStore, PostgresStoreBuilder};
-use dual_testkit::cleanup;
+use dual_testkit::Scratch;
 pub(crate) use dual_testkit::services::POSTGRES;
 use time::OffsetDateTime;
 use tokio_postgres::NoTls;
 
-/// A schema unique to one test, `dual_test_{random}`. Each store made from it gets its own table in
-/// it; the schema and everything in it is dropped when the namespace is dropped (also when the test
-/// panics), and nothing else is ever touched.
+/// A schema unique to one test, `dual_test_{random}` (a [`Scratch`]). Each store made from it gets
+/// its own table in it; the schema and everything in it is dropped when the namespace is dropped
+/// (also when the test panics), and nothing else is ever touched.
 #[derive(Debug)]
-pub(crate) struct Namespace {
-    url: String,
-    schema: String,
-    next: AtomicUsize,
-}
+pub(crate) struct Namespace(Scratch);
 
 impl Namespace {
     /// A fresh namespace; panics (failing the test) with how to start PostgreSQL when it is
     /// unreachable.
     pub(crate) fn new() -> Self {
-        Self {
-            url: POSTGRES.require(),
-            schema: format!("dual_test_{:016x}", fastrand::u64(..)),
-            next: AtomicUsize::new(0),
-        }
+        Self(Scratch::postgres_schema())
     }
 
     /// The schema's name.
     pub(crate) fn schema(&self) -> &str {
-        &self.schema
+        self.0.name()
     }
 
     /// A fresh, unused table name in the schema.
     pub(crate) fn table(&self) -> String {
-        format!("t{}", self.next.fetch_add(1, Ordering::Relaxed))
+        format!("t{}", self.0.next())
     }
 
     /// A builder for a store with a fresh table; the test picks its other options.
     pub(crate) fn builder(&self) -> PostgresStoreBuilder {
-        self.builder_at(self.url.clone())
+        self.builder_at(self.0.url().to_owned())
     }
 
     /// Like [`Namespace::builder`], for a store that reaches the database at `url` (a proxy).
     pub(crate) fn builder_at(&self, url: String) -> PostgresStoreBuilder {
         PostgresStore::builder(url)
-            .schema(self.schema.clone())
+            .schema(self.schema().to_owned())
             .table(self.table())
             .pool_size(8)
     }
@@ -69,7 +59,7 @@ impl Namespace {
 
     /// A plain connection for inspecting what the store wrote.
     pub(crate) async fn raw(&self) -> tokio_postgres::Client {
-        match tokio_postgres::connect(&self.url, NoTls).await {
+        match tokio_postgres::connect(self.0.url(), NoTls).await {
             Ok((client, connection)) => {
                 tokio::spawn(connection);
                 client
@@ -96,14 +86,6 @@ impl Namespace {
         let record = record(now, None);
         store.save(&record).await?;
         Ok((store, self.raw().await, record, now))
-    }
-}
-
-impl Drop for Namespace {
-    fn drop(&mut self) {
-        if let Err(e) = cleanup::drop_postgres_schema(&self.url, &self.schema) {
-            eprintln!("could not drop the test schema {}: {e}", self.schema);
-        }
     }
 }
 

@@ -5,43 +5,34 @@
     reason = "each test binary uses a different part of the support module"
 )]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use dual_core::ResourceRecord;
 use dual_store::{ResourceStore, StoreError};
 use dual_store_redis::{RedisStore, RedisStoreBuilder};
-use dual_testkit::cleanup;
+use dual_testkit::Scratch;
 pub(crate) use dual_testkit::services::REDIS;
 use time::OffsetDateTime;
 
-/// A key namespace unique to one test: `dual-test:{random}:` on the Redis of `DUAL_TEST_REDIS_URL`.
-/// Each store made from it gets its own prefix below it; every key below it is deleted when the
-/// namespace is dropped (also when the test panics), and nothing else is ever touched.
+/// A key namespace unique to one test: `dual-test:{random}:` on the Redis of `DUAL_TEST_REDIS_URL`
+/// (a [`Scratch`]). Each store made from it gets its own prefix below it; every key below it is
+/// deleted when the namespace is dropped (also when the test panics), and nothing else is ever
+/// touched.
 #[derive(Debug)]
-pub(crate) struct Namespace {
-    url: String,
-    base: String,
-    next: AtomicUsize,
-}
+pub(crate) struct Namespace(Scratch);
 
 impl Namespace {
     /// A fresh namespace; panics (failing the test) with how to start Redis when it is unreachable.
     pub(crate) fn new() -> Self {
-        Self {
-            url: REDIS.require(),
-            base: format!("dual-test:{:016x}:", fastrand::u64(..)),
-            next: AtomicUsize::new(0),
-        }
+        Self(Scratch::redis_prefix())
     }
 
     /// A fresh, unused key prefix below the namespace.
     pub(crate) fn prefix(&self) -> String {
-        format!("{}{}:", self.base, self.next.fetch_add(1, Ordering::Relaxed))
+        format!("{}{}:", self.0.name(), self.0.next())
     }
 
     /// A builder for a store with a fresh prefix; the test picks its other options.
     pub(crate) fn builder(&self) -> RedisStoreBuilder {
-        RedisStore::builder(self.url.clone()).key_prefix(self.prefix())
+        RedisStore::builder(self.0.url()).key_prefix(self.prefix())
     }
 
     /// A connected store with a fresh prefix. Panics (failing the test) when Redis is unreachable.
@@ -54,21 +45,13 @@ impl Namespace {
 
     /// A plain connection for inspecting what the store wrote.
     pub(crate) async fn raw(&self) -> redis::aio::MultiplexedConnection {
-        let client = match redis::Client::open(self.url.as_str()) {
+        let client = match redis::Client::open(self.0.url()) {
             Ok(client) => client,
             Err(e) => REDIS.unreachable(e),
         };
         match client.get_multiplexed_async_connection().await {
             Ok(con) => con,
             Err(e) => REDIS.unreachable(e),
-        }
-    }
-}
-
-impl Drop for Namespace {
-    fn drop(&mut self) {
-        if let Err(e) = cleanup::delete_redis_keys(&self.url, &self.base) {
-            eprintln!("could not delete the test keys under {}: {e}", self.base);
         }
     }
 }
