@@ -130,6 +130,18 @@ mod tests {
 
     use super::*;
 
+    /// `error` reads `text`, its source `cause`, and its report both.
+    fn assert_caused(error: &SpoolError, text: &str, cause: &str) {
+        assert_eq!(error.to_string(), text);
+        assert_eq!(
+            std::error::Error::source(error)
+                .map(ToString::to_string)
+                .as_deref(),
+            Some(cause)
+        );
+        assert_eq!(Report::new(error).to_string(), format!("{text}: {cause}"));
+    }
+
     #[test]
     fn outages_are_retryable_storage_errors_and_missing_snapshots_are_not_found() {
         let down = SpoolError::unavailable(std::io::Error::other("disk gone"));
@@ -137,17 +149,7 @@ mod tests {
             (down.code(), down.code().status(), down.is_retryable()),
             (ErrorCode::StorageError, 503, true)
         );
-        assert_eq!(down.to_string(), "spool storage unavailable");
-        assert_eq!(
-            std::error::Error::source(&down)
-                .map(ToString::to_string)
-                .as_deref(),
-            Some("disk gone")
-        );
-        assert_eq!(
-            Report::new(&down).to_string(),
-            "spool storage unavailable: disk gone"
-        );
+        assert_caused(&down, "spool storage unavailable", "disk gone");
         let missing = SpoolError::NotFound(ResourceId::new());
         assert_eq!(
             (missing.code(), missing.is_retryable()),
@@ -181,16 +183,10 @@ mod tests {
         );
         assert!(std::error::Error::source(&plain).is_none());
         let caused = SpoolError::config("spill directory", Some(std::io::Error::other("read-only").into()));
-        assert_eq!(caused.to_string(), "invalid spool configuration: spill directory");
-        assert_eq!(
-            std::error::Error::source(&caused)
-                .map(ToString::to_string)
-                .as_deref(),
-            Some("read-only")
-        );
-        assert_eq!(
-            Report::new(&caused).to_string(),
-            "invalid spool configuration: spill directory: read-only"
+        assert_caused(
+            &caused,
+            "invalid spool configuration: spill directory",
+            "read-only",
         );
         assert!(!caused.is_retryable());
     }

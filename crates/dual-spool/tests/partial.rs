@@ -2,7 +2,7 @@
 //! `stored()` manifest before `finish`, and nothing beyond them is.
 
 use dual_core::ResourceId;
-use dual_spool::{MemorySpool, SegmentLimits, Spool, SpoolError};
+use dual_spool::{MemorySpool, SegmentLimits, Spool, SpoolError, SpoolWriter};
 
 fn row(i: u64) -> Vec<u8> {
     format!("{{\"n\":{i}}}").into_bytes()
@@ -17,14 +17,21 @@ fn spool() -> Result<Spool, SpoolError> {
     )
 }
 
+/// A snapshot of `rows` rows being written on `spool` (segments of 4 rows), not finished: its id and
+/// writer.
+async fn unfinished(spool: &Spool, rows: u64) -> Result<(ResourceId, SpoolWriter), SpoolError> {
+    let id = ResourceId::new();
+    let mut writer = spool.writer(id).await?;
+    for i in 0..rows {
+        writer.append(&row(i)).await?;
+    }
+    Ok((id, writer))
+}
+
 #[tokio::test]
 async fn stored_segments_are_readable_before_finish() -> Result<(), SpoolError> {
     let spool = spool()?;
-    let id = ResourceId::new();
-    let mut writer = spool.writer(id).await?;
-    for i in 0..10 {
-        writer.append(&row(i)).await?;
-    }
+    let (id, writer) = unfinished(&spool, 10).await?;
     // 10 rows in segments of 4: two segments stored, two rows still being built.
     let stored = writer.stored().clone();
     assert_eq!((stored.rows(), stored.segments().len()), (8, 2));
@@ -58,11 +65,7 @@ async fn stored_segments_are_readable_before_finish() -> Result<(), SpoolError> 
 #[tokio::test]
 async fn a_deleted_snapshot_is_not_found_through_a_stored_manifest() -> Result<(), SpoolError> {
     let spool = spool()?;
-    let id = ResourceId::new();
-    let mut writer = spool.writer(id).await?;
-    for i in 0..5 {
-        writer.append(&row(i)).await?;
-    }
+    let (id, writer) = unfinished(&spool, 5).await?;
     let stored = writer.stored().clone();
     spool.delete(id).await?;
     let read = spool.read_rows_in(&stored, 0, 4).await;
