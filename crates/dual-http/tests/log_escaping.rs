@@ -8,7 +8,7 @@ mod handle;
 use std::sync::Arc;
 
 use dual_http::DualHttp;
-use dual_server::{CreateResponse, DEFAULT_SAMPLE_SIZE, DualResponseServer, ExecutorError};
+use dual_server::{DEFAULT_SAMPLE_SIZE, DualResponseServer, ExecutorError};
 use dual_testkit::executor::{Paged, object};
 use dual_testkit::logs::Logs;
 use handle::{bytes, send};
@@ -37,22 +37,15 @@ fn hostile() -> Paged {
 }
 
 fn server(store: Arc<common::FlakyStore>) -> DualResponseServer {
-    DualResponseServer::builder()
-        .base_url("http://127.0.0.1/resources")
-        .shared_store(store)
+    common::builder_with(store)
         .executor("hostile", hostile())
-        .without_sweeper()
         .without_snapshots()
         .build()
         .expect("valid configuration")
 }
 
 async fn create(server: &DualResponseServer, params: Value) -> dual_core::ResourceId {
-    server
-        .create_response(CreateResponse::new("hostile", params))
-        .await
-        .expect("created")
-        .id
+    common::create_of(server, "hostile", params).await
 }
 
 #[tokio::test]

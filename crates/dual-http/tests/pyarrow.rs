@@ -2,13 +2,12 @@
 //! installs it). Without python3 or pyarrow the test fails, saying so: it never skips.
 
 mod common;
+mod handle;
 
 use std::process::Command;
 
-use bytes::Bytes;
 use dual_http::DualHttp;
-use http::{Request, StatusCode, header};
-use http_body_util::{BodyExt, Empty};
+use http::{StatusCode, header};
 use serde_json::{Value, json};
 
 const ROWS: u64 = 20_000;
@@ -66,22 +65,18 @@ async fn pyarrow_reads_the_arrow_export() {
     let server = common::typed::server();
     let id = common::typed::create(&server, json!({"n": ROWS})).await;
     let handler = DualHttp::new(server);
-    let request = Request::get(format!("/{id}/data"))
-        .header(header::ACCEPT, "application/vnd.apache.arrow.stream")
-        .body(Empty::<Bytes>::new())
-        .expect("request");
-    let response = handler.handle(request).await;
+    let response = handle::get(
+        &handler,
+        &format!("/{id}/data"),
+        &[(header::ACCEPT, "application/vnd.apache.arrow.stream")],
+    )
+    .await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(
         response.headers()[header::CONTENT_TYPE],
         "application/vnd.apache.arrow.stream"
     );
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("complete body")
-        .to_bytes();
+    let body = handle::bytes(response).await;
 
     let dir = std::env::temp_dir().join(format!("dual-http-pyarrow-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use dual_core::{ResourceId, Row};
 use dual_http::DualHttp;
-use dual_server::{CreateResponse, DualResponseServer};
+use dual_server::{CreateResponse, DualResponseServer, DualResponseServerBuilder};
 use dual_testkit::executor;
 use dual_testkit::serve::Loopback;
 use serde_json::{Value, json};
@@ -45,24 +45,23 @@ pub fn live_server() -> DualResponseServer {
 
 /// [`live_server`] on `store`.
 pub fn live_server_with(store: Arc<FlakyStore>) -> DualResponseServer {
-    DualResponseServer::builder()
-        .base_url("http://127.0.0.1/resources")
-        .shared_store(store)
-        .executor("numbers", numbers())
-        .without_sweeper()
+    builder_with(store)
         .without_snapshots()
         .build()
         .expect("valid configuration")
 }
 
 pub fn server_with(store: Arc<FlakyStore>) -> DualResponseServer {
+    builder_with(store).build().expect("valid configuration")
+}
+
+/// What every server of these tests starts from: kind `numbers` on `store`, no sweeper.
+pub fn builder_with(store: Arc<FlakyStore>) -> DualResponseServerBuilder {
     DualResponseServer::builder()
         .base_url("http://127.0.0.1/resources")
         .shared_store(store)
         .executor("numbers", numbers())
         .without_sweeper()
-        .build()
-        .expect("valid configuration")
 }
 
 /// A store that fails while broken, with an internal-looking message that must never reach a client.
@@ -110,9 +109,15 @@ pub async fn copy_with_status(
     record.id
 }
 
+/// Creates a resource of kind `numbers` with `params`: its id.
 pub async fn create(server: &DualResponseServer, params: Value) -> dual_core::ResourceId {
+    create_of(server, "numbers", params).await
+}
+
+/// Creates a resource of `kind` with `params`: its id.
+pub async fn create_of(server: &DualResponseServer, kind: &str, params: Value) -> dual_core::ResourceId {
     server
-        .create_response(CreateResponse::new("numbers", params))
+        .create_response(CreateResponse::new(kind, params))
         .await
         .expect("created")
         .id

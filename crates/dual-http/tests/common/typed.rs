@@ -1,7 +1,7 @@
 //! Kind `typed`: rows with a value of every column type, for the Arrow exports.
 
 use dual_core::{Column, ColumnType, Row};
-use dual_server::{CreateResponse, DualResponseServer};
+use dual_server::DualResponseServer;
 use dual_testkit::executor::Paged;
 use serde_json::{Value, json};
 
@@ -62,10 +62,7 @@ pub fn server() -> DualResponseServer {
         .expect("valid configuration")
 }
 
+/// Creates a resource of kind `typed` with `params`: its id.
 pub async fn create(server: &DualResponseServer, params: Value) -> dual_core::ResourceId {
-    server
-        .create_response(CreateResponse::new("typed", params))
-        .await
-        .expect("created")
-        .id
+    super::create_of(server, "typed", params).await
 }
