@@ -7,11 +7,16 @@ use serde_json::{Value, json};
 
 use super::*;
 
-fn server(executor: &Arc<Numbers>) -> DualResponseServer {
+/// A server whose kind `gated` is `executor`, pending after 50 ms.
+fn builder(executor: &Arc<Numbers>) -> dual_server::DualResponseServerBuilder {
     DualResponseServer::builder()
         .base_url("http://localhost/resources")
         .shared_executor("gated", Arc::clone(executor) as Arc<dyn QueryExecutor>)
         .pending_after(Duration::from_millis(50))
+}
+
+fn server(executor: &Arc<Numbers>) -> DualResponseServer {
+    builder(executor)
         .progress_interval(Duration::from_millis(20), Duration::from_millis(400))
         .build()
         .expect("valid configuration")
@@ -24,6 +29,25 @@ async fn pending(server: &DualResponseServer) -> DualResponse {
         .expect("created");
     assert_eq!(response.status, ResourceStatus::Pending);
     response
+}
+
+/// A waiter running in a task of its own.
+type Waiting = tokio::task::JoinHandle<Result<DualResponse, WaitError>>;
+
+/// Waits for `response` from a task of its own; the row counts it reports, as they come.
+fn spawn_wait(server: &DualResponseServer, response: DualResponse) -> (Waiting, Arc<Mutex<Vec<u64>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let waiting = tokio::spawn({
+        let (server, seen) = (server.clone(), Arc::clone(&seen));
+        async move {
+            wait_for_result(&server, &Caller::anonymous(), response, &fast(), |rows| {
+                seen.lock().expect("not poisoned").push(rows);
+                async {}
+            })
+            .await
+        }
+    });
+    (waiting, seen)
 }
 
 fn fast() -> WaitOptions {
@@ -41,19 +65,8 @@ fn text_of(result: &ReadResourceResult) -> Value {
 async fn waits_until_ready_and_reports_growing_row_counts() {
     let executor = Arc::new(Numbers::new().steps([3, 10, 10, 10]));
     let server = server(&executor);
-    let caller = Caller::anonymous();
     let response = pending(&server).await;
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let waiting = tokio::spawn({
-        let (server, caller, seen) = (server.clone(), caller.clone(), Arc::clone(&seen));
-        async move {
-            wait_for_result(&server, &caller, response, &fast(), |rows| {
-                seen.lock().expect("not poisoned").push(rows);
-                async {}
-            })
-            .await
-        }
-    });
+    let (waiting, seen) = spawn_wait(&server, response);
     for _ in 0..3 {
         tokio::time::sleep(Duration::from_millis(150)).await;
         executor.open();
@@ -70,28 +83,15 @@ async fn waits_until_ready_and_reports_growing_row_counts() {
 async fn a_run_of_this_instance_is_followed_in_memory_not_by_polling_the_store() {
     let executor = Arc::new(Numbers::new().steps([3, 10, 10, 10]));
     let store = Arc::new(dual_testkit::BreakableStore::new("not broken here"));
-    let server = DualResponseServer::builder()
-        .base_url("http://localhost/resources")
-        .shared_executor("gated", Arc::clone(&executor) as Arc<dyn QueryExecutor>)
+    let server = builder(&executor)
         .shared_store(Arc::clone(&store) as Arc<dyn dual_server::dual_store::ResourceStore>)
-        .pending_after(Duration::from_millis(50))
         // The run writes its progress to the store rarely: a waiter polling the store would not see it.
         .progress_interval(Duration::from_secs(5), Duration::from_secs(30))
         .build()
         .expect("valid configuration");
     let response = pending(&server).await;
-    let seen = Arc::new(Mutex::new(Vec::new()));
     let before = store.calls();
-    let waiting = tokio::spawn({
-        let (server, seen) = (server.clone(), Arc::clone(&seen));
-        async move {
-            wait_for_result(&server, &Caller::anonymous(), response, &fast(), |rows| {
-                seen.lock().expect("not poisoned").push(rows);
-                async {}
-            })
-            .await
-        }
-    });
+    let (waiting, seen) = spawn_wait(&server, response);
     for _ in 0..3 {
         tokio::time::sleep(Duration::from_millis(100)).await;
         executor.open();
