@@ -429,33 +429,21 @@ mod tests {
         let ledger = Arc::new(OwnerLedger::new(quotas()));
         let now = OffsetDateTime::UNIX_EPOCH;
         let later = Some(now + time::Duration::minutes(15));
-        let (a, slot_a) = ledger
-            .admit(Some("alice"), ResourceId::new(), later, now)
-            .unwrap();
-        let (b, slot_b) = ledger
-            .admit(Some("alice"), ResourceId::new(), later, now)
-            .unwrap();
-        assert_eq!(
-            quota_of(ledger.admit(Some("alice"), ResourceId::new(), later, now)),
-            (Quota::OwnerQueries, 2)
-        );
+        // A new resource of alice's, expiring in 15 minutes.
+        let alice = || ledger.admit(Some("alice"), ResourceId::new(), later, now);
+        let (a, slot_a) = alice().unwrap();
+        let (b, slot_b) = alice().unwrap();
+        assert_eq!(quota_of(alice()), (Quota::OwnerQueries, 2));
         // Another owner, and anonymous callers, are counted apart.
         let (c, slot_c) = ledger.admit(None, ResourceId::new(), later, now).unwrap();
         drop((slot_a, slot_b, slot_c));
         a.keep();
         b.keep();
         c.keep();
-        let (d, slot_d) = ledger
-            .admit(Some("alice"), ResourceId::new(), later, now)
-            .unwrap();
-        assert_eq!(
-            quota_of(ledger.admit(Some("alice"), ResourceId::new(), later, now)),
-            (Quota::OwnerResources, 3)
-        );
+        let (d, slot_d) = alice().unwrap();
+        assert_eq!(quota_of(alice()), (Quota::OwnerResources, 3));
         drop((d, slot_d));
-        let (e, slot_e) = ledger
-            .admit(Some("alice"), ResourceId::new(), later, now)
-            .unwrap();
+        let (e, slot_e) = alice().unwrap();
         drop(slot_e);
         let mut meter = ledger.meter(e.id);
         meter.charge(2 << 20).unwrap();
@@ -464,10 +452,7 @@ mod tests {
         drop(meter);
         e.keep();
         // At the byte quota, a new creation is refused before it runs; after expiry it is free.
-        assert_eq!(
-            quota_of(ledger.admit(Some("alice"), ResourceId::new(), later, now)),
-            (Quota::OwnerResources, 3)
-        );
+        assert_eq!(quota_of(alice()), (Quota::OwnerResources, 3));
         let expired = now + time::Duration::minutes(16);
         assert!(
             ledger

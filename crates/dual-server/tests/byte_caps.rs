@@ -1,6 +1,8 @@
 //! Byte caps: pages cut to whole rows within `max_page_bytes` (snapshot and live, sorted or not),
 //! sorted export batches bounded in bytes, and the whole tool result within `max_sample_bytes`.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -62,10 +64,7 @@ async fn paging_by_next_offset_yields_every_row_once_and_no_page_passes_the_cap(
     const N: u64 = 400;
     for snapshots in [true, false] {
         let server = server(CAP, snapshots, varied_row);
-        let created = server
-            .create_response(CreateResponse::new("numbers", json!({"n": N})))
-            .await
-            .expect("created");
+        let created = common::created(&server, CreateResponse::new("numbers", json!({"n": N}))).await;
         for sort in [
             None,
             Some(Sort::new("w", SortOrder::Asc)),
@@ -125,10 +124,7 @@ async fn a_row_larger_than_the_cap_comes_alone_and_paging_goes_on() {
     }
     for snapshots in [true, false] {
         let server = server(4_096, snapshots, row);
-        let created = server
-            .create_response(CreateResponse::new("numbers", json!({"n": 12})))
-            .await
-            .expect("created");
+        let created = common::created(&server, CreateResponse::new("numbers", json!({"n": 12}))).await;
         let mut sizes = Vec::new();
         let mut offset = Some(0);
         while let Some(at) = offset {
@@ -165,10 +161,7 @@ async fn a_live_page_reads_no_more_than_the_cap_and_one_row() {
         .executor("cursor", cursor)
         .build()
         .expect("server");
-    let created = server
-        .create_response(CreateResponse::new("cursor", json!({"n": 5_000})))
-        .await
-        .expect("created");
+    let created = common::created(&server, CreateResponse::new("cursor", json!({"n": 5_000}))).await;
     let before = produced.load(Ordering::SeqCst);
     let request = PageRequest {
         limit: Some(10_000),
@@ -199,10 +192,7 @@ async fn sorted_export_batches_are_bounded_in_bytes() {
         object(json!({"id": i, "k": (i * 7919) % 1_000, "v": "z".repeat(3_000)}))
     }
     let server = builder(row).build().expect("server");
-    let created = server
-        .create_response(CreateResponse::new("numbers", json!({"n": 3_000})))
-        .await
-        .expect("created");
+    let created = common::created(&server, CreateResponse::new("numbers", json!({"n": 3_000}))).await;
     for sort in [None, Some(Sort::new("k", SortOrder::Desc))] {
         let (_, mut stream) = server
             .export_range(created.id, &Caller::anonymous(), sort.clone(), RowRange::ALL)
@@ -231,10 +221,11 @@ async fn the_whole_tool_result_stays_within_max_sample_bytes_for_every_version()
         object(json!({"id": i, "v": "a|\"\n\\".repeat(2_000)}))
     }
     let server = builder(row).max_sample_bytes(CAP).build().expect("server");
-    let created = server
-        .create_response(CreateResponse::new("numbers", json!({"n": 100})).sample_size(100))
-        .await
-        .expect("created");
+    let created = common::created(
+        &server,
+        CreateResponse::new("numbers", json!({"n": 100})).sample_size(100),
+    )
+    .await;
     assert!(!created.sample.is_empty() && created.sample.len() < 100);
     for version in ProtocolVersion::ALL {
         for text in [TextFormat::Table, TextFormat::Json] {

@@ -2,13 +2,16 @@
 //! need live paging and fail clearly without it; typed parameters that do not decode are a clear
 //! error, from `stream` as from live paging.
 
+mod common;
+
 use std::error::Error;
 use std::sync::Arc;
 
-use dual_core::{PageRequest, Row, Sort, SortOrder, range::RowRange};
+use dual_core::error::Report;
+use dual_core::{DualResponse, PageRequest, Row, Sort, SortOrder, range::RowRange};
 use dual_server::{
     Caller, CreateResponse, DualResponseServer, DualResponseServerBuilder, ExecutorError, LiveQuery,
-    QueryExecutor, QueryStart, RowStream, ServerErrorCode, Typed, TypedExecutor, paged_stream,
+    QueryExecutor, QueryStart, RowStream, ServerError, ServerErrorCode, Typed, TypedExecutor, paged_stream,
 };
 use dual_testkit::executor::Numbers;
 use futures_util::StreamExt;
@@ -28,15 +31,8 @@ fn builder(executor: Arc<dyn QueryExecutor>) -> DualResponseServerBuilder {
 }
 
 /// An error and its sources, as one text.
-fn chain(error: &dyn Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(next) = source {
-        text.push_str(" / ");
-        text.push_str(&next.to_string());
-        source = next.source();
-    }
-    text
+fn chain(error: &(dyn Error + 'static)) -> String {
+    Report::new(error).to_string()
 }
 
 /// Every item of `stream`.
@@ -49,10 +45,7 @@ async fn a_snapshot_needs_nothing_but_stream() {
     let server = builder(Arc::new(Numbers::new().snapshots_only()))
         .build()
         .expect("server");
-    let created = server
-        .create_response(CreateResponse::new("numbers", json!({"n": 250})))
-        .await
-        .expect("created from the stream alone");
+    let created = common::created(&server, CreateResponse::new("numbers", json!({"n": 250}))).await;
     assert_eq!(created.total_count, 250);
     let page = server
         .fetch_page(
@@ -80,6 +73,15 @@ async fn a_snapshot_needs_nothing_but_stream() {
     assert_eq!(rows.len(), 5);
 }
 
+/// Creates 500 rows of `numbers` on a server changed by `configure`.
+async fn create_500(configure: Configure, numbers: Numbers) -> Result<DualResponse, ServerError> {
+    configure(builder(Arc::new(numbers)))
+        .build()
+        .expect("server")
+        .create_response(CreateResponse::new("numbers", json!({"n": 500})))
+        .await
+}
+
 #[tokio::test]
 async fn a_live_resource_without_live_paging_fails_naming_the_capability() {
     let configurations: [(&str, Configure); 2] = [
@@ -90,11 +92,7 @@ async fn a_live_resource_without_live_paging_fails_naming_the_capability() {
         ("a result over the snapshot cap", |b| b.snapshot_max_bytes(1_000)),
     ];
     for (what, configure) in configurations {
-        let snapshots_only = configure(builder(Arc::new(Numbers::new().snapshots_only())))
-            .build()
-            .expect("server");
-        let error = snapshots_only
-            .create_response(CreateResponse::new("numbers", json!({"n": 500})))
+        let error = create_500(configure, Numbers::new().snapshots_only())
             .await
             .expect_err(what);
         assert_eq!(error.code(), ServerErrorCode::QueryExecutionFailed, "{what}");
@@ -104,13 +102,7 @@ async fn a_live_resource_without_live_paging_fails_naming_the_capability() {
             "{what}: {text}"
         );
         // The same query with live paging is served live.
-        let live = configure(builder(Arc::new(Numbers::new())))
-            .build()
-            .expect("server");
-        let created = live
-            .create_response(CreateResponse::new("numbers", json!({"n": 500})))
-            .await
-            .expect(what);
+        let created = create_500(configure, Numbers::new()).await.expect(what);
         assert_eq!(created.total_count, 500, "{what}");
     }
 }

@@ -15,6 +15,7 @@ use dual_server::{
 use dual_spool::{MemorySpool, SegmentLimits, Spool};
 use dual_store::Clock;
 use dual_testkit::BreakableSpool;
+use dual_testkit::executor::Numbers;
 use serde_json::{Value, json};
 
 /// Rows in a shared vector the test mutates; counts every call.
@@ -353,14 +354,18 @@ async fn a_failing_query_leaves_no_snapshot() {
     let spool = memory_spool();
     let server = DualResponseServer::builder()
         .base_url("https://api.example.com/resources")
-        .executor("broken", Broken)
+        .executor("broken", Numbers::new())
         .spool(spool.clone())
         .without_sweeper()
         .build()
         .expect("valid configuration");
     drop(table);
     let err = server
-        .create_response(CreateResponse::new("broken", Value::Null))
+        // 50 rows, then the query fails.
+        .create_response(CreateResponse::new(
+            "broken",
+            json!({"n": 100, "fail_stream_at": 50}),
+        ))
         .await
         .expect_err("fails");
     assert_eq!(err.code(), ServerErrorCode::QueryExecutionFailed);
@@ -369,40 +374,6 @@ async fn a_failing_query_leaves_no_snapshot() {
         tokio::task::yield_now().await;
     }
     assert!(spool.list().await.expect("list").is_empty());
-}
-
-/// Yields some rows, then fails.
-struct Broken;
-
-impl QueryExecutor for Broken {
-    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
-        start.started();
-        paged_stream(self, params, 50)
-    }
-
-    fn live(&self) -> Option<&dyn LiveQuery> {
-        Some(self)
-    }
-}
-
-#[async_trait::async_trait]
-impl LiveQuery for Broken {
-    async fn count(&self, _: &Value) -> Result<u64, ExecutorError> {
-        Ok(100)
-    }
-
-    async fn fetch(
-        &self,
-        _: &Value,
-        offset: u64,
-        _: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        if offset > 0 {
-            return Err(ExecutorError::new("disk I/O error"));
-        }
-        Ok(rows(50, "x"))
-    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -147,6 +147,15 @@ async fn page(
         .collect())
 }
 
+/// The export of every row of `id`.
+async fn export_all(server: &DualResponseServer, id: ResourceId) -> RowStream {
+    let (_, stream) = server
+        .stream_range(id, &Caller::anonymous(), None, RowRange::ALL)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    stream
+}
+
 /// Asserts that the page of `limit` rows from `offset` is served and holds the ids `expected`.
 async fn assert_page(
     server: &DualResponseServer,
@@ -262,10 +271,7 @@ async fn an_export_streams_the_spooled_rows_before_the_writer_ends_and_ends_with
     let executor = Counted::new(500, 30);
     let server = server(&executor);
     let id = create(&server).await.id;
-    let (_, mut stream) = server
-        .stream_range(id, &Caller::anonymous(), None, RowRange::ALL)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut stream = export_all(&server, id).await;
     let mut ids = Vec::new();
     while ids.len() < 30 {
         let batch = tokio::time::timeout(Duration::from_secs(2), stream.next())
@@ -288,10 +294,7 @@ async fn a_writer_failing_after_the_answer_fails_the_resource_and_cuts_no_export
     let executor = Counted::with(200, 20, 200, true);
     let server = server(&executor);
     let id = create(&server).await.id;
-    let (_, mut stream) = server
-        .stream_range(id, &Caller::anonymous(), None, RowRange::ALL)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut stream = export_all(&server, id).await;
     executor.open();
     let mut rows = 0;
     let mut failed = false;

@@ -20,30 +20,30 @@ fn sources(error: &ServerError) -> (Option<String>, Option<String>) {
     )
 }
 
+/// `error` is a retryable `STORAGE_ERROR` whose text is `text`, caused by `cause`, caused by `root`.
+fn assert_retryable_storage_error(error: &ServerError, text: &str, (cause, root): (&str, &str)) {
+    assert_eq!(
+        (error.code(), error.is_retryable()),
+        (ServerErrorCode::StorageError, true)
+    );
+    assert_eq!(error.to_string(), text);
+    assert_eq!(sources(error), (Some(cause.to_owned()), Some(root.to_owned())));
+    assert_eq!(Report::new(error).to_string(), format!("{text}: {cause}: {root}"));
+}
+
 #[test]
 fn a_store_failure_keeps_the_stores_error_as_its_source() {
     let error = ServerError::from(
         StoreError::unavailable("redis get").with_source(std::io::Error::other("connection refused")),
     );
-    let ServerError::Storage(store) = &error else {
-        panic!("expected Storage, got {error:?}");
-    };
-    assert!(store.is_retryable());
-    assert_eq!(
-        (error.code(), error.is_retryable()),
-        (ServerErrorCode::StorageError, true)
+    assert!(
+        matches!(&error, ServerError::Storage(store) if store.is_retryable()),
+        "{error:?}"
     );
-    assert_eq!(error.to_string(), "the resource store failed");
-    assert_eq!(
-        sources(&error),
-        (
-            Some("store unavailable: redis get".to_owned()),
-            Some("connection refused".to_owned())
-        )
-    );
-    assert_eq!(
-        Report::new(&error).to_string(),
-        "the resource store failed: store unavailable: redis get: connection refused"
+    assert_retryable_storage_error(
+        &error,
+        "the resource store failed",
+        ("store unavailable: redis get", "connection refused"),
     );
 
     let corrupt = ServerError::from(StoreError::corrupt("record JSON"));
@@ -54,25 +54,14 @@ fn a_store_failure_keeps_the_stores_error_as_its_source() {
 #[test]
 fn a_spool_failure_keeps_the_spools_error_as_its_source() {
     let error = ServerError::spool(SpoolError::unavailable(std::io::Error::other("disk gone")));
-    let ServerError::Spool(spool) = &error else {
-        panic!("expected Spool, got {error:?}");
-    };
-    assert!(spool.is_retryable());
-    assert_eq!(
-        (error.code(), error.is_retryable()),
-        (ServerErrorCode::StorageError, true)
+    assert!(
+        matches!(&error, ServerError::Spool(spool) if spool.is_retryable()),
+        "{error:?}"
     );
-    assert_eq!(error.to_string(), "the snapshot spool failed");
-    assert_eq!(
-        sources(&error),
-        (
-            Some("spool storage unavailable".to_owned()),
-            Some("disk gone".to_owned())
-        )
-    );
-    assert_eq!(
-        Report::new(&error).to_string(),
-        "the snapshot spool failed: spool storage unavailable: disk gone"
+    assert_retryable_storage_error(
+        &error,
+        "the snapshot spool failed",
+        ("spool storage unavailable", "disk gone"),
     );
 
     let gone = ServerError::spool(SpoolError::NotFound(dual_core::ResourceId::new()));

@@ -40,6 +40,17 @@ fn by(field: &str, order: SortOrder) -> Sort {
     }
 }
 
+/// A snapshot on a fresh spool, and a cache of one slot that waits for none.
+async fn one_slot() -> (Spool, ResourceId, SortCache) {
+    let spool = spool();
+    let id = snapshot(&spool).await;
+    (
+        spool,
+        id,
+        SortCache::new(1 << 20, limits(1, Duration::ZERO, 1 << 20)),
+    )
+}
+
 fn limits(concurrency: usize, wait: Duration, memory_bytes: u64) -> SortLimits {
     SortLimits {
         concurrency,
@@ -80,9 +91,7 @@ async fn derives_a_stable_order_and_gives_its_memory_back() {
 
 #[tokio::test]
 async fn a_cached_order_is_served_without_a_slot_or_the_snapshot() {
-    let spool = spool();
-    let id = snapshot(&spool).await;
-    let cache = SortCache::new(1 << 20, limits(1, Duration::ZERO, 1 << 20));
+    let (spool, id, cache) = one_slot().await;
     let sort = by("name", SortOrder::Asc);
     let first = cache.order(&spool, id, &sort).await.expect("order");
     // No slot free and the snapshot gone: a derivation could neither start nor read.
@@ -233,9 +242,7 @@ async fn a_snapshot_over_the_row_or_byte_limit_is_refused_before_reading() {
 
 #[tokio::test]
 async fn a_dropped_request_gives_its_slot_and_memory_back() {
-    let spool = spool();
-    let id = snapshot(&spool).await;
-    let cache = SortCache::new(1 << 20, limits(1, Duration::ZERO, 1 << 20));
+    let (spool, id, cache) = one_slot().await;
     let sort = by("name", SortOrder::Asc);
     // Poll the derivation once (it reserves and starts the blocking side), then drop it.
     {

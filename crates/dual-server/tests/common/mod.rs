@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use dual_core::{ResourceId, ResourceRecord, Row, Sort, range::RowRange};
-use dual_server::{Caller, DualResponseServer, ServerError, ServerErrorCode};
+use dual_core::{DualResponse, ResourceId, ResourceRecord, Row, Sort, range::RowRange};
+use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError, ServerErrorCode};
 use dual_testkit::executor::Numbers;
 pub use dual_testkit::executor::row;
 use futures_util::StreamExt;
@@ -65,4 +65,12 @@ pub async fn record_once(
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     panic!("{id} still {what} after 5 s");
+}
+
+/// What `server` answers to `request`; panics if it fails.
+pub async fn created(server: &DualResponseServer, request: CreateResponse) -> DualResponse {
+    server
+        .create_response(request)
+        .await
+        .unwrap_or_else(|e| panic!("created: {e}"))
 }
