@@ -206,15 +206,7 @@ fn tokens() -> dual_demo::auth::AuthTokens {
 
 /// The `type`s of a result's content blocks.
 fn block_types(result: &Value) -> Vec<String> {
-    result["content"]
-        .as_array()
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter_map(|b| b["type"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+    support::raw_mcp::block_fields(result, "type")
 }
 
 /// The first text block of a result.
@@ -483,15 +475,9 @@ async fn the_binary_takes_the_link_flags() {
         let key = db.dir().join("link.key");
         std::fs::write(&short, [1_u8; 31]).expect("written");
         std::fs::write(&key, [2_u8; 32]).expect("written");
-        let output = support::serve_command(&db.path())
-            .arg("--link-key-file")
-            .arg(&short)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .await
-            .expect("the binary runs");
-        assert!(!output.status.success());
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let mut refused = support::serve_command(&db.path());
+        refused.arg("--link-key-file").arg(&short);
+        let stderr = support::start_up_error(refused).await;
         assert!(stderr.contains("holds no usable key"), "{stderr}");
 
         let keyed = support::Instance::start_memory(&[

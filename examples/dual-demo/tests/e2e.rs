@@ -17,7 +17,7 @@ use rmcp::model::{ErrorCode, ReadResourceRequestParams, ResourceContents};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 use support::in_process::InProcess;
-use support::{TempDb, call, query, serve_command, text_of, within};
+use support::{TempDb, call, query, serve_command, start_up_error, text_of, within};
 
 /// Upper bound of any one test's work.
 const LIMIT: Duration = Duration::from_secs(90);
@@ -364,15 +364,11 @@ async fn an_unreachable_store_fails_start_up_with_a_redacted_message() {
             format!("redis://:hunter2@127.0.0.1:{port}/0"),
             format!("postgres://postgres:hunter2@127.0.0.1:{port}/test"),
         ] {
-            let output = serve_command(&db.path())
+            let mut refused = serve_command(&db.path());
+            refused
                 .args(["--store-timeout-ms", "500", "--store", &store])
-                .env("NO_COLOR", "1")
-                .kill_on_drop(true)
-                .output()
-                .await
-                .expect("the binary runs");
-            assert!(!output.status.success(), "{store}");
-            let stderr = String::from_utf8_lossy(&output.stderr);
+                .env("NO_COLOR", "1");
+            let stderr = start_up_error(refused).await;
             assert!(stderr.contains("cannot open the"), "{stderr}");
             assert!(stderr.contains(":***@127.0.0.1"), "{stderr}");
             assert!(!stderr.contains("hunter2"), "{stderr}");

@@ -149,16 +149,9 @@ fn assert_no_priming(body: &str) {
     }
 }
 
+/// The texts of a result's content blocks.
 fn texts(result: &Value) -> Vec<String> {
-    result["content"]
-        .as_array()
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter_map(|block| block["text"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+    support::raw_mcp::block_fields(result, "text")
 }
 
 /// The `resources/read` URI the summary tells the model to use.

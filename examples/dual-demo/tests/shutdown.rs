@@ -4,12 +4,11 @@
 
 mod support;
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use http_body_util::BodyExt;
 use support::export::{assert_every_row, assert_truncated, create_big_resource, start_export};
-use support::{Instance, LIMIT, TempDb, serve_command, within};
+use support::{Instance, LIMIT, TempDb, serve_command, start_up_error, within};
 use tokio::time::timeout;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -128,16 +127,9 @@ async fn a_malformed_token_file_stops_start_up_naming_the_line() {
         let db = TempDb::new();
         let tokens = db.path().with_file_name("tokens.txt");
         std::fs::write(&tokens, "# tokens\nabc alice\n\nlonely\n").expect("write the file");
-        let output = serve_command(&db.path())
-            .arg("--auth-tokens")
-            .arg(&tokens)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .output()
-            .await
-            .expect("the binary runs");
-        assert!(!output.status.success());
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let mut refused = serve_command(&db.path());
+        refused.arg("--auth-tokens").arg(&tokens).env("RUST_LOG", "warn");
+        let stderr = start_up_error(refused).await;
         assert!(stderr.contains("line 4"), "{stderr}");
         assert!(stderr.contains("tokens.txt"), "{stderr}");
     })

@@ -229,6 +229,20 @@ pub(crate) fn serve_command(db: &Path) -> Command {
     command
 }
 
+/// Runs `command` (a [`serve_command`] given something it must refuse) to its end, with no stdin:
+/// it must fail to start; what it wrote to stderr.
+pub(crate) async fn start_up_error(mut command: Command) -> String {
+    let output = command
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "it started: {stderr}");
+    stderr
+}
+
 impl Drop for TempDb {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);

@@ -155,3 +155,16 @@ pub(crate) fn messages(body: &str) -> Vec<Value> {
         .filter_map(|data| serde_json::from_str(data.trim()).ok())
         .collect()
 }
+
+/// The `field` (`"type"`, `"text"`, …) of each content block of a raw tool result that has it.
+pub(crate) fn block_fields(result: &Value, field: &str) -> Vec<String> {
+    result["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|block| block[field].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
