@@ -21,6 +21,11 @@ use serde_json::{Value, json};
 
 const BASE: &str = "http://127.0.0.1/resources";
 
+/// The log test runs alone: a callsite that another test's thread reaches at the same moment,
+/// without a subscriber, can keep a cached "never" interest (tracing's callsite registration races
+/// with a new thread-local subscriber), and the event the log test looks for would be skipped.
+static LOG_CAPTURE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
 /// `X-Tenant: name` is the caller; counts how often it was asked.
 #[derive(Debug, Default, Clone)]
 struct Tenant(Arc<AtomicUsize>);
@@ -111,6 +116,7 @@ fn referrer_policy(headers: &HeaderMap) -> &str {
 
 #[tokio::test(start_paused = true)]
 async fn a_data_link_downloads_exactly_its_export_without_a_header_or_the_hook() {
+    let _shared = LOG_CAPTURE.read().await;
     let f = fixture().await;
     let link = f
         .server
@@ -172,6 +178,7 @@ async fn a_data_link_downloads_exactly_its_export_without_a_header_or_the_hook()
 
 #[tokio::test(start_paused = true)]
 async fn every_bad_link_is_the_unknown_ids_404_byte_for_byte_and_touches_no_store() {
+    let _shared = LOG_CAPTURE.read().await;
     let f = fixture().await;
     let other = owned(&f.server, "alice", 3).await;
     let data = f
@@ -278,6 +285,7 @@ async fn every_bad_link_is_the_unknown_ids_404_byte_for_byte_and_touches_no_stor
 
 #[tokio::test(start_paused = true)]
 async fn a_read_link_reads_metadata_pages_data_and_the_view() {
+    let _shared = LOG_CAPTURE.read().await;
     let f = fixture().await;
     let view = f.server.view_link(f.id, &alice()).await.expect("minted");
     let query = link_query(&view.url);
@@ -321,6 +329,7 @@ async fn a_read_link_reads_metadata_pages_data_and_the_view() {
 
 #[tokio::test(start_paused = true)]
 async fn a_link_never_pins_or_deletes() {
+    let _shared = LOG_CAPTURE.read().await;
     let f = fixture().await;
     let view = f.server.view_link(f.id, &alice()).await.expect("minted");
     let item = format!("{BASE}/{}?{}", f.id, link_query(&view.url));
@@ -342,6 +351,7 @@ async fn a_link_never_pins_or_deletes() {
 
 #[tokio::test(start_paused = true)]
 async fn format_overrides_accept_and_names_the_attachment() {
+    let _shared = LOG_CAPTURE.read().await;
     let f = fixture().await;
     let url = format!("{BASE}/{}/data?format=ndjson", f.id);
     let response = send(
@@ -392,6 +402,7 @@ async fn format_overrides_accept_and_names_the_attachment() {
 
 #[tokio::test(start_paused = true)]
 async fn the_view_page_is_served_with_its_policy_to_whoever_may_read() {
+    let _shared = LOG_CAPTURE.read().await;
     let f = fixture().await;
     let page = format!("{BASE}/{}/view", f.id);
     for method in [Method::GET, Method::HEAD] {
@@ -450,6 +461,7 @@ async fn the_view_page_is_served_with_its_policy_to_whoever_may_read() {
 
 #[tokio::test(start_paused = true)]
 async fn the_token_never_reaches_the_log() {
+    let _alone = LOG_CAPTURE.write().await;
     let (logs, _guard) = Logs::capture();
     let f = fixture().await;
     let view = f.server.view_link(f.id, &alice()).await.expect("minted");
