@@ -178,7 +178,9 @@ async fn a_task_reports_progress_and_ends_with_the_dual_response() {
     let progress = progress.lock().expect("not poisoned").clone();
     assert!(progress.len() >= 2, "progress notifications: {progress:?}");
     assert!(progress.windows(2).all(|pair| pair[0] < pair[1]), "{progress:?}");
-    assert!(progress.iter().all(|rows| *rows < 33.0), "{progress:?}");
+    // Rows so far, never past the total; the last one may be the total itself when the writer's
+    // final progress goes out just before the task completes.
+    assert!(progress.iter().all(|rows| *rows <= 33.0), "{progress:?}");
     client.cancel().await.expect("closed");
 }
 
