@@ -90,12 +90,16 @@ fn main() -> Result<(), BoxError> {
             let response = server
                 .create_response(CreateResponse::new(SQL_KIND, params.clone()))
                 .await?;
+            // The answer comes at the first sample; the figure is the whole snapshot written.
+            common::spooled(&server, response.id).await?;
             let elapsed = started.elapsed();
             server.delete_resource(response.id, &Caller::anonymous()).await?;
             Ok::<_, BoxError>(elapsed)
         })
     })?;
     let response = servers.block_on(server.create_response(CreateResponse::new(SQL_KIND, params.clone())))?;
+    // Pages past the rows spooled so far would be 409 `not_ready`: the page figures read the whole snapshot.
+    servers.block_on(common::spooled(&server, response.id))?;
     let total = response.total_count;
     let url = format!("{base}/{}", response.id);
     let anyone = Caller::anonymous();

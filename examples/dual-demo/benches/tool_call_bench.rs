@@ -22,7 +22,6 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use dual_core::status::ResourceStatus;
 use dual_core::{PageRequest, ResourceId};
 use dual_demo::dataset::{self, DatasetSize};
 use dual_demo::serve::{self, Running, ServeOptions};
@@ -32,12 +31,10 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::json;
 
 mod common;
-use common::{BoxError, env_u64, median};
+use common::{BoxError, env_u64, median, spooled};
 
 /// The sample the reference server reads, as the demo's default sample size.
 const SAMPLE: u64 = dual_server::DEFAULT_SAMPLE_SIZE;
-/// Longest wait for a snapshot to be written.
-const SPOOL_LIMIT: Duration = Duration::from_secs(600);
 
 const QUERIES: [(&str, &str); 4] = [
     ("2 rows", "SELECT * FROM degrees_awarded WHERE id <= 2"),
@@ -215,24 +212,6 @@ fn tool_call(
             Ok::<_, BoxError>(elapsed)
         })
     })
-}
-
-/// Waits (bounded by [`SPOOL_LIMIT`]) until every row of `id` is written.
-async fn spooled(server: &dual_server::DualResponseServer, id: ResourceId) -> Result<(), BoxError> {
-    let deadline = Instant::now() + SPOOL_LIMIT;
-    loop {
-        let metadata = server.metadata(id, &Caller::anonymous()).await?;
-        if metadata.spooled_rows.is_none() && metadata.status == ResourceStatus::Ready {
-            return Ok(());
-        }
-        if metadata.status == ResourceStatus::Failed {
-            return Err(format!("the snapshot failed: {:?}", metadata.error).into());
-        }
-        if Instant::now() > deadline {
-            return Err(format!("the snapshot was not written within {SPOOL_LIMIT:?}").into());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// 100-row pages at offset 0, back to back for `seconds`: pages/s.

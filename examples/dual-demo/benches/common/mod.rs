@@ -28,3 +28,29 @@ pub(crate) fn load_average() -> Option<String> {
         .ok()
         .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
 }
+
+/// Longest wait for a snapshot to be written.
+const SPOOL_LIMIT: Duration = Duration::from_secs(600);
+
+/// Waits (bounded by [`SPOOL_LIMIT`], looking every 5 ms) until every row of `id` is written: the tool
+/// call answers at the first sample, and the rest of the snapshot is written behind it.
+pub(crate) async fn spooled(
+    server: &dual_server::DualResponseServer,
+    id: dual_core::ResourceId,
+) -> Result<(), BoxError> {
+    use dual_core::status::ResourceStatus;
+    let deadline = std::time::Instant::now() + SPOOL_LIMIT;
+    loop {
+        let metadata = server.metadata(id, &dual_server::Caller::anonymous()).await?;
+        if metadata.spooled_rows.is_none() && metadata.status == ResourceStatus::Ready {
+            return Ok(());
+        }
+        if metadata.status == ResourceStatus::Failed {
+            return Err(format!("the snapshot failed: {:?}", metadata.error).into());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!("the snapshot was not written within {SPOOL_LIMIT:?}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
