@@ -18,6 +18,7 @@ use dual_core::{
     consistency::Consistency,
     status::{FailureCode, QueryFailure, ResourceStatus},
 };
+use dual_spool::Manifest;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -195,16 +196,32 @@ async fn drive(
     let mut tick = tokio::time::interval(inner.config.progress_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tick.tick().await;
+    // The rows of the last partial manifest published.
+    let mut published: Option<u64> = None;
     let joined = loop {
         tokio::select! {
             joined = &mut writer => break joined,
             _ = tick.tick() => {
-                {
+                let stored = {
                     let p = progress.borrow();
                     if record.status == ResourceStatus::Pending {
                         record.total_count = p.rows;
+                        None
                     } else {
-                        record.spooled_rows = Some(p.spooled());
+                        p.stored.clone()
+                    }
+                };
+                if let Some(stored) = stored
+                    && published.is_none_or(|rows| rows < stored.rows())
+                {
+                    // The partial manifest goes first: the rows the record counts are readable
+                    // everywhere.
+                    match publish_partial(&inner, &stored).await {
+                        Ok(()) => {
+                            published = Some(stored.rows());
+                            record.spooled_rows = Some(stored.rows());
+                        }
+                        Err(error) => tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "could not publish the rows spooled so far"),
                     }
                 }
                 record.lease_expires_at = Some(inner.lease_from_now());
@@ -271,6 +288,14 @@ async fn drive(
         }
     }
     inner.runs.remove(id);
+}
+
+/// Publishes the segments stored so far in a shared spool, for readers on other instances.
+async fn publish_partial(inner: &Inner, stored: &Manifest) -> Result<(), ServerError> {
+    match &inner.spool {
+        Some(spool) => spool.publish_partial(stored).await.map_err(ServerError::spool),
+        None => Ok(()),
+    }
 }
 
 /// Fills `record` with a finished query's result.

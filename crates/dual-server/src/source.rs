@@ -2,6 +2,8 @@
 //! being written) or, for a live resource, its query executed again. A source serves pages and
 //! exports, and discards what it holds when the resource is deleted (docs/DESIGN.md §3, §8).
 
+mod follow;
+mod remote;
 mod spooled;
 mod spooling;
 
@@ -17,6 +19,8 @@ use crate::inner::Inner;
 use crate::live::live_paging;
 use crate::{QueryExecutor, ServerError, take_rows};
 
+use follow::{Watch, follow};
+use remote::Remote;
 pub(crate) use spooling::spooled_rows;
 
 /// The source of one record's rows.
@@ -63,7 +67,7 @@ impl<'a> Source<'a> {
                         ),
                         Some(_) => None,
                     };
-                    spooling::readable(inner, record, need).await?
+                    spooling::readable(inner, spool, record, need).await?
                 } else {
                     None
                 };
@@ -96,8 +100,8 @@ impl<'a> Source<'a> {
     }
 
     /// The rows of `range` in `sort` order as a stream of batches: a snapshot's as stored (a
-    /// snapshot still being written here is followed as its writer writes; elsewhere, or sorted, it is
-    /// waited for at most `spool_wait`), a live resource's from the executor's `stream_range`, cut
+    /// snapshot still being written is followed as its writer writes, here or on another instance;
+    /// sorted, it is waited for at most `spool_wait`), a live resource's from the executor's `stream_range`, cut
     /// after `range.limit` rows.
     pub(crate) async fn export(
         &self,
@@ -107,12 +111,14 @@ impl<'a> Source<'a> {
         match *self {
             Self::Snapshot { inner, spool, record } => {
                 if record.is_spooling() {
-                    if sort.is_none()
-                        && let Some(progress) = inner.runs.progress(record.id)
-                    {
-                        return Ok(spooling::follow(spool.clone(), record, progress, range));
+                    if sort.is_none() {
+                        let watch = match inner.runs.progress(record.id) {
+                            Some(progress) => Watch::Local(progress),
+                            None => Watch::Remote(Remote::new(inner, spool, record.id)),
+                        };
+                        return Ok(follow(spool.clone(), record, watch, range));
                     }
-                    spooling::readable(inner, record, None).await?;
+                    spooling::readable(inner, spool, record, None).await?;
                 }
                 spooled::export(spool, &inner.sorts, record.id, sort, range).await
             }

@@ -392,22 +392,36 @@ async fn deleting_a_resource_while_it_spools_stops_its_query() {
     );
 }
 
-#[tokio::test]
-async fn another_instance_waits_for_the_snapshot_and_serves_it_once_written() {
-    let executor = Counted::new(300, 20);
+/// Two instances sharing a store and a spool, as behind a load balancer: the writer (where the
+/// query runs) and a reader.
+fn two_instances(executor: &Arc<Counted>) -> (DualResponseServer, DualResponseServer) {
     let store: Arc<dyn ResourceStore> = Arc::new(MemoryStore::new());
-    let shared = |store: &Arc<dyn ResourceStore>| {
-        BreakableStore::wrapping(Arc::clone(store), "unused").pretending_shared()
-    };
     let spool = spool();
-    let writer = builder(&executor, spool.clone())
-        .store(shared(&store))
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let reader = builder(&executor, spool)
-        .store(shared(&store))
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let instance = |spool: Spool| {
+        builder(executor, spool)
+            .store(BreakableStore::wrapping(Arc::clone(&store), "unused").pretending_shared())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    (instance(spool.clone()), instance(spool))
+}
+
+/// The ids of the next batches of `stream` until it holds `n` rows, each within 2 s.
+async fn next_ids(stream: &mut RowStream, ids: &mut Vec<u64>, n: usize, what: &str) {
+    while ids.len() < n {
+        let batch = tokio::time::timeout(Duration::from_secs(2), stream.next())
+            .await
+            .unwrap_or_else(|_| panic!("{what}: no rows within 2 s after {}", ids.len()))
+            .unwrap_or_else(|| panic!("{what}: the export ended after {} rows", ids.len()))
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        ids.extend(batch.iter().map(|row| row["id"].as_u64().unwrap_or(u64::MAX)));
+    }
+}
+
+#[tokio::test]
+async fn another_instance_serves_the_spooled_rows_and_waits_for_the_rest() {
+    let executor = Counted::new(300, 20);
+    let (writer, reader) = two_instances(&executor);
     let id = create(&writer).await.id;
     let metadata = reader
         .metadata(id, &Caller::anonymous())
@@ -421,11 +435,31 @@ async fn another_instance_waits_for_the_snapshot_and_serves_it_once_written() {
         metadata.spooled_rows.is_some(),
         "the other instance sees it being written"
     );
-    let error = page(&reader, id, 0, 10)
+    // The writer publishes the stored segments with its next progress write (every 50 ms here),
+    // within the reader's wait.
+    assert_page(
+        &reader,
+        id,
+        (5, 10),
+        5..15,
+        "rows already spooled, served by the other instance while the writer writes",
+    )
+    .await;
+    let started = Instant::now();
+    let error = page(&reader, id, 290, 10)
         .await
         .err()
-        .unwrap_or_else(|| panic!("served rows it cannot see"));
+        .unwrap_or_else(|| panic!("served rows not yet written"));
     assert_eq!(error.code(), ServerErrorCode::NotReady, "{error}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(250),
+        "it waited for the writer first: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        matches!(error, ServerError::NotReady { rows: 20 }),
+        "it says how far the writer is: {error:?}"
+    );
 
     executor.open();
     assert_page(
@@ -436,4 +470,57 @@ async fn another_instance_waits_for_the_snapshot_and_serves_it_once_written() {
         "served once the writer finished",
     )
     .await;
+}
+
+#[tokio::test]
+async fn an_export_on_another_instance_follows_the_writer_to_every_row() {
+    let executor = Counted::new(400, 30);
+    let (writer, reader) = two_instances(&executor);
+    let id = create(&writer).await.id;
+    let mut stream = export_all(&reader, id).await;
+    let mut ids = Vec::new();
+    next_ids(
+        &mut stream,
+        &mut ids,
+        30,
+        "the spooled rows, before the writer ends",
+    )
+    .await;
+    executor.open();
+    while let Some(batch) = stream.next().await {
+        let batch = batch.unwrap_or_else(|e| panic!("{e}"));
+        ids.extend(batch.iter().map(|row| row["id"].as_u64().unwrap_or(u64::MAX)));
+    }
+    assert_eq!(ids, (0..400).collect::<Vec<_>>(), "every row once, in order");
+}
+
+#[tokio::test]
+async fn a_writer_failing_elsewhere_fails_the_other_instances_export_and_pages() {
+    let executor = Counted::with(300, 20, 300, true);
+    let (writer, reader) = two_instances(&executor);
+    let id = create(&writer).await.id;
+    let mut stream = export_all(&reader, id).await;
+    let mut ids = Vec::new();
+    next_ids(&mut stream, &mut ids, 20, "the spooled rows").await;
+    executor.open();
+    let outcome = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(batch) = stream.next().await {
+            match batch {
+                Ok(batch) => ids.extend(batch.iter().map(|row| row["id"].as_u64().unwrap_or(u64::MAX))),
+                Err(error) => return Some(error),
+            }
+        }
+        None
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the export did not end after the writer failed"));
+    let error =
+        outcome.unwrap_or_else(|| panic!("the export ended short without an error: {} rows", ids.len()));
+    assert!(error.to_string().contains("failed"), "{error}");
+    assert!(ids.len() < 300, "never the whole result: {}", ids.len());
+    let error = page(&reader, id, 0, 10)
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("a failed resource served a page"));
+    assert_eq!(error.code(), ServerErrorCode::ResourceFailed, "{error}");
 }

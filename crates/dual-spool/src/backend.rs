@@ -38,6 +38,28 @@ pub trait SpoolBackend: fmt::Debug + Send + Sync + 'static {
     /// The manifest of resource `id`; [`SpoolError::NotFound`] when the snapshot is not finished.
     async fn get_manifest(&self, id: ResourceId) -> Result<Manifest, SpoolError>;
 
+    /// Stores `manifest` (of a snapshot still being written: the segments stored so far) as the
+    /// partial manifest of its resource, replacing the last one, so that readers in other processes
+    /// can read those rows before the snapshot is finished ([`Spool::partial_manifest`]). Written
+    /// again as the snapshot grows; [`delete`](Self::delete) removes it, and the finished manifest
+    /// supersedes it. Must never make the snapshot look finished.
+    ///
+    /// The default keeps nothing: a process-local backend has no readers in other processes, and
+    /// its readers elsewhere (none) would wait for the finished snapshot. A shared backend should
+    /// store it.
+    ///
+    /// [`Spool::partial_manifest`]: crate::Spool::partial_manifest
+    async fn put_partial_manifest(&self, manifest: &Manifest) -> Result<(), SpoolError> {
+        let _ = manifest;
+        Ok(())
+    }
+
+    /// The partial manifest last stored for resource `id`; [`SpoolError::NotFound`] when there is
+    /// none (the default).
+    async fn get_partial_manifest(&self, id: ResourceId) -> Result<Manifest, SpoolError> {
+        Err(SpoolError::NotFound(id))
+    }
+
     /// Removes the manifest and every segment of resource `id`; succeeds when there is nothing.
     /// The manifest goes first, so a delete cut short leaves an unfinished resource for the orphan
     /// sweep, never a finished snapshot with missing segments.

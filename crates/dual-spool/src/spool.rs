@@ -136,6 +136,34 @@ impl Spool {
         self.backend.get_manifest(id).await
     }
 
+    /// Publishes `stored` (a writer's [`SpoolWriter::stored`]) as the partial manifest of its
+    /// snapshot, for readers in other processes: a no-op on a backend that is not shared.
+    ///
+    /// # Errors
+    ///
+    /// Storage failures.
+    pub async fn publish_partial(&self, stored: &Manifest) -> Result<(), SpoolError> {
+        if !self.backend.is_shared() {
+            return Ok(());
+        }
+        self.backend.put_partial_manifest(stored).await
+    }
+
+    /// The segments of the snapshot of `id` stored so far, as its writer (in any process) last
+    /// published them with [`Spool::publish_partial`]: `None` when it published none. Read them
+    /// with [`Spool::read_rows_in`] or [`Spool::cursor_in`].
+    ///
+    /// # Errors
+    ///
+    /// Storage failures; [`SpoolError::Corrupt`].
+    pub async fn partial_manifest(&self, id: ResourceId) -> Result<Option<Manifest>, SpoolError> {
+        match self.backend.get_partial_manifest(id).await {
+            Ok(manifest) => Ok(Some(manifest)),
+            Err(SpoolError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Rows `offset..offset + limit` of the snapshot of `id` (fewer at the end, none past it),
     /// still encoded. Reads only the segments the range touches, found through the manifest.
     ///

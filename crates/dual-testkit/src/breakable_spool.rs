@@ -67,6 +67,16 @@ impl<B: SpoolBackend> SpoolBackend for BreakableSpool<B> {
         self.inner.get_manifest(id).await
     }
 
+    async fn put_partial_manifest(&self, manifest: &Manifest) -> Result<(), SpoolError> {
+        self.check()?;
+        self.inner.put_partial_manifest(manifest).await
+    }
+
+    async fn get_partial_manifest(&self, id: ResourceId) -> Result<Manifest, SpoolError> {
+        self.check()?;
+        self.inner.get_partial_manifest(id).await
+    }
+
     async fn delete(&self, id: ResourceId) -> Result<(), SpoolError> {
         self.check()?;
         self.inner.delete(id).await

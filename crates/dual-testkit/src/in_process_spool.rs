@@ -32,6 +32,14 @@ impl<B: SpoolBackend> SpoolBackend for InProcessShared<B> {
         self.0.get_manifest(id).await
     }
 
+    async fn put_partial_manifest(&self, manifest: &Manifest) -> Result<(), SpoolError> {
+        self.0.put_partial_manifest(manifest).await
+    }
+
+    async fn get_partial_manifest(&self, id: ResourceId) -> Result<Manifest, SpoolError> {
+        self.0.get_partial_manifest(id).await
+    }
+
     async fn delete(&self, id: ResourceId) -> Result<(), SpoolError> {
         self.0.delete(id).await
     }

@@ -79,6 +79,8 @@ struct Entry {
     generation: u64,
     segments: BTreeMap<u32, Slot>,
     manifest: Option<Manifest>,
+    /// The segments stored so far, while the snapshot is written.
+    partial: Option<Manifest>,
 }
 
 #[derive(Debug)]
@@ -255,6 +257,7 @@ impl State {
             generation,
             segments: BTreeMap::new(),
             manifest: None,
+            partial: None,
         });
         if entry.generation == generation {
             self.next_generation += 1;
@@ -380,6 +383,24 @@ impl SpoolBackend for MemorySpool {
             .resources
             .get(&id)
             .and_then(|e| e.manifest.clone())
+            .ok_or(SpoolError::NotFound(id))
+    }
+
+    /// Kept with the resource's segments; a resource with none (deleted meanwhile) keeps nothing.
+    async fn put_partial_manifest(&self, manifest: &Manifest) -> Result<(), SpoolError> {
+        let mut state = self.open_state()?;
+        if let Some(entry) = state.resources.get_mut(&manifest.id()) {
+            entry.partial = Some(manifest.clone());
+        }
+        Ok(())
+    }
+
+    async fn get_partial_manifest(&self, id: ResourceId) -> Result<Manifest, SpoolError> {
+        let state = self.open_state()?;
+        state
+            .resources
+            .get(&id)
+            .and_then(|e| e.partial.clone())
             .ok_or(SpoolError::NotFound(id))
     }
 

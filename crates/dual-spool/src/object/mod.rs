@@ -21,11 +21,14 @@ use crate::{Manifest, SpoolBackend, SpoolError, Spooled};
 
 /// The object name of a resource's manifest.
 const MANIFEST: &str = "manifest";
+/// The object name of the partial manifest of a snapshot still being written.
+const PARTIAL: &str = "partial";
 /// The suffix of segment object names (`00000000.seg`, `00000001.seg`, …).
 const SEGMENT_SUFFIX: &str = ".seg";
 
 /// Snapshots in any [`ObjectStore`]: `{prefix}/{id}/00000000.seg`, … and `{prefix}/{id}/manifest`,
-/// written last. Instance B reads the snapshots instance A wrote; nothing is cached, so a delete is
+/// written last (`{prefix}/{id}/partial` lists the segments stored so far while it is written).
+/// Instance B reads the snapshots instance A wrote; nothing is cached, so a delete is
 /// seen by every instance at once.
 ///
 /// Errors: a missing object is [`SpoolError::NotFound`]; everything else (connection refused,
@@ -72,6 +75,12 @@ impl ObjectStoreSpool {
         self.resource(id).join(MANIFEST)
     }
 
+    async fn put_encoded(&self, id: ResourceId, path: &Path, manifest: &Manifest) -> Result<(), SpoolError> {
+        let payload = PutPayload::from(manifest.encode());
+        self.store.put(path, payload).await.map_err(|e| error(id, e))?;
+        Ok(())
+    }
+
     async fn get(&self, id: ResourceId, path: &Path) -> Result<Bytes, SpoolError> {
         let result = self.store.get(path).await.map_err(|e| error(id, e))?;
         result.bytes().await.map_err(|e| error(id, e))
@@ -103,16 +112,23 @@ impl SpoolBackend for ObjectStoreSpool {
 
     async fn put_manifest(&self, manifest: &Manifest) -> Result<(), SpoolError> {
         let id = manifest.id();
-        let payload = PutPayload::from(manifest.encode());
-        self.store
-            .put(&self.manifest(id), payload)
-            .await
-            .map_err(|e| error(id, e))?;
-        Ok(())
+        self.put_encoded(id, &self.manifest(id), manifest).await
     }
 
     async fn get_manifest(&self, id: ResourceId) -> Result<Manifest, SpoolError> {
         let bytes = self.get(id, &self.manifest(id)).await?;
+        Manifest::decode(id, &bytes)
+    }
+
+    /// `{prefix}/{id}/partial`, removed with the rest by `delete`.
+    async fn put_partial_manifest(&self, manifest: &Manifest) -> Result<(), SpoolError> {
+        let id = manifest.id();
+        self.put_encoded(id, &self.resource(id).join(PARTIAL), manifest)
+            .await
+    }
+
+    async fn get_partial_manifest(&self, id: ResourceId) -> Result<Manifest, SpoolError> {
+        let bytes = self.get(id, &self.resource(id).join(PARTIAL)).await?;
         Manifest::decode(id, &bytes)
     }
 
@@ -158,7 +174,8 @@ impl SpoolBackend for ObjectStoreSpool {
                 continue;
             };
             let finished = name.as_ref() == MANIFEST;
-            if finished || name.as_ref().ends_with(SEGMENT_SUFFIX) {
+            // A partial manifest alone (stored after a delete raced it) is swept like a segment.
+            if finished || name.as_ref() == PARTIAL || name.as_ref().ends_with(SEGMENT_SUFFIX) {
                 *found.entry(id).or_default() |= finished;
             }
         }

@@ -39,6 +39,67 @@ pub async fn unfinished_is_not_served(spool: Spool) {
     assert_eq!(read(&spool, id, 0, 100).await, rows);
 }
 
+/// A writer's partial manifest: on a shared backend, the segments stored so far are readable
+/// through it (and only those) while the snapshot is not finished, it is replaced as the writer goes
+/// on, and `delete` removes it; a process-local backend keeps none (readers elsewhere do not exist).
+pub async fn partial_manifest_serves_the_stored_rows(spool: Spool) {
+    let spool = small(&spool);
+    let id = ResourceId::new();
+    let rows = sample_rows(40);
+    let mut writer = spool.writer(id).await.expect("writer");
+    for row in &rows[..20] {
+        writer.append(row).await.expect("append");
+    }
+    let stored = writer.stored().clone();
+    assert!(
+        stored.rows() > 0 && stored.rows() <= 20,
+        "some segments are stored: {}",
+        stored.rows()
+    );
+    spool.publish_partial(&stored).await.expect("publish_partial");
+    let partial = spool.partial_manifest(id).await.expect("partial_manifest");
+    if !spool.is_shared() {
+        assert_eq!(partial, None, "a process-local backend keeps no partial manifest");
+        return;
+    }
+    assert_eq!(
+        partial.as_ref(),
+        Some(&stored),
+        "the partial manifest as published"
+    );
+    let limit = usize::try_from(stored.rows()).unwrap_or(usize::MAX);
+    let stored_rows = spool
+        .read_rows_in(&stored, 0, limit + 5)
+        .await
+        .expect("read_rows_in");
+    let stored_rows: Vec<Vec<u8>> = stored_rows.iter().map(|row| row.to_vec()).collect();
+    assert_eq!(stored_rows, rows[..limit].to_vec(), "exactly the stored rows");
+    not_found(spool.manifest(id).await, id, "manifest while writing");
+    assert_eq!(listed(&spool, id).await, Some(false), "not finished");
+
+    for row in &rows[20..] {
+        writer.append(row).await.expect("append");
+    }
+    let grown = writer.stored().clone();
+    spool.publish_partial(&grown).await.expect("publish_partial");
+    let partial = spool.partial_manifest(id).await.expect("partial_manifest");
+    assert_eq!(
+        partial.map(|m| m.rows()),
+        Some(grown.rows()),
+        "replaced as it grows"
+    );
+    writer.finish().await.expect("finish");
+    assert_eq!(read(&spool, id, 0, 100).await, rows);
+
+    spool.delete(id).await.expect("delete");
+    assert_eq!(
+        spool.partial_manifest(id).await.expect("partial_manifest"),
+        None,
+        "delete removes the partial manifest"
+    );
+    assert_eq!(listed(&spool, id).await, None);
+}
+
 /// `delete` removes every segment and the manifest: later reads are `NotFound`, the resource is not
 /// listed, a cursor opened before fails `NotFound` on its next segment, and a second delete is fine.
 pub async fn delete_removes_everything(spool: Spool) {

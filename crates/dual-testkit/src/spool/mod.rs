@@ -31,8 +31,8 @@ use std::future::Future;
 
 pub use concurrency::{concurrent_readers, concurrent_writers};
 pub use lifecycle::{
-    abandoned_writer_leaves_nothing, delete_removes_everything, sweep_removes_orphans,
-    unfinished_is_not_served,
+    abandoned_writer_leaves_nothing, delete_removes_everything, partial_manifest_serves_the_stored_rows,
+    sweep_removes_orphans, unfinished_is_not_served,
 };
 pub use ranges::{cursor_streams_every_range, ranges_at_every_boundary};
 pub use round_trip::{
@@ -64,6 +64,7 @@ where
         ranges_at_every_boundary,
         cursor_streams_every_range,
         unfinished_is_not_served,
+        partial_manifest_serves_the_stored_rows,
         delete_removes_everything,
         abandoned_writer_leaves_nothing,
         sweep_removes_orphans,
