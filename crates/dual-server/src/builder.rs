@@ -23,6 +23,8 @@ use crate::registry::Registry;
 use crate::{DualResponseServer, OwnerQuotas, QueryExecutor, ServerBuildError};
 use validate::{check, refuse_local_spool, validate_base_url, validate_scheme};
 
+/// How a server is made: the one `impl DualResponseServer` outside `server.rs`, which holds every
+/// operation (the builder depends on the server, never the other way round).
 impl DualResponseServer {
     /// A builder; only `base_url` is required.
     pub fn builder() -> DualResponseServerBuilder {

@@ -8,163 +8,132 @@ use dual_core::{
     status::ResourceStatus,
 };
 use time::OffsetDateTime;
-use tracing::Instrument;
 
 use crate::config::MAX_SAMPLE_SIZE;
 use crate::inner::Inner;
 use crate::owners::SnapshotCharge;
 use crate::run::{Answer, Run, RunContext};
 use crate::sample::cut_sample;
-use crate::server::DEFAULT_RESOURCE_NAME;
 use crate::snapshot::SnapshotQuery;
-use crate::{CreateResponse, DualResponseServer, ServerError, live};
+use crate::{CreateResponse, ServerError, live};
 
-impl DualResponseServer {
-    /// Runs the query, stores the resource and returns the dual response.
-    ///
-    /// With snapshots (the default), one pass of the executor's `stream` writes every row to the
-    /// spool, keeps the sample and counts the rows, so `total_count` is exactly the rows that pages
-    /// and exports serve (`consistency: snapshot`). It answers as soon as it can:
-    ///
-    /// * when the executor gives its consistent count ([`QueryStart::started_with_count`]), once
-    ///   the sample is in, with that exact total, while the rest is written in the background (the
-    ///   metadata's `spooled_rows` tells how far; reads past it wait for the writer, at most the
-    ///   server's `spool_wait`);
-    /// * otherwise at the end of the stream, or as a `pending` resource once the query has run for
-    ///   `pending_after` ([`DualResponseServerBuilder::pending_after`]).
-    ///
-    /// A writer that fails after the answer turns the resource `failed` with the reason (never a
-    /// short result). A result over the snapshot cap, or a server without snapshots, is counted and
-    /// sampled by the executor's live paging ([`QueryExecutor::live`]) and served by executing the
-    /// query again (`consistency: live`).
-    ///
-    /// [`QueryStart::started_with_count`]: crate::QueryStart::started_with_count
-    /// [`DualResponseServerBuilder::pending_after`]: crate::DualResponseServerBuilder::pending_after
-    /// [`QueryExecutor::live`]: crate::QueryExecutor::live
-    ///
-    /// # Errors
-    /// `UNKNOWN_QUERY_KIND`, `INVALID_REQUEST` (sample size or expiration out of range),
-    /// `TOO_MANY_RESOURCES`, `QUOTA_EXCEEDED`, `COUNT_EXECUTION_FAILED` / `QUERY_EXECUTION_FAILED`
-    /// carrying the executor's message (also for a live resource whose executor has no live paging,
-    /// and for a stream whose rows do not match the count it gave), `QUERY_TIMEOUT`, `OVERLOADED`, or
-    /// `STORAGE_ERROR` (the store, or the spool).
-    pub async fn create_response(&self, request: CreateResponse) -> Result<DualResponse, ServerError> {
-        let span = tracing::info_span!("dual_create", kind = %dual_core::escape::log_safe(&request.query.kind), id = tracing::field::Empty);
-        self.create(request).instrument(span).await
-    }
+/// Name of a resource created without one.
+pub const DEFAULT_RESOURCE_NAME: &str = "Query Results";
 
-    async fn create(&self, mut request: CreateResponse) -> Result<DualResponse, ServerError> {
-        let inner = self.inner();
-        let executor = Arc::clone(inner.registry.get(&request.query.kind)?);
-        let sample_size = request.sample_size.unwrap_or(inner.config.default_sample_size);
-        if !(1..=MAX_SAMPLE_SIZE).contains(&sample_size) {
-            return Err(invalid("sample_size", "an integer between 1 and 1000"));
-        }
-        let expiration = request.expiration.unwrap_or(inner.config.default_expiration);
-        let expiration = time::Duration::try_from(expiration)
-            .ok()
-            .filter(|d| d.is_positive())
-            .ok_or_else(|| invalid("expiration", "a positive duration"))?;
-        let now = inner.clock.now();
-        if let Some(max) = inner.config.max_resources
-            && inner.store.live_count(now).await? >= max
-        {
-            return Err(ServerError::TooManyResources { max });
-        }
-        let id = ResourceId::new();
-        tracing::Span::current().record("id", tracing::field::display(id));
-        let (admission, slot) =
-            inner
-                .owners
-                .admit(request.owner.as_deref(), id, now.checked_add(expiration), now)?;
-        // Columns given or declared up front stay; others are inferred from the sample.
-        let known = request
-            .columns
-            .take()
-            .or_else(|| executor.columns(&request.query.params));
-        let fixed_columns = known.is_some();
-        let new = |request, sample: Vec<Row>, total_count, consistency| {
-            let columns = known.clone().unwrap_or_else(|| infer_columns(&sample));
-            ResourceRecord {
-                total_count,
-                consistency,
-                ..new_record(id, request, columns, sample, now, expiration)
-            }
-        };
-        let limit = inner.config.query_time_limit;
-        let mut run = match (&inner.spool, inner.config.snapshot_max_bytes) {
-            (Some(spool), Some(max_bytes)) => {
-                let query = SnapshotQuery {
-                    executor: Arc::clone(&executor),
-                    params: request.query.params.clone(),
-                    spool: spool.clone(),
-                    id,
-                    max_bytes,
-                    sample_size: usize::try_from(sample_size).unwrap_or(usize::MAX),
-                };
-                let charge = SnapshotCharge {
-                    slot,
-                    meter: inner.owners.meter(id),
-                };
-                Some(Run::start(query, charge, limit))
-            }
-            _ => None,
-        };
-        let answer = match run.as_mut() {
-            Some(run) => Some(run.answer(inner.config.pending_after).await),
-            None => None,
-        };
-        let mut record = match answer {
-            Some(Answer::Ended(Ok(Some(written)))) => {
-                new(request, written.sample, written.rows, Consistency::Snapshot)
-            }
-            Some(Answer::Ended(Err(error))) => return Err(error),
-            Some(Answer::Counted {
-                total,
-                sample,
-                spooled,
-            }) => ResourceRecord {
-                spooled_rows: Some(spooled),
-                lease_expires_at: Some(inner.lease_from_now()),
-                ..new(request, sample, total, Consistency::Snapshot)
-            },
-            Some(Answer::Pending { rows, sample }) => ResourceRecord {
-                status: ResourceStatus::Pending,
-                lease_expires_at: Some(inner.lease_from_now()),
-                ..new(request, sample, rows, Consistency::Snapshot)
-            },
-            // No snapshots, or a result over the snapshot cap: served live.
-            None | Some(Answer::Ended(Ok(None))) => {
-                let (total, sample) =
-                    live::count_and_sample(&executor, &request.query.params, sample_size, limit).await?;
-                new(request, sample, total, Consistency::Live)
-            }
-        };
-        cut_sample(&inner.config, &mut record);
-        if let Err(error) = inner.store.save(&record).await {
-            // Dropping the run stops its query and removes what it stored.
-            drop(run);
-            if record.consistency == Consistency::Snapshot {
-                inner.delete_snapshot(id).await;
-            }
-            return Err(error.into());
-        }
-        admission.keep();
-        if let Some(run) = run
-            && record.is_running()
-        {
-            run.hand_over(
-                record.clone(),
-                RunContext {
-                    inner: Arc::clone(self.shared()),
-                    fixed_columns,
-                },
-            );
-            tracing::info!(status = %record.status, spooled_rows = record.spooled_rows, "answered while the query runs");
-        }
-        tracing::debug!(total_count = record.total_count, consistency = %record.consistency, "resource created");
-        Ok(response(inner, record))
+/// `create_response` ([`DualResponseServer::create_response`](crate::DualResponseServer::create_response)), inside its span.
+pub(crate) async fn create(
+    inner: &Arc<Inner>,
+    mut request: CreateResponse,
+) -> Result<DualResponse, ServerError> {
+    let executor = Arc::clone(inner.registry.get(&request.query.kind)?);
+    let sample_size = request.sample_size.unwrap_or(inner.config.default_sample_size);
+    if !(1..=MAX_SAMPLE_SIZE).contains(&sample_size) {
+        return Err(invalid("sample_size", "an integer between 1 and 1000"));
     }
+    let expiration = request.expiration.unwrap_or(inner.config.default_expiration);
+    let expiration = time::Duration::try_from(expiration)
+        .ok()
+        .filter(|d| d.is_positive())
+        .ok_or_else(|| invalid("expiration", "a positive duration"))?;
+    let now = inner.clock.now();
+    if let Some(max) = inner.config.max_resources
+        && inner.store.live_count(now).await? >= max
+    {
+        return Err(ServerError::TooManyResources { max });
+    }
+    let id = ResourceId::new();
+    tracing::Span::current().record("id", tracing::field::display(id));
+    let (admission, slot) =
+        inner
+            .owners
+            .admit(request.owner.as_deref(), id, now.checked_add(expiration), now)?;
+    // Columns given or declared up front stay; others are inferred from the sample.
+    let known = request
+        .columns
+        .take()
+        .or_else(|| executor.columns(&request.query.params));
+    let fixed_columns = known.is_some();
+    let new = |request, sample: Vec<Row>, total_count, consistency| {
+        let columns = known.clone().unwrap_or_else(|| infer_columns(&sample));
+        ResourceRecord {
+            total_count,
+            consistency,
+            ..new_record(id, request, columns, sample, now, expiration)
+        }
+    };
+    let limit = inner.config.query_time_limit;
+    let mut run = match (&inner.spool, inner.config.snapshot_max_bytes) {
+        (Some(spool), Some(max_bytes)) => {
+            let query = SnapshotQuery {
+                executor: Arc::clone(&executor),
+                params: request.query.params.clone(),
+                spool: spool.clone(),
+                id,
+                max_bytes,
+                sample_size: usize::try_from(sample_size).unwrap_or(usize::MAX),
+            };
+            let charge = SnapshotCharge {
+                slot,
+                meter: inner.owners.meter(id),
+            };
+            Some(Run::start(query, charge, limit))
+        }
+        _ => None,
+    };
+    let answer = match run.as_mut() {
+        Some(run) => Some(run.answer(inner.config.pending_after).await),
+        None => None,
+    };
+    let mut record = match answer {
+        Some(Answer::Ended(Ok(Some(written)))) => {
+            new(request, written.sample, written.rows, Consistency::Snapshot)
+        }
+        Some(Answer::Ended(Err(error))) => return Err(error),
+        Some(Answer::Counted {
+            total,
+            sample,
+            spooled,
+        }) => ResourceRecord {
+            spooled_rows: Some(spooled),
+            lease_expires_at: Some(inner.lease_from_now()),
+            ..new(request, sample, total, Consistency::Snapshot)
+        },
+        Some(Answer::Pending { rows, sample }) => ResourceRecord {
+            status: ResourceStatus::Pending,
+            lease_expires_at: Some(inner.lease_from_now()),
+            ..new(request, sample, rows, Consistency::Snapshot)
+        },
+        // No snapshots, or a result over the snapshot cap: served live.
+        None | Some(Answer::Ended(Ok(None))) => {
+            let (total, sample) =
+                live::count_and_sample(&executor, &request.query.params, sample_size, limit).await?;
+            new(request, sample, total, Consistency::Live)
+        }
+    };
+    cut_sample(&inner.config, &mut record);
+    if let Err(error) = inner.store.save(&record).await {
+        // Dropping the run stops its query and removes what it stored.
+        drop(run);
+        if record.consistency == Consistency::Snapshot {
+            inner.delete_snapshot(id).await;
+        }
+        return Err(error.into());
+    }
+    admission.keep();
+    if let Some(run) = run
+        && record.is_running()
+    {
+        run.hand_over(
+            record.clone(),
+            RunContext {
+                inner: Arc::clone(inner),
+                fixed_columns,
+            },
+        );
+        tracing::info!(status = %record.status, spooled_rows = record.spooled_rows, "answered while the query runs");
+    }
+    tracing::debug!(total_count = record.total_count, consistency = %record.consistency, "resource created");
+    Ok(response(inner, record))
 }
 
 fn response(inner: &Inner, record: ResourceRecord) -> DualResponse {

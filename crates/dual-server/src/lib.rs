@@ -57,6 +57,7 @@
 //! # Ok(()) }
 //! ```
 
+mod access;
 mod builder;
 mod caller;
 mod cancel;
@@ -101,6 +102,7 @@ pub use config::{
     DEFAULT_SORT_WAIT, SortLimits,
 };
 pub use create::CreateResponse;
+pub use creation::DEFAULT_RESOURCE_NAME;
 pub use encoded::{BatchStream, EncodedPage, JsonRows, RowBatch};
 pub use error::{
     InvalidRequest, NOT_READY_RETRY_AFTER, ServerBuildError, ServerError, ServerErrorCode, SpoolFailed,
@@ -116,7 +118,7 @@ pub use owners::{
     OwnerQuotas,
 };
 pub use quota::{QUOTA_RETRY_AFTER, Quota};
-pub use server::{DEFAULT_RESOURCE_NAME, DualResponseServer};
+pub use server::DualResponseServer;
 pub use sorted::SORT_RETRY_AFTER;
 pub use start::QueryStart;
 pub use typed::{Typed, TypedExecutor};

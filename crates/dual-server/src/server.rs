@@ -5,30 +5,27 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dual_core::{
-    PageRequest, PageResponse, ResourceId, ResourceRecord, Sort,
-    metadata::ResourceMetadata,
-    page::validate_sort,
-    range::RowRange,
-    status::{FailureCode, QueryFailure, ResourceStatus},
+    DualResponse, PageRequest, PageResponse, ResourceId, ResourceRecord, Sort, metadata::ResourceMetadata,
+    page::validate_sort, range::RowRange,
 };
 use dual_spool::Spool;
-use dual_store::{Access, Clock, Lookup, ResourceStore};
+use dual_store::{Clock, ResourceStore};
 use tracing::Instrument;
 
+use crate::access::{accessed, authorized, found, readable, refuse_grant};
 use crate::config::ServerConfig;
 use crate::encoded::{self, BatchStream, EncodedPage};
 use crate::inner::Inner;
-use crate::links::Links;
+use crate::links::{DownloadLink, LinkFormat, Links};
 use crate::owners::OwnerLedger;
 use crate::registry::Registry;
 use crate::runs::Runs;
 use crate::sorted::SortCache;
 use crate::source::{Source, spooled_rows};
 use crate::sweeper::Sweeper;
-use crate::{Caller, RowStream, ServerBuildError, ServerError};
-
-/// Name of a resource created without one.
-pub const DEFAULT_RESOURCE_NAME: &str = "Query Results";
+use crate::{
+    Caller, CreateResponse, RowStream, ServerBuildError, ServerError, creation, export_check, link_minting,
+};
 
 /// Creates dual responses and serves their resources: the heart of the server side.
 ///
@@ -123,13 +120,46 @@ impl DualResponseServer {
         kinds
     }
 
+    /// Runs the query, stores the resource and returns the dual response.
+    ///
+    /// With snapshots (the default), one pass of the executor's `stream` writes every row to the
+    /// spool, keeps the sample and counts the rows, so `total_count` is exactly the rows that pages
+    /// and exports serve (`consistency: snapshot`). It answers as soon as it can:
+    ///
+    /// * when the executor gives its consistent count ([`QueryStart::started_with_count`]), once
+    ///   the sample is in, with that exact total, while the rest is written in the background (the
+    ///   metadata's `spooled_rows` tells how far; reads past it wait for the writer, at most the
+    ///   server's `spool_wait`);
+    /// * otherwise at the end of the stream, or as a `pending` resource once the query has run for
+    ///   `pending_after` ([`DualResponseServerBuilder::pending_after`]).
+    ///
+    /// A writer that fails after the answer turns the resource `failed` with the reason (never a
+    /// short result). A result over the snapshot cap, or a server without snapshots, is counted and
+    /// sampled by the executor's live paging ([`QueryExecutor::live`]) and served by executing the
+    /// query again (`consistency: live`).
+    ///
+    /// [`QueryStart::started_with_count`]: crate::QueryStart::started_with_count
+    /// [`DualResponseServerBuilder::pending_after`]: crate::DualResponseServerBuilder::pending_after
+    /// [`QueryExecutor::live`]: crate::QueryExecutor::live
+    ///
+    /// # Errors
+    /// `UNKNOWN_QUERY_KIND`, `INVALID_REQUEST` (sample size or expiration out of range),
+    /// `TOO_MANY_RESOURCES`, `QUOTA_EXCEEDED`, `COUNT_EXECUTION_FAILED` / `QUERY_EXECUTION_FAILED`
+    /// carrying the executor's message (also for a live resource whose executor has no live paging,
+    /// and for a stream whose rows do not match the count it gave), `QUERY_TIMEOUT`, `OVERLOADED`, or
+    /// `STORAGE_ERROR` (the store, or the spool).
+    pub async fn create_response(&self, request: CreateResponse) -> Result<DualResponse, ServerError> {
+        let span = tracing::info_span!("dual_create", kind = %dual_core::escape::log_safe(&request.query.kind), id = tracing::field::Empty);
+        creation::create(&self.inner, request).instrument(span).await
+    }
+
     /// The live record of `id` as `caller` may see it, without counting an access.
     ///
     /// # Errors
     /// `RESOURCE_NOT_FOUND` (also for a resource bound to another owner), `RESOURCE_EXPIRED` or
     /// `STORAGE_ERROR`.
     pub async fn get_resource(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
-        self.authorized(id, caller).await
+        authorized(&self.inner, id, caller).await
     }
 
     /// The resource's metadata, counting an access.
@@ -137,7 +167,7 @@ impl DualResponseServer {
     /// # Errors
     /// As [`DualResponseServer::get_resource`].
     pub async fn metadata(&self, id: ResourceId, caller: &Caller) -> Result<ResourceMetadata, ServerError> {
-        let record = self.accessed(id, caller).await?;
+        let record = accessed(&self.inner, id, caller).await?;
         let mut metadata = ResourceMetadata::at(&record, self.inner.clock.now());
         metadata.spooled_rows = spooled_rows(&self.inner, &record);
         Ok(metadata)
@@ -215,8 +245,8 @@ impl DualResponseServer {
                 sort: None,
             };
             unsorted.validate(limits, &[])?;
-            let record = self.accessed(id, caller).await?;
-            Self::readable(&record)?;
+            let record = accessed(&self.inner, id, caller).await?;
+            readable(&record)?;
             let page = request.validate(limits, &record.columns)?;
             Source::of(&self.inner, &record).page(&page, max_bytes).await
         }
@@ -280,12 +310,79 @@ impl DualResponseServer {
         sort: Option<Sort>,
         range: RowRange,
     ) -> Result<(ResourceRecord, BatchStream), ServerError> {
-        let record = self.accessed(id, caller).await?;
-        Self::readable(&record)?;
+        let record = accessed(&self.inner, id, caller).await?;
+        readable(&record)?;
         let sort = sort.map(|s| validate_sort(&s, &record.columns)).transpose()?;
         range.check(record.total_count)?;
         let stream = Source::of(&self.inner, &record).export(sort, range).await?;
         Ok((record, stream))
+    }
+
+    /// The record of `id` when [`DualResponseServer::export_range`] with `sort` and `range` would
+    /// start an export for `caller`, and its error when it would not, found by the same checks in the
+    /// same order (authorization, expiry, status, sort field, range, and for a live resource an
+    /// executor registered for its kind). Nothing else happens: no access is counted, no snapshot is
+    /// read, no sorted order derived and no query run, so it answers a `HEAD` of an export at the
+    /// cost of one store read.
+    ///
+    /// # Errors
+    /// As [`DualResponseServer::export_range`] before its stream starts: `RESOURCE_NOT_FOUND` (also
+    /// for a resource bound to another owner), `RESOURCE_EXPIRED`, `NOT_READY`, `RESOURCE_FAILED`,
+    /// `INVALID_REQUEST` (a sort field that is not a column, an `offset` beyond `total_count`),
+    /// `UNKNOWN_QUERY_KIND` or `STORAGE_ERROR`.
+    pub async fn check_export(
+        &self,
+        id: ResourceId,
+        caller: &Caller,
+        sort: Option<&Sort>,
+        range: RowRange,
+    ) -> Result<ResourceRecord, ServerError> {
+        export_check::check_export(&self.inner, id, caller, sort, range).await
+    }
+
+    /// A data link: `{base_url}/{id}/data?format=F[&offset=O][&limit=L][&sort=field:order]&expires=E&token=T`,
+    /// which downloads exactly that export (from the resource's snapshot or query, as
+    /// `GET /{id}/data` does) with no `Authorization` header until it expires
+    /// ([`DualResponseServerBuilder::link_lifetime`](crate::DualResponseServerBuilder::link_lifetime)).
+    /// `offset` is left out when 0 and `limit` when `None`.
+    ///
+    /// The caller is authorized first, as for every read; a link's grant cannot mint links (it
+    /// would outlive its own expiry).
+    ///
+    /// The export's checks run before signing, as for `HEAD /{id}/data`, so a link is never dead on
+    /// arrival.
+    ///
+    /// # Errors
+    /// `RESOURCE_NOT_FOUND` (also for a resource bound to another owner, and for a link's grant),
+    /// `RESOURCE_EXPIRED`, `STORAGE_ERROR`, and the export's own refusals: `INVALID_REQUEST` for a
+    /// range past the end or a sort on no column (or on a snapshot too large to sort),
+    /// `NOT_READY` while the query runs, and the failure of a query that failed.
+    pub async fn download_link(
+        &self,
+        id: ResourceId,
+        caller: &Caller,
+        format: LinkFormat,
+        range: RowRange,
+        sort: Option<Sort>,
+    ) -> Result<DownloadLink, ServerError> {
+        link_minting::download_link(&self.inner, id, caller, format, range, sort).await
+    }
+
+    /// A read link to the resource's page, `{base_url}/{id}/view?expires=E&token=T`, which shows the
+    /// whole result in a browser with no `Authorization` header until it expires: the page appends
+    /// the same `expires` and `token` to its REST reads (`GET /{id}`, `POST /{id}`,
+    /// `GET /{id}/data`), which the read link authorizes too.
+    ///
+    /// # Errors
+    /// As [`DualResponseServer::download_link`].
+    pub async fn view_link(&self, id: ResourceId, caller: &Caller) -> Result<DownloadLink, ServerError> {
+        link_minting::view_link(&self.inner, id, caller).await
+    }
+
+    /// The server's link verifier, which `dual-http` checks a request's `token` with.
+    #[must_use]
+    pub fn links(&self) -> &Links {
+        &self.inner.links
     }
 
     /// News of the query of `id` when this instance runs it in the background (a pending or
@@ -332,7 +429,7 @@ impl DualResponseServer {
     /// grant (which only reads), and as [`DualResponseServer::get_resource`].
     pub async fn pin_resource(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
         refuse_grant(caller)?;
-        let record = self.authorized(id, caller).await?;
+        let record = authorized(&self.inner, id, caller).await?;
         if record.is_pinned() {
             return Ok(record);
         }
@@ -351,7 +448,7 @@ impl DualResponseServer {
     /// `STORAGE_ERROR`.
     pub async fn delete_resource(&self, id: ResourceId, caller: &Caller) -> Result<(), ServerError> {
         refuse_grant(caller)?;
-        let record = self.authorized(id, caller).await?;
+        let record = authorized(&self.inner, id, caller).await?;
         // Before the record: a failure leaves the resource in place, to be deleted again.
         Source::of(&self.inner, &record).discard().await?;
         let deleted = self.inner.store.delete(id).await?;
@@ -421,83 +518,5 @@ impl DualResponseServer {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .is_some()
-    }
-
-    /// The one authorization check of an operation that counts no access: the live record of `id`
-    /// when `caller` may see it, and exactly what an unknown id gets (`RESOURCE_NOT_FOUND`) when not.
-    /// Every operation on a resource starts here or at [`DualResponseServer::accessed`].
-    async fn authorized(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
-        let now = self.inner.clock.now();
-        let record = found(self.inner.store.get(id, now).await?)?;
-        if caller.may_see(&record) {
-            if record.lease_lapsed_at(now) {
-                return Ok(self.inner.interrupted(record).await);
-            }
-            Ok(record)
-        } else {
-            tracing::debug!(%id, "caller may not see the resource: answered as not found");
-            Err(ServerError::ResourceNotFound)
-        }
-    }
-
-    pub(crate) fn inner(&self) -> &Inner {
-        &self.inner
-    }
-
-    pub(crate) fn shared(&self) -> &Arc<Inner> {
-        &self.inner
-    }
-
-    /// A resource's result can be read only when it is ready: `NOT_READY` while pending,
-    /// `RESOURCE_FAILED` once failed.
-    pub(crate) fn readable(record: &ResourceRecord) -> Result<(), ServerError> {
-        match (record.status, &record.failure) {
-            (ResourceStatus::Ready, _) => Ok(()),
-            (ResourceStatus::Pending, _) => Err(ServerError::NotReady {
-                rows: record.total_count,
-            }),
-            (_, Some(failure)) => Err(ServerError::ResourceFailed {
-                failure: failure.clone(),
-            }),
-            (_, None) => Err(ServerError::ResourceFailed {
-                failure: QueryFailure::new(FailureCode::QueryExecutionFailed, "the query failed"),
-            }),
-        }
-    }
-
-    /// The authorization check of a read and its count, in one store round trip: the store counts
-    /// the access only when `caller` may see the record ([`Caller::viewer`]), and a record it may
-    /// not see is answered exactly like an unknown id (`RESOURCE_NOT_FOUND`), its count untouched. A
-    /// pending record whose lease lapsed is failed as [`DualResponseServer::authorized`] fails it.
-    async fn accessed(&self, id: ResourceId, caller: &Caller) -> Result<ResourceRecord, ServerError> {
-        let now = self.inner.clock.now();
-        match self.inner.store.record_access(id, caller.viewer(), now).await? {
-            Access::Counted(record) if record.lease_lapsed_at(now) => {
-                Ok(self.inner.interrupted(record).await)
-            }
-            Access::Counted(record) => Ok(record),
-            Access::NotVisible => {
-                tracing::debug!(%id, "caller may not see the resource: answered as not found");
-                Err(ServerError::ResourceNotFound)
-            }
-            Access::Expired => Err(ServerError::ResourceExpired),
-            Access::Missing => Err(ServerError::ResourceNotFound),
-        }
-    }
-}
-
-/// A link's grant reads and does nothing else: what it may not do is answered as an unknown id.
-fn refuse_grant(caller: &Caller) -> Result<(), ServerError> {
-    if caller.is_grant() {
-        return Err(ServerError::ResourceNotFound);
-    }
-    Ok(())
-}
-
-fn found(lookup: Lookup) -> Result<ResourceRecord, ServerError> {
-    match lookup {
-        Lookup::Found(record) => Ok(record),
-        Lookup::Expired => Err(ServerError::ResourceExpired),
-        Lookup::Missing => Err(ServerError::ResourceNotFound),
     }
 }
