@@ -32,9 +32,10 @@ use dual_client::{DualResponseClient, FetchAllOptions};
 use dual_core::Row;
 use dual_demo::dataset::{self, DatasetSize};
 use dual_demo::serve::{self, ServeOptions};
-use dual_demo::sqlite::{SQL_KIND, SqliteDb};
+use dual_demo::sqlite::SQL_KIND;
 use dual_server::dual_spool::{MemorySpool, Spool};
 use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor, QueryStart};
+use dual_sqlite::SqliteDb;
 use dual_testkit::executor::Numbers;
 use dual_testkit::serve::Loopback;
 use futures_util::StreamExt;
@@ -79,7 +80,7 @@ fn main() -> Result<(), BoxError> {
 
     // create_response against the executor's single pass.
     let db = SqliteDb::open(&path, 4, Duration::from_secs(300))?;
-    let executor: Arc<dyn QueryExecutor> = Arc::new(db.executor(SQL_KIND).ok_or("no sql executor")?);
+    let executor: Arc<dyn QueryExecutor> = Arc::new(db.sql_executor());
     let params = json!({ "sql": SQL });
     let rounds = env_u64("BENCH_ROUNDS", 5);
     let floor = median(rounds, || servers.block_on(single_pass(&executor, &params)))?;

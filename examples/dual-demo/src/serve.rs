@@ -37,8 +37,9 @@ pub use running::Running;
 use crate::auth::AuthTokens;
 use crate::dataset::{self, DatasetSize};
 use crate::spool::{self, SpoolOptions, SpoolSpec, SpoolSpecError};
-use crate::sqlite::{self, INSTITUTIONS_KIND, SQL_KIND, SqliteDb, SqliteOptions};
+use crate::sqlite::{self, INSTITUTIONS_KIND, SQL_KIND, SqliteOptions};
 use crate::store::{self, StoreOptions, StoreSpecError};
+use dual_sqlite::SqliteDb;
 
 /// Where MCP is served.
 pub const MCP_PATH: &str = "/mcp";
@@ -364,18 +365,17 @@ pub async fn build_server(
             path
         }
     };
-    let sqlite_options = SqliteOptions {
-        pool_size: sqlite::DEFAULT_POOL_SIZE,
-        export_slots: options.export_slots,
-        wait: options.db_wait,
-        time_limit: options.query_time_limit,
+    let sqlite_options = SqliteOptions::default()
+        .pool_size(sqlite::DEFAULT_POOL_SIZE)
+        .export_slots(options.export_slots)
+        .wait(options.db_wait)
+        .time_limit(options.query_time_limit)
         // An export whose reader stalls gives its database connection back after the same time the
         // connection is cut.
-        stall: options.export_stall,
+        .stall(options.export_stall)
         // A count that takes longer than a tool call waits is not announced: the call answers
         // `pending` as it would without a count.
-        count_wait: options.pending_after.unwrap_or(options.query_time_limit),
-    };
+        .count_wait(options.pending_after.unwrap_or(options.query_time_limit));
     let db = SqliteDb::open_with(&path, sqlite_options).map_err(|source| ServeError::Database {
         path: path.clone(),
         source,
@@ -448,7 +448,7 @@ pub async fn build_server(
         ),
     }
     for kind in [SQL_KIND, INSTITUTIONS_KIND] {
-        if let Some(executor) = db.executor(kind) {
+        if let Some(executor) = sqlite::executor(&db, kind) {
             builder = builder.executor(kind, executor);
         }
     }

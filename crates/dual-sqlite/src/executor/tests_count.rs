@@ -10,6 +10,9 @@ use futures_util::StreamExt;
 use serde_json::json;
 
 use super::*;
+use crate::options::*;
+#[allow(unused_imports)]
+use dual_core::SortOrder;
 
 /// Rows in the WAL database's table at the start.
 const ROWS: u64 = 20_000;
@@ -51,7 +54,7 @@ fn taken(slot: &Mutex<Option<u64>>) -> Option<u64> {
 #[tokio::test]
 async fn the_announced_count_is_the_rows_streamed() {
     let (db, dir) = super::tests::small_db();
-    let exec = Arc::new(db.executor(SQL_KIND).expect("sql kind"));
+    let exec = Arc::new(db.sql_executor());
     for query in [
         "SELECT id, name FROM institutions WHERE control = 'public'",
         "SELECT id, count FROM degrees_awarded",
@@ -110,7 +113,7 @@ impl Wal {
         };
         let db = SqliteDb::open_with(&path, options).expect("opens read-only");
         Self {
-            exec: Arc::new(db.executor(SQL_KIND).expect("sql kind")),
+            exec: Arc::new(db.sql_executor()),
             writer: Arc::new(Mutex::new(writer)),
             dir,
         }
@@ -221,7 +224,7 @@ async fn a_count_slower_than_the_count_wait_is_dropped_and_the_rows_still_come()
         ..SqliteOptions::default()
     };
     let db = SqliteDb::open_with(&dir.join("small.sqlite"), options).expect("opens");
-    let exec = Arc::new(db.executor(SQL_KIND).expect("sql kind"));
+    let exec = Arc::new(db.sql_executor());
     // Far more than 20 ms of SQLite steps, for its count as for its rows.
     let slow = json!({"sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) \
                                SELECT x FROM c WHERE x % 1000 = 0"});

@@ -35,9 +35,8 @@ pub(crate) fn check_select(conn: &Connection, sql: &str) -> Result<String, Refus
         ));
     }
     if stmt.parameter_count() > 0 {
-        return Err(Refused(
-            "Query parameters (?, :name) are not supported: write the values into the SQL.".to_owned(),
-        ));
+        // `expanded_sql` would write the unbound parameters as NULL: strip the text instead.
+        return Ok(without_terminator(sql).to_owned());
     }
     // The statement's own text: SQLite stops at the end of the first statement, so a trailing
     // comment after the `;` is gone; the `;` itself is stripped below.
@@ -45,8 +44,22 @@ pub(crate) fn check_select(conn: &Connection, sql: &str) -> Result<String, Refus
     Ok(text.trim_end().trim_end_matches(';').trim_end().to_owned())
 }
 
-/// The first word of `sql` after whitespace and comments.
-fn first_keyword(sql: &str) -> &str {
+/// `sql` (which SQLite compiled to one statement) without its terminating `;`s and the whitespace
+/// and comments after them, ready to be wrapped. A `;` inside a string or a comment stays, because
+/// what follows it is not whitespace and comments alone.
+fn without_terminator(sql: &str) -> &str {
+    let mut text = sql.trim_end();
+    while let Some(at) = text.rfind(';') {
+        if !skip_comments(&text[at + 1..]).is_empty() {
+            break;
+        }
+        text = text[..at].trim_end();
+    }
+    text
+}
+
+/// `sql` after its leading whitespace and comments.
+fn skip_comments(sql: &str) -> &str {
     let mut rest = sql;
     loop {
         rest = rest.trim_start();
@@ -55,9 +68,14 @@ fn first_keyword(sql: &str) -> &str {
         } else if let Some(after) = rest.strip_prefix("/*") {
             rest = after.split_once("*/").map_or("", |(_, tail)| tail);
         } else {
-            break;
+            return rest;
         }
     }
+}
+
+/// The first word of `sql` after whitespace and comments.
+fn first_keyword(sql: &str) -> &str {
+    let rest = skip_comments(sql);
     let end = rest
         .find(|c: char| !c.is_ascii_alphabetic())
         .unwrap_or(rest.len());
@@ -75,6 +93,14 @@ pub(crate) fn sqlite_message(error: &rusqlite::Error) -> String {
             }
         }
         rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        rusqlite::Error::InvalidParameterName(name) => {
+            format!(
+                "the SQL has no parameter `{name}`: name parameters in the SQL as :{name}, @{name} or ${name}"
+            )
+        }
+        rusqlite::Error::InvalidParameterCount(given, wanted) => format!(
+            "the SQL has {wanted} parameter(s), each to be bound exactly once; {given} value(s) were given"
+        ),
         other => other.to_string(),
     }
 }
@@ -108,6 +134,23 @@ mod tests {
     }
 
     #[test]
+    fn keeps_parameters_and_strips_only_the_terminator() {
+        let conn = db();
+        for (sql, want) in [
+            ("SELECT * FROM t WHERE id = ?", "SELECT * FROM t WHERE id = ?"),
+            (
+                "SELECT * FROM t WHERE id = :id ; -- end\n",
+                "SELECT * FROM t WHERE id = :id",
+            ),
+            ("SELECT ';' || ? AS v", "SELECT ';' || ? AS v"),
+            ("SELECT ? /* ; */", "SELECT ? /* ; */"),
+            ("SELECT ?;; /* c */ ;", "SELECT ?"),
+        ] {
+            assert_eq!(check_select(&conn, sql).as_deref(), Ok(want), "{sql}");
+        }
+    }
+
+    #[test]
     fn refuses_writes_and_several_statements() {
         let conn = db();
         for sql in [
@@ -123,7 +166,7 @@ mod tests {
             "/* hi */ VACUUM",
             "",
             "   ;",
-            "SELECT * FROM t WHERE id = ?",
+            "SELECT * FROM t WHERE id = ?; DELETE FROM t",
         ] {
             assert!(check_select(&conn, sql).is_err(), "{sql}");
         }

@@ -6,6 +6,9 @@ use serde_json::json;
 
 use super::*;
 use crate::dataset::{self, DatasetSize};
+use crate::options::*;
+#[allow(unused_imports)]
+use dual_core::SortOrder;
 
 pub(super) fn small_db() -> (SqliteDb, PathBuf) {
     static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -24,8 +27,35 @@ fn sql(text: &str) -> Value {
     json!({ "sql": text })
 }
 
+/// The kind of the model's SQL, as the tests register it.
+pub(super) const SQL_KIND: &str = "sql";
+/// A developer's query: the institutions of an optional `state` and `control`.
+const INSTITUTIONS_KIND: &str = "institutions";
+
+/// `state` (two letters) and `control` (`public` or `private`), both optional, bound by name.
+fn institutions(params: &Value) -> Result<SqliteQuery, String> {
+    let mut state = None;
+    let mut control = None;
+    for (key, value) in params.as_object().into_iter().flatten() {
+        match (key.as_str(), value.as_str()) {
+            ("state", Some(s)) if s.len() == 2 => state = Some(s.to_ascii_uppercase()),
+            ("control", Some(c @ ("public" | "private"))) => control = Some(c.to_owned()),
+            (key, _) => return Err(format!("bad parameter `{key}`")),
+        }
+    }
+    Ok(SqliteQuery::new(
+        "SELECT * FROM institutions WHERE (:state IS NULL OR state = :state) \
+         AND (:control IS NULL OR control = :control) ORDER BY id",
+    )
+    .bind_named("state", state)
+    .bind_named("control", control))
+}
+
 fn executor(db: &SqliteDb, kind: &str) -> Arc<SqliteExecutor> {
-    Arc::new(db.executor(kind).expect("a known kind"))
+    Arc::new(match kind {
+        SQL_KIND => db.sql_executor(),
+        _ => db.query_executor(institutions),
+    })
 }
 
 #[tokio::test]
@@ -189,4 +219,73 @@ async fn the_time_limit_interrupts_runaway_queries() {
     // The connection is usable again afterwards.
     assert!(exec.count(&sql("SELECT 1")).await.is_ok());
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn the_models_sql_binds_params_by_position_and_by_name() {
+    let (db, dir) = small_db();
+    let exec = executor(&db, SQL_KIND);
+    let by_position = json!({
+        "sql": "SELECT id, state FROM institutions WHERE state = ?1 AND control = ?2 ORDER BY id",
+        "params": ["CA", "public"],
+    });
+    let by_name = json!({
+        "sql": "SELECT id, state FROM institutions WHERE state = :state AND control = :control ORDER BY id;",
+        "params": {"state": "CA", "control": "public"},
+    });
+    let literal =
+        sql("SELECT id, state FROM institutions WHERE state = 'CA' AND control = 'public' ORDER BY id");
+    let want = exec.fetch(&literal, 0, 1_000, None).await.expect("literal");
+    assert!(!want.is_empty());
+    for params in [&by_position, &by_name] {
+        assert_eq!(exec.count(params).await.ok(), Some(want.len() as u64), "{params}");
+        assert_eq!(
+            exec.fetch(params, 0, 1_000, None).await.ok().as_ref(),
+            Some(&want),
+            "{params}"
+        );
+        let streamed = collect(Arc::clone(&exec).stream(params.clone(), QueryStart::detached())).await;
+        assert_eq!(streamed.ok().as_ref(), Some(&want), "{params}");
+    }
+    // A value is bound, never interpolated: a quote is just a character of the value.
+    let injection = json!({
+        "sql": "SELECT id FROM institutions WHERE state = ?",
+        "params": ["CA' OR 1=1 --"],
+    });
+    assert_eq!(exec.count(&injection).await.ok(), Some(0));
+    for (bad, says) in [
+        (
+            json!({"sql": "SELECT id FROM institutions WHERE state = ?", "params": []}),
+            "1 parameter",
+        ),
+        (
+            json!({"sql": "SELECT id FROM institutions WHERE state = ?", "params": ["CA", "x"]}),
+            "2 value",
+        ),
+        (
+            json!({"sql": "SELECT id FROM institutions WHERE state = :state", "params": {"city": "x"}}),
+            "`city`",
+        ),
+        (
+            json!({"sql": "SELECT id FROM institutions WHERE state = ?", "params": [["CA"]]}),
+            "parameter 1",
+        ),
+        (
+            json!({"sql": "SELECT id FROM institutions WHERE state = ?", "params": "CA"}),
+            "array",
+        ),
+    ] {
+        let error = exec.count(&bad).await.expect_err("refused");
+        assert!(error.message().contains(says), "{bad}: {}", error.message());
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Every row of `stream`, or its first error.
+async fn collect(mut stream: RowStream) -> Result<Vec<Row>, ExecutorError> {
+    let mut rows = Vec::new();
+    while let Some(batch) = stream.next().await {
+        rows.extend(batch?);
+    }
+    Ok(rows)
 }

@@ -8,6 +8,9 @@ use serde_json::json;
 
 use super::*;
 use crate::dataset::{self, DatasetSize};
+use crate::options::*;
+#[allow(unused_imports)]
+use dual_core::SortOrder;
 
 /// A pool of `pool_size` connections (`export_slots` of them for exports) on a fresh copy of the
 /// small dataset, removed on drop.
@@ -35,7 +38,7 @@ impl Pool {
             ..SqliteOptions::default()
         };
         let db = SqliteDb::open_with(&path, options).expect("opens");
-        let exec = Arc::new(db.executor(SQL_KIND).expect("sql kind"));
+        let exec = Arc::new(db.sql_executor());
         Self { exec, _db: db, dir }
     }
 

@@ -9,9 +9,13 @@ use dual_server::{CreateResponse, DualResponseServer, ServerErrorCode};
 use futures_util::StreamExt;
 use serde_json::json;
 
-use super::cancel::Cancel;
-use super::pool::{TakeError, Use};
+use super::tests::SQL_KIND;
 use super::*;
+use crate::cancel::Cancel;
+use crate::options::*;
+use crate::pool::{TakeError, Use};
+#[allow(unused_imports)]
+use dual_core::SortOrder;
 
 /// Never ends on its own: counts forever, one row at the end.
 const RUNAWAY: &str =
@@ -50,7 +54,7 @@ impl One {
             ..SqliteOptions::default()
         };
         let db = SqliteDb::open_with(&path, options).expect("opens");
-        let exec = Arc::new(db.executor(SQL_KIND).expect("sql kind"));
+        let exec = Arc::new(db.sql_executor());
         Self { db, exec, dir }
     }
 

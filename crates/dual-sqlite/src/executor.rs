@@ -1,0 +1,387 @@
+//! The database and its executors: a pool of read-only connections, and the [`QueryExecutor`]
+//! that runs one kind of query on it (docs in the crate root).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use dual_core::{Column, Row, Sort, budget::RowBudget, range::RowRange};
+use dual_server::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream};
+use serde_json::Value;
+
+use crate::cancel::{self, Cancel};
+use crate::convert;
+use crate::guard::{Refused, check_select};
+use crate::options::{STREAM_BUFFER, SqliteOptions};
+use crate::pool::{Lease, Pool, Use};
+use crate::query::SqliteQuery;
+use crate::stream::{Sender, count, executor_error, order_by, stream_counted, stream_rows, take_error};
+
+/// A SQLite database served read-only: open it once, then register [`SqliteDb::executor`] for each
+/// kind. Clones share the connection pool.
+#[derive(Debug, Clone)]
+pub struct SqliteDb {
+    pool: Arc<Pool>,
+    stall: Duration,
+    count_wait: Duration,
+}
+
+impl SqliteDb {
+    /// Opens `path` read-only with a pool of `pool_size` connections and a per-query `time_limit`
+    /// (the other [`SqliteOptions`] at their defaults).
+    ///
+    /// # Errors
+    /// SQLite's error when the file cannot be opened as a database.
+    pub fn open(path: &Path, pool_size: usize, time_limit: Duration) -> Result<Self, rusqlite::Error> {
+        Self::open_with(
+            path,
+            SqliteOptions::default()
+                .pool_size(pool_size)
+                .time_limit(time_limit),
+        )
+    }
+
+    /// Opens `path` read-only with `options`.
+    ///
+    /// # Errors
+    /// SQLite's error when the file cannot be opened as a database.
+    pub fn open_with(path: &Path, options: SqliteOptions) -> Result<Self, rusqlite::Error> {
+        let pool = Pool::open(
+            path,
+            options.pool_size,
+            options.export_slots,
+            options.wait,
+            options.time_limit,
+        )?;
+        Ok(Self {
+            pool: Arc::new(pool),
+            stall: options.stall,
+            count_wait: options.count_wait,
+        })
+    }
+
+    /// The executor of the model's SQL: params `{"sql": "SELECT …", "params"?: [..] | {..}}`, one
+    /// read-only `SELECT` (or `WITH … SELECT`) statement, checked before it runs (see the crate
+    /// docs), with its parameters bound by position (an array: `?1`, `?2`, …) or by name (an object:
+    /// `:name`, `@name`, `$name`).
+    #[must_use]
+    pub fn sql_executor(&self) -> SqliteExecutor {
+        self.executor_of(Kind::Sql)
+    }
+
+    /// The executor of a query you write: `build` turns a tool call's params into the statement and
+    /// its values ([`SqliteQuery`]), or into a message for the model when they are wrong. Your SQL
+    /// runs on the same read-only connections, wrapped the same way.
+    ///
+    /// ```
+    /// use dual_sqlite::{SqliteDb, SqliteQuery};
+    ///
+    /// # fn demo(db: &SqliteDb) {
+    /// let by_state = db.query_executor(|params| {
+    ///     let state = params.get("state").and_then(|s| s.as_str()).ok_or("`state` is required")?;
+    ///     Ok(SqliteQuery::new("SELECT * FROM institutions WHERE state = ?").bind(state.to_owned()))
+    /// });
+    /// # let _ = by_state;
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn query_executor(
+        &self,
+        build: impl Fn(&Value) -> Result<SqliteQuery, String> + Send + Sync + 'static,
+    ) -> SqliteExecutor {
+        self.executor_of(Kind::Fixed(Arc::new(move |params: &Value| build(params))))
+    }
+
+    fn executor_of(&self, kind: Kind) -> SqliteExecutor {
+        SqliteExecutor {
+            pool: Arc::clone(&self.pool),
+            stall: self.stall,
+            count_wait: self.count_wait,
+            kind,
+        }
+    }
+}
+
+/// Builds a developer's query from a tool call's params.
+type Build = Arc<dyn Fn(&Value) -> Result<SqliteQuery, String> + Send + Sync>;
+
+/// Where a query's SQL comes from.
+#[derive(Clone)]
+enum Kind {
+    /// The model's, checked by the guard.
+    Sql,
+    /// The developer's.
+    Fixed(Build),
+}
+
+impl std::fmt::Debug for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Sql => "Sql",
+            Self::Fixed(_) => "Fixed",
+        })
+    }
+}
+
+/// Runs one query kind over a [`SqliteDb`]; see the module docs.
+#[derive(Debug, Clone)]
+pub struct SqliteExecutor {
+    pool: Arc<Pool>,
+    stall: Duration,
+    count_wait: Duration,
+    kind: Kind,
+}
+
+/// How an export starts once it has its connection.
+enum Begin {
+    /// Signal the start at once, then stream the rows (live exports: ranges and sorts).
+    Started(QueryStart),
+    /// In one read transaction: count the rows, then stream them (the snapshot's stream, with the
+    /// consistent count; see [`stream_counted`]).
+    Counted(Counting),
+}
+
+/// What a counted export does around its count.
+struct Counting {
+    /// Called once the query has its connection, before it counts.
+    connected: Box<dyn FnOnce() + Send>,
+    /// Called with the count, before the first row is read.
+    counted: Box<dyn FnOnce(u64) + Send>,
+}
+
+impl Counting {
+    /// Signals `start` with the count when the count is done within `wait` of the query having its
+    /// connection, else without a count once `wait` has passed (counting is running: a tool call can
+    /// then answer "still running" however long the count takes). A count that fails signals at once.
+    fn signal(start: QueryStart, wait: Duration) -> Self {
+        let (count, counted) = tokio::sync::oneshot::channel();
+        let runtime = tokio::runtime::Handle::current();
+        Self {
+            connected: Box::new(move || {
+                runtime.spawn(async move {
+                    match tokio::time::timeout(wait, counted).await {
+                        Ok(Ok(total)) => start.started_with_count(total),
+                        _ => start.started(),
+                    }
+                });
+            }),
+            counted: Box::new(move |total| {
+                // Too late when the signal went without it: nothing to tell.
+                let _ = count.send(total);
+            }),
+        }
+    }
+}
+
+impl SqliteExecutor {
+    /// Builds the query of `params` (validating user SQL on `conn`).
+    fn query(&self, conn: &rusqlite::Connection, params: &Value) -> Result<SqliteQuery, String> {
+        match &self.kind {
+            Kind::Sql => {
+                let sql = params
+                    .get("sql")
+                    .and_then(Value::as_str)
+                    .ok_or("the parameter `sql` (a string holding one SELECT statement) is required")?;
+                let sql = check_select(conn, sql).map_err(|Refused(message)| message)?;
+                SqliteQuery::new(sql).bind_json(params.get("params").unwrap_or(&Value::Null))
+            }
+            Kind::Fixed(build) => build(params),
+        }
+    }
+
+    /// Runs `work` with a pooled connection on a blocking thread. Dropping the future interrupts the
+    /// work (or stops it waiting for a connection) and gives the connection back.
+    async fn run<T: Send + 'static>(
+        &self,
+        params: &Value,
+        work: impl FnOnce(&Lease, SqliteQuery) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, ExecutorError> {
+        let this = self.clone();
+        let params = params.clone();
+        let limit = self.pool.time_limit();
+        let cancel = Arc::new(Cancel::default());
+        let guard = cancel::on_drop(&cancel, &self.pool);
+        let ran = tokio::task::spawn_blocking(move || {
+            let lease = this.pool.get(Use::Query, &cancel).map_err(take_error)?;
+            let query = this.query(lease.conn(), &params).map_err(ExecutorError::new)?;
+            lease.restart_clock();
+            work(&lease, query).map_err(|e| executor_error(&e, &lease, limit))
+        })
+        .await;
+        // The work ended and gave its connection back: nothing left to cancel.
+        guard.disarm();
+        ran.map_err(|_| ExecutorError::new("the query was cancelled"))?
+    }
+
+    /// The export stream of `range`, started as `begin` says once the query has its connection.
+    /// Dropping the stream before its end interrupts the statement and gives the connection back.
+    fn export(
+        self: Arc<Self>,
+        params: Value,
+        sort: Option<Sort>,
+        range: RowRange,
+        begin: Begin,
+    ) -> RowStream {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Vec<Row>, ExecutorError>>(STREAM_BUFFER);
+        let limit = self.pool.time_limit();
+        let runtime = tokio::runtime::Handle::current();
+        let cancel = Arc::new(Cancel::default());
+        let guard = cancel::on_drop(&cancel, &self.pool);
+        // Set only when every row was sent: any other end (a stalled reader, a failure whose error
+        // could not be queued) reaches the reader as an error, so an export is never cut silently.
+        let complete = Arc::new(AtomicBool::new(false));
+        let completed = Arc::clone(&complete);
+        tokio::task::spawn_blocking(move || {
+            let sender = Sender {
+                tx,
+                runtime,
+                stall: self.stall,
+            };
+            let result = (|| {
+                let lease = self.pool.get(Use::Export, &cancel).map_err(take_error)?;
+                let counted = match begin {
+                    Begin::Started(start) => {
+                        start.started();
+                        None
+                    }
+                    Begin::Counted(counting) => {
+                        (counting.connected)();
+                        Some(counting.counted)
+                    }
+                };
+                let query = self.query(lease.conn(), &params).map_err(ExecutorError::new)?;
+                lease.restart_clock();
+                match counted {
+                    None => stream_rows(&lease, &query, sort.as_ref(), range, &sender),
+                    Some(announce) => stream_counted(&lease, &query, &sender, self.count_wait, announce),
+                }
+                .map_err(|e| executor_error(&e, &lease, limit))
+            })();
+            match result {
+                Ok(true) => completed.store(true, Ordering::Release),
+                Ok(false) => {}
+                // The receiver may be gone already (client disconnected): nothing left to tell.
+                Err(error) => drop(sender.tx.try_send(Err(error))),
+            }
+        });
+        let mut ended = false;
+        let stream: RowStream = Box::pin(futures_util::stream::poll_fn(move |cx| {
+            if ended {
+                return Poll::Ready(None);
+            }
+            match rx.poll_recv(cx) {
+                Poll::Ready(None) => {
+                    ended = true;
+                    if complete.load(Ordering::Acquire) {
+                        Poll::Ready(None)
+                    } else {
+                        Poll::Ready(Some(Err(ExecutorError::new(
+                            "the export was cut before its end (the reader stalled, or the query failed)",
+                        ))))
+                    }
+                }
+                Poll::Ready(Some(Err(error))) => {
+                    ended = true;
+                    Poll::Ready(Some(Err(error)))
+                }
+                other => other,
+            }
+        }));
+        guard.guard_stream(stream)
+    }
+}
+
+impl QueryExecutor for SqliteExecutor {
+    /// The whole result with the consistent count, in one read transaction on one connection (see
+    /// the module docs). `start` is signalled once the query has its connection and its count (or
+    /// has counted for [`SqliteOptions::count_wait`]), so a tool call waiting for a connection is not
+    /// told the query runs, and gets the retryable `overloaded` when none comes within the wait limit.
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        let counting = Counting::signal(start, self.count_wait);
+        self.export(params, None, RowRange::ALL, Begin::Counted(counting))
+    }
+
+    fn columns(&self, params: &Value) -> Option<Vec<Column>> {
+        // Called from async code: only use a connection that is idle right now (preparing is
+        // microseconds); when all are busy, the server infers the columns from the sample instead.
+        let lease = self.pool.try_get()?;
+        let query = self.query(lease.conn(), params).ok()?;
+        let stmt = lease.conn().prepare_cached(&query.sql).ok()?;
+        convert::columns(&stmt)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+
+    /// One statement seeks to the range (`LIMIT … OFFSET …`), so a range late in the result costs
+    /// SQLite's skipping, not the rows before it crossing the channel.
+    fn stream_range(self: Arc<Self>, params: Value, sort: Option<Sort>, range: RowRange) -> RowStream {
+        self.export(params, sort, range, Begin::Started(QueryStart::detached()))
+    }
+}
+
+#[async_trait]
+impl LiveQuery for SqliteExecutor {
+    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
+        self.run(params, |lease, query| count(lease, &query)).await
+    }
+
+    async fn fetch(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        self.fetch_page(params, offset, limit, sort, usize::MAX).await
+    }
+
+    /// Steps the page's statement row by row and stops right after the first row the page's byte
+    /// budget refuses: a page of wide rows reads the cap and one row, not `limit` rows.
+    async fn fetch_page(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+        max_bytes: usize,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        let order = order_by(sort);
+        self.run(params, move |lease, query| {
+            let sql = format!("SELECT * FROM (\n{}\n){order} LIMIT ? OFFSET ?", query.sql);
+            let mut stmt = lease.conn().prepare_cached(&sql)?;
+            let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
+            let limit_bind = i64::try_from(limit).unwrap_or(i64::MAX);
+            let offset_bind = i64::try_from(offset).unwrap_or(i64::MAX);
+            query.bind_to(&mut stmt, &[limit_bind, offset_bind])?;
+            let mut rows = stmt.raw_query();
+            let mut budget = (max_bytes < usize::MAX).then(|| RowBudget::new(limit, max_bytes));
+            let mut out = Vec::new();
+            while let Some(row) = rows.next()? {
+                let row = convert::row(row, &names)?;
+                let kept = budget
+                    .as_mut()
+                    .is_none_or(|budget| budget.admit(dual_core::budget::row_json_len(&row)));
+                out.push(row);
+                if !kept {
+                    break;
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_bounds;
+#[cfg(test)]
+mod tests_cancel;
+#[cfg(test)]
+mod tests_count;

@@ -1,0 +1,82 @@
+//! A SQLite database behind a dual-response server: a [`QueryExecutor`] for read-only SQL from the
+//! model ([`SqliteDb::sql_executor`]) or for queries you write ([`SqliteDb::query_executor`]), over
+//! a bounded pool of read-only connections (rusqlite, SQLite bundled).
+//!
+//! ```no_run
+//! use std::path::Path;
+//!
+//! use dual_server::DualResponseServer;
+//! use dual_sqlite::{SqliteDb, SqliteOptions, SqliteQuery};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let db = SqliteDb::open_with(Path::new("reports.sqlite"), SqliteOptions::default().pool_size(8))?;
+//! let server = DualResponseServer::builder()
+//!     .base_url("https://api.example.com/resources")
+//!     // params: {"sql": "SELECT … WHERE year = ?", "params": [2024]}
+//!     .executor("sql", db.sql_executor())
+//!     // params: {"state": "NJ"}
+//!     .executor("by_state", db.query_executor(|params| {
+//!         let state = params["state"].as_str().ok_or("`state` (two letters) is required")?;
+//!         Ok(SqliteQuery::new("SELECT * FROM institutions WHERE state = :state").bind_named("state", state.to_owned()))
+//!     }))
+//!     .build()?;
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The model's SQL must be exactly one read-only `SELECT` (or `WITH … SELECT`) statement: the first
+//! keyword is checked, SQLite must compile it to one statement it calls read-only, and the
+//! connections are opened read-only with `PRAGMA query_only`. A refusal, or SQLite's own error,
+//! is a message for the model. Values are bound (`"params"`: an array for `?1, ?2, …`, an object
+//! for `:name`), never interpolated.
+//!
+//! Every query runs on a blocking thread with a pooled read-only connection, under a time limit; the
+//! user's SQL is wrapped, never concatenated into a bigger statement:
+//!
+//! * the snapshot's stream ([`QueryExecutor::stream`]), with the consistent count: one read
+//!   transaction — `BEGIN`, `SELECT COUNT(*) FROM (⟨sql⟩)`, then `SELECT * FROM (⟨sql⟩)` stepped once,
+//!   in batches through a bounded channel, then `ROLLBACK` — so the count it announces
+//!   ([`QueryStart::started_with_count`]) is exactly the rows it yields, whatever is written meanwhile;
+//! * live count ([`LiveQuery::count`]): `SELECT COUNT(*) FROM (⟨sql⟩)`
+//! * live page: `SELECT * FROM (⟨sql⟩) ORDER BY "field" DESC LIMIT ? OFFSET ?`
+//! * live export ([`QueryExecutor::stream_range`]): `SELECT * FROM (⟨sql⟩) ORDER BY … LIMIT ? OFFSET ?`
+//!   (the row range; `LIMIT -1` for all rows), stepped once, in batches through a bounded channel.
+//!
+//! A slow or stalled reader never blocks anyone else: exports may hold at most
+//! [`SqliteOptions::export_slots`] of the pool's connections (pages, counts and tool calls always
+//! find the rest), waiting for a connection is bounded by [`SqliteOptions::wait`] (then the retryable
+//! `overloaded` error, never a hang), and an export whose reader takes nothing for
+//! [`SqliteOptions::stall`] gives its connection back and ends with an error.
+//!
+//! A count that takes longer than [`SqliteOptions::count_wait`] is not announced: the stream then
+//! tells the server it runs without a count (and the server counts the rows it streams), so a tool
+//! call can still answer "still running" for a query whose count alone takes long.
+//!
+//! A query the server drops (its future or export stream: a `DELETE`, the time limit, a client gone)
+//! is interrupted at once (`sqlite3_interrupt`) and its connection goes back to the pool, never inside a
+//! transaction; a tool call is only told "still running" once its query has a connection and its
+//! count ([`QueryStart`]).
+
+mod cancel;
+mod convert;
+#[cfg(test)]
+mod dataset;
+mod executor;
+mod guard;
+mod options;
+mod pool;
+mod query;
+mod stream;
+
+pub use executor::{SqliteDb, SqliteExecutor};
+pub use options::{
+    DEFAULT_COUNT_WAIT, DEFAULT_EXPORT_SLOTS, DEFAULT_POOL_SIZE, DEFAULT_STALL, DEFAULT_TIME_LIMIT,
+    DEFAULT_WAIT, STREAM_BATCH, STREAM_BATCH_BYTES, SqliteOptions,
+};
+pub use query::SqliteQuery;
+
+/// The SQLite bindings this crate uses (for [`SqliteQuery::bind`]'s values and the errors of
+/// [`SqliteDb::open`]).
+pub use rusqlite;
