@@ -23,8 +23,9 @@ pub struct QueryStart(Option<oneshot::Sender<Option<u64>>>);
 impl QueryStart {
     /// A signal and the receiver the server waits on: `Ok(None)` for [`QueryStart::started`],
     /// `Ok(Some(total))` for [`QueryStart::started_with_count`], an error when the signal was dropped
-    /// unsent (started, without a count).
-    pub(crate) fn channel() -> (Self, oneshot::Receiver<Option<u64>>) {
+    /// unsent (started, without a count). Executor tests use it to see what their stream announced.
+    #[must_use]
+    pub fn channel() -> (Self, oneshot::Receiver<Option<u64>>) {
         let (sender, receiver) = oneshot::channel();
         (Self(Some(sender)), receiver)
     }

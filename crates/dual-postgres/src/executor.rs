@@ -1,0 +1,433 @@
+//! The database and its executors: a pool of connections, and the [`QueryExecutor`] that runs one
+//! kind of query on it, each in a read-only transaction (docs in the crate root).
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
+
+use async_trait::async_trait;
+use bytes::BytesMut;
+use deadpool_postgres::Transaction;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use dual_core::{Row, Sort, SortOrder};
+use dual_server::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
+use tokio_postgres::{IsolationLevel, NoTls};
+
+use crate::decode::{BoxError, Raw, value};
+use crate::error::{PgError, pg_error};
+use crate::options::{CONNECT_TIMEOUT, PgOptions, STREAM_BUFFER};
+use crate::query::{PgQuery, check_select};
+use crate::session::{Canceller, Session};
+
+/// A PostgreSQL database served read-only: connect once, then register [`PgDb::sql_executor`] or
+/// [`PgDb::query_executor`] for each kind. Clones share the pool.
+#[derive(Clone)]
+pub struct PgDb {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    pool: Pool,
+    options: PgOptions,
+}
+
+impl std::fmt::Debug for PgDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgDb")
+            .field("options", &self.shared.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgDb {
+    /// Connects to `url` (`postgres://user:password@host:port/database`, or the key-value form)
+    /// with a pool of `options.pool_size` connections, and checks one connection.
+    ///
+    /// # Errors
+    /// [`PgError::Config`] for a URL or options that cannot be used, [`PgError::Connect`] when the
+    /// database does not answer.
+    pub async fn connect(url: &str, options: PgOptions) -> Result<Self, PgError> {
+        let mut config = tokio_postgres::Config::from_str(url).map_err(|e| PgError::Config {
+            message: "the URL cannot be parsed".to_owned(),
+            source: Some(Box::new(e)),
+        })?;
+        config.connect_timeout(CONNECT_TIMEOUT);
+        if config.get_application_name().is_none() {
+            config.application_name("dual-postgres");
+        }
+        if options.pool_size == 0 || options.fetch_rows == 0 {
+            return Err(PgError::Config {
+                message: "pool_size and fetch_rows must be at least 1".to_owned(),
+                source: None,
+            });
+        }
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(options.pool_size)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(options.wait))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .recycle_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(|e| PgError::Config {
+                message: "the connection pool cannot be built".to_owned(),
+                source: Some(Box::new(e)),
+            })?;
+        drop(pool.get().await.map_err(|e| PgError::Connect(Box::new(e)))?);
+        Ok(Self {
+            shared: Arc::new(Shared { pool, options }),
+        })
+    }
+
+    /// The executor of the model's SQL: params `{"sql": "SELECT …", "params"?: [..]}`, one read-only
+    /// query whose parameters (`$1`, `$2`, …) are bound in order.
+    #[must_use]
+    pub fn sql_executor(&self) -> PgExecutor {
+        self.executor_of(Kind::Sql)
+    }
+
+    /// The executor of a query you write: `build` turns a tool call's params into the statement and
+    /// its values ([`PgQuery`]), or into a message for the model when they are wrong.
+    #[must_use]
+    pub fn query_executor(
+        &self,
+        build: impl Fn(&Value) -> Result<PgQuery, String> + Send + Sync + 'static,
+    ) -> PgExecutor {
+        self.executor_of(Kind::Fixed(Arc::new(build)))
+    }
+
+    fn executor_of(&self, kind: Kind) -> PgExecutor {
+        PgExecutor {
+            shared: Arc::clone(&self.shared),
+            kind,
+        }
+    }
+}
+
+/// Builds a developer's query from a tool call's params.
+type Build = Arc<dyn Fn(&Value) -> Result<PgQuery, String> + Send + Sync>;
+
+#[derive(Clone)]
+enum Kind {
+    Sql,
+    Fixed(Build),
+}
+
+/// Runs one query kind over a [`PgDb`]; see the crate docs.
+#[derive(Clone)]
+pub struct PgExecutor {
+    shared: Arc<Shared>,
+    kind: Kind,
+}
+
+impl std::fmt::Debug for PgExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.kind {
+            Kind::Sql => "sql",
+            Kind::Fixed(_) => "fixed",
+        };
+        f.debug_struct("PgExecutor")
+            .field("kind", &kind)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A parameter sent as text, for PostgreSQL to parse as the parameter's type.
+#[derive(Debug)]
+struct Text<'a>(Option<&'a str>);
+
+impl ToSql for Text<'_> {
+    fn to_sql(&self, _ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        match self.0 {
+            Some(text) => {
+                out.extend_from_slice(text.as_bytes());
+                Ok(IsNull::No)
+            }
+            None => Ok(IsNull::Yes),
+        }
+    }
+
+    fn accepts(_ty: &Type) -> bool {
+        true
+    }
+
+    fn encode_format(&self, _ty: &Type) -> Format {
+        Format::Text
+    }
+
+    to_sql_checked!();
+}
+
+impl PgQuery {
+    fn texts(&self) -> Vec<Text<'_>> {
+        self.params.iter().map(|p| Text(p.as_deref())).collect()
+    }
+}
+
+fn refs<'a>(texts: &'a [Text<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    texts.iter().map(|t| t as &(dyn ToSql + Sync)).collect()
+}
+
+impl PgExecutor {
+    fn options(&self) -> PgOptions {
+        self.shared.options
+    }
+
+    /// The query of `params`: the model's SQL checked, or the developer's built.
+    fn query(&self, params: &Value) -> Result<PgQuery, ExecutorError> {
+        match &self.kind {
+            Kind::Sql => {
+                let sql = params.get("sql").and_then(Value::as_str).ok_or_else(|| {
+                    ExecutorError::new(
+                        "the parameter `sql` (a string holding one SELECT statement) is required",
+                    )
+                })?;
+                let sql = check_select(sql).map_err(ExecutorError::new)?;
+                PgQuery::new(sql)
+                    .bind_json(params.get("params").unwrap_or(&Value::Null))
+                    .map_err(ExecutorError::new)
+            }
+            Kind::Fixed(build) => build(params).map_err(ExecutorError::new),
+        }
+    }
+
+    fn error(&self, error: &tokio_postgres::Error) -> ExecutorError {
+        pg_error(error, Some(self.options().time_limit))
+    }
+
+    /// A read-only, repeatable-read transaction on `session`'s connection, every statement under
+    /// the time limit.
+    async fn begin<'s>(&self, session: &'s mut Session) -> Result<Transaction<'s>, ExecutorError> {
+        let txn = session
+            .client()?
+            .build_transaction()
+            .read_only(true)
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .start()
+            .await
+            .map_err(|e| self.error(&e))?;
+        let millis = self.options().time_limit.as_millis().max(1);
+        txn.batch_execute(&format!("SET LOCAL statement_timeout = {millis}"))
+            .await
+            .map_err(|e| self.error(&e))?;
+        Ok(txn)
+    }
+
+    /// The snapshot's stream, on a task of its own: count, then the rows from a portal in batches of
+    /// `fetch_rows`, sent through a bounded channel. `Ok(true)` when every row was sent.
+    async fn write(
+        &self,
+        params: Value,
+        start: QueryStart,
+        canceller: Canceller,
+        tx: mpsc::Sender<Result<Vec<Row>, ExecutorError>>,
+    ) -> Result<bool, ExecutorError> {
+        let query = self.query(&params)?;
+        let mut session = canceller.session(&self.shared.pool).await?;
+        let txn = self.begin(&mut session).await?;
+        let statement = txn.prepare(&query.sql).await.map_err(|e| self.error(&e))?;
+        let names: Vec<String> = statement.columns().iter().map(|c| c.name().to_owned()).collect();
+        let types: Vec<Type> = statement.columns().iter().map(|c| c.type_().clone()).collect();
+        let texts = query.texts();
+        let count_sql = format!("SELECT count(*) FROM (\n{}\n) AS dual_count", query.sql);
+        let count_params = refs(&texts);
+        let mut start = Some(start);
+        let counted = {
+            let count = txn.query_one(&count_sql, &count_params);
+            tokio::pin!(count);
+            tokio::select! {
+                counted = &mut count => counted,
+                () = tokio::time::sleep(self.options().count_wait) => {
+                    if let Some(start) = start.take() {
+                        start.started();
+                    }
+                    (&mut count).await
+                }
+            }
+        }
+        .map_err(|e| self.error(&e))?;
+        let total: i64 = counted.try_get(0).map_err(|e| self.error(&e))?;
+        if let Some(start) = start.take() {
+            start.started_with_count(u64::try_from(total).unwrap_or_default());
+        }
+        let portal = txn
+            .bind_raw(&statement, texts.iter())
+            .await
+            .map_err(|e| self.error(&e))?;
+        let fetch = i32::try_from(self.options().fetch_rows).unwrap_or(i32::MAX);
+        loop {
+            let rows = txn
+                .query_portal(&portal, fetch)
+                .await
+                .map_err(|e| self.error(&e))?;
+            let last = rows.len() < usize::try_from(fetch).unwrap_or(usize::MAX);
+            if !rows.is_empty() {
+                let batch = rows
+                    .iter()
+                    .map(|row| self.row(row, &names, &types))
+                    .collect::<Result<Vec<Row>, _>>()?;
+                drop(rows);
+                match tokio::time::timeout(self.options().stall, tx.send(Ok(batch))).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => return Ok(false),
+                    Err(_) => {
+                        tracing::warn!("stream reader took nothing for the stall time; connection released");
+                        return Ok(false);
+                    }
+                }
+            }
+            if last {
+                break;
+            }
+        }
+        txn.rollback().await.map_err(|e| self.error(&e))?;
+        Ok(true)
+    }
+
+    fn row(&self, row: &tokio_postgres::Row, names: &[String], types: &[Type]) -> Result<Row, ExecutorError> {
+        let numeric = self.options().numeric;
+        let mut out = Row::new();
+        for (at, (name, ty)) in names.iter().zip(types).enumerate() {
+            let raw: Raw<'_> = row.try_get(at).map_err(|e| self.error(&e))?;
+            let cell = value(ty, raw.0, numeric)
+                .map_err(|e| ExecutorError::new(format!("column `{name}` ({ty}) could not be read: {e}")))?;
+            out.insert(name.clone(), cell);
+        }
+        Ok(out)
+    }
+}
+
+impl QueryExecutor for PgExecutor {
+    /// Every row, with the consistent count: one read-only repeatable-read transaction counts the
+    /// result, then reads it from a portal, `fetch_rows` at a time. `start` is signalled with the
+    /// count (or without, once counting took [`PgOptions::count_wait`]). Dropping the stream sends
+    /// PostgreSQL a cancel request.
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        let (tx, mut rx) = mpsc::channel(STREAM_BUFFER);
+        let canceller = Canceller::new();
+        let guard = canceller.guard();
+        let complete = Arc::new(AtomicBool::new(false));
+        let completed = Arc::clone(&complete);
+        tokio::spawn(async move {
+            let failed = tx.clone();
+            match self.write(params, start, canceller, tx).await {
+                Ok(true) => completed.store(true, Ordering::Release),
+                Ok(false) => {}
+                Err(error) => drop(failed.send(Err(error)).await),
+            }
+        });
+        let mut ended = false;
+        let stream: RowStream = Box::pin(futures_util::stream::poll_fn(move |cx| {
+            if ended {
+                return Poll::Ready(None);
+            }
+            match rx.poll_recv(cx) {
+                Poll::Ready(None) => {
+                    ended = true;
+                    if complete.load(Ordering::Acquire) {
+                        Poll::Ready(None)
+                    } else {
+                        Poll::Ready(Some(Err(ExecutorError::new(
+                            "the result was cut before its end (the reader stalled, or the query failed)",
+                        ))))
+                    }
+                }
+                Poll::Ready(Some(Err(error))) => {
+                    ended = true;
+                    Poll::Ready(Some(Err(error)))
+                }
+                other => other,
+            }
+        }));
+        guard.guard_stream(stream)
+    }
+
+    fn live(&self) -> Option<&dyn LiveQuery> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl LiveQuery for PgExecutor {
+    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
+        let query = self.query(params)?;
+        let canceller = Canceller::new();
+        let mut session = canceller.session(&self.shared.pool).await?;
+        let guard = canceller.guard();
+        let txn = self.begin(&mut session).await?;
+        let texts = query.texts();
+        let sql = format!("SELECT count(*) FROM (\n{}\n) AS dual_count", query.sql);
+        let row = txn
+            .query_one(&sql, &refs(&texts))
+            .await
+            .map_err(|e| self.error(&e))?;
+        let total: i64 = row.try_get(0).map_err(|e| self.error(&e))?;
+        drop(txn);
+        drop(session);
+        guard.disarm();
+        Ok(u64::try_from(total).unwrap_or_default())
+    }
+
+    async fn fetch(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        let query = self.query(params)?;
+        let canceller = Canceller::new();
+        let mut session = canceller.session(&self.shared.pool).await?;
+        let guard = canceller.guard();
+        let txn = self.begin(&mut session).await?;
+        let at = query.params.len();
+        let sql = format!(
+            "SELECT * FROM (\n{}\n) AS dual_page{} LIMIT ${} OFFSET ${}",
+            query.sql,
+            order_by(sort),
+            at + 1,
+            at + 2
+        );
+        let statement = txn.prepare(&sql).await.map_err(|e| self.error(&e))?;
+        let names: Vec<String> = statement.columns().iter().map(|c| c.name().to_owned()).collect();
+        let types: Vec<Type> = statement.columns().iter().map(|c| c.type_().clone()).collect();
+        let (limit, offset) = (limit.to_string(), offset.to_string());
+        let mut texts = query.texts();
+        texts.push(Text(Some(&limit)));
+        texts.push(Text(Some(&offset)));
+        let rows = txn
+            .query(&statement, &refs(&texts))
+            .await
+            .map_err(|e| self.error(&e))?;
+        let rows = rows
+            .iter()
+            .map(|row| self.row(row, &names, &types))
+            .collect::<Result<Vec<Row>, _>>()?;
+        drop(txn);
+        drop(session);
+        guard.disarm();
+        Ok(rows)
+    }
+}
+
+/// ` ORDER BY "field" ASC|DESC` (the identifier quoted), or nothing.
+fn order_by(sort: Option<&Sort>) -> String {
+    sort.map(|sort| {
+        let order = match sort.order {
+            SortOrder::Asc => "ASC",
+            SortOrder::Desc => "DESC",
+        };
+        format!(" ORDER BY \"{}\" {order}", sort.field.replace('"', "\"\""))
+    })
+    .unwrap_or_default()
+}

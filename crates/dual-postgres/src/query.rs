@@ -1,0 +1,163 @@
+//! A query to run: one statement's SQL and the values bound to its parameters (`$1`, `$2`, …), each
+//! sent as text for PostgreSQL to parse as the parameter's type, never interpolated.
+
+use serde_json::Value;
+
+/// One statement and its parameters, as a [`PgExecutor`](crate::PgExecutor) runs it.
+///
+/// ```
+/// use dual_postgres::PgQuery;
+///
+/// let query = PgQuery::new("SELECT * FROM orders WHERE region = $1 AND total > $2").bind("EU").bind(100);
+/// # let _ = query;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgQuery {
+    pub(crate) sql: String,
+    pub(crate) params: Vec<Option<String>>,
+}
+
+impl PgQuery {
+    /// `sql` with no parameters bound yet.
+    #[must_use]
+    pub fn new(sql: impl Into<String>) -> Self {
+        Self {
+            sql: sql.into(),
+            params: Vec::new(),
+        }
+    }
+
+    /// The statement's SQL.
+    #[must_use]
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+
+    /// Binds `value`'s text to the next parameter (`$1`, then `$2`, …): PostgreSQL parses it as the
+    /// parameter's type, as it would a quoted literal (`'2024-01-01'`, `'42'`, `'{1,2}'`).
+    #[must_use]
+    pub fn bind(mut self, value: impl ToString) -> Self {
+        self.params.push(Some(value.to_string()));
+        self
+    }
+
+    /// Binds NULL to the next parameter.
+    #[must_use]
+    pub fn bind_null(mut self) -> Self {
+        self.params.push(None);
+        self
+    }
+
+    /// Binds the JSON `params` of a tool call in order (`$1`, `$2`, …): `null` as NULL, a string as
+    /// its text, a number or boolean as its JSON text; `null` or no params bind nothing.
+    ///
+    /// # Errors
+    /// A message for the model when `params` is not an array (PostgreSQL binds by position) or
+    /// holds an array or object.
+    pub fn bind_json(mut self, params: &Value) -> Result<Self, String> {
+        match params {
+            Value::Null => Ok(self),
+            Value::Array(values) => {
+                for (at, value) in values.iter().enumerate() {
+                    self = match value {
+                        Value::Null => self.bind_null(),
+                        Value::String(s) => self.bind(s),
+                        Value::Bool(_) | Value::Number(_) => self.bind(value),
+                        Value::Array(_) | Value::Object(_) => {
+                            return Err(format!(
+                                "parameter ${} must be a number, a string, a boolean or null",
+                                at + 1
+                            ));
+                        }
+                    };
+                }
+                Ok(self)
+            }
+            _ => Err("`params` must be an array: its values are bound to $1, $2, … in order".to_owned()),
+        }
+    }
+}
+
+/// Checks that `sql` starts as a read-only query may (`SELECT`, `WITH`, `VALUES` or `TABLE`) and
+/// returns it without a trailing `;`, ready to be wrapped. The read-only transaction it runs in
+/// refuses any write or DDL before it takes effect, and PostgreSQL prepares one statement only.
+pub(crate) fn check_select(sql: &str) -> Result<String, String> {
+    let rest = skip_comments(sql);
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    let keyword = rest[..end].to_ascii_uppercase();
+    if keyword.is_empty() {
+        return Err("The SQL is empty: send one SELECT statement.".to_owned());
+    }
+    if !matches!(keyword.as_str(), "SELECT" | "WITH" | "VALUES" | "TABLE") {
+        return Err(format!(
+            "Only read-only queries are allowed: the SQL must be one SELECT (or WITH … SELECT) \
+             statement, not {keyword}."
+        ));
+    }
+    let mut text = sql.trim();
+    while let Some(at) = text.rfind(';') {
+        if !skip_comments(&text[at + 1..]).is_empty() {
+            break;
+        }
+        text = text[..at].trim_end();
+    }
+    Ok(text.to_owned())
+}
+
+/// `sql` after its leading whitespace and comments.
+fn skip_comments(sql: &str) -> &str {
+    let mut rest = sql;
+    loop {
+        rest = rest.trim_start();
+        if let Some(after) = rest.strip_prefix("--") {
+            rest = after.split_once('\n').map_or("", |(_, tail)| tail);
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, tail)| tail);
+        } else {
+            return rest;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn binds_json_in_order_as_text() {
+        let query = PgQuery::new("SELECT $1, $2, $3, $4").bind_json(&json!(["a", 1.5, true, null]));
+        assert_eq!(
+            query.map(|q| q.params),
+            Ok(vec![
+                Some("a".to_owned()),
+                Some("1.5".to_owned()),
+                Some("true".to_owned()),
+                None
+            ])
+        );
+        assert!(PgQuery::new("SELECT $1").bind_json(&json!({"a": 1})).is_err());
+        assert!(PgQuery::new("SELECT $1").bind_json(&json!([[1]])).is_err());
+    }
+
+    #[test]
+    fn accepts_only_read_queries_and_strips_the_terminator() {
+        assert_eq!(check_select(" select 1 ; -- end").as_deref(), Ok("select 1"));
+        assert!(check_select("/* c */ WITH x AS (SELECT 1) SELECT * FROM x").is_ok());
+        assert_eq!(check_select("VALUES (1)").as_deref(), Ok("VALUES (1)"));
+        for sql in [
+            "",
+            "  ;",
+            "DELETE FROM t",
+            "BEGIN",
+            "COMMIT",
+            "SET x = 1",
+            "COPY t TO STDOUT",
+        ] {
+            assert!(check_select(sql).is_err(), "{sql}");
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! dual-postgres against a real PostgreSQL (feature `services`; `bash .ci/services` starts one at
+//! `DUAL_TEST_POSTGRES_URL`, by default `postgres://postgres@127.0.0.1:5432/test`): the type mapping,
+//! the read-only guard, the consistent count, the time limit, the cancel on drop (checked in
+//! `pg_stat_activity`), pool exhaustion, and the database's message for the model.
+#![cfg(feature = "services")]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dual_core::{PageRequest, Row};
+use dual_postgres::{NumericMode, PgDb, PgOptions, PgQuery};
+use dual_server::{
+    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, QueryStart, RowStream,
+};
+use dual_testkit::Scratch;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio_postgres::NoTls;
+
+/// A scratch schema and an admin connection to fill it.
+struct Db {
+    scratch: Scratch,
+    admin: tokio_postgres::Client,
+}
+
+impl Db {
+    async fn new() -> Self {
+        let scratch = Scratch::postgres_schema();
+        let (admin, connection) = tokio_postgres::connect(scratch.url(), NoTls)
+            .await
+            .unwrap_or_else(|e| panic!("admin connection: {e}"));
+        tokio::spawn(connection);
+        admin
+            .batch_execute(&format!("CREATE SCHEMA {}", scratch.name()))
+            .await
+            .unwrap_or_else(|e| panic!("schema: {e}"));
+        Self { scratch, admin }
+    }
+
+    fn table(&self, name: &str) -> String {
+        format!("{}.{name}", self.scratch.name())
+    }
+
+    async fn pg(&self, options: PgOptions) -> PgDb {
+        PgDb::connect(self.scratch.url(), options)
+            .await
+            .unwrap_or_else(|e| panic!("connect: {e}"))
+    }
+
+    async fn exec(&self, sql: &str) {
+        self.admin
+            .batch_execute(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
+/// Every row of `stream`, or its first error.
+async fn collect(mut stream: RowStream) -> Result<Vec<Row>, ExecutorError> {
+    let mut rows = Vec::new();
+    while let Some(batch) = stream.next().await {
+        rows.extend(batch?);
+    }
+    Ok(rows)
+}
+
+/// The rows of the model's `sql` with `params`, through the snapshot's stream, and the count it
+/// announced.
+async fn run(db: &PgDb, sql: &str, params: Value) -> (Result<Vec<Row>, ExecutorError>, Option<u64>) {
+    let executor = Arc::new(db.sql_executor());
+    let (start, announced) = start_channel();
+    let rows = collect(executor.stream(json!({"sql": sql, "params": params}), start)).await;
+    (rows, announced.await.ok().flatten())
+}
+
+/// A `QueryStart` whose signal the test reads.
+fn start_channel() -> (QueryStart, tokio::sync::oneshot::Receiver<Option<u64>>) {
+    QueryStart::channel()
+}
+
+#[tokio::test]
+async fn types_round_trip_as_documented() {
+    let db = Db::new().await;
+    let t = db.table("types");
+    db.exec(&format!(
+        "CREATE TABLE {t} (i2 int2, i4 int4, i8 int8, f4 float4, f8 float8, n numeric(12,3), b bool,
+           s text, v varchar(5), d date, tm time, ts timestamp, tz timestamptz, iv interval, u uuid,
+           j json, jb jsonb, by bytea, ai int4[], at text[][]);
+         INSERT INTO {t} VALUES (-2, 40000, 9007199254740993, 1.5, 'NaN', 12345.678, true, 'Zoë 東京',
+           'abc', '2024-02-29', '13:45:06.5', '2024-02-29 13:45:06.123456', '2024-02-29 13:45:06+02',
+           '1 year 2 months 3 days 04:05:06.5', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
+           '{{\"a\": [1, 2]}}', '{{\"b\": null}}', '\\xdeadbeef', '{{1,NULL,3}}', '{{{{a,b}},{{c,d}}}}');
+         INSERT INTO {t} DEFAULT VALUES;"
+    ))
+    .await;
+    let pg = db.pg(PgOptions::default()).await;
+    let (rows, count) = run(
+        &pg,
+        &format!("SELECT * FROM {t} ORDER BY i2 NULLS LAST"),
+        Value::Null,
+    )
+    .await;
+    let rows = rows.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(count, Some(2), "the consistent count");
+    let want = json!({
+        "i2": -2, "i4": 40000, "i8": 9_007_199_254_740_993_i64, "f4": 1.5, "f8": "NaN", "n": "12345.678",
+        "b": true, "s": "Zoë 東京", "v": "abc", "d": "2024-02-29", "tm": "13:45:06.5",
+        "ts": "2024-02-29T13:45:06.123456", "tz": "2024-02-29T11:45:06Z", "iv": "P1Y2M3DT4H5M6.5S",
+        "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "j": {"a": [1, 2]}, "jb": {"b": null},
+        "by": "3q2+7w==", "ai": [1, null, 3], "at": [["a", "b"], ["c", "d"]],
+    });
+    assert_eq!(Value::Object(rows[0].clone()), want);
+    assert!(rows[1].values().all(Value::is_null), "NULLs: {:?}", rows[1]);
+
+    let as_numbers = db.pg(PgOptions::default().numeric(NumericMode::Number)).await;
+    let (rows, _) = run(
+        &as_numbers,
+        &format!("SELECT n FROM {t} WHERE n IS NOT NULL"),
+        Value::Null,
+    )
+    .await;
+    assert_eq!(
+        rows.ok().map(|r| Value::Object(r[0].clone())),
+        Some(json!({"n": 12345.678}))
+    );
+
+    // Through a server: snapshot → page, the same JSON.
+    let server = DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .executor("sql", pg.sql_executor())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let created = server
+        .create_response(CreateResponse::new(
+            "sql",
+            json!({"sql": format!("SELECT * FROM {t} ORDER BY i2 NULLS LAST")}),
+        ))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(created.total_count, 2);
+    let page = server
+        .fetch_page(created.id, &Caller::anonymous(), &PageRequest::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(page.data.first().map(|r| Value::Object(r.clone())), Some(want));
+}
+
+#[tokio::test]
+async fn writes_ddl_several_statements_and_transaction_control_are_refused_before_they_run() {
+    let db = Db::new().await;
+    let t = db.table("kept");
+    db.exec(&format!(
+        "CREATE TABLE {t} (x int); INSERT INTO {t} VALUES (1), (2);"
+    ))
+    .await;
+    let pg = db.pg(PgOptions::default()).await;
+    for sql in [
+        format!("DELETE FROM {t}"),
+        format!("UPDATE {t} SET x = 0"),
+        format!("CREATE TABLE {t}_2 (y int)"),
+        format!("DROP TABLE {t}"),
+        format!("WITH gone AS (DELETE FROM {t} RETURNING x) SELECT * FROM gone"),
+        format!("SELECT x FROM {t}; DELETE FROM {t}"),
+        "BEGIN".to_owned(),
+        "COMMIT".to_owned(),
+        "SET statement_timeout = 0".to_owned(),
+        format!("SELECT * FROM {t} FOR UPDATE"),
+        String::new(),
+    ] {
+        let (rows, _) = run(&pg, &sql, Value::Null).await;
+        let error = rows.err().unwrap_or_else(|| panic!("ran: {sql}"));
+        assert!(!error.message().is_empty(), "{sql}");
+    }
+    let (rows, count) = run(&pg, &format!("SELECT x FROM {t} ORDER BY x"), Value::Null).await;
+    assert_eq!(
+        (rows.map(|r| r.len()).ok(), count),
+        (Some(2), Some(2)),
+        "nothing was written"
+    );
+}
+
+#[tokio::test]
+async fn a_large_result_streams_in_batches_with_its_exact_count_and_bound_params() {
+    let db = Db::new().await;
+    let pg = db.pg(PgOptions::default().fetch_rows(500)).await;
+    let executor = Arc::new(pg.sql_executor());
+    let (start, announced) = start_channel();
+    let mut stream = executor.stream(
+        json!({"sql": "SELECT g AS id, md5(g::text) AS h FROM generate_series(1, $1::int) g WHERE g % $2 = 0",
+               "params": [20000, 2]}),
+        start,
+    );
+    let mut ids = Vec::new();
+    while let Some(batch) = stream.next().await {
+        let batch = batch.unwrap_or_else(|e| panic!("{e}"));
+        assert!(batch.len() <= 500, "a batch of {} rows", batch.len());
+        ids.extend(batch.iter().filter_map(|r| r["id"].as_u64()));
+    }
+    assert_eq!(announced.await.ok().flatten(), Some(10_000));
+    assert_eq!(ids, (1..=10_000).map(|i| i * 2).collect::<Vec<u64>>());
+    // A value is bound, never interpolated.
+    let (rows, _) = run(&pg, "SELECT $1::text AS v", json!(["x'); DROP TABLE y; --"])).await;
+    assert_eq!(
+        rows.ok().map(|r| r[0]["v"].clone()),
+        Some(json!("x'); DROP TABLE y; --"))
+    );
+    let (rows, _) = run(&pg, "SELECT $1::int AS v", json!([])).await;
+    assert!(rows.is_err(), "a missing parameter is an error");
+    let (rows, _) = run(&pg, "SELECT $1::int AS v", json!({"a": 1})).await;
+    assert!(rows.err().is_some_and(|e| e.message().contains("array")));
+}
+
+#[tokio::test]
+async fn a_query_error_carries_postgres_message_for_the_model() {
+    let db = Db::new().await;
+    let pg = db.pg(PgOptions::default()).await;
+    let (rows, _) = run(&pg, "SELECT nope FROM pg_class", Value::Null).await;
+    let error = rows.err().unwrap_or_else(|| panic!("ran"));
+    assert!(
+        error.message().contains("nope") && error.message().contains("does not exist"),
+        "{}",
+        error.message()
+    );
+}
+
+#[tokio::test]
+async fn the_time_limit_stops_a_slow_query_with_a_clear_error() {
+    let db = Db::new().await;
+    let pg = db
+        .pg(PgOptions::default().time_limit(Duration::from_millis(300)))
+        .await;
+    let started = Instant::now();
+    let (rows, _) = run(&pg, "SELECT pg_sleep(10) AS slept", Value::Null).await;
+    let error = rows.err().unwrap_or_else(|| panic!("slept through the limit"));
+    assert!(
+        error.message().contains("time limit of 300 ms"),
+        "{}",
+        error.message()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// Backends of this test's queries (by a marker in their SQL) that are running.
+async fn running(db: &Db, marker: &str) -> i64 {
+    let row = db
+        .admin
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%' || $1 || '%' \
+             AND pid <> pg_backend_pid()",
+            &[&marker],
+        )
+        .await
+        .unwrap_or_else(|e| panic!("pg_stat_activity: {e}"));
+    row.get(0)
+}
+
+async fn until(db: &Db, marker: &str, want: i64, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if running(db, marker).await == want {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn dropping_the_stream_stops_the_query_on_the_server_within_two_seconds() {
+    let db = Db::new().await;
+    let pg = db.pg(PgOptions::default().pool_size(1)).await;
+    let marker = format!("dual_cancel_{}", fastrand_marker());
+    let executor = Arc::new(pg.sql_executor());
+    let mut stream = Arc::clone(&executor).stream(
+        json!({"sql": format!("SELECT pg_sleep(60) AS {marker}")}),
+        QueryStart::detached(),
+    );
+    let poll = tokio::time::timeout(Duration::from_millis(300), stream.next()).await;
+    assert!(poll.is_err(), "the query answered before it was cancelled");
+    assert!(
+        until(&db, &marker, 1, Duration::from_secs(5)).await,
+        "the query runs on the server"
+    );
+    let dropped = Instant::now();
+    drop(stream);
+    assert!(
+        until(&db, &marker, 0, Duration::from_secs(2)).await,
+        "the backend still runs the query"
+    );
+    // The pool's one connection is free again for the next query.
+    let (rows, _) = run(&pg, "SELECT 1 AS one", Value::Null).await;
+    assert_eq!(rows.ok().map(|r| r.len()), Some(1));
+    assert!(dropped.elapsed() < Duration::from_secs(4));
+}
+
+#[tokio::test]
+async fn an_exhausted_pool_answers_overloaded_within_its_wait() {
+    let db = Db::new().await;
+    let pg = db
+        .pg(PgOptions::default().pool_size(1).wait(Duration::from_millis(200)))
+        .await;
+    let executor = Arc::new(pg.sql_executor());
+    let mut busy = Arc::clone(&executor).stream(
+        json!({"sql": "SELECT pg_sleep(3) AS busy"}),
+        QueryStart::detached(),
+    );
+    let _ = tokio::time::timeout(Duration::from_millis(300), busy.next()).await;
+    let started = Instant::now();
+    let (rows, _) = run(&pg, "SELECT 1 AS one", Value::Null).await;
+    let error = rows.err().unwrap_or_else(|| panic!("ran on a busy pool"));
+    assert!(
+        error.retry_after().is_some(),
+        "retryable overloaded: {}",
+        error.message()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(busy);
+}
+
+#[tokio::test]
+async fn live_paging_counts_sorts_and_seeks() {
+    let db = Db::new().await;
+    let pg = db.pg(PgOptions::default()).await;
+    let executor = pg.query_executor(|params| {
+        let n = params["n"].as_u64().ok_or("`n` is required")?;
+        Ok(PgQuery::new("SELECT g AS id FROM generate_series(1, $1::int) g").bind(n))
+    });
+    let live = executor.live().unwrap_or_else(|| panic!("live paging"));
+    let params = json!({"n": 50});
+    assert_eq!(live.count(&params).await.ok(), Some(50));
+    let sort = dual_core::Sort::new("id", dual_core::SortOrder::Desc);
+    let rows = live
+        .fetch(&params, 10, 3, Some(&sort))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<u64> = rows.iter().filter_map(|r| r["id"].as_u64()).collect();
+    assert_eq!(ids, [40, 39, 38]);
+    let refused = live.count(&json!({})).await.err().map(|e| e.message().to_owned());
+    assert_eq!(refused.as_deref(), Some("`n` is required"));
+}
+
+fn fastrand_marker() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_nanos() % 1_000_000_007).unwrap_or(0))
+        .unwrap_or(0)
+}
