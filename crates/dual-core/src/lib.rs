@@ -57,6 +57,7 @@ pub mod page;
 pub mod query;
 pub mod range;
 pub mod record;
+pub mod schema;
 pub mod status;
 pub mod uri;
 

@@ -11,7 +11,7 @@ use bytes::BytesMut;
 use deadpool_postgres::Transaction;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use dual_core::{Row, Sort, SortOrder};
-use dual_server::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream};
+use dual_server::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, SchemaCache};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
@@ -21,6 +21,7 @@ use crate::decode::{BoxError, Raw, value};
 use crate::error::{PgError, pg_error};
 use crate::options::{CONNECT_TIMEOUT, PgOptions, STREAM_BUFFER};
 use crate::query::{PgQuery, check_select};
+use crate::schema::{Describer, explain};
 use crate::session::{Canceller, Session};
 
 /// A PostgreSQL database served read-only: connect once, then register [`PgDb::sql_executor`] or
@@ -33,6 +34,7 @@ pub struct PgDb {
 struct Shared {
     pool: Pool,
     options: PgOptions,
+    schema: SchemaCache,
 }
 
 impl std::fmt::Debug for PgDb {
@@ -84,8 +86,13 @@ impl PgDb {
                 source: Some(Box::new(e)),
             })?;
         drop(pool.get().await.map_err(|e| PgError::Connect(Box::new(e)))?);
+        let schema = SchemaCache::new(Arc::new(Describer(pool.clone())), options.schema_ttl);
         Ok(Self {
-            shared: Arc::new(Shared { pool, options }),
+            shared: Arc::new(Shared {
+                pool,
+                options,
+                schema,
+            }),
         })
     }
 
@@ -104,6 +111,14 @@ impl PgDb {
         build: impl Fn(&Value) -> Result<PgQuery, String> + Send + Sync + 'static,
     ) -> PgExecutor {
         self.executor_of(Kind::Fixed(Arc::new(build)))
+    }
+
+    /// The tables and views the role may read, with their columns, described at most once per
+    /// [`PgOptions::schema_ttl`]: what the `describe_schema` tool shows, and where the "did you mean
+    /// …" of an unknown table or column comes from.
+    #[must_use]
+    pub fn schema(&self) -> &SchemaCache {
+        &self.shared.schema
     }
 
     fn executor_of(&self, kind: Kind) -> PgExecutor {
@@ -320,10 +335,14 @@ impl QueryExecutor for PgExecutor {
         let completed = Arc::clone(&complete);
         tokio::spawn(async move {
             let failed = tx.clone();
+            let sql = sql_of(&params).to_owned();
             match self.write(params, start, canceller, tx).await {
                 Ok(true) => completed.store(true, Ordering::Release),
                 Ok(false) => {}
-                Err(error) => drop(failed.send(Err(error)).await),
+                Err(error) => {
+                    let error = explain(&self.shared.schema, error, &sql).await;
+                    drop(failed.send(Err(error)).await);
+                }
             }
         });
         let mut ended = false;
@@ -360,6 +379,33 @@ impl QueryExecutor for PgExecutor {
 #[async_trait]
 impl LiveQuery for PgExecutor {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
+        match self.live_count(params).await {
+            Err(error) => Err(explain(&self.shared.schema, error, sql_of(params)).await),
+            ok => ok,
+        }
+    }
+
+    async fn fetch(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        match self.live_fetch(params, offset, limit, sort).await {
+            Err(error) => Err(explain(&self.shared.schema, error, sql_of(params)).await),
+            ok => ok,
+        }
+    }
+}
+
+/// The model's SQL in `params`, for suggestions ("" for a developer's query).
+fn sql_of(params: &Value) -> &str {
+    params.get("sql").and_then(Value::as_str).unwrap_or_default()
+}
+
+impl PgExecutor {
+    async fn live_count(&self, params: &Value) -> Result<u64, ExecutorError> {
         let query = self.query(params)?;
         let canceller = Canceller::new();
         let mut session = canceller.session(&self.shared.pool).await?;
@@ -378,7 +424,7 @@ impl LiveQuery for PgExecutor {
         Ok(u64::try_from(total).unwrap_or_default())
     }
 
-    async fn fetch(
+    async fn live_fetch(
         &self,
         params: &Value,
         offset: u64,

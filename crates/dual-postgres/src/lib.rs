@@ -74,6 +74,7 @@ mod error;
 mod executor;
 mod options;
 mod query;
+mod schema;
 mod session;
 
 pub use error::PgError;

@@ -52,6 +52,8 @@ pub struct PgOptions {
     pub fetch_rows: u32,
     /// How `numeric` values come out ([`NumericMode::String`]).
     pub numeric: NumericMode,
+    /// How long the database's description is kept ([`DEFAULT_SCHEMA_TTL`](dual_server::DEFAULT_SCHEMA_TTL)).
+    pub schema_ttl: Duration,
 }
 
 impl Default for PgOptions {
@@ -64,6 +66,7 @@ impl Default for PgOptions {
             count_wait: DEFAULT_COUNT_WAIT,
             fetch_rows: DEFAULT_FETCH_ROWS,
             numeric: NumericMode::String,
+            schema_ttl: dual_server::DEFAULT_SCHEMA_TTL,
         }
     }
 }
@@ -108,6 +111,13 @@ impl PgOptions {
     #[must_use]
     pub fn fetch_rows(mut self, rows: u32) -> Self {
         self.fetch_rows = rows;
+        self
+    }
+
+    /// Sets [`PgOptions::schema_ttl`].
+    #[must_use]
+    pub fn schema_ttl(mut self, ttl: Duration) -> Self {
+        self.schema_ttl = ttl;
         self
     }
 

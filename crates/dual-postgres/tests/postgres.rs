@@ -353,3 +353,62 @@ fn fastrand_marker() -> u64 {
         .map(|d| u64::try_from(d.as_nanos() % 1_000_000_007).unwrap_or(0))
         .unwrap_or(0)
 }
+
+#[tokio::test]
+async fn describes_its_tables_and_suggests_close_names_without_applying_them() {
+    let db = Db::new().await;
+    let t = db.table("institutions");
+    db.exec(&format!(
+        "CREATE TABLE {t} (id int PRIMARY KEY, enrollment int, state text NOT NULL);
+         CREATE VIEW {t}_public AS SELECT id, state FROM {t};"
+    ))
+    .await;
+    let pg = db.pg(PgOptions::default()).await;
+    let tables = pg.schema().tables().await.unwrap_or_else(|e| panic!("{e}"));
+    let mine: Vec<_> = tables
+        .iter()
+        .filter(|s| s.name.starts_with(db.scratch.name()))
+        .collect();
+    assert_eq!(mine.len(), 2, "{mine:?}");
+    assert_eq!(mine[0].name, t);
+    assert_eq!(mine[0].kind, dual_core::schema::TableKind::Table);
+    let columns: Vec<(&str, &str, bool)> = mine[0]
+        .columns
+        .iter()
+        .map(|c| (c.name.as_str(), c.data_type.as_str(), c.nullable))
+        .collect();
+    assert_eq!(
+        columns,
+        [
+            ("id", "integer", false),
+            ("enrollment", "integer", true),
+            ("state", "text", false)
+        ]
+    );
+    assert_eq!(mine[1].kind, dual_core::schema::TableKind::View);
+
+    let (rows, _) = run(&pg, &format!("SELECT enrolment FROM {t}"), Value::Null).await;
+    let message = rows.err().map(|e| e.message().to_owned()).unwrap_or_default();
+    assert!(
+        message.starts_with("column \"enrolment\" does not exist"),
+        "{message}"
+    );
+    assert!(message.ends_with("Did you mean `enrollment`?"), "{message}");
+    let (rows, _) = run(
+        &pg,
+        &format!("SELECT * FROM {}.institution", db.scratch.name()),
+        Value::Null,
+    )
+    .await;
+    let message = rows.err().map(|e| e.message().to_owned()).unwrap_or_default();
+    assert!(
+        message.contains("Did you mean `institutions`") || message.contains(&format!("`{t}`")),
+        "{message}"
+    );
+    let (rows, _) = run(&pg, &format!("SELECT revenue FROM {t}"), Value::Null).await;
+    let message = rows.err().map(|e| e.message().to_owned()).unwrap_or_default();
+    assert!(
+        !message.contains("Did you mean"),
+        "no close name, no suggestion: {message}"
+    );
+}

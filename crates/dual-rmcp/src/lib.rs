@@ -39,6 +39,10 @@
 //!   [`AppsOptions`] asks (by default without the `resource_link` block,
 //!   anthropics/claude-ai-mcp#753). Every other client gets exactly what it gets without the
 //!   feature.
+//! * `server` feature, a database behind the server (`dual-sqlite`, `dual-postgres`):
+//!   [`describe_schema_tool`] / [`call_describe_schema`] list its tables, columns, types and
+//!   nullability from a `SchemaCache`, and [`query_tool`] / [`call_query`] run one read-only SQL
+//!   statement with its parameters as a dual response.
 //! * `client` feature: [`parse_call_tool_result`] turns a `CallToolResult` into dual-client's
 //!   `ParsedDualResponse`.
 //!
@@ -105,6 +109,8 @@ mod progress;
 mod resources;
 mod schema;
 #[cfg(feature = "server")]
+mod sql_tools;
+#[cfg(feature = "server")]
 mod tasks;
 mod tool_result;
 mod version;
@@ -126,6 +132,11 @@ pub use resources::{
     RESOURCE_TEMPLATE_NAME, caller_from_extensions, read_resource, resource_template, resource_templates,
 };
 pub use schema::output_schema;
+#[cfg(feature = "server")]
+pub use sql_tools::{
+    DESCRIBE_SCHEMA_TOOL, MAX_DESCRIBE_BYTES, QUERY_TOOL, call_describe_schema, call_query,
+    describe_schema_tool, query_tool,
+};
 #[cfg(feature = "server")]
 pub use tasks::{DualTasks, client_supports_tasks};
 pub use tool_result::{error_result, error_result_within, to_call_tool_result, to_call_tool_result_with};

@@ -80,6 +80,7 @@ mod registry;
 mod run;
 mod runs;
 mod sample;
+mod schema_source;
 mod server;
 mod snapshot;
 mod sorted;
@@ -118,6 +119,7 @@ pub use owners::{
     OwnerQuotas,
 };
 pub use quota::{QUOTA_RETRY_AFTER, Quota};
+pub use schema_source::{DEFAULT_SCHEMA_MAX_TABLES, DEFAULT_SCHEMA_TTL, SchemaCache, SchemaSource};
 pub use server::DualResponseServer;
 pub use sorted::SORT_RETRY_AFTER;
 pub use start::QueryStart;

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::{Column, Row, Sort, budget::RowBudget, range::RowRange};
-use dual_server::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream};
+use dual_server::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, SchemaCache};
+use futures_util::StreamExt;
 use serde_json::Value;
 
 use crate::cancel::{self, Cancel};
@@ -18,6 +19,7 @@ use crate::guard::{Refused, check_select};
 use crate::options::{STREAM_BUFFER, SqliteOptions};
 use crate::pool::{Lease, Pool, Use};
 use crate::query::SqliteQuery;
+use crate::schema::{Describer, explain};
 use crate::stream::{Sender, count, executor_error, order_by, stream_counted, stream_rows, take_error};
 
 /// A SQLite database served read-only: open it once, then register [`SqliteDb::executor`] for each
@@ -27,6 +29,7 @@ pub struct SqliteDb {
     pool: Arc<Pool>,
     stall: Duration,
     count_wait: Duration,
+    schema: SchemaCache,
 }
 
 impl SqliteDb {
@@ -56,10 +59,13 @@ impl SqliteDb {
             options.wait,
             options.time_limit,
         )?;
+        let pool = Arc::new(pool);
+        let schema = SchemaCache::new(Arc::new(Describer(Arc::clone(&pool))), options.schema_ttl);
         Ok(Self {
-            pool: Arc::new(pool),
+            pool,
             stall: options.stall,
             count_wait: options.count_wait,
+            schema,
         })
     }
 
@@ -100,8 +106,17 @@ impl SqliteDb {
             pool: Arc::clone(&self.pool),
             stall: self.stall,
             count_wait: self.count_wait,
+            schema: self.schema.clone(),
             kind,
         }
+    }
+
+    /// The database's tables and views with their columns (SQLite's own left out), described at
+    /// most once per [`SqliteOptions::schema_ttl`]: what the `describe_schema` tool shows, and where
+    /// the "did you mean …" of an unknown table or column comes from.
+    #[must_use]
+    pub fn schema(&self) -> &SchemaCache {
+        &self.schema
     }
 }
 
@@ -132,6 +147,7 @@ pub struct SqliteExecutor {
     pool: Arc<Pool>,
     stall: Duration,
     count_wait: Duration,
+    schema: SchemaCache,
     kind: Kind,
 }
 
@@ -200,6 +216,7 @@ impl SqliteExecutor {
         work: impl FnOnce(&Lease, SqliteQuery) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, ExecutorError> {
         let this = self.clone();
+        let original = params;
         let params = params.clone();
         let limit = self.pool.time_limit();
         let cancel = Arc::new(Cancel::default());
@@ -213,7 +230,10 @@ impl SqliteExecutor {
         .await;
         // The work ended and gave its connection back: nothing left to cancel.
         guard.disarm();
-        ran.map_err(|_| ExecutorError::new("the query was cancelled"))?
+        match ran.map_err(|_| ExecutorError::new("the query was cancelled"))? {
+            Ok(value) => Ok(value),
+            Err(error) => Err(explain(&self.schema, error, sql_of(original)).await),
+        }
     }
 
     /// The export stream of `range`, started as `begin` says once the query has its connection.
@@ -225,6 +245,8 @@ impl SqliteExecutor {
         range: RowRange,
         begin: Begin,
     ) -> RowStream {
+        let sql: Arc<str> = Arc::from(sql_of(&params));
+        let schema = self.schema.clone();
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Vec<Row>, ExecutorError>>(STREAM_BUFFER);
         let limit = self.pool.time_limit();
         let runtime = tokio::runtime::Handle::current();
@@ -290,8 +312,22 @@ impl SqliteExecutor {
                 other => other,
             }
         }));
+        let stream: RowStream = Box::pin(stream.then(move |item| {
+            let (schema, sql) = (schema.clone(), Arc::clone(&sql));
+            async move {
+                match item {
+                    Err(error) => Err(explain(&schema, error, &sql).await),
+                    rows => rows,
+                }
+            }
+        }));
         guard.guard_stream(stream)
     }
+}
+
+/// The model's SQL in `params`, for suggestions ("" for a developer's query).
+fn sql_of(params: &Value) -> &str {
+    params.get("sql").and_then(Value::as_str).unwrap_or_default()
 }
 
 impl QueryExecutor for SqliteExecutor {

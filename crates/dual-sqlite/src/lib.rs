@@ -68,6 +68,7 @@ mod guard;
 mod options;
 mod pool;
 mod query;
+mod schema;
 mod stream;
 
 pub use executor::{SqliteDb, SqliteExecutor};

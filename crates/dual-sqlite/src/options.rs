@@ -42,6 +42,8 @@ pub struct SqliteOptions {
     /// without a count ([`DEFAULT_COUNT_WAIT`]); a count done later is not announced. Give it the
     /// server's `pending_after`.
     pub count_wait: Duration,
+    /// How long the database's description is kept ([`DEFAULT_SCHEMA_TTL`](dual_server::DEFAULT_SCHEMA_TTL)).
+    pub schema_ttl: Duration,
 }
 
 impl Default for SqliteOptions {
@@ -53,6 +55,7 @@ impl Default for SqliteOptions {
             time_limit: DEFAULT_TIME_LIMIT,
             stall: DEFAULT_STALL,
             count_wait: DEFAULT_COUNT_WAIT,
+            schema_ttl: dual_server::DEFAULT_SCHEMA_TTL,
         }
     }
 }
@@ -90,6 +93,13 @@ impl SqliteOptions {
     #[must_use]
     pub fn stall(mut self, stall: Duration) -> Self {
         self.stall = stall;
+        self
+    }
+
+    /// Sets [`SqliteOptions::schema_ttl`].
+    #[must_use]
+    pub fn schema_ttl(mut self, ttl: Duration) -> Self {
+        self.schema_ttl = ttl;
         self
     }
 

@@ -289,3 +289,54 @@ async fn collect(mut stream: RowStream) -> Result<Vec<Row>, ExecutorError> {
     }
     Ok(rows)
 }
+
+#[tokio::test]
+async fn describes_its_tables_and_suggests_close_names_without_applying_them() {
+    let (db, dir) = small_db();
+    let tables = db.schema().tables().await.expect("described");
+    let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["degrees_awarded", "institutions"]);
+    let institutions = &tables[1];
+    assert_eq!(institutions.kind, dual_core::schema::TableKind::Table);
+    let id = &institutions.columns[0];
+    assert_eq!(
+        (id.name.as_str(), id.data_type.as_str(), id.nullable),
+        ("id", "INTEGER", false)
+    );
+    assert!(institutions.columns.iter().any(|c| c.name == "enrollment"));
+
+    let exec = executor(&db, SQL_KIND);
+    let column = exec
+        .count(&sql("SELECT enrolment FROM institutions"))
+        .await
+        .expect_err("no such column");
+    assert_eq!(
+        column.message(),
+        "no such column: enrolment. Did you mean `enrollment`?"
+    );
+    let table = exec
+        .count(&sql("SELECT * FROM institution"))
+        .await
+        .expect_err("no such table");
+    assert_eq!(
+        table.message(),
+        "no such table: institution. Did you mean `institutions`?"
+    );
+    let far = exec
+        .count(&sql("SELECT revenue FROM institutions"))
+        .await
+        .expect_err("no such column");
+    assert_eq!(
+        far.message(),
+        "no such column: revenue",
+        "no close name, no suggestion"
+    );
+    // The snapshot's stream words it the same way.
+    let streamed =
+        collect(Arc::clone(&exec).stream(sql("SELECT nmae FROM institutions"), QueryStart::detached())).await;
+    assert_eq!(
+        streamed.err().map(|e| e.message().to_owned()).as_deref(),
+        Some("no such column: nmae. Did you mean `name`?")
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

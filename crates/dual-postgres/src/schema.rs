@@ -1,0 +1,92 @@
+//! Describing the database (the tables and views the role may read, their columns, types and
+//! nullability) and the "did you mean …" of a query that names a table or column it does not have.
+
+use async_trait::async_trait;
+use deadpool_postgres::Pool;
+use dual_core::schema::{ColumnSchema, TableKind, TableSchema};
+use dual_server::{DEFAULT_SCHEMA_MAX_TABLES, ExecutorError, SchemaCache, SchemaSource};
+
+use crate::error::pg_error;
+
+/// The columns of the first [`DEFAULT_SCHEMA_MAX_TABLES`] tables and views outside PostgreSQL's own
+/// schemas, in table and column order.
+const DESCRIBE: &str = "\
+SELECT c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type, c.is_nullable = 'YES'
+FROM information_schema.columns c
+JOIN (SELECT table_schema, table_name, table_type FROM information_schema.tables
+      WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_schema NOT LIKE 'pg\\_toast%'
+      ORDER BY table_schema, table_name LIMIT $1) t
+  ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+ORDER BY c.table_schema, c.table_name, c.ordinal_position";
+
+/// Describes the database of a pool.
+pub(crate) struct Describer(pub(crate) Pool);
+
+#[async_trait]
+impl SchemaSource for Describer {
+    async fn describe(&self) -> Result<Vec<TableSchema>, ExecutorError> {
+        let client = self
+            .0
+            .get()
+            .await
+            .map_err(|e| ExecutorError::new(format!("describing the database failed: {e}")))?;
+        let limit = i64::try_from(DEFAULT_SCHEMA_MAX_TABLES).unwrap_or(i64::MAX);
+        let rows = client
+            .query(DESCRIBE, &[&limit])
+            .await
+            .map_err(|e| pg_error(&e, None))?;
+        let mut tables: Vec<TableSchema> = Vec::new();
+        for row in rows {
+            let (schema, table, kind): (String, String, String) = (row.get(0), row.get(1), row.get(2));
+            let name = format!("{schema}.{table}");
+            let column = ColumnSchema::new(
+                row.get::<_, String>(3),
+                row.get::<_, String>(4),
+                row.get::<_, bool>(5),
+            );
+            match tables.last_mut() {
+                Some(last) if last.name == name => last.columns.push(column),
+                _ => {
+                    let kind = if kind == "VIEW" {
+                        TableKind::View
+                    } else {
+                        TableKind::Table
+                    };
+                    tables.push(TableSchema::new(name, kind, vec![column]));
+                }
+            }
+        }
+        Ok(tables)
+    }
+}
+
+/// `error` with the closest existing names when PostgreSQL says a column or relation does not exist
+/// (`sql`: the query's SQL, to take the columns of the tables it names). Never applied.
+pub(crate) async fn explain(schema: &SchemaCache, error: ExecutorError, sql: &str) -> ExecutorError {
+    let message = error.message();
+    let Some(head) = message.split(" (hint: ").next() else {
+        return error;
+    };
+    let unquote = |name: &str| -> String {
+        let name = name.rsplit_once('.').map_or(name, |(_, bare)| bare);
+        name.trim_matches('"').to_owned()
+    };
+    let suggestion = if let Some(name) = head
+        .strip_prefix("column ")
+        .and_then(|r| r.strip_suffix(" does not exist"))
+    {
+        schema.suggest_column(&unquote(name), sql).await
+    } else if let Some(name) = head
+        .strip_prefix("relation ")
+        .and_then(|r| r.strip_suffix(" does not exist"))
+    {
+        schema.suggest_table(&unquote(name)).await
+    } else {
+        return error;
+    };
+    if suggestion.is_empty() {
+        error
+    } else {
+        ExecutorError::new(format!("{message}.{suggestion}"))
+    }
+}

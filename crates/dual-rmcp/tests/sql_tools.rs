@@ -1,0 +1,167 @@
+//! The ready-made `describe_schema` and `query` tools over a real SQLite database (dual-sqlite).
+#![cfg(feature = "server")]
+
+use std::path::PathBuf;
+
+use dual_core::mcp::RenderOptions;
+use dual_rmcp::rmcp::model::{CallToolResult, JsonObject};
+use dual_rmcp::{call_describe_schema, call_query, describe_schema_tool, query_tool};
+use dual_server::DualResponseServer;
+use dual_sqlite::{SqliteDb, SqliteOptions};
+use serde_json::{Value, json};
+
+struct Fixture {
+    db: SqliteDb,
+    server: DualResponseServer,
+    dir: PathBuf,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn fixture() -> Fixture {
+    let dir = std::env::temp_dir().join(format!(
+        "dual-rmcp-sql-tools-{}-{}",
+        std::process::id(),
+        fastrand_id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.join("db.sqlite");
+    let conn = dual_sqlite::rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    conn.execute_batch(
+        "CREATE TABLE orders (id INTEGER PRIMARY KEY, region TEXT NOT NULL, total REAL);
+         CREATE VIEW big_orders AS SELECT * FROM orders WHERE total > 100;
+         INSERT INTO orders (region, total) VALUES ('EU', 50), ('EU', 150), ('US', 300);",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    drop(conn);
+    let db = SqliteDb::open_with(&path, SqliteOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let server = DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .executor("sql", db.sql_executor())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    Fixture { db, server, dir }
+}
+
+fn fastrand_id() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
+fn args(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn describe_schema_lists_tables_or_one_and_names_close_ones() {
+    let f = fixture();
+    assert_eq!(describe_schema_tool().name, "describe_schema");
+    let all = call_describe_schema(f.db.schema(), None).await;
+    assert_eq!(all.is_error, Some(false));
+    let structured = all.structured_content.clone().unwrap_or_default();
+    let names: Vec<&str> = structured["tables"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["big_orders", "orders"]);
+    assert_eq!(
+        structured["tables"][1]["columns"][1],
+        json!({"name": "region", "data_type": "TEXT", "nullable": false})
+    );
+    assert_eq!(structured["tables"][0]["kind"], "view");
+    assert_eq!(serde_json::from_str::<Value>(&text(&all)).ok(), Some(structured));
+
+    let one = call_describe_schema(f.db.schema(), Some(&args(json!({"table": "ORDERS"})))).await;
+    assert_eq!(
+        one.structured_content
+            .map(|s| s["tables"].as_array().map(Vec::len)),
+        Some(Some(1))
+    );
+    let unknown = call_describe_schema(f.db.schema(), Some(&args(json!({"table": "order"})))).await;
+    assert_eq!(unknown.is_error, Some(true));
+    assert!(
+        text(&unknown).starts_with("there is no table or view `order`. Did you mean `orders`"),
+        "{}",
+        text(&unknown)
+    );
+    let bad = call_describe_schema(f.db.schema(), Some(&args(json!({"tabel": "orders"})))).await;
+    assert_eq!(bad.is_error, Some(true));
+    assert!(text(&bad).contains("`tabel`"));
+}
+
+#[tokio::test]
+async fn query_answers_a_dual_response_or_an_error_the_model_can_fix() {
+    let f = fixture();
+    let tool = query_tool("Sales orders (table orders).");
+    assert_eq!(tool.name, "query");
+    assert!(tool.output_schema.is_some());
+    let options = RenderOptions::default();
+    let ok = call_query(
+        &f.server,
+        "sql",
+        Some(&args(
+            json!({"sql": "SELECT * FROM orders WHERE region = ?1", "params": ["EU"]}),
+        )),
+        None,
+        &options,
+    )
+    .await;
+    assert_eq!(ok.is_error, Some(false), "{}", text(&ok));
+    assert_eq!(
+        ok.structured_content
+            .map(|s| s["metadata"]["total_count"].clone()),
+        Some(json!(2))
+    );
+    let misspelled = call_query(
+        &f.server,
+        "sql",
+        Some(&args(json!({"sql": "SELECT regoin FROM orders"}))),
+        None,
+        &options,
+    )
+    .await;
+    assert_eq!(misspelled.is_error, Some(true));
+    assert!(
+        text(&misspelled).contains("Did you mean `region`?"),
+        "{}",
+        text(&misspelled)
+    );
+    let write = call_query(
+        &f.server,
+        "sql",
+        Some(&args(json!({"sql": "DELETE FROM orders"}))),
+        None,
+        &options,
+    )
+    .await;
+    assert_eq!(write.is_error, Some(true));
+    for bad in [
+        json!({}),
+        json!({"sql": 1}),
+        json!({"sql": "SELECT 1", "limit": 5}),
+        json!({"sql": "SELECT 1", "params": "x"}),
+    ] {
+        let result = call_query(&f.server, "sql", Some(&args(bad.clone())), None, &options).await;
+        assert_eq!(result.is_error, Some(true), "{bad}");
+    }
+}
