@@ -42,7 +42,8 @@
 //! * `server` feature, a database behind the server (`dual-sqlite`, `dual-postgres`):
 //!   [`describe_schema_tool`] / [`call_describe_schema`] list its tables, columns, types and
 //!   nullability from a `SchemaCache`, and [`query_tool`] / [`call_query`] run one read-only SQL
-//!   statement with its parameters as a dual response.
+//!   statement with its parameters as a dual response; [`DatabaseMcp`] is the whole MCP server
+//!   (both tools and the results as resources) to mount with rmcp's transport.
 //! * `client` feature: [`parse_call_tool_result`] turns a `CallToolResult` into dual-client's
 //!   `ParsedDualResponse`.
 //!
@@ -104,6 +105,8 @@ mod apps;
 #[cfg(feature = "client")]
 mod client;
 #[cfg(feature = "server")]
+mod database_mcp;
+#[cfg(feature = "server")]
 mod progress;
 #[cfg(feature = "server")]
 mod resources;
@@ -125,6 +128,8 @@ pub use apps::{
 };
 #[cfg(feature = "client")]
 pub use client::parse_call_tool_result;
+#[cfg(feature = "server")]
+pub use database_mcp::DatabaseMcp;
 #[cfg(feature = "server")]
 pub use progress::ProgressReporter;
 #[cfg(feature = "server")]

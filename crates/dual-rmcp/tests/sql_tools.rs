@@ -165,3 +165,63 @@ async fn query_answers_a_dual_response_or_an_error_the_model_can_fix() {
         assert_eq!(result.is_error, Some(true), "{bad}");
     }
 }
+
+/// The whole server, through an rmcp client on an in-process pipe: the two tools listed, a query
+/// answered as a dual response, its result read back as a resource, the schema described.
+#[tokio::test]
+async fn database_mcp_serves_both_tools_and_the_results_to_an_mcp_client() {
+    use dual_rmcp::DatabaseMcp;
+    use dual_rmcp::rmcp::ServiceExt;
+    use dual_rmcp::rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
+
+    let f = fixture();
+    let mcp = DatabaseMcp::new(f.server.clone(), f.db.schema().clone(), "sql", "Sales orders.");
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    let served = tokio::spawn(async move {
+        let running = mcp.serve(server_end).await.map_err(|e| e.to_string())?;
+        running.waiting().await.map_err(|e| e.to_string()).map(drop)
+    });
+    let client = ().serve(client_end).await.unwrap_or_else(|e| panic!("client: {e}"));
+    let tools = client
+        .list_all_tools()
+        .await
+        .unwrap_or_else(|e| panic!("tools/list: {e}"));
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["query", "describe_schema"]);
+
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("query")
+                .with_arguments(args(json!({"sql": "SELECT * FROM orders ORDER BY id"}))),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("tools/call: {e}"));
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    let structured = result.structured_content.unwrap_or_default();
+    assert_eq!(structured["metadata"]["total_count"], 3);
+    let uri = structured["resource"]["uri"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(uri.clone()))
+        .await
+        .unwrap_or_else(|e| panic!("resources/read {uri}: {e}"));
+    let page = serde_json::to_value(&read).unwrap_or_default();
+    assert!(page.to_string().contains("\\\"total_count\\\":3"), "{page}");
+
+    let schema = client
+        .call_tool(
+            CallToolRequestParams::new("describe_schema").with_arguments(args(json!({"table": "orders"}))),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("tools/call: {e}"));
+    assert_eq!(
+        schema.structured_content.map(|s| s["tables"][0]["name"].clone()),
+        Some(json!("orders"))
+    );
+    let unknown = client.call_tool(CallToolRequestParams::new("drop_tables")).await;
+    assert!(unknown.is_err(), "an unknown tool is a protocol error");
+    drop(client);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), served).await;
+}

@@ -474,9 +474,21 @@ async function busySortCheck(target, expected) {
     const scrolled = frame.evaluate(() => window.__dualView.scrollToRow(1).then(() => "resolved", (e) => `rejected: ${e.message}`));
     const sorted = await rest.ndjson(`${expected.rest}/data?sort=${param}&limit=20`, { keep: 20 });
     if (sorted.status !== 200) fail(`the sorted export: ${sorted.status} ${sorted.body} (after ${sorted.retried} retries)`);
-    const cells = await view.waitRow(frame, 2, ROWS_LIMIT_MS);
     const outcome = await scrolled;
     if (outcome !== "resolved") fail(`__dualView.scrollToRow(1) during the busy reads: ${outcome}`);
+    // The rows shown before the sort may stay on screen until the sorted page is painted: wait for
+    // the first row to be the export's (a loaded machine paints late), then compare them all.
+    let cells = await view.waitRow(frame, 2, ROWS_LIMIT_MS);
+    const painted = Date.now() + ROWS_LIMIT_MS;
+    while (Date.now() < painted) {
+      try {
+        view.assertRow(cells, expected.columns, sorted.first[0], "sorted row 1");
+        break;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        cells = await view.rowCells(frame, 2);
+      }
+    }
     const left = target.mode === "apps" ? (await target.page.evaluate(() => window.__host.faultsLeft())).left : 2 - injected.count;
     if (left !== 0) fail(`${left} of the 2 busy answers were never asked for: the test did not reach the view's retry`);
     const after = await view.stats(frame);

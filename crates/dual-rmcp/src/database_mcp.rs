@@ -1,0 +1,136 @@
+//! [`DatabaseMcp`]: a complete MCP server (rmcp's `ServerHandler`) for a database behind a
+//! dual-response server: the tools `query` and `describe_schema`, and the results as resources
+//! (`resources/templates/list`, `resources/read`). Mount it with rmcp's transport of your choice.
+
+use dual_core::mcp::RenderOptions;
+use dual_server::{DualResponseServer, SchemaCache};
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListResourceTemplatesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+
+use crate::sql_tools::{
+    DESCRIBE_SCHEMA_TOOL, QUERY_TOOL, call_describe_schema, call_query, describe_schema_tool, query_tool,
+};
+
+/// An MCP server for one database: `query` runs the executor registered for `kind` (the model's
+/// SQL, e.g. `SqliteDb::sql_executor` or `PgDb::sql_executor`) and `describe_schema` reads
+/// `schema`. Each caller's results are bound to the caller the HTTP layer authenticated
+/// ([`caller_from_extensions`](crate::caller_from_extensions)). Cheap to clone: rmcp makes one per
+/// session.
+#[derive(Debug, Clone)]
+pub struct DatabaseMcp {
+    server: DualResponseServer,
+    schema: SchemaCache,
+    kind: String,
+    tools: Vec<Tool>,
+    name: String,
+}
+
+impl DatabaseMcp {
+    /// The server of `kind` on `server`, with `schema`; `description` tells the model what the
+    /// database holds (it opens the `query` tool's description).
+    pub fn new(
+        server: DualResponseServer,
+        schema: SchemaCache,
+        kind: impl Into<String>,
+        description: &str,
+    ) -> Self {
+        Self {
+            server,
+            schema,
+            kind: kind.into(),
+            tools: vec![query_tool(description), describe_schema_tool()],
+            name: "dual-response".to_owned(),
+        }
+    }
+
+    /// The name the server gives in `initialize` (`dual-response` by default).
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+}
+
+impl ServerHandler for DatabaseMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new(self.name.clone(), env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Call describe_schema to see the tables and columns, then query with one read-only SQL \
+                 statement. Each result gives a sample, the exact total count and a link to every row: \
+                 report the count and point the user to the full result rather than listing rows.",
+        )
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let version = crate::protocol_version(context.protocol_version().as_ref());
+        Ok(ListToolsResult::with_all_items(
+            self.tools
+                .iter()
+                .map(|tool| crate::tool_for_version(tool, version))
+                .collect(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.as_ref();
+        match request.name.as_ref() {
+            QUERY_TOOL => {
+                let caller = crate::caller_from_extensions(&context.extensions);
+                let version = crate::protocol_version(context.protocol_version().as_ref());
+                let options = RenderOptions::new(version);
+                Ok(
+                    call_query(&self.server, &self.kind, arguments, caller.owner_name(), &options)
+                        .await
+                        .into(),
+                )
+            }
+            DESCRIBE_SCHEMA_TOOL => Ok(call_describe_schema(&self.schema, arguments).await.into()),
+            other => Err(ErrorData::invalid_params(format!("unknown tool `{other}`"), None)),
+        }
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let version = crate::protocol_version(context.protocol_version().as_ref());
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            crate::resource_template_for_version(&crate::resource_template(&self.server), version),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let caller = crate::caller_from_extensions(&context.extensions);
+        crate::read_resource(&self.server, &caller, &request.uri)
+            .await
+            .map(Into::into)
+    }
+}
