@@ -6,6 +6,7 @@ use std::error::Error;
 use std::fmt::Write as _;
 
 use base64::Engine as _;
+use dual_core::ColumnType;
 use serde_json::{Number, Value};
 use time::{Date, Duration, PrimitiveDateTime, Time};
 use tokio_postgres::types::{FromSql, Kind, Type};
@@ -28,6 +29,24 @@ impl<'a> FromSql<'a> for Raw<'a> {
 
     fn accepts(_ty: &Type) -> bool {
         true
+    }
+}
+
+/// The column type of values of `ty`, as [`value`] writes them.
+pub(crate) fn column_type(ty: &Type, numeric: NumericMode) -> ColumnType {
+    match *ty {
+        Type::INT2 | Type::INT4 | Type::INT8 | Type::OID => ColumnType::Integer,
+        Type::FLOAT4 | Type::FLOAT8 => ColumnType::Number,
+        Type::NUMERIC => match numeric {
+            NumericMode::Number => ColumnType::Number,
+            NumericMode::String => ColumnType::String,
+        },
+        Type::BOOL => ColumnType::Boolean,
+        Type::DATE => ColumnType::Date,
+        Type::TIMESTAMP | Type::TIMESTAMPTZ => ColumnType::Datetime,
+        Type::JSON | Type::JSONB => ColumnType::Json,
+        _ if matches!(ty.kind(), Kind::Array(_)) => ColumnType::Json,
+        _ => ColumnType::String,
     }
 }
 

@@ -10,14 +10,14 @@ use async_trait::async_trait;
 use bytes::BytesMut;
 use deadpool_postgres::Transaction;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use dual_core::{Row, Sort, SortOrder};
+use dual_core::{Column, Row, Sort, SortOrder};
 use dual_server::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, SchemaCache};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{IsolationLevel, NoTls};
 
-use crate::decode::{BoxError, Raw, value};
+use crate::decode::{BoxError, Raw, column_type, value};
 use crate::error::{PgError, pg_error};
 use crate::options::{CONNECT_TIMEOUT, PgOptions, STREAM_BUFFER};
 use crate::query::{PgQuery, check_select};
@@ -243,7 +243,7 @@ impl PgExecutor {
     async fn write(
         &self,
         params: Value,
-        start: QueryStart,
+        mut start: QueryStart,
         canceller: Canceller,
         tx: mpsc::Sender<Result<Vec<Row>, ExecutorError>>,
     ) -> Result<bool, ExecutorError> {
@@ -253,6 +253,14 @@ impl PgExecutor {
         let statement = txn.prepare(&query.sql).await.map_err(|e| self.error(&e))?;
         let names: Vec<String> = statement.columns().iter().map(|c| c.name().to_owned()).collect();
         let types: Vec<Type> = statement.columns().iter().map(|c| c.type_().clone()).collect();
+        let numeric = self.options().numeric;
+        start.declare_columns(
+            names
+                .iter()
+                .zip(&types)
+                .map(|(name, ty)| Column::new(name.clone(), column_type(ty, numeric)))
+                .collect(),
+        );
         let texts = query.texts();
         let count_sql = format!("SELECT count(*) FROM (\n{}\n) AS dual_count", query.sql);
         let count_params = refs(&texts);

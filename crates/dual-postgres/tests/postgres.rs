@@ -70,11 +70,11 @@ async fn run(db: &PgDb, sql: &str, params: Value) -> (Result<Vec<Row>, ExecutorE
     let executor = Arc::new(db.sql_executor());
     let (start, announced) = start_channel();
     let rows = collect(executor.stream(json!({"sql": sql, "params": params}), start)).await;
-    (rows, announced.await.ok().flatten())
+    (rows, announced.await.ok().and_then(|s| s.total))
 }
 
 /// A `QueryStart` whose signal the test reads.
-fn start_channel() -> (QueryStart, tokio::sync::oneshot::Receiver<Option<u64>>) {
+fn start_channel() -> (QueryStart, tokio::sync::oneshot::Receiver<dual_server::Started>) {
     QueryStart::channel()
 }
 
@@ -138,6 +138,36 @@ async fn types_round_trip_as_documented() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(created.total_count, 2);
+    // The types come from the prepared statement, not from the rows.
+    let types: Vec<(String, dual_core::ColumnType)> = created
+        .columns
+        .iter()
+        .map(|c| (c.name.clone(), c.column_type))
+        .collect();
+    use dual_core::ColumnType as T;
+    let want_types = [
+        ("i2", T::Integer),
+        ("i4", T::Integer),
+        ("i8", T::Integer),
+        ("f4", T::Number),
+        ("f8", T::Number),
+        ("n", T::String),
+        ("b", T::Boolean),
+        ("s", T::String),
+        ("v", T::String),
+        ("d", T::Date),
+        ("tm", T::String),
+        ("ts", T::Datetime),
+        ("tz", T::Datetime),
+        ("iv", T::String),
+        ("u", T::String),
+        ("j", T::Json),
+        ("jb", T::Json),
+        ("by", T::String),
+        ("ai", T::Json),
+        ("at", T::Json),
+    ];
+    assert_eq!(types, want_types.map(|(n, t)| (n.to_owned(), t)));
     let page = server
         .fetch_page(created.id, &Caller::anonymous(), &PageRequest::default())
         .await
@@ -196,7 +226,7 @@ async fn a_large_result_streams_in_batches_with_its_exact_count_and_bound_params
         assert!(batch.len() <= 500, "a batch of {} rows", batch.len());
         ids.extend(batch.iter().filter_map(|r| r["id"].as_u64()));
     }
-    assert_eq!(announced.await.ok().flatten(), Some(10_000));
+    assert_eq!(announced.await.ok().and_then(|s| s.total), Some(10_000));
     assert_eq!(ids, (1..=10_000).map(|i| i * 2).collect::<Vec<u64>>());
     // A value is bound, never interpolated.
     let (rows, _) = run(&pg, "SELECT $1::text AS v", json!(["x'); DROP TABLE y; --"])).await;
@@ -411,4 +441,86 @@ async fn describes_its_tables_and_suggests_close_names_without_applying_them() {
         !message.contains("Did you mean"),
         "no close name, no suggestion: {message}"
     );
+}
+
+#[tokio::test]
+async fn the_csv_and_arrow_exports_honour_the_type_mapping() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Date32Type, Float64Type, Int64Type};
+    use http_body_util::{BodyExt, Empty};
+
+    let db = Db::new().await;
+    let t = db.table("exported");
+    db.exec(&format!(
+        "CREATE TABLE {t} (id int8, f float8, n numeric(8,2), d date, tz timestamptz, j jsonb, a int4[]);
+         INSERT INTO {t} VALUES (1, 'Infinity', 1.50, '2024-02-29', '2024-02-29 12:00:00+00', '{{\"k\": 1}}', '{{1,2}}'),
+                               (2, 0.25, NULL, NULL, NULL, NULL, NULL);"
+    ))
+    .await;
+    let pg = db.pg(PgOptions::default()).await;
+    let server = DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .executor("sql", pg.sql_executor())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let id = server
+        .create_response(CreateResponse::new(
+            "sql",
+            json!({"sql": format!("SELECT * FROM {t} ORDER BY id")}),
+        ))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .id;
+    let handler = dual_http::DualHttp::new(server);
+    let export = |accept: &'static str| {
+        let handler = handler.clone();
+        async move {
+            let request = http::Request::get(format!("/{id}/data"))
+                .header(http::header::ACCEPT, accept)
+                .body(Empty::<bytes::Bytes>::new())
+                .unwrap_or_else(|e| panic!("{e}"));
+            let response = handler.handle(request).await;
+            assert_eq!(response.status(), 200, "{accept}");
+            response
+                .into_body()
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default()
+        }
+    };
+    let csv = String::from_utf8(export("text/csv").await.to_vec()).unwrap_or_default();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "id,f,n,d,tz,j,a");
+    assert_eq!(
+        lines[1],
+        r#"1,Infinity,1.50,2024-02-29,2024-02-29T12:00:00Z,"{""k"":1}","[1,2]""#
+    );
+    assert_eq!(lines[2], "2,0.25,,,,,");
+
+    let arrow = export("application/vnd.apache.arrow.stream").await;
+    let reader = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(arrow.to_vec()), None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let batches: Vec<_> = reader.map(|b| b.unwrap_or_else(|e| panic!("{e}"))).collect();
+    let batch = &batches[0];
+    assert_eq!(batch.column(0).as_primitive::<Int64Type>().value(1), 2);
+    let floats = batch.column(1).as_primitive::<Float64Type>();
+    assert_eq!((floats.value(0), floats.value(1)), (f64::INFINITY, 0.25));
+    assert_eq!(
+        batch.column(2).as_string::<i32>().value(0),
+        "1.50",
+        "numeric stays exact"
+    );
+    assert_eq!(
+        batch.column(3).as_primitive::<Date32Type>().value(0),
+        19_782,
+        "2024-02-29 as days since 1970"
+    );
+    assert!(batch.column(3).is_null(1));
+    assert_eq!(
+        batch.column(4).as_string::<i32>().value(0),
+        "2024-02-29T12:00:00Z"
+    );
+    assert_eq!(batch.column(5).as_string::<i32>().value(0), r#"{"k":1}"#);
+    assert_eq!(batch.column(6).as_string::<i32>().value(0), "[1,2]");
 }

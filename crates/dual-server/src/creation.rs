@@ -47,20 +47,12 @@ pub(crate) async fn create(
         inner
             .owners
             .admit(request.owner.as_deref(), id, now.checked_add(expiration), now)?;
-    // Columns given or declared up front stay; others are inferred from the sample.
-    let known = request
+    // Columns given or declared (up front, or with the query's start signal) stay; others are
+    // inferred from the sample.
+    let mut known = request
         .columns
         .take()
         .or_else(|| executor.columns(&request.query.params));
-    let fixed_columns = known.is_some();
-    let new = |request, sample: Vec<Row>, total_count, consistency| {
-        let columns = known.clone().unwrap_or_else(|| infer_columns(&sample));
-        ResourceRecord {
-            total_count,
-            consistency,
-            ..new_record(id, request, columns, sample, now, expiration)
-        }
-    };
     let limit = inner.config.query_time_limit;
     let mut run = match (&inner.spool, inner.config.snapshot_max_bytes) {
         (Some(spool), Some(max_bytes)) => {
@@ -83,6 +75,18 @@ pub(crate) async fn create(
     let answer = match run.as_mut() {
         Some(run) => Some(run.answer(inner.config.pending_after).await),
         None => None,
+    };
+    if known.is_none() {
+        known = run.as_ref().and_then(Run::declared_columns);
+    }
+    let fixed_columns = known.is_some();
+    let new = |request, sample: Vec<Row>, total_count, consistency| {
+        let columns = known.clone().unwrap_or_else(|| infer_columns(&sample));
+        ResourceRecord {
+            total_count,
+            consistency,
+            ..new_record(id, request, columns, sample, now, expiration)
+        }
     };
     let mut record = match answer {
         Some(Answer::Ended(Ok(Some(written)))) => {

@@ -122,7 +122,7 @@ pub use quota::{QUOTA_RETRY_AFTER, Quota};
 pub use schema_source::{DEFAULT_SCHEMA_MAX_TABLES, DEFAULT_SCHEMA_TTL, SchemaCache, SchemaSource};
 pub use server::DualResponseServer;
 pub use sorted::SORT_RETRY_AFTER;
-pub use start::QueryStart;
+pub use start::{QueryStart, Started};
 pub use typed::{Typed, TypedExecutor};
 
 pub use dual_core;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use dual_core::{
-    Row,
+    Column, Row,
     status::{FailureCode, QueryFailure},
 };
 use dual_spool::Manifest;
@@ -19,6 +19,8 @@ pub(crate) struct Progress {
     pub(crate) started: bool,
     /// The executor's consistent count (`QueryStart::started_with_count`), when it gave one.
     pub(crate) total: Option<u64>,
+    /// The columns the executor declared (`QueryStart::declare_columns`), when it did.
+    pub(crate) columns: Option<Vec<Column>>,
     /// Rows read from the executor so far.
     pub(crate) rows: u64,
     /// The first rows, up to the sample size.

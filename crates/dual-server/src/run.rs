@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dual_core::{
-    ResourceRecord, Row,
+    Column, ResourceRecord, Row,
     column::infer_columns,
     consistency::Consistency,
     status::{FailureCode, QueryFailure, ResourceStatus},
@@ -143,6 +143,11 @@ impl Run {
                 }
             }
         }
+    }
+
+    /// The columns the executor declared with its start signal, if it did.
+    pub(crate) fn declared_columns(&self) -> Option<Vec<Column>> {
+        self.progress.borrow().columns.clone()
     }
 
     /// Hands the run of `record` (saved, `pending` or spooling) over to a task of its own, which

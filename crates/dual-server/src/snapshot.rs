@@ -13,6 +13,7 @@ use tokio::sync::{oneshot, watch};
 use crate::live::time_limited;
 use crate::owners::SnapshotCharge;
 use crate::progress::{End, Progress, failure_of};
+use crate::start::Started;
 use crate::{ExecutorError, QueryExecutor, QueryStart, ServerError};
 
 /// What one execution wrote: the sample and the row count.
@@ -70,8 +71,8 @@ pub(crate) async fn write(
 
 /// What the writer's loop takes next.
 enum Next {
-    /// The executor's start signal, with its consistent count.
-    Started(Option<u64>),
+    /// The executor's start signal, with its consistent count and declared columns.
+    Started(Started),
     /// A batch of rows, or the end of the stream.
     Batch(Option<Result<Vec<Row>, ExecutorError>>),
 }
@@ -109,12 +110,13 @@ async fn write_rows(
             batch = stream.next() => Next::Batch(batch),
         };
         let batch = match next {
-            Next::Started(count) => {
+            Next::Started(signal) => {
                 started = None;
-                total = count;
+                total = signal.total;
                 progress.send_modify(|p| {
                     p.started = true;
-                    p.total = count;
+                    p.total = signal.total;
+                    p.columns = signal.columns;
                 });
                 continue;
             }
@@ -179,9 +181,9 @@ async fn write_rows(
 
 /// The executor's start signal; never, once it came (`started` is `None`). A signal dropped unsent
 /// counts as started without a count.
-async fn start_signal(started: &mut Option<oneshot::Receiver<Option<u64>>>) -> Option<u64> {
+async fn start_signal(started: &mut Option<oneshot::Receiver<Started>>) -> Started {
     match started {
-        Some(receiver) => receiver.await.ok().flatten(),
+        Some(receiver) => receiver.await.unwrap_or_default(),
         None => std::future::pending().await,
     }
 }

@@ -2,6 +2,7 @@
 //! query still waiting for a database connection never reads as running, and, when it can, how many
 //! rows the query will yield (docs/DESIGN.md §8).
 
+use dual_core::Column;
 use tokio::sync::oneshot;
 
 /// Handed to [`QueryExecutor::stream`](crate::QueryExecutor::stream): call [`QueryStart::started`]
@@ -17,24 +18,57 @@ use tokio::sync::oneshot;
 ///
 /// Dropping it without a signal counts as [`QueryStart::started`], so an executor that loses it
 /// cannot make a caller wait longer than before.
+///
+/// An executor that learns the result's columns and types from the database before the first row
+/// (a prepared statement's) declares them with [`QueryStart::declare_columns`] before it signals;
+/// the server then keeps them instead of inferring types from the sample.
 #[derive(Debug)]
-pub struct QueryStart(Option<oneshot::Sender<Option<u64>>>);
+pub struct QueryStart {
+    sender: Option<oneshot::Sender<Started>>,
+    columns: Option<Vec<Column>>,
+}
+
+/// What an executor's [`QueryStart`] signalled: its consistent count, and the columns it declared.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct Started {
+    /// The consistent count ([`QueryStart::started_with_count`]), or `None`.
+    pub total: Option<u64>,
+    /// The columns declared with [`QueryStart::declare_columns`], or `None`.
+    pub columns: Option<Vec<Column>>,
+}
 
 impl QueryStart {
-    /// A signal and the receiver the server waits on: `Ok(None)` for [`QueryStart::started`],
-    /// `Ok(Some(total))` for [`QueryStart::started_with_count`], an error when the signal was dropped
-    /// unsent (started, without a count). Executor tests use it to see what their stream announced.
+    /// A signal and the receiver the server waits on: [`Started`] with no total for
+    /// [`QueryStart::started`], with the total for [`QueryStart::started_with_count`] (and the
+    /// declared columns, if any), an error when the signal was dropped unsent (started, without a
+    /// count). Executor tests use it to see what their stream announced.
     #[must_use]
-    pub fn channel() -> (Self, oneshot::Receiver<Option<u64>>) {
+    pub fn channel() -> (Self, oneshot::Receiver<Started>) {
         let (sender, receiver) = oneshot::channel();
-        (Self(Some(sender)), receiver)
+        (
+            Self {
+                sender: Some(sender),
+                columns: None,
+            },
+            receiver,
+        )
     }
 
     /// A signal nobody waits for (to call [`QueryExecutor::stream`](crate::QueryExecutor::stream)
     /// outside a server).
     #[must_use]
     pub fn detached() -> Self {
-        Self(None)
+        Self {
+            sender: None,
+            columns: None,
+        }
+    }
+
+    /// Declares the result's columns, in order, with their types as the database gives them (for
+    /// the metadata and the typed exports); sent with the start signal.
+    pub fn declare_columns(&mut self, columns: Vec<Column>) {
+        self.columns = Some(columns);
     }
 
     /// The query has started: it holds its connection and runs.
@@ -51,9 +85,12 @@ impl QueryStart {
     }
 
     fn send(mut self, total: Option<u64>) {
-        if let Some(sender) = self.0.take() {
+        if let Some(sender) = self.sender.take() {
             // The server may have stopped waiting (the query was cancelled): nothing to tell.
-            let _ = sender.send(total);
+            let _ = sender.send(Started {
+                total,
+                columns: self.columns.take(),
+            });
         }
     }
 }
@@ -66,14 +103,18 @@ mod tests {
     async fn started_sends_no_count() {
         let (start, started) = QueryStart::channel();
         start.started();
-        assert_eq!(started.await.ok(), Some(None));
+        assert_eq!(started.await.ok(), Some(super::Started::default()));
     }
 
     #[tokio::test]
     async fn started_with_count_delivers_the_count() {
-        let (start, started) = QueryStart::channel();
+        let (mut start, started) = QueryStart::channel();
+        let columns = vec![dual_core::Column::new("id", dual_core::ColumnType::Integer)];
+        start.declare_columns(columns.clone());
         start.started_with_count(1_234_567);
-        assert_eq!(started.await.ok(), Some(Some(1_234_567)));
+        let started = started.await.ok();
+        assert_eq!(started.as_ref().and_then(|s| s.total), Some(1_234_567));
+        assert_eq!(started.and_then(|s| s.columns), Some(columns));
     }
 
     #[tokio::test]

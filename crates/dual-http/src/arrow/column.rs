@@ -146,13 +146,24 @@ fn integer(value: Option<&Value>) -> Result<Option<i64>, Misfit> {
     }
 }
 
-/// A `number` value: any JSON number whose value an `f64` holds exactly.
+/// A `number` value: any JSON number whose value an `f64` holds exactly, or one of the strings
+/// `"NaN"`, `"Infinity"` and `"-Infinity"` that stand for the floats JSON cannot write (executors
+/// write a database's NaN and infinities so, as PostgreSQL spells them).
 fn float(value: Option<&Value>) -> Result<Option<f64>, Misfit> {
     let Some(value) = present(value) else {
         return Ok(None);
     };
-    let Value::Number(number) = value else {
-        return Err(kind(value));
+    let number = match value {
+        Value::Number(number) => number,
+        Value::String(text) => {
+            return match text.as_str() {
+                "NaN" => Ok(Some(f64::NAN)),
+                "Infinity" => Ok(Some(f64::INFINITY)),
+                "-Infinity" => Ok(Some(f64::NEG_INFINITY)),
+                _ => Err(kind(value)),
+            };
+        }
+        _ => return Err(kind(value)),
     };
     exact_f64(number)
         .map(Some)
@@ -280,6 +291,10 @@ mod tests {
         assert_eq!(float(Some(&json!(i64::MAX))), misfit);
         assert_eq!(float(Some(&json!(u64::MAX))), misfit);
         assert_eq!(float(Some(&json!("1.5"))), Err("a string"));
+        assert!(float(Some(&json!("NaN"))).is_ok_and(|f| f.is_some_and(f64::is_nan)));
+        assert_eq!(float(Some(&json!("Infinity"))), Ok(Some(f64::INFINITY)));
+        assert_eq!(float(Some(&json!("-Infinity"))), Ok(Some(f64::NEG_INFINITY)));
+        assert_eq!(float(Some(&json!("nan"))), Err("a string"));
     }
 
     #[test]
