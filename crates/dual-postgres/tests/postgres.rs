@@ -524,3 +524,60 @@ async fn the_csv_and_arrow_exports_honour_the_type_mapping() {
     assert_eq!(batch.column(5).as_string::<i32>().value(0), r#"{"k":1}"#);
     assert_eq!(batch.column(6).as_string::<i32>().value(0), "[1,2]");
 }
+
+/// The scratch schema as the executor conformance suite's database.
+struct Conformance {
+    db: Db,
+}
+
+#[async_trait::async_trait]
+impl dual_testkit::database::Database for Conformance {
+    async fn executor(&self, limits: dual_testkit::database::Limits) -> Arc<dyn QueryExecutor> {
+        let options = PgOptions::default()
+            .pool_size(limits.pool_size)
+            .wait(limits.wait)
+            .time_limit(limits.time_limit);
+        Arc::new(self.db.pg(options).await.sql_executor())
+    }
+
+    async fn execute(&self, sql: &str) {
+        self.db.exec(sql).await;
+    }
+
+    fn table(&self, name: &str) -> String {
+        self.db.table(name)
+    }
+
+    fn slow_query(&self, seconds: u32) -> String {
+        format!("SELECT 1 AS one FROM pg_sleep({seconds})")
+    }
+
+    fn param(&self, n: usize) -> String {
+        format!("${n}")
+    }
+
+    fn typed_table(&self, table: &str) -> (String, Vec<Value>) {
+        (
+            format!(
+                "CREATE TABLE {table} (id int8, f float8, n numeric(8,2), b bool, s text, d date,
+                   tz timestamptz, u uuid, j jsonb, by bytea, a text[]);
+                 INSERT INTO {table} VALUES (1, -0.5, 7.25, false, 'Zoë \"q\"', '1999-12-31',
+                   '2024-02-29 23:59:59.5+00', '00000000-0000-0000-0000-000000000001', '[1, \"x\"]',
+                   '\\x00ff', '{{a,NULL}}'),
+                   (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);"
+            ),
+            vec![
+                json!({"id": 1, "f": -0.5, "n": "7.25", "b": false, "s": "Zoë \"q\"", "d": "1999-12-31",
+                       "tz": "2024-02-29T23:59:59.5Z", "u": "00000000-0000-0000-0000-000000000001",
+                       "j": [1, "x"], "by": "AP8=", "a": ["a", null]}),
+                json!({"id": 2, "f": null, "n": null, "b": null, "s": null, "d": null, "tz": null, "u": null,
+                       "j": null, "by": null, "a": null}),
+            ],
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_keeps_the_executor_contract() {
+    dual_testkit::database::run(Arc::new(Conformance { db: Db::new().await })).await;
+}

@@ -37,6 +37,7 @@ mod breakable_store;
 mod case;
 pub mod cleanup;
 pub mod client;
+pub mod database;
 pub mod executor;
 pub mod http;
 mod in_process_spool;

@@ -1,0 +1,167 @@
+//! The guard, the errors, the parameters, the count, and the bounds: time limit, cancel, pool.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dual_server::QueryStart;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+use super::{Database, Limits, sql, stream};
+
+/// A table of `rows` rows `x = 1..=rows`.
+async fn numbers(db: &dyn Database, name: &str, rows: u32) -> String {
+    let t = db.table(name);
+    let values: Vec<String> = (1..=rows).map(|i| format!("({i})")).collect();
+    db.execute(&format!(
+        "CREATE TABLE {t} (x INTEGER); INSERT INTO {t} (x) VALUES {};",
+        values.join(", ")
+    ))
+    .await;
+    t
+}
+
+/// Writes, DDL, several statements and transaction control are refused, and nothing is written.
+pub async fn writes_are_refused_before_they_run(db: Arc<dyn Database>) {
+    let t = numbers(db.as_ref(), "kept", 2).await;
+    let executor = db.executor(Limits::default()).await;
+    for write in [
+        format!("DELETE FROM {t}"),
+        format!("UPDATE {t} SET x = 0"),
+        format!("INSERT INTO {t} (x) VALUES (3)"),
+        format!("DROP TABLE {t}"),
+        format!("CREATE TABLE {t}_new (y INTEGER)"),
+        format!("SELECT x FROM {t}; DELETE FROM {t}"),
+        "BEGIN".to_owned(),
+        "COMMIT".to_owned(),
+        String::new(),
+    ] {
+        let (rows, _) = stream(&executor, sql(&write, Value::Null)).await;
+        let error = rows.err().unwrap_or_else(|| panic!("ran: {write}"));
+        assert!(!error.message().is_empty(), "a refusal says why: {write}");
+    }
+    let (rows, count) = stream(
+        &executor,
+        sql(&format!("SELECT x FROM {t} ORDER BY x"), Value::Null),
+    )
+    .await;
+    let rows = rows.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows.len(), 2, "nothing was written");
+    assert!(count.is_none_or(|c| c == 2));
+}
+
+/// A query error reaches the model with the database's own message.
+pub async fn a_query_error_carries_the_databases_message(db: Arc<dyn Database>) {
+    let t = numbers(db.as_ref(), "errors", 1).await;
+    let executor = db.executor(Limits::default()).await;
+    let (rows, _) = stream(
+        &executor,
+        sql(&format!("SELECT no_such_column FROM {t}"), Value::Null),
+    )
+    .await;
+    let error = rows.err().unwrap_or_else(|| panic!("ran"));
+    assert!(error.message().contains("no_such_column"), "{}", error.message());
+}
+
+/// Values are bound: one matches, a hostile string is a value like any other.
+pub async fn params_are_bound_never_interpolated(db: Arc<dyn Database>) {
+    let t = numbers(db.as_ref(), "params", 5).await;
+    let executor = db.executor(Limits::default()).await;
+    let query = format!("SELECT x FROM {t} WHERE x = {}", db.param(1));
+    let (rows, _) = stream(&executor, sql(&query, json!([3]))).await;
+    assert_eq!(rows.map(|r| r.len()).ok(), Some(1));
+    let echo = format!("SELECT x FROM {t} WHERE CAST(x AS TEXT) = {}", db.param(1));
+    let (rows, _) = stream(&executor, sql(&echo, json!(["1' OR '1'='1"]))).await;
+    assert_eq!(
+        rows.map(|r| r.len()).ok(),
+        Some(0),
+        "the quote is part of the value"
+    );
+    let (rows, _) = stream(&executor, sql(&query, json!([]))).await;
+    assert!(rows.is_err(), "a parameter without a value is refused");
+}
+
+/// The count a stream announces (if it does) is exactly the rows it yields, in order.
+pub async fn the_count_is_the_rows_streamed(db: Arc<dyn Database>) {
+    let t = numbers(db.as_ref(), "counted", 2_500).await;
+    let executor = db.executor(Limits::default()).await;
+    let (rows, count) = stream(
+        &executor,
+        sql(&format!("SELECT x FROM {t} ORDER BY x"), Value::Null),
+    )
+    .await;
+    let ids: Vec<u64> = rows
+        .unwrap_or_else(|e| panic!("{e}"))
+        .iter()
+        .filter_map(|r| r["x"].as_u64())
+        .collect();
+    assert_eq!(ids, (1..=2_500).collect::<Vec<u64>>());
+    assert!(count.is_none_or(|c| c == 2_500), "announced {count:?}");
+}
+
+/// A slow query stops at the time limit with an error that says so.
+pub async fn the_time_limit_stops_a_slow_query(db: Arc<dyn Database>) {
+    let limits = Limits {
+        time_limit: Duration::from_millis(300),
+        ..Limits::default()
+    };
+    let executor = db.executor(limits).await;
+    let started = Instant::now();
+    let (rows, _) = stream(&executor, sql(&db.slow_query(20), Value::Null)).await;
+    let error = rows.err().unwrap_or_else(|| panic!("ran through the time limit"));
+    assert!(error.message().contains("time limit"), "{}", error.message());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// A stream dropped while its query runs frees the pool's one connection at once: the query was
+/// cancelled, not left to finish.
+pub async fn a_dropped_stream_frees_its_connection(db: Arc<dyn Database>) {
+    let limits = Limits {
+        pool_size: 1,
+        wait: Duration::from_secs(5),
+        ..Limits::default()
+    };
+    let executor = db.executor(limits).await;
+    let mut slow = Arc::clone(&executor).stream(sql(&db.slow_query(60), Value::Null), QueryStart::detached());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), slow.next())
+            .await
+            .is_err(),
+        "the slow query answered"
+    );
+    drop(slow);
+    let started = Instant::now();
+    let (rows, _) = stream(&executor, sql("SELECT 1 AS one", Value::Null)).await;
+    assert_eq!(rows.map(|r| r.len()).ok(), Some(1));
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the connection came back after {:?}",
+        started.elapsed()
+    );
+}
+
+/// A query that finds no free connection within the wait is the retryable `overloaded`.
+pub async fn an_exhausted_pool_is_overloaded(db: Arc<dyn Database>) {
+    let limits = Limits {
+        pool_size: 1,
+        wait: Duration::from_millis(200),
+        ..Limits::default()
+    };
+    let executor = db.executor(limits).await;
+    let mut busy = Arc::clone(&executor).stream(sql(&db.slow_query(5), Value::Null), QueryStart::detached());
+    let _ = tokio::time::timeout(Duration::from_millis(300), busy.next()).await;
+    let started = Instant::now();
+    let (rows, _) = stream(&executor, sql("SELECT 1 AS one", Value::Null)).await;
+    let error = rows.err().unwrap_or_else(|| panic!("ran on a busy pool"));
+    assert!(error.retry_after().is_some(), "retryable: {}", error.message());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(busy);
+}

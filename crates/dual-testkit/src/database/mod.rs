@@ -1,0 +1,126 @@
+//! The database executor conformance suite: every executor crate (`dual-sqlite`, `dual-postgres`, …)
+//! runs it against its real database, so all of them keep one contract (issue 24, item 4).
+//!
+//! A crate implements [`Database`] (how to set a table up, its SQL for a slow query and a
+//! parameter, its typed table, and an executor of the model's SQL under given [`Limits`]) and calls
+//! [`run`], which runs every case in its own task and panics naming the first that fails:
+//!
+//! * writes, DDL, several statements and transaction control are refused before they run, and
+//!   nothing is written;
+//! * a query error carries the database's message for the model;
+//! * parameters are bound, never interpolated;
+//! * the count a stream announces is exactly the rows it yields, in order;
+//! * the database's types round-trip through a snapshot, a page and the JSON, NDJSON and CSV exports
+//!   as the crate documents them;
+//! * the time limit stops a slow query with an error that says so;
+//! * a dropped stream frees its connection for the next query at once (the query is cancelled);
+//! * an exhausted pool answers the retryable `overloaded` within its wait.
+
+mod cases;
+mod round_trip;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use dual_core::Row;
+use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowStream};
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+use crate::case::run_isolated;
+
+pub use cases::{
+    a_dropped_stream_frees_its_connection, a_query_error_carries_the_databases_message,
+    an_exhausted_pool_is_overloaded, params_are_bound_never_interpolated, the_count_is_the_rows_streamed,
+    the_time_limit_stops_a_slow_query, writes_are_refused_before_they_run,
+};
+pub use round_trip::types_round_trip_through_snapshot_page_and_exports;
+
+/// The bounds of an executor a case asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections in the pool.
+    pub pool_size: usize,
+    /// Longest wait for a connection before `overloaded`.
+    pub wait: Duration,
+    /// Time limit of a statement.
+    pub time_limit: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            pool_size: 4,
+            wait: Duration::from_secs(2),
+            time_limit: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A database under test, as the suite drives it.
+#[async_trait]
+pub trait Database: Send + Sync + 'static {
+    /// An executor of the model's SQL (params `{"sql": …, "params"?: […]}`) under `limits`.
+    async fn executor(&self, limits: Limits) -> Arc<dyn QueryExecutor>;
+
+    /// Runs `sql` (DDL and inserts, several statements) directly, outside any executor.
+    async fn execute(&self, sql: &str);
+
+    /// The name to use in SQL for the test's table `name` (qualified with the test's schema, say).
+    fn table(&self, name: &str) -> String;
+
+    /// A query that returns one row after running for about `seconds`.
+    fn slow_query(&self, seconds: u32) -> String;
+
+    /// Parameter `n` (from 1) in the database's SQL: `$1`, `?1`, `?`.
+    fn param(&self, n: usize) -> String;
+
+    /// The statements that make `table` with one row of every type the crate maps (and one of
+    /// NULLs, ordered after it by its first column), and those two rows as the executor writes them.
+    fn typed_table(&self, table: &str) -> (String, Vec<Value>);
+}
+
+/// Runs every case against `database`, each in its own task; panics naming the first that fails.
+/// Call it from a multi-thread tokio runtime.
+pub async fn run(database: Arc<dyn Database>) {
+    macro_rules! cases {
+        ($($case:ident),* $(,)?) => {$(
+            run_isolated("executor", stringify!($case), $case(Arc::clone(&database))).await;
+        )*};
+    }
+    cases![
+        writes_are_refused_before_they_run,
+        a_query_error_carries_the_databases_message,
+        params_are_bound_never_interpolated,
+        the_count_is_the_rows_streamed,
+        types_round_trip_through_snapshot_page_and_exports,
+        the_time_limit_stops_a_slow_query,
+        a_dropped_stream_frees_its_connection,
+        an_exhausted_pool_is_overloaded,
+    ];
+}
+
+/// The model's `sql` with `params`.
+pub(crate) fn sql(sql: &str, params: Value) -> Value {
+    json!({"sql": sql, "params": params})
+}
+
+/// Every row of `stream`, or its first error.
+pub(crate) async fn collect(mut stream: RowStream) -> Result<Vec<Row>, ExecutorError> {
+    let mut rows = Vec::new();
+    while let Some(batch) = stream.next().await {
+        rows.extend(batch?);
+    }
+    Ok(rows)
+}
+
+/// The rows of the model's `query` through a snapshot stream of `executor`, and the count it announced.
+pub(crate) async fn stream(
+    executor: &Arc<dyn QueryExecutor>,
+    query: Value,
+) -> (Result<Vec<Row>, ExecutorError>, Option<u64>) {
+    let (start, announced) = QueryStart::channel();
+    let rows = collect(Arc::clone(executor).stream(query, start)).await;
+    (rows, announced.await.ok().and_then(|s| s.total))
+}
