@@ -10,6 +10,9 @@
 //! cargo bench -p dual-postgres --features services --bench pg_bench      # BENCH_ROUNDS=5 by default
 //! ```
 //!
+//! `BENCH_ONLY=create` or `BENCH_ONLY=memory` runs one half; `BENCH_FETCH_ROWS=N` sets the rows per
+//! portal fetch (`PgOptions::fetch_rows`).
+//!
 //! The tables are made once in the schema `dual_bench` (10,000,000 rows take a minute) and kept.
 
 use std::process::Command;
@@ -70,6 +73,17 @@ async fn ensure(client: &tokio_postgres::Client, rows: u64) -> Result<(), BoxErr
     Ok(())
 }
 
+/// The executor's options: the defaults, or `BENCH_FETCH_ROWS` rows per portal fetch.
+fn options() -> PgOptions {
+    match std::env::var("BENCH_FETCH_ROWS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+    {
+        Some(rows) => PgOptions::default().fetch_rows(rows),
+        None => PgOptions::default(),
+    }
+}
+
 fn median(mut values: Vec<Duration>) -> Duration {
     values.sort_unstable();
     values[values.len() / 2]
@@ -88,7 +102,7 @@ fn peak_rss_kib() -> u64 {
 
 /// In a child process: streams the executor over `rows` rows, discarding them, and prints the peak RSS.
 async fn stream_child(rows: u64) -> Result<(), BoxError> {
-    let db = PgDb::connect(&url(), PgOptions::default()).await?;
+    let db = PgDb::connect(&url(), options()).await?;
     let executor = Arc::new(db.sql_executor());
     let before = peak_rss_kib();
     let started = Instant::now();
@@ -183,12 +197,14 @@ fn main() -> Result<(), BoxError> {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(5);
-    runtime.block_on(async {
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    if only != "memory" {
+        runtime.block_on(async {
         let (client, connection) = tokio_postgres::connect(&url(), NoTls).await?;
         tokio::spawn(connection);
         ensure(&client, SMALL).await?;
         ensure(&client, LARGE).await?;
-        let db = PgDb::connect(&url(), PgOptions::default()).await?;
+        let db = PgDb::connect(&url(), options()).await?;
         let server = DualResponseServer::builder()
             .base_url("http://127.0.0.1/resources")
             .executor("sql", db.sql_executor())
@@ -209,7 +225,11 @@ fn main() -> Result<(), BoxError> {
             ours.as_secs_f64() / theirs.as_secs_f64()
         );
         Ok::<(), BoxError>(())
-    })?;
+        })?;
+    }
+    if only == "create" {
+        return Ok(());
+    }
     let small = child(SMALL)?;
     let large = child(LARGE)?;
     println!("executor stream, {SMALL} rows: {small}");

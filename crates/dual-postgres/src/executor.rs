@@ -3,17 +3,17 @@
 
 use std::str::FromStr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::Poll;
 
 use async_trait::async_trait;
 use bytes::BytesMut;
 use deadpool_postgres::Transaction;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use dual_core::{Column, Row, Sort, SortOrder};
-use dual_server::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, SchemaCache};
+use dual_server::{
+    ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowSender, RowStream, SchemaCache, SendStop,
+    row_channel,
+};
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{IsolationLevel, NoTls};
 
@@ -245,7 +245,7 @@ impl PgExecutor {
         params: Value,
         mut start: QueryStart,
         canceller: Canceller,
-        tx: mpsc::Sender<Result<Vec<Row>, ExecutorError>>,
+        rows_out: &RowSender,
     ) -> Result<bool, ExecutorError> {
         let query = self.query(&params)?;
         let mut session = canceller.session(&self.shared.pool).await?;
@@ -300,9 +300,9 @@ impl PgExecutor {
                     .map(|row| self.row(row, &names, &types))
                     .collect::<Result<Vec<Row>, _>>()?;
                 drop(rows);
-                match tokio::time::timeout(self.options().stall, tx.send(Ok(batch))).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(_)) => return Ok(false),
+                match rows_out.send_within(batch, self.options().stall).await {
+                    Ok(()) => {}
+                    Err(SendStop::Gone) => return Ok(false),
                     Err(_) => {
                         tracing::warn!("stream reader took nothing for the stall time; connection released");
                         return Ok(false);
@@ -319,7 +319,7 @@ impl PgExecutor {
 
     fn row(&self, row: &tokio_postgres::Row, names: &[String], types: &[Type]) -> Result<Row, ExecutorError> {
         let numeric = self.options().numeric;
-        let mut out = Row::new();
+        let mut out = Row::with_capacity(names.len());
         for (at, (name, ty)) in names.iter().zip(types).enumerate() {
             let raw: Raw<'_> = row.try_get(at).map_err(|e| self.error(&e))?;
             let cell = value(ty, raw.0, numeric)
@@ -336,46 +336,17 @@ impl QueryExecutor for PgExecutor {
     /// count (or without, once counting took [`PgOptions::count_wait`]). Dropping the stream sends
     /// PostgreSQL a cancel request.
     fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
-        let (tx, mut rx) = mpsc::channel(STREAM_BUFFER);
+        let (rows, stream) = row_channel(STREAM_BUFFER, "result");
         let canceller = Canceller::new();
         let guard = canceller.guard();
-        let complete = Arc::new(AtomicBool::new(false));
-        let completed = Arc::clone(&complete);
         tokio::spawn(async move {
-            let failed = tx.clone();
             let sql = sql_of(&params).to_owned();
-            match self.write(params, start, canceller, tx).await {
-                Ok(true) => completed.store(true, Ordering::Release),
+            match self.write(params, start, canceller, &rows).await {
+                Ok(true) => rows.finish(),
                 Ok(false) => {}
-                Err(error) => {
-                    let error = explain(&self.shared.schema, error, &sql).await;
-                    drop(failed.send(Err(error)).await);
-                }
+                Err(error) => rows.fail(explain(&self.shared.schema, error, &sql).await).await,
             }
         });
-        let mut ended = false;
-        let stream: RowStream = Box::pin(futures_util::stream::poll_fn(move |cx| {
-            if ended {
-                return Poll::Ready(None);
-            }
-            match rx.poll_recv(cx) {
-                Poll::Ready(None) => {
-                    ended = true;
-                    if complete.load(Ordering::Acquire) {
-                        Poll::Ready(None)
-                    } else {
-                        Poll::Ready(Some(Err(ExecutorError::new(
-                            "the result was cut before its end (the reader stalled, or the query failed)",
-                        ))))
-                    }
-                }
-                Poll::Ready(Some(Err(error))) => {
-                    ended = true;
-                    Poll::Ready(Some(Err(error)))
-                }
-                other => other,
-            }
-        }));
         guard.guard_stream(stream)
     }
 

@@ -77,6 +77,7 @@ mod owners;
 mod progress;
 mod quota;
 mod registry;
+mod row_channel;
 mod run;
 mod runs;
 mod sample;
@@ -119,6 +120,7 @@ pub use owners::{
     OwnerQuotas,
 };
 pub use quota::{QUOTA_RETRY_AFTER, Quota};
+pub use row_channel::{RowSender, SendStop, row_channel};
 pub use schema_source::{DEFAULT_SCHEMA_MAX_TABLES, DEFAULT_SCHEMA_TTL, SchemaCache, SchemaSource};
 pub use server::DualResponseServer;
 pub use sorted::SORT_RETRY_AFTER;

@@ -3,13 +3,11 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::Poll;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::{Column, Row, Sort, budget::RowBudget, range::RowRange};
-use dual_server::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, SchemaCache};
+use dual_server::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, SchemaCache, row_channel};
 use futures_util::StreamExt;
 use serde_json::Value;
 
@@ -247,18 +245,16 @@ impl SqliteExecutor {
     ) -> RowStream {
         let sql: Arc<str> = Arc::from(sql_of(&params));
         let schema = self.schema.clone();
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Vec<Row>, ExecutorError>>(STREAM_BUFFER);
+        // The stream ends cleanly only once every row was sent: any other end (a stalled reader, a
+        // failure whose error could not be queued) reaches the reader as an error.
+        let (rows, stream) = row_channel(STREAM_BUFFER, "export");
         let limit = self.pool.time_limit();
         let runtime = tokio::runtime::Handle::current();
         let cancel = Arc::new(Cancel::default());
         let guard = cancel::on_drop(&cancel, &self.pool);
-        // Set only when every row was sent: any other end (a stalled reader, a failure whose error
-        // could not be queued) reaches the reader as an error, so an export is never cut silently.
-        let complete = Arc::new(AtomicBool::new(false));
-        let completed = Arc::clone(&complete);
         tokio::task::spawn_blocking(move || {
             let sender = Sender {
-                tx,
+                rows,
                 runtime,
                 stall: self.stall,
             };
@@ -283,35 +279,12 @@ impl SqliteExecutor {
                 .map_err(|e| executor_error(&e, &lease, limit))
             })();
             match result {
-                Ok(true) => completed.store(true, Ordering::Release),
+                Ok(true) => sender.rows.finish(),
                 Ok(false) => {}
                 // The receiver may be gone already (client disconnected): nothing left to tell.
-                Err(error) => drop(sender.tx.try_send(Err(error))),
+                Err(error) => sender.rows.try_fail(error),
             }
         });
-        let mut ended = false;
-        let stream: RowStream = Box::pin(futures_util::stream::poll_fn(move |cx| {
-            if ended {
-                return Poll::Ready(None);
-            }
-            match rx.poll_recv(cx) {
-                Poll::Ready(None) => {
-                    ended = true;
-                    if complete.load(Ordering::Acquire) {
-                        Poll::Ready(None)
-                    } else {
-                        Poll::Ready(Some(Err(ExecutorError::new(
-                            "the export was cut before its end (the reader stalled, or the query failed)",
-                        ))))
-                    }
-                }
-                Poll::Ready(Some(Err(error))) => {
-                    ended = true;
-                    Poll::Ready(Some(Err(error)))
-                }
-                other => other,
-            }
-        }));
         let stream: RowStream = Box::pin(stream.then(move |item| {
             let (schema, sql) = (schema.clone(), Arc::clone(&sql));
             async move {

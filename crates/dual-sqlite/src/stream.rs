@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use dual_core::{Row, Sort, SortOrder, range::RowRange};
-use dual_server::ExecutorError;
+use dual_server::{ExecutorError, RowSender, SendStop};
 
 use crate::convert::{self, quote_identifier};
 use crate::guard::sqlite_message;
@@ -26,30 +26,15 @@ pub(crate) fn count(lease: &Lease, query: &SqliteQuery) -> rusqlite::Result<u64>
 
 /// The sending half of an export, on its blocking thread: a send waits at most `stall` for the reader.
 pub(crate) struct Sender {
-    pub(crate) tx: tokio::sync::mpsc::Sender<Result<Vec<Row>, ExecutorError>>,
+    pub(crate) rows: RowSender,
     pub(crate) runtime: tokio::runtime::Handle,
     pub(crate) stall: Duration,
 }
 
-/// Why an export stopped sending.
-enum Stop {
-    /// The reader went away: nothing left to do.
-    Gone,
-    /// The reader took nothing for the stall time.
-    Stalled,
-}
-
 impl Sender {
     /// Sends `batch`, waiting at most the stall time for room.
-    fn send(&self, batch: Vec<Row>) -> Result<(), Stop> {
-        let sent = self
-            .runtime
-            .block_on(tokio::time::timeout(self.stall, self.tx.send(Ok(batch))));
-        match sent {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(_)) => Err(Stop::Gone),
-            Err(_) => Err(Stop::Stalled),
-        }
+    fn send(&self, batch: Vec<Row>) -> Result<(), SendStop> {
+        self.runtime.block_on(self.rows.send_within(batch, self.stall))
     }
 }
 
@@ -148,10 +133,10 @@ pub(crate) fn stream_counted(
 }
 
 /// Logs why an export stopped early; the connection goes back to the pool as the lease drops.
-fn stopped(stop: &Stop, stall: Duration) {
+fn stopped(stop: &SendStop, stall: Duration) {
     match stop {
-        Stop::Gone => tracing::debug!("export reader went away; connection released"),
-        Stop::Stalled => tracing::warn!(
+        SendStop::Gone => tracing::debug!("export reader went away; connection released"),
+        _ => tracing::warn!(
             stall_ms = u64::try_from(stall.as_millis()).unwrap_or(u64::MAX),
             "export reader took nothing for the stall time; connection released and export cut"
         ),
