@@ -384,12 +384,22 @@ fn sql_of(params: &Value) -> &str {
 }
 
 impl PgExecutor {
+    /// Runs a live query on a session of its own. A future the server drops mid-query cancels the
+    /// statement on the server (the guard fires before the session goes, which then leaves the pool);
+    /// one that ends, well or with an error, gives its connection back.
     async fn live_count(&self, params: &Value) -> Result<u64, ExecutorError> {
         let query = self.query(params)?;
         let canceller = Canceller::new();
         let mut session = canceller.session(&self.shared.pool).await?;
         let guard = canceller.guard();
-        let txn = self.begin(&mut session).await?;
+        let counted = self.count_in(&mut session, &query).await;
+        drop(session);
+        guard.disarm();
+        counted
+    }
+
+    async fn count_in(&self, session: &mut Session, query: &PgQuery) -> Result<u64, ExecutorError> {
+        let txn = self.begin(session).await?;
         let texts = query.texts();
         let sql = format!("SELECT count(*) FROM (\n{}\n) AS dual_count", query.sql);
         let row = txn
@@ -397,9 +407,6 @@ impl PgExecutor {
             .await
             .map_err(|e| self.error(&e))?;
         let total: i64 = row.try_get(0).map_err(|e| self.error(&e))?;
-        drop(txn);
-        drop(session);
-        guard.disarm();
         Ok(u64::try_from(total).unwrap_or_default())
     }
 
@@ -414,7 +421,21 @@ impl PgExecutor {
         let canceller = Canceller::new();
         let mut session = canceller.session(&self.shared.pool).await?;
         let guard = canceller.guard();
-        let txn = self.begin(&mut session).await?;
+        let fetched = self.fetch_in(&mut session, &query, offset, limit, sort).await;
+        drop(session);
+        guard.disarm();
+        fetched
+    }
+
+    async fn fetch_in(
+        &self,
+        session: &mut Session,
+        query: &PgQuery,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        let txn = self.begin(session).await?;
         let at = query.params.len();
         let sql = format!(
             "SELECT * FROM (\n{}\n) AS dual_page{} LIMIT ${} OFFSET ${}",
@@ -434,14 +455,9 @@ impl PgExecutor {
             .query(&statement, &refs(&texts))
             .await
             .map_err(|e| self.error(&e))?;
-        let rows = rows
-            .iter()
+        rows.iter()
             .map(|row| self.row(row, &names, &types))
-            .collect::<Result<Vec<Row>, _>>()?;
-        drop(txn);
-        drop(session);
-        guard.disarm();
-        Ok(rows)
+            .collect::<Result<Vec<Row>, _>>()
     }
 }
 

@@ -68,6 +68,10 @@
 //! | any other type | its bytes as text when UTF-8, else base64 |
 //!
 //! The CSV and Arrow exports write these JSON values as they write every row.
+//!
+//! [`QueryExecutor`]: dual_server::QueryExecutor
+//! [`QueryExecutor::stream`]: dual_server::QueryExecutor::stream
+//! [`QueryStart::started_with_count`]: dual_server::QueryStart::started_with_count
 
 mod decode;
 mod error;

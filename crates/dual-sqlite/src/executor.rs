@@ -20,8 +20,8 @@ use crate::query::SqliteQuery;
 use crate::schema::{Describer, explain};
 use crate::stream::{Sender, count, executor_error, order_by, stream_counted, stream_rows, take_error};
 
-/// A SQLite database served read-only: open it once, then register [`SqliteDb::executor`] for each
-/// kind. Clones share the connection pool.
+/// A SQLite database served read-only: open it once, then register [`SqliteDb::sql_executor`] or
+/// [`SqliteDb::query_executor`] for each kind. Clones share the connection pool.
 #[derive(Debug, Clone)]
 pub struct SqliteDb {
     pool: Arc<Pool>,

@@ -58,6 +58,13 @@
 //! is interrupted at once (`sqlite3_interrupt`) and its connection goes back to the pool, never inside a
 //! transaction; a tool call is only told "still running" once its query has a connection and its
 //! count ([`QueryStart`]).
+//!
+//! [`QueryExecutor`]: dual_server::QueryExecutor
+//! [`QueryExecutor::stream`]: dual_server::QueryExecutor::stream
+//! [`QueryExecutor::stream_range`]: dual_server::QueryExecutor::stream_range
+//! [`QueryStart`]: dual_server::QueryStart
+//! [`QueryStart::started_with_count`]: dual_server::QueryStart::started_with_count
+//! [`LiveQuery::count`]: dual_server::LiveQuery::count
 
 mod cancel;
 mod convert;

@@ -22,7 +22,7 @@ pub const STREAM_BATCH_BYTES: usize = 1 << 20;
 /// Batches buffered between the SQLite thread and the HTTP response.
 pub(crate) const STREAM_BUFFER: usize = 4;
 
-/// How a [`SqliteDb`] shares its connections.
+/// How a [`SqliteDb`](crate::SqliteDb) shares its connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SqliteOptions {
