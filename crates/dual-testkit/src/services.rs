@@ -47,6 +47,14 @@ pub const POSTGRES: Service = Service {
     default_port: 5432,
 };
 
+/// MariaDB or MySQL: `DUAL_TEST_MYSQL_URL`, by default `mysql://root@127.0.0.1:3306/test`.
+pub const MYSQL: Service = Service {
+    name: "MariaDB/MySQL",
+    env: "DUAL_TEST_MYSQL_URL",
+    default_url: "mysql://root@127.0.0.1:3306/test",
+    default_port: 3306,
+};
+
 /// An S3-compatible server (moto in CI): `DUAL_TEST_S3_ENDPOINT`, by default `http://127.0.0.1:9000`.
 pub const S3: Service = Service {
     name: "S3 (moto)",

@@ -73,7 +73,7 @@ pub trait Database: Send + Sync + 'static {
     /// A query that returns one row after running for about `seconds`.
     fn slow_query(&self, seconds: u32) -> String;
 
-    /// Parameter `n` (from 1) in the database's SQL: `$1`, `?1`, `?`.
+    /// Parameter `n` (from 1) in the database's SQL: `$1`, `?1`, `?` (the cases bind them in order).
     fn param(&self, n: usize) -> String;
 
     /// The statements that make `table` with one row of every type the crate maps (and one of

@@ -1,0 +1,52 @@
+//! Errors: what opening a database answers ([`MyError`]), and how the server's errors reach the model.
+
+use std::time::Duration;
+
+use dual_server::ExecutorError;
+
+/// Why a [`MyDb`](crate::MyDb) could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MyError {
+    /// The URL or an option is not usable.
+    #[error("mysql: {message}")]
+    Config {
+        /// What is wrong.
+        message: String,
+        /// The parser's error.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// The database did not answer a first connection.
+    #[error("mysql: could not connect")]
+    Connect(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl MyError {
+    /// A stable code: `config` or `connect`.
+    #[must_use]
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Config { .. } => "config",
+            Self::Connect(_) => "connect",
+        }
+    }
+}
+
+/// The server's error as the model reads it: its message; the time limit in words; a cancel as a
+/// cancel. `limit` is the statement time limit.
+pub(crate) fn my_error(error: &mysql_async::Error, limit: Duration) -> ExecutorError {
+    match error {
+        mysql_async::Error::Server(server) => match server.code {
+            // MariaDB's max_statement_time, MySQL's max_execution_time.
+            1969 | 3024 => ExecutorError::new(format!(
+                "the query exceeded the time limit of {} ms: add filters or aggregate",
+                limit.as_millis()
+            )),
+            1317 => ExecutorError::new("the query was cancelled"),
+            _ => ExecutorError::new(server.message.clone()),
+        },
+        mysql_async::Error::Io(_) => ExecutorError::new("the database connection was lost"),
+        other => ExecutorError::new(format!("the database failed: {other}")),
+    }
+}

@@ -1,0 +1,297 @@
+//! The database and its executors: a pool of connections set up read-only, and the
+//! [`QueryExecutor`] that runs one kind of query on it (docs in the crate root).
+
+use std::sync::Arc;
+
+use dual_core::{Column, Row};
+use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowSender, RowStream, SendStop, row_channel};
+use mysql_async::prelude::Queryable;
+use mysql_async::{IsolationLevel, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, TxOpts};
+use serde_json::Value;
+
+use crate::decode::{column_type, value};
+use crate::error::{MyError, my_error};
+use crate::options::{MyOptions, STREAM_BUFFER};
+use crate::query::{MyQuery, check_select};
+use crate::session::Canceller;
+
+/// A MySQL or MariaDB database served read-only: connect once, then register
+/// [`MyDb::sql_executor`] or [`MyDb::query_executor`] for each kind. Clones share the pool.
+#[derive(Clone)]
+pub struct MyDb {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    pool: Pool,
+    /// For the connections that send `KILL QUERY`.
+    opts: Opts,
+    options: MyOptions,
+}
+
+impl std::fmt::Debug for MyDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MyDb")
+            .field("options", &self.shared.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MyDb {
+    /// Connects to `url` (`mysql://user:password@host:port/database`) with a pool of
+    /// `options.pool_size` connections, each set up read-only, in UTC, with the statement time
+    /// limit of the server's kind (MariaDB's `max_statement_time`, MySQL's `max_execution_time`).
+    ///
+    /// # Errors
+    /// [`MyError::Config`] for a URL or options that cannot be used, [`MyError::Connect`] when the
+    /// database does not answer.
+    pub async fn connect(url: &str, options: MyOptions) -> Result<Self, MyError> {
+        let opts = Opts::from_url(url).map_err(|e| MyError::Config {
+            message: "the URL cannot be parsed".to_owned(),
+            source: Some(Box::new(e)),
+        })?;
+        let constraints = PoolConstraints::new(0, options.pool_size)
+            .filter(|_| options.pool_size > 0 && options.fetch_rows > 0);
+        let Some(constraints) = constraints else {
+            return Err(MyError::Config {
+                message: "pool_size and fetch_rows must be at least 1".to_owned(),
+                source: None,
+            });
+        };
+        let mut probe = mysql_async::Conn::new(opts.clone())
+            .await
+            .map_err(|e| MyError::Connect(Box::new(e)))?;
+        let version: Option<String> = probe
+            .query_first("SELECT VERSION()")
+            .await
+            .map_err(|e| MyError::Connect(Box::new(e)))?;
+        let _ = probe.disconnect().await;
+        let millis = options.time_limit.as_millis().max(1);
+        let limit = if version.unwrap_or_default().contains("MariaDB") {
+            format!("SET SESSION max_statement_time = {}", millis as f64 / 1000.0)
+        } else {
+            format!("SET SESSION max_execution_time = {millis}")
+        };
+        let setup = vec![
+            "SET SESSION time_zone = '+00:00'".to_owned(),
+            "SET SESSION TRANSACTION READ ONLY".to_owned(),
+            limit,
+        ];
+        let pooled = OptsBuilder::from_opts(opts.clone())
+            .setup(setup)
+            .pool_opts(PoolOpts::default().with_constraints(constraints));
+        Ok(Self {
+            shared: Arc::new(Shared {
+                pool: Pool::new(pooled),
+                opts,
+                options,
+            }),
+        })
+    }
+
+    /// The executor of the model's SQL: params `{"sql": "SELECT …", "params"?: [..]}`, one read-only
+    /// query whose `?` parameters are bound in order.
+    #[must_use]
+    pub fn sql_executor(&self) -> MyExecutor {
+        self.executor_of(Kind::Sql)
+    }
+
+    /// The executor of a query you write: `build` turns a tool call's params into the statement and
+    /// its values ([`MyQuery`]), or into a message for the model when they are wrong.
+    #[must_use]
+    pub fn query_executor(
+        &self,
+        build: impl Fn(&Value) -> Result<MyQuery, String> + Send + Sync + 'static,
+    ) -> MyExecutor {
+        self.executor_of(Kind::Fixed(Arc::new(build)))
+    }
+
+    fn executor_of(&self, kind: Kind) -> MyExecutor {
+        MyExecutor {
+            shared: Arc::clone(&self.shared),
+            kind,
+        }
+    }
+}
+
+/// Builds a developer's query from a tool call's params.
+type Build = Arc<dyn Fn(&Value) -> Result<MyQuery, String> + Send + Sync>;
+
+#[derive(Clone)]
+enum Kind {
+    Sql,
+    Fixed(Build),
+}
+
+/// Runs one query kind over a [`MyDb`]; see the crate docs.
+#[derive(Clone)]
+pub struct MyExecutor {
+    shared: Arc<Shared>,
+    kind: Kind,
+}
+
+impl std::fmt::Debug for MyExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.kind {
+            Kind::Sql => "sql",
+            Kind::Fixed(_) => "fixed",
+        };
+        f.debug_struct("MyExecutor")
+            .field("kind", &kind)
+            .finish_non_exhaustive()
+    }
+}
+
+fn params(query: &MyQuery) -> Params {
+    if query.params.is_empty() {
+        Params::Empty
+    } else {
+        Params::Positional(query.params.clone())
+    }
+}
+
+impl MyExecutor {
+    fn options(&self) -> MyOptions {
+        self.shared.options
+    }
+
+    fn query(&self, params: &Value) -> Result<MyQuery, ExecutorError> {
+        match &self.kind {
+            Kind::Sql => {
+                let sql = params.get("sql").and_then(Value::as_str).ok_or_else(|| {
+                    ExecutorError::new(
+                        "the parameter `sql` (a string holding one SELECT statement) is required",
+                    )
+                })?;
+                let sql = check_select(sql).map_err(ExecutorError::new)?;
+                MyQuery::new(sql)
+                    .bind_json(params.get("params").unwrap_or(&Value::Null))
+                    .map_err(ExecutorError::new)
+            }
+            Kind::Fixed(build) => build(params).map_err(ExecutorError::new),
+        }
+    }
+
+    fn error(&self, error: &mysql_async::Error) -> ExecutorError {
+        my_error(error, self.options().time_limit)
+    }
+
+    /// The snapshot's stream, on a task of its own: in one read-only transaction with a consistent
+    /// snapshot, the count, then the rows read unbuffered and sent in batches of `fetch_rows`.
+    async fn write(
+        &self,
+        params_json: Value,
+        mut start: QueryStart,
+        canceller: Canceller,
+        rows_out: &RowSender,
+    ) -> Result<bool, ExecutorError> {
+        let query = self.query(&params_json)?;
+        let options = self.options();
+        let mut session = canceller
+            .session(&self.shared.pool, options.wait, options.time_limit)
+            .await?;
+        let conn = session.conn()?;
+        let mut txn = conn
+            .start_transaction(
+                TxOpts::new()
+                    .with_readonly(true)
+                    .with_consistent_snapshot(true)
+                    .with_isolation_level(IsolationLevel::RepeatableRead)
+                    .clone(),
+            )
+            .await
+            .map_err(|e| self.error(&e))?;
+        let statement = txn.prep(&query.sql).await.map_err(|e| self.error(&e))?;
+        let columns = statement.columns();
+        start.declare_columns(
+            columns
+                .iter()
+                .map(|c| Column::new(c.name_str().into_owned(), column_type(c, options.numeric)))
+                .collect(),
+        );
+        let count_sql = format!("SELECT COUNT(*) FROM (\n{}\n) AS dual_count", query.sql);
+        let mut start = Some(start);
+        let counted: Option<i64> = {
+            let count = txn.exec_first(&count_sql, params(&query));
+            tokio::pin!(count);
+            tokio::select! {
+                counted = &mut count => counted,
+                () = tokio::time::sleep(options.count_wait) => {
+                    if let Some(start) = start.take() {
+                        start.started();
+                    }
+                    (&mut count).await
+                }
+            }
+        }
+        .map_err(|e| self.error(&e))?;
+        if let Some(start) = start.take() {
+            start.started_with_count(counted.and_then(|n| u64::try_from(n).ok()).unwrap_or_default());
+        }
+        let fetch = usize::try_from(options.fetch_rows).unwrap_or(usize::MAX);
+        let mut result = txn
+            .exec_iter(&statement, params(&query))
+            .await
+            .map_err(|e| self.error(&e))?;
+        let mut batch = Vec::with_capacity(fetch.min(4_096));
+        loop {
+            let row = result.next().await.map_err(|e| self.error(&e))?;
+            let done = row.is_none();
+            if let Some(row) = row {
+                batch.push(self.row(&row)?);
+            }
+            if (done && !batch.is_empty()) || batch.len() >= fetch {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(fetch.min(4_096)));
+                match rows_out.send_within(full, options.stall).await {
+                    Ok(()) => {}
+                    Err(SendStop::Gone) => return Ok(false),
+                    Err(_) => {
+                        tracing::warn!("stream reader took nothing for the stall time; connection released");
+                        return Ok(false);
+                    }
+                }
+            }
+            if done {
+                break;
+            }
+        }
+        drop(result);
+        txn.rollback().await.map_err(|e| self.error(&e))?;
+        Ok(true)
+    }
+
+    fn row(&self, row: &mysql_async::Row) -> Result<Row, ExecutorError> {
+        let numeric = self.options().numeric;
+        let columns = row.columns_ref();
+        let mut out = Row::with_capacity(columns.len());
+        for (at, column) in columns.iter().enumerate() {
+            let name = column.name_str();
+            let cell = match row.as_ref(at) {
+                Some(raw) => value(column, raw, numeric)
+                    .map_err(|e| ExecutorError::new(format!("column `{name}` could not be read: {e}")))?,
+                None => Value::Null,
+            };
+            out.insert(name.into_owned(), cell);
+        }
+        Ok(out)
+    }
+}
+
+impl QueryExecutor for MyExecutor {
+    /// Every row, with the consistent count: one read-only transaction with a consistent snapshot
+    /// counts the result, then reads it unbuffered, `fetch_rows` rows per batch. Dropping the stream
+    /// sends `KILL QUERY` for it and closes its connection.
+    fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
+        let (rows, stream) = row_channel(STREAM_BUFFER, "result");
+        let canceller = Canceller::new(self.shared.opts.clone());
+        let guard = canceller.guard();
+        tokio::spawn(async move {
+            match self.write(params, start, canceller, &rows).await {
+                Ok(true) => rows.finish(),
+                Ok(false) => {}
+                Err(error) => rows.fail(error).await,
+            }
+        });
+        guard.guard_stream(stream)
+    }
+}

@@ -1,0 +1,76 @@
+//! A MySQL or MariaDB database behind a dual-response server: a [`QueryExecutor`] for read-only
+//! SQL from the model ([`MyDb::sql_executor`]) or for queries you write ([`MyDb::query_executor`]),
+//! over a bounded pool of connections (mysql_async).
+//!
+//! ```no_run
+//! use dual_mysql::{MyDb, MyOptions, MyQuery};
+//! use dual_server::DualResponseServer;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let db = MyDb::connect("mysql://reporter@localhost/sales", MyOptions::default()).await?;
+//! let server = DualResponseServer::builder()
+//!     .base_url("https://api.example.com/resources")
+//!     // params: {"sql": "SELECT … WHERE region = ?", "params": ["EU"]}
+//!     .executor("sql", db.sql_executor())
+//!     .executor("orders", db.query_executor(|params| {
+//!         let region = params["region"].as_str().ok_or("`region` is required")?;
+//!         Ok(MyQuery::new("SELECT * FROM orders WHERE region = ?").bind(region))
+//!     }))
+//!     .build()?;
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # What a query runs as
+//!
+//! Every connection is set up `SET SESSION TRANSACTION READ ONLY`, in UTC, with the statement time
+//! limit ([`MyOptions::time_limit`]: MariaDB's `max_statement_time`, MySQL's `max_execution_time`),
+//! and every query runs in a read-only, repeatable-read transaction with a consistent snapshot. The
+//! model's SQL must start with `SELECT`, `WITH`, `VALUES` or `TABLE` and write no file (`INTO
+//! OUTFILE`/`DUMPFILE`): DDL is refused before it runs, because MySQL would commit the transaction
+//! and run it. A prepared statement is one statement, so `SELECT 1; DELETE …` is refused too.
+//! Parameters (`?`) are bound, never interpolated. Connect as a user that may only read.
+//!
+//! The snapshot's [`QueryExecutor::stream`] counts the result (`SELECT COUNT(*) FROM (⟨sql⟩)`) and
+//! then reads it unbuffered from the server, [`MyOptions::fetch_rows`] rows per batch, in the same
+//! transaction, so the count it announces is exactly the rows it yields and the memory it holds is a
+//! few batches. A query the server drops (a `DELETE`, a cancelled task, the time limit, a client
+//! gone) is stopped with `KILL QUERY` from a connection of its own, and its connection is closed. No
+//! free connection within [`MyOptions::wait`] is the retryable `overloaded` error. This crate has no
+//! live paging: a result over the server's snapshot cap fails (raise the cap).
+//!
+//! # Type mapping
+//!
+//! | MySQL / MariaDB | JSON |
+//! |---|---|
+//! | `TINYINT` … `BIGINT` (signed or not), `YEAR`, `BIT` | number (integer); `BOOL` is `TINYINT(1)`: 0 or 1 |
+//! | `FLOAT`, `DOUBLE` | number |
+//! | `DECIMAL` | exact decimal string (`"12.50"`), or a number with [`NumericMode::Number`] |
+//! | `CHAR`, `VARCHAR`, `TEXT`, `ENUM`, `SET` | string |
+//! | `BINARY`, `VARBINARY`, `BLOB` | base64 string |
+//! | `DATE` | `"YYYY-MM-DD"` |
+//! | `DATETIME` | `"YYYY-MM-DDTHH:MM:SS[.ffffff]"` (no offset: it has none) |
+//! | `TIMESTAMP` | RFC 3339 in UTC, `"…Z"` |
+//! | `TIME` | `"[-]HH:MM:SS[.ffffff]"` (hours may pass 24) |
+//! | `JSON` | the JSON value itself |
+//! | NULL | `null` |
+//!
+//! [`QueryExecutor`]: dual_server::QueryExecutor
+//! [`QueryExecutor::stream`]: dual_server::QueryExecutor::stream
+
+mod decode;
+mod error;
+mod executor;
+mod options;
+mod query;
+mod session;
+
+pub use error::MyError;
+pub use executor::{MyDb, MyExecutor};
+pub use options::{
+    DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_POOL_SIZE, DEFAULT_STALL, DEFAULT_TIME_LIMIT,
+    DEFAULT_WAIT, MyOptions, NumericMode,
+};
+pub use query::MyQuery;

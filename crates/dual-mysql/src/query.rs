@@ -1,0 +1,166 @@
+//! A query to run: one statement's SQL and the values bound to its `?` parameters, never
+//! interpolated; and the guard on the model's SQL.
+
+use mysql_async::Value;
+use serde_json::Value as Json;
+
+/// One statement and its parameters, as a [`MyExecutor`](crate::MyExecutor) runs it.
+///
+/// ```
+/// use dual_mysql::MyQuery;
+///
+/// let query = MyQuery::new("SELECT * FROM orders WHERE region = ? AND total > ?").bind("EU").bind(100);
+/// # let _ = query;
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct MyQuery {
+    pub(crate) sql: String,
+    pub(crate) params: Vec<Value>,
+}
+
+impl MyQuery {
+    /// `sql` with no parameters bound yet.
+    #[must_use]
+    pub fn new(sql: impl Into<String>) -> Self {
+        Self {
+            sql: sql.into(),
+            params: Vec::new(),
+        }
+    }
+
+    /// The statement's SQL.
+    #[must_use]
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+
+    /// Binds `value` to the next `?`.
+    #[must_use]
+    pub fn bind(mut self, value: impl Into<Value>) -> Self {
+        self.params.push(value.into());
+        self
+    }
+
+    /// Binds the JSON `params` of a tool call in order: `null` as NULL, a boolean as 0 or 1, a number
+    /// as an integer or a double, a string as itself; `null` or no params bind nothing.
+    ///
+    /// # Errors
+    /// A message for the model when `params` is not an array or holds an array or object.
+    pub fn bind_json(mut self, params: &Json) -> Result<Self, String> {
+        match params {
+            Json::Null => Ok(self),
+            Json::Array(values) => {
+                for (at, value) in values.iter().enumerate() {
+                    let bound = match value {
+                        Json::Null => Value::NULL,
+                        Json::Bool(b) => Value::Int(i64::from(*b)),
+                        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+                            (Some(i), _) => Value::Int(i),
+                            (None, Some(u)) => Value::UInt(u),
+                            _ => Value::Double(n.as_f64().unwrap_or_default()),
+                        },
+                        Json::String(s) => Value::Bytes(s.clone().into_bytes()),
+                        Json::Array(_) | Json::Object(_) => {
+                            return Err(format!(
+                                "parameter {} must be a number, a string, a boolean or null",
+                                at + 1
+                            ));
+                        }
+                    };
+                    self.params.push(bound);
+                }
+                Ok(self)
+            }
+            _ => Err("`params` must be an array: its values are bound to the `?`s in order".to_owned()),
+        }
+    }
+}
+
+/// Checks that `sql` starts as a read-only query may (`SELECT`, `WITH`, `VALUES` or `TABLE`) and
+/// writes no file (`INTO OUTFILE` / `INTO DUMPFILE`), and returns it without a trailing `;`, ready
+/// to be wrapped. DDL is refused here, before anything runs: MySQL would commit the read-only
+/// transaction and run it.
+pub(crate) fn check_select(sql: &str) -> Result<String, String> {
+    let rest = skip_comments(sql);
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    let keyword = rest[..end].to_ascii_uppercase();
+    if keyword.is_empty() {
+        return Err("The SQL is empty: send one SELECT statement.".to_owned());
+    }
+    if !matches!(keyword.as_str(), "SELECT" | "WITH" | "VALUES" | "TABLE") {
+        return Err(format!(
+            "Only read-only queries are allowed: the SQL must be one SELECT (or WITH … SELECT) \
+             statement, not {keyword}."
+        ));
+    }
+    let lower = sql.to_ascii_lowercase();
+    if lower.contains("outfile") || lower.contains("dumpfile") {
+        return Err(
+            "Only read-only queries are allowed: SELECT … INTO OUTFILE/DUMPFILE writes a file.".to_owned(),
+        );
+    }
+    let mut text = sql.trim();
+    while let Some(at) = text.rfind(';') {
+        if !skip_comments(&text[at + 1..]).is_empty() {
+            break;
+        }
+        text = text[..at].trim_end();
+    }
+    Ok(text.to_owned())
+}
+
+/// `sql` after its leading whitespace and comments (`--`, `#` and `/* */`).
+fn skip_comments(sql: &str) -> &str {
+    let mut rest = sql;
+    loop {
+        rest = rest.trim_start();
+        if let Some(after) = rest.strip_prefix("--").or_else(|| rest.strip_prefix('#')) {
+            rest = after.split_once('\n').map_or("", |(_, tail)| tail);
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, tail)| tail);
+        } else {
+            return rest;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn binds_json_in_order() {
+        let query = MyQuery::new("SELECT ?, ?, ?, ?").bind_json(&json!(["a", 2, true, null]));
+        assert_eq!(
+            query.map(|q| q.params),
+            Ok(vec![
+                Value::Bytes(b"a".to_vec()),
+                Value::Int(2),
+                Value::Int(1),
+                Value::NULL
+            ])
+        );
+        assert!(MyQuery::new("SELECT ?").bind_json(&json!({"a": 1})).is_err());
+        assert!(MyQuery::new("SELECT ?").bind_json(&json!([[1]])).is_err());
+    }
+
+    #[test]
+    fn accepts_only_read_queries_that_write_no_file() {
+        assert_eq!(check_select(" select 1 ; # end").as_deref(), Ok("select 1"));
+        for sql in [
+            "",
+            "DELETE FROM t",
+            "CREATE TABLE t (x int)",
+            "BEGIN",
+            "SET autocommit = 0",
+            "SELECT * FROM t INTO OUTFILE '/tmp/x'",
+            "SELECT 1 INTO DUMPFILE '/tmp/y'",
+        ] {
+            assert!(check_select(sql).is_err(), "{sql}");
+        }
+    }
+}

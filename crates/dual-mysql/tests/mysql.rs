@@ -1,0 +1,200 @@
+//! dual-mysql against a real MariaDB or MySQL (feature `services`; `bash .ci/services` starts
+//! MariaDB at `DUAL_TEST_MYSQL_URL`, by default `mysql://root@127.0.0.1:3306/test`): the executor
+//! conformance suite of dual-testkit, and the cancel checked in the server's process list.
+#![cfg(feature = "services")]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use dual_mysql::{MyDb, MyOptions};
+use dual_server::{QueryExecutor, QueryStart};
+use dual_testkit::database::{Database, Limits};
+use dual_testkit::services::MYSQL;
+use futures_util::StreamExt;
+use mysql_async::prelude::Queryable;
+use serde_json::{Value, json};
+
+/// A database of one test on the server, dropped at the end (also when the test fails).
+struct Scratch {
+    url: String,
+    name: String,
+}
+
+impl Scratch {
+    async fn new() -> Self {
+        let url = MYSQL.require();
+        let name = format!("dual_test_{:016x}", fastrand_id());
+        admin(&url)
+            .await
+            .query_drop(format!("CREATE DATABASE {name}"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        Self { url, name }
+    }
+
+    async fn db(&self, options: MyOptions) -> MyDb {
+        MyDb::connect(&self.url, options)
+            .await
+            .unwrap_or_else(|e| panic!("connect: {e}"))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let (url, name) = (self.url.clone(), self.name.clone());
+        // A runtime of its own: the test's may be gone or busy.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+            if let Ok(runtime) = runtime {
+                runtime.block_on(async {
+                    if let Ok(mut conn) = mysql_async::Conn::from_url(&url).await {
+                        let _ = conn.query_drop(format!("DROP DATABASE IF EXISTS {name}")).await;
+                        let _ = conn.disconnect().await;
+                    }
+                });
+            }
+        })
+        .join();
+    }
+}
+
+async fn admin(url: &str) -> mysql_async::Conn {
+    mysql_async::Conn::from_url(url)
+        .await
+        .unwrap_or_else(|e| panic!("admin connection: {e}"))
+}
+
+fn fastrand_id() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_nanos() % u128::from(u64::MAX)).unwrap_or(0))
+        .unwrap_or(0)
+        ^ u64::from(std::process::id())
+}
+
+#[async_trait]
+impl Database for Scratch {
+    async fn executor(&self, limits: Limits) -> Arc<dyn QueryExecutor> {
+        let options = MyOptions::default()
+            .pool_size(limits.pool_size)
+            .wait(limits.wait)
+            .time_limit(limits.time_limit);
+        Arc::new(self.db(options).await.sql_executor())
+    }
+
+    async fn execute(&self, sql: &str) {
+        let mut conn = admin(&self.url).await;
+        conn.query_drop(format!("USE {}", self.name))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        conn.query_drop(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let _ = conn.disconnect().await;
+    }
+
+    fn table(&self, name: &str) -> String {
+        format!("{}.{name}", self.name)
+    }
+
+    fn slow_query(&self, seconds: u32) -> String {
+        format!(
+            "SELECT BENCHMARK({}, MD5('dual')) AS busy",
+            u64::from(seconds) * 5_000_000
+        )
+    }
+
+    fn param(&self, _n: usize) -> String {
+        "?".to_owned()
+    }
+
+    fn typed_table(&self, table: &str) -> (String, Vec<Value>) {
+        (
+            format!(
+                "CREATE TABLE {table} (id BIGINT, d DOUBLE, n DECIMAL(8,2), s VARCHAR(20), b VARBINARY(4),
+                   dt DATE, ts DATETIME(3), t TIME);
+                 INSERT INTO {table} VALUES (1, -0.5, 7.25, 'Zoë \"q\"', x'00ff', '1999-12-31',
+                   '2024-02-29 23:59:59.500', '-25:30:00'),
+                   (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL);"
+            ),
+            vec![
+                json!({"id": 1, "d": -0.5, "n": "7.25", "s": "Zoë \"q\"", "b": "AP8=", "dt": "1999-12-31",
+                       "ts": "2024-02-29T23:59:59.5", "t": "-25:30:00"}),
+                json!({"id": 2, "d": null, "n": null, "s": null, "b": null, "dt": null, "ts": null, "t": null}),
+            ],
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_keeps_the_executor_contract() {
+    dual_testkit::database::run(Arc::new(Scratch::new().await)).await;
+}
+
+/// Queries of this test (by a marker in their SQL) that the server runs.
+async fn running(url: &str, marker: &str) -> usize {
+    let mut conn = admin(url).await;
+    let rows: Vec<String> = conn
+        .exec(
+            "SELECT info FROM information_schema.processlist WHERE info LIKE CONCAT('%', ?, '%') AND id <> CONNECTION_ID()",
+            (marker,),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("processlist: {e}"));
+    let _ = conn.disconnect().await;
+    rows.len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_stream_kills_the_query_on_the_server_within_two_seconds() {
+    let scratch = Scratch::new().await;
+    let db = scratch.db(MyOptions::default().pool_size(1)).await;
+    let marker = format!("dual_kill_{}", fastrand_id());
+    let executor = Arc::new(db.sql_executor());
+    let mut stream = Arc::clone(&executor).stream(
+        json!({"sql": format!("SELECT BENCHMARK(2000000000, MD5('x')) AS {marker}")}),
+        QueryStart::detached(),
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), stream.next())
+            .await
+            .is_err()
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running(&scratch.url, &marker).await == 0 {
+        assert!(Instant::now() < deadline, "the query never ran");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(stream);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while running(&scratch.url, &marker).await > 0 {
+        assert!(Instant::now() < deadline, "the server still runs the query");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn into_outfile_and_ddl_never_reach_the_server() {
+    let scratch = Scratch::new().await;
+    let db = scratch.db(MyOptions::default()).await;
+    let executor = Arc::new(db.sql_executor());
+    for sql in [
+        format!("SELECT 1 INTO OUTFILE '/tmp/{}.txt'", scratch.name),
+        format!("CREATE TABLE {}.created (x INT)", scratch.name),
+    ] {
+        let mut stream = Arc::clone(&executor).stream(json!({"sql": sql}), QueryStart::detached());
+        let first = stream.next().await;
+        assert!(matches!(first, Some(Err(_))), "{sql}: {first:?}");
+    }
+    let mut conn = admin(&scratch.url).await;
+    let tables: Vec<String> = conn
+        .exec(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = ?",
+            (scratch.name.clone(),),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(tables.is_empty(), "{tables:?}");
+    assert!(!std::path::Path::new(&format!("/tmp/{}.txt", scratch.name)).exists());
+}
