@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use dual_core::{Column, Row};
-use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowSender, RowStream, SendStop, row_channel};
+use dual_server::{
+    ExecutorError, QueryExecutor, QueryStart, RowSender, RowStream, SchemaCache, SendStop, row_channel,
+};
 use mysql_async::prelude::Queryable;
 use mysql_async::{IsolationLevel, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, TxOpts};
 use serde_json::Value;
@@ -13,6 +15,7 @@ use crate::decode::{column_type, value};
 use crate::error::{MyError, my_error};
 use crate::options::{MyOptions, STREAM_BUFFER};
 use crate::query::{MyQuery, check_select};
+use crate::schema::{Describer, explain};
 use crate::session::Canceller;
 
 /// A MySQL or MariaDB database served read-only: connect once, then register
@@ -27,6 +30,7 @@ struct Shared {
     /// For the connections that send `KILL QUERY`.
     opts: Opts,
     options: MyOptions,
+    schema: SchemaCache,
 }
 
 impl std::fmt::Debug for MyDb {
@@ -80,11 +84,14 @@ impl MyDb {
         let pooled = OptsBuilder::from_opts(opts.clone())
             .setup(setup)
             .pool_opts(PoolOpts::default().with_constraints(constraints));
+        let pool = Pool::new(pooled);
+        let schema = SchemaCache::new(Arc::new(Describer(pool.clone())), options.schema_ttl);
         Ok(Self {
             shared: Arc::new(Shared {
-                pool: Pool::new(pooled),
+                pool,
                 opts,
                 options,
+                schema,
             }),
         })
     }
@@ -104,6 +111,14 @@ impl MyDb {
         build: impl Fn(&Value) -> Result<MyQuery, String> + Send + Sync + 'static,
     ) -> MyExecutor {
         self.executor_of(Kind::Fixed(Arc::new(build)))
+    }
+
+    /// The tables and views of the connection's database, with their columns, described at most once
+    /// per [`MyOptions::schema_ttl`]: what the `describe_schema` tool shows, and where the "did you
+    /// mean …" of an unknown table or column comes from.
+    #[must_use]
+    pub fn schema(&self) -> &SchemaCache {
+        &self.shared.schema
     }
 
     fn executor_of(&self, kind: Kind) -> MyExecutor {
@@ -286,10 +301,15 @@ impl QueryExecutor for MyExecutor {
         let canceller = Canceller::new(self.shared.opts.clone());
         let guard = canceller.guard();
         tokio::spawn(async move {
+            let sql = params
+                .get("sql")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
             match self.write(params, start, canceller, &rows).await {
                 Ok(true) => rows.finish(),
                 Ok(false) => {}
-                Err(error) => rows.fail(error).await,
+                Err(error) => rows.fail(explain(&self.shared.schema, error, &sql).await).await,
             }
         });
         guard.guard_stream(stream)

@@ -36,7 +36,9 @@
 //! The snapshot's [`QueryExecutor::stream`] counts the result (`SELECT COUNT(*) FROM (⟨sql⟩)`) and
 //! then reads it unbuffered from the server, [`MyOptions::fetch_rows`] rows per batch, in the same
 //! transaction, so the count it announces is exactly the rows it yields and the memory it holds is a
-//! few batches. A query the server drops (a `DELETE`, a cancelled task, the time limit, a client
+//! few batches. `MyDb::schema` describes the database (its tables, views and columns, for the
+//! `describe_schema` tool), and a query naming an unknown table or column gets the closest names
+//! ("Did you mean …"), never applied. A query the server drops (a `DELETE`, a cancelled task, the time limit, a client
 //! gone) is stopped with `KILL QUERY` from a connection of its own, and its connection is closed. No
 //! free connection within [`MyOptions::wait`] is the retryable `overloaded` error. This crate has no
 //! live paging: a result over the server's snapshot cap fails (raise the cap).
@@ -65,6 +67,7 @@ mod error;
 mod executor;
 mod options;
 mod query;
+mod schema;
 mod session;
 
 pub use error::MyError;

@@ -198,3 +198,60 @@ async fn into_outfile_and_ddl_never_reach_the_server() {
     assert!(tables.is_empty(), "{tables:?}");
     assert!(!std::path::Path::new(&format!("/tmp/{}.txt", scratch.name)).exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describes_its_tables_and_suggests_close_names_without_applying_them() {
+    let scratch = Scratch::new().await;
+    scratch
+        .execute(
+            "CREATE TABLE institutions (id INT PRIMARY KEY, enrollment INT, state VARCHAR(2) NOT NULL);
+             CREATE VIEW public_ones AS SELECT id, state FROM institutions;",
+        )
+        .await;
+    // The scratch database as the connection's own (the URL's path names it).
+    let base = scratch
+        .url
+        .rsplit_once('/')
+        .map_or(scratch.url.as_str(), |(base, _)| base);
+    let url = format!("{base}/{}", scratch.name);
+    let db = MyDb::connect(&url, MyOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let tables = db.schema().tables().await.unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["institutions", "public_ones"]);
+    let columns: Vec<(&str, &str, bool)> = tables[0]
+        .columns
+        .iter()
+        .map(|c| (c.name.as_str(), c.data_type.as_str(), c.nullable))
+        .collect();
+    assert_eq!(
+        columns,
+        [
+            ("id", "int(11)", false),
+            ("enrollment", "int(11)", true),
+            ("state", "varchar(2)", false)
+        ]
+    );
+    assert_eq!(tables[1].kind, dual_core::schema::TableKind::View);
+    let executor = Arc::new(db.sql_executor());
+    let mut stream = Arc::clone(&executor).stream(
+        json!({"sql": "SELECT enrolment FROM institutions"}),
+        QueryStart::detached(),
+    );
+    let message = match stream.next().await {
+        Some(Err(error)) => error.message().to_owned(),
+        other => panic!("{other:?}"),
+    };
+    assert!(message.starts_with("Unknown column 'enrolment'"), "{message}");
+    assert!(message.ends_with("Did you mean `enrollment`?"), "{message}");
+    let mut stream = Arc::clone(&executor).stream(
+        json!({"sql": "SELECT * FROM institution"}),
+        QueryStart::detached(),
+    );
+    let message = match stream.next().await {
+        Some(Err(error)) => error.message().to_owned(),
+        other => panic!("{other:?}"),
+    };
+    assert!(message.ends_with("Did you mean `institutions`?"), "{message}");
+}

@@ -1,0 +1,81 @@
+//! Describing the database (the tables and views of the connection's database, their columns,
+//! types and nullability) and the "did you mean …" of a query that names a table or column it does
+//! not have.
+
+use async_trait::async_trait;
+use dual_core::schema::{ColumnSchema, TableKind, TableSchema};
+use dual_server::{DEFAULT_SCHEMA_MAX_TABLES, ExecutorError, SchemaCache, SchemaSource};
+use mysql_async::Pool;
+use mysql_async::prelude::Queryable;
+
+/// The columns of the first [`DEFAULT_SCHEMA_MAX_TABLES`] tables and views of the current database,
+/// in table and column order.
+const DESCRIBE: &str = "\
+SELECT c.table_name, t.table_type, c.column_name, c.column_type, c.is_nullable = 'YES'
+FROM information_schema.columns c
+JOIN (SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = DATABASE()
+      ORDER BY table_name LIMIT ?) t ON t.table_name = c.table_name
+WHERE c.table_schema = DATABASE()
+ORDER BY c.table_name, c.ordinal_position";
+
+/// Describes the database of a pool.
+pub(crate) struct Describer(pub(crate) Pool);
+
+#[async_trait]
+impl SchemaSource for Describer {
+    async fn describe(&self) -> Result<Vec<TableSchema>, ExecutorError> {
+        let failed =
+            |e: mysql_async::Error| ExecutorError::new(format!("describing the database failed: {e}"));
+        let mut conn = self.0.get_conn().await.map_err(failed)?;
+        let limit = u64::try_from(DEFAULT_SCHEMA_MAX_TABLES).unwrap_or(u64::MAX);
+        let rows: Vec<(String, String, String, String, bool)> =
+            conn.exec(DESCRIBE, (limit,)).await.map_err(failed)?;
+        let mut tables: Vec<TableSchema> = Vec::new();
+        for (table, kind, column, data_type, nullable) in rows {
+            let column = ColumnSchema::new(column, data_type, nullable);
+            match tables.last_mut() {
+                Some(last) if last.name == table => last.columns.push(column),
+                _ => {
+                    let kind = if kind == "VIEW" {
+                        TableKind::View
+                    } else {
+                        TableKind::Table
+                    };
+                    tables.push(TableSchema::new(table, kind, vec![column]));
+                }
+            }
+        }
+        Ok(tables)
+    }
+}
+
+/// `error` with the closest existing names when the server says a column or table does not exist
+/// (`Unknown column 'x' in '…'`, `Table 'db.x' doesn't exist`). Never applied.
+pub(crate) async fn explain(schema: &SchemaCache, error: ExecutorError, sql: &str) -> ExecutorError {
+    let message = error.message();
+    let quoted = |rest: &str| rest.split('\'').nth(1).map(str::to_owned);
+    let suggestion = if let Some(name) = message.strip_prefix("Unknown column ").and_then(quoted) {
+        let bare = name
+            .rsplit_once('.')
+            .map_or(name.as_str(), |(_, bare)| bare)
+            .to_owned();
+        schema.suggest_column(&bare, sql).await
+    } else if let Some(name) = message
+        .strip_prefix("Table ")
+        .filter(|rest| rest.ends_with("doesn't exist"))
+        .and_then(quoted)
+    {
+        let bare = name
+            .rsplit_once('.')
+            .map_or(name.as_str(), |(_, bare)| bare)
+            .to_owned();
+        schema.suggest_table(&bare).await
+    } else {
+        return error;
+    };
+    if suggestion.is_empty() {
+        error
+    } else {
+        ExecutorError::new(format!("{message}.{suggestion}"))
+    }
+}
