@@ -58,6 +58,7 @@ pub mod query;
 pub mod range;
 pub mod record;
 pub mod schema;
+pub mod sql;
 pub mod status;
 pub mod uri;
 

@@ -1,6 +1,7 @@
 //! A query to run: one statement's SQL and the values bound to its `?` parameters, never
 //! interpolated; and the guard on the model's SQL.
 
+use dual_core::sql::{Comments, read_only_keyword, without_terminator};
 use mysql_async::Value;
 use serde_json::Value as Json;
 
@@ -81,49 +82,14 @@ impl MyQuery {
 /// to be wrapped. DDL is refused here, before anything runs: MySQL would commit the read-only
 /// transaction and run it.
 pub(crate) fn check_select(sql: &str) -> Result<String, String> {
-    let rest = skip_comments(sql);
-    let end = rest
-        .find(|c: char| !c.is_ascii_alphabetic())
-        .unwrap_or(rest.len());
-    let keyword = rest[..end].to_ascii_uppercase();
-    if keyword.is_empty() {
-        return Err("The SQL is empty: send one SELECT statement.".to_owned());
-    }
-    if !matches!(keyword.as_str(), "SELECT" | "WITH" | "VALUES" | "TABLE") {
-        return Err(format!(
-            "Only read-only queries are allowed: the SQL must be one SELECT (or WITH … SELECT) \
-             statement, not {keyword}."
-        ));
-    }
+    read_only_keyword(sql, &["SELECT", "WITH", "VALUES", "TABLE"], Comments::Hash)?;
     let lower = sql.to_ascii_lowercase();
     if lower.contains("outfile") || lower.contains("dumpfile") {
         return Err(
             "Only read-only queries are allowed: SELECT … INTO OUTFILE/DUMPFILE writes a file.".to_owned(),
         );
     }
-    let mut text = sql.trim();
-    while let Some(at) = text.rfind(';') {
-        if !skip_comments(&text[at + 1..]).is_empty() {
-            break;
-        }
-        text = text[..at].trim_end();
-    }
-    Ok(text.to_owned())
-}
-
-/// `sql` after its leading whitespace and comments (`--`, `#` and `/* */`).
-fn skip_comments(sql: &str) -> &str {
-    let mut rest = sql;
-    loop {
-        rest = rest.trim_start();
-        if let Some(after) = rest.strip_prefix("--").or_else(|| rest.strip_prefix('#')) {
-            rest = after.split_once('\n').map_or("", |(_, tail)| tail);
-        } else if let Some(after) = rest.strip_prefix("/*") {
-            rest = after.split_once("*/").map_or("", |(_, tail)| tail);
-        } else {
-            return rest;
-        }
-    }
+    Ok(without_terminator(sql, Comments::Hash).to_owned())
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! A query to run: one statement's SQL and the values bound to its parameters (`$1`, `$2`, …), each
 //! sent as text for PostgreSQL to parse as the parameter's type, never interpolated.
 
+use dual_core::sql::{Comments, read_only_keyword, without_terminator};
 use serde_json::Value;
 
 /// One statement and its parameters, as a [`PgExecutor`](crate::PgExecutor) runs it.
@@ -82,43 +83,8 @@ impl PgQuery {
 /// returns it without a trailing `;`, ready to be wrapped. The read-only transaction it runs in
 /// refuses any write or DDL before it takes effect, and PostgreSQL prepares one statement only.
 pub(crate) fn check_select(sql: &str) -> Result<String, String> {
-    let rest = skip_comments(sql);
-    let end = rest
-        .find(|c: char| !c.is_ascii_alphabetic())
-        .unwrap_or(rest.len());
-    let keyword = rest[..end].to_ascii_uppercase();
-    if keyword.is_empty() {
-        return Err("The SQL is empty: send one SELECT statement.".to_owned());
-    }
-    if !matches!(keyword.as_str(), "SELECT" | "WITH" | "VALUES" | "TABLE") {
-        return Err(format!(
-            "Only read-only queries are allowed: the SQL must be one SELECT (or WITH … SELECT) \
-             statement, not {keyword}."
-        ));
-    }
-    let mut text = sql.trim();
-    while let Some(at) = text.rfind(';') {
-        if !skip_comments(&text[at + 1..]).is_empty() {
-            break;
-        }
-        text = text[..at].trim_end();
-    }
-    Ok(text.to_owned())
-}
-
-/// `sql` after its leading whitespace and comments.
-fn skip_comments(sql: &str) -> &str {
-    let mut rest = sql;
-    loop {
-        rest = rest.trim_start();
-        if let Some(after) = rest.strip_prefix("--") {
-            rest = after.split_once('\n').map_or("", |(_, tail)| tail);
-        } else if let Some(after) = rest.strip_prefix("/*") {
-            rest = after.split_once("*/").map_or("", |(_, tail)| tail);
-        } else {
-            return rest;
-        }
-    }
+    read_only_keyword(sql, &["SELECT", "WITH", "VALUES", "TABLE"], Comments::Standard)?;
+    Ok(without_terminator(sql, Comments::Standard).to_owned())
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Accepting only one read-only SELECT/WITH statement.
 
+use dual_core::sql::{Comments, read_only_keyword, without_terminator};
 use rusqlite::Connection;
 
 /// Why a SQL text was refused, in words for the model.
@@ -13,16 +14,7 @@ pub(crate) struct Refused(pub(crate) String);
 /// SQLite must compile it to exactly one statement that `sqlite3_stmt_readonly` calls read-only; and
 /// the connection it later runs on is opened read-only with `PRAGMA query_only`.
 pub(crate) fn check_select(conn: &Connection, sql: &str) -> Result<String, Refused> {
-    let keyword = first_keyword(sql).to_ascii_uppercase();
-    if keyword.is_empty() {
-        return Err(Refused("The SQL is empty: send one SELECT statement.".to_owned()));
-    }
-    if keyword != "SELECT" && keyword != "WITH" {
-        return Err(Refused(format!(
-            "Only read-only queries are allowed: the SQL must be one SELECT (or WITH … SELECT) \
-             statement, not {keyword}."
-        )));
-    }
+    read_only_keyword(sql, &["SELECT", "WITH"], Comments::Standard).map_err(Refused)?;
     let stmt = conn.prepare_cached(sql).map_err(|error| match error {
         rusqlite::Error::MultipleStatement => {
             Refused("Only one statement is allowed: remove everything after the first ';'.".to_owned())
@@ -36,50 +28,12 @@ pub(crate) fn check_select(conn: &Connection, sql: &str) -> Result<String, Refus
     }
     if stmt.parameter_count() > 0 {
         // `expanded_sql` would write the unbound parameters as NULL: strip the text instead.
-        return Ok(without_terminator(sql).to_owned());
+        return Ok(without_terminator(sql, Comments::Standard).to_owned());
     }
     // The statement's own text: SQLite stops at the end of the first statement, so a trailing
     // comment after the `;` is gone; the `;` itself is stripped below.
     let text = stmt.expanded_sql().unwrap_or_else(|| sql.to_owned());
     Ok(text.trim_end().trim_end_matches(';').trim_end().to_owned())
-}
-
-/// `sql` (which SQLite compiled to one statement) without its terminating `;`s and the whitespace
-/// and comments after them, ready to be wrapped. A `;` inside a string or a comment stays, because
-/// what follows it is not whitespace and comments alone.
-fn without_terminator(sql: &str) -> &str {
-    let mut text = sql.trim_end();
-    while let Some(at) = text.rfind(';') {
-        if !skip_comments(&text[at + 1..]).is_empty() {
-            break;
-        }
-        text = text[..at].trim_end();
-    }
-    text
-}
-
-/// `sql` after its leading whitespace and comments.
-fn skip_comments(sql: &str) -> &str {
-    let mut rest = sql;
-    loop {
-        rest = rest.trim_start();
-        if let Some(after) = rest.strip_prefix("--") {
-            rest = after.split_once('\n').map_or("", |(_, tail)| tail);
-        } else if let Some(after) = rest.strip_prefix("/*") {
-            rest = after.split_once("*/").map_or("", |(_, tail)| tail);
-        } else {
-            return rest;
-        }
-    }
-}
-
-/// The first word of `sql` after whitespace and comments.
-fn first_keyword(sql: &str) -> &str {
-    let rest = skip_comments(sql);
-    let end = rest
-        .find(|c: char| !c.is_ascii_alphabetic())
-        .unwrap_or(rest.len());
-    &rest[..end]
 }
 
 /// SQLite's own message for `error` (what the model needs to correct its SQL).
