@@ -23,6 +23,7 @@
 //! | [`metadata`] | the metadata and pin answers of the REST API |
 //! | [`status`] | the status lifecycle of a resource (pending, ready, failed), failures and progress |
 //! | [`consistency`] | snapshot or live |
+//! | [`task`] | [`task::TaskRecord`]: a durable MCP task, its id and state |
 //! | [`error`] | the REST API's error body and wire error codes |
 //! | [`escape`] | [`escape::log_safe`]: user and executor text made safe for a log line |
 //! | [`uri`] | resource URIs and URLs |
@@ -60,6 +61,7 @@ pub mod record;
 pub mod schema;
 pub mod sql;
 pub mod status;
+pub mod task;
 pub mod uri;
 
 pub use column::{Column, ColumnType};

@@ -40,6 +40,16 @@ impl Ident {
         Self(format!("{}_expires_at_idx", table.0))
     }
 
+    /// The name of the owner listing index of `table`.
+    pub(crate) fn owner_index_of(table: &Self) -> Self {
+        Self(format!("{}_owner_idx", table.0))
+    }
+
+    /// The name of the tasks table beside `table`.
+    pub(crate) fn tasks_of(table: &Self) -> Self {
+        Self(format!("{}_tasks", table.0))
+    }
+
     pub(crate) fn as_str(&self) -> &str {
         &self.0
     }

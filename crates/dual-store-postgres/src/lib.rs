@@ -105,6 +105,7 @@ mod ident;
 mod row;
 mod sql;
 mod store;
+mod tasks;
 
 pub use builder::PostgresStoreBuilder;
 pub use dual_store::ConnectError;

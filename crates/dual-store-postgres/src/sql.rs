@@ -34,6 +34,45 @@ pub(crate) struct Sql {
     pub(crate) find_expired: String,
     pub(crate) purge_batch: String,
     pub(crate) live_count: String,
+    /// One owner's live records below an id, newest first (`$1` owner, `$2` now, `$3` the id bound,
+    /// `~` for none: it sorts after every ULID, `$4` limit).
+    pub(crate) list_owned: String,
+    /// The same for the records created without an owner (`$1` now, `$2` bound, `$3` limit).
+    pub(crate) list_unowned: String,
+    /// The statements on the tasks table.
+    pub(crate) tasks: TaskSql,
+}
+
+/// The statements on the tasks table, `{table}_tasks`: the task as saved (`task`), the running
+/// instance's last renewal (`run`), the cancellation mark and the expiry.
+#[derive(Debug)]
+pub(crate) struct TaskSql {
+    pub(crate) save: String,
+    pub(crate) get: String,
+    pub(crate) update: String,
+    pub(crate) cancel: String,
+    pub(crate) purge: String,
+}
+
+impl TaskSql {
+    fn new(tasks: &str) -> Self {
+        Self {
+            save: format!(
+                "INSERT INTO {tasks} (id, task, run, cancel_requested, expires_at) VALUES ($1, $2, NULL, $3, $4)
+ON CONFLICT (id) DO UPDATE SET task = EXCLUDED.task, run = NULL,
+    cancel_requested = EXCLUDED.cancel_requested, expires_at = EXCLUDED.expires_at"
+            ),
+            get: format!("SELECT task, run, cancel_requested FROM {tasks} WHERE id = $1 AND expires_at > $2"),
+            update: format!(
+                "UPDATE {tasks} SET run = $2 WHERE id = $1 AND expires_at > $3 RETURNING cancel_requested"
+            ),
+            cancel: format!(
+                "UPDATE {tasks} SET cancel_requested = TRUE WHERE id = $1 AND expires_at > $2
+RETURNING task, run, cancel_requested"
+            ),
+            purge: format!("DELETE FROM {tasks} WHERE expires_at <= $1"),
+        }
+    }
 }
 
 impl Sql {
@@ -42,11 +81,15 @@ impl Sql {
             Some(schema) => format!("{schema}.{table}"),
             None => table.to_string(),
         };
-        let index = Ident::index_of(table);
-        let qualified_index = match schema {
-            Some(schema) => format!("{schema}.{index}"),
-            None => index.to_string(),
+        let in_schema = |name: &Ident| match schema {
+            Some(schema) => format!("{schema}.{name}"),
+            None => name.to_string(),
         };
+        let index = Ident::index_of(table);
+        let qualified_index = in_schema(&index);
+        let owner_index = Ident::owner_index_of(table);
+        let qualified_owner_index = in_schema(&owner_index);
+        let qualified_tasks = in_schema(&Ident::tasks_of(table));
         let create_schema = schema.map_or_else(String::new, |schema| {
             format!(
                 "IF NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = '{}') THEN \
@@ -104,6 +147,19 @@ BEGIN
     -- not alter a table that is already current starts.{add_columns}
     IF to_regclass('{qualified_index}') IS NULL THEN
         CREATE INDEX {index} ON {qualified} (expires_at) WHERE expires_at IS NOT NULL;
+    END IF;
+    -- Listings (`resources/list`) and tasks arrived after the table.
+    IF to_regclass('{qualified_owner_index}') IS NULL THEN
+        CREATE INDEX {owner_index} ON {qualified} (owner, id COLLATE \"C\");
+    END IF;
+    IF to_regclass('{qualified_tasks}') IS NULL THEN
+        CREATE TABLE {qualified_tasks} (
+            id text PRIMARY KEY,
+            task json NOT NULL,
+            run json,
+            cancel_requested boolean NOT NULL DEFAULT FALSE,
+            expires_at timestamptz NOT NULL
+        );
     END IF;
 END
 $migrate$;"
@@ -177,6 +233,17 @@ WHERE id = $1"
                 "SELECT (SELECT count(*) FROM {qualified})
     - (SELECT count(*) FROM {qualified} WHERE expires_at <= $1)"
             ),
+            list_owned: format!(
+                "SELECT {COLUMNS} FROM {qualified}
+WHERE owner = $1 AND (expires_at IS NULL OR expires_at > $2) AND id COLLATE \"C\" < $3
+ORDER BY id COLLATE \"C\" DESC LIMIT $4"
+            ),
+            list_unowned: format!(
+                "SELECT {COLUMNS} FROM {qualified}
+WHERE owner IS NULL AND (expires_at IS NULL OR expires_at > $1) AND id COLLATE \"C\" < $2
+ORDER BY id COLLATE \"C\" DESC LIMIT $3"
+            ),
+            tasks: TaskSql::new(&qualified_tasks),
             table: qualified,
         }
     }

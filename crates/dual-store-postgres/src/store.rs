@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::{Object, Pool};
+use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
 use dual_store::{Access, Lookup, OwnerFilter, ResourceStore, StoreError, Viewer};
 use time::OffsetDateTime;
@@ -59,6 +60,10 @@ impl PostgresStore {
         &self.shared.sql.table
     }
 
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
     /// A pooled connection, or why there is none within the connect timeout.
     async fn client(&self, op: &'static str) -> Result<Object, StoreError> {
         if self.shared.closed.load(Ordering::Acquire) {
@@ -96,7 +101,12 @@ impl PostgresStore {
     }
 
     /// Runs a prepared query within the operation timeout.
-    async fn rows(&self, op: &'static str, sql: &str, params: Params<'_>) -> Result<Vec<Row>, StoreError> {
+    pub(crate) async fn rows(
+        &self,
+        op: &'static str,
+        sql: &str,
+        params: Params<'_>,
+    ) -> Result<Vec<Row>, StoreError> {
         self.prepared(op, sql, async |client, statement| {
             client.query(statement, params).await
         })
@@ -104,7 +114,12 @@ impl PostgresStore {
     }
 
     /// Runs a prepared statement within the operation timeout, answering the rows it touched.
-    async fn execute(&self, op: &'static str, sql: &str, params: Params<'_>) -> Result<u64, StoreError> {
+    pub(crate) async fn execute(
+        &self,
+        op: &'static str,
+        sql: &str,
+        params: Params<'_>,
+    ) -> Result<u64, StoreError> {
         self.prepared(op, sql, async |client, statement| {
             client.execute(statement, params).await
         })
@@ -265,6 +280,7 @@ impl ResourceStore for PostgresStore {
         if purged > 0 {
             tracing::debug!(purged, "postgres store purged expired resources");
         }
+        crate::tasks::purge(self, now).await?;
         Ok(purged)
     }
 
@@ -279,6 +295,37 @@ impl ResourceStore for PostgresStore {
             .try_get(0)
             .map_err(|e| StoreError::backend("postgres live_count").with_source(e))?;
         Ok(count.unsigned_abs())
+    }
+
+    #[tracing::instrument(name = "postgres_store.list", level = "debug", skip(self, owner))]
+    async fn list(
+        &self,
+        owner: Option<&str>,
+        now: OffsetDateTime,
+        before: Option<ResourceId>,
+        limit: usize,
+    ) -> Result<Vec<ResourceRecord>, StoreError> {
+        crate::tasks::list(self, owner, now, before, limit).await
+    }
+
+    #[tracing::instrument(name = "postgres_store.save_task", level = "debug", skip_all, fields(id = %task.id))]
+    async fn save_task(&self, task: &TaskRecord) -> Result<(), StoreError> {
+        crate::tasks::save(self, task).await
+    }
+
+    #[tracing::instrument(name = "postgres_store.get_task", level = "debug", skip(self))]
+    async fn get_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError> {
+        crate::tasks::get(self, id, now).await
+    }
+
+    #[tracing::instrument(name = "postgres_store.update_task", level = "debug", skip_all, fields(id = %task.id))]
+    async fn update_task(&self, task: &TaskRecord, now: OffsetDateTime) -> Result<Option<bool>, StoreError> {
+        crate::tasks::update(self, task, now).await
+    }
+
+    #[tracing::instrument(name = "postgres_store.cancel_task", level = "debug", skip(self))]
+    async fn cancel_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError> {
+        crate::tasks::cancel(self, id, now).await
     }
 
     async fn close(&self) -> Result<(), StoreError> {

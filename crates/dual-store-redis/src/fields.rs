@@ -59,10 +59,7 @@ pub(crate) fn encode(record: &ResourceRecord) -> Result<Vec<(&'static str, Strin
     let json = serde_json::to_string(record)
         .map_err(|e| StoreError::backend("cannot encode record").with_source(e))?;
     let count = record.access_count.min(i64::MAX as u64);
-    let owner = record
-        .owner
-        .as_ref()
-        .map_or_else(|| NO_OWNER.to_owned(), |owner| format!("{OWNED}{owner}"));
+    let owner = owner_field(record);
     let mut fields = vec![(RECORD, json), (COUNT, count.to_string()), (OWNER, owner)];
     if let Some(at) = record.last_accessed_at {
         fields.push((LAST_ACCESS, format_time(at)?));
@@ -73,6 +70,16 @@ pub(crate) fn encode(record: &ResourceRecord) -> Result<Vec<(&'static str, Strin
         fields.push((EXPIRES_NANOS, split.nanos.to_string()));
     }
     Ok(fields)
+}
+
+/// The value of [`OWNER`] for `record`.
+pub(crate) fn owner_field(record: &ResourceRecord) -> String {
+    owner_value(record.owner.as_deref())
+}
+
+/// The value of [`OWNER`] for a record of `owner`.
+pub(crate) fn owner_value(owner: Option<&str>) -> String {
+    owner.map_or_else(|| NO_OWNER.to_owned(), |owner| format!("{OWNED}{owner}"))
 }
 
 /// The value of [`QUERY`] for `record`'s query part.

@@ -86,8 +86,10 @@
 mod builder;
 mod connection;
 mod fields;
+mod listing;
 mod scripts;
 mod store;
+mod tasks;
 
 pub use builder::RedisStoreBuilder;
 pub use dual_store::ConnectError;

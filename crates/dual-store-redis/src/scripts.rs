@@ -29,6 +29,7 @@ macro_rules! lua {
         )
     };
 }
+pub(crate) use lua;
 
 /// `KEYS[1]` record (the index and pinned-set keys follow, unused); `ARGV[3]` the access time (RFC
 /// 3339), `ARGV[4]` the viewer's filter (`any`, `unowned`, `owner` or `none`, see
@@ -132,7 +133,8 @@ return out
     ))
 });
 
-/// `KEYS[1]` expiry index; `ARGV[3]` the record key prefix, `ARGV[4]` the batch size. Deletes one
+/// `KEYS[1]` expiry index; `ARGV[3]` the record key prefix, `ARGV[4]` the batch size, `ARGV[5]` the
+/// owner index prefix (each deleted record leaves its owner's listing too). Deletes one
 /// batch of expired records and answers `{deleted, scanned}`; the caller repeats while
 /// `scanned == batch`. Records expiring within the same microsecond as `now` are checked to the
 /// nanosecond in the last batch.
@@ -141,10 +143,15 @@ pub(crate) static PURGE_BATCH: LazyLock<Script> = LazyLock::new(|| {
         r"
 local batch = tonumber(ARGV[4])
 local deleted = 0
+local function unlist(key, id)
+  local o = redis.call('HGET', key, 'o')
+  if o then redis.call('ZREM', ARGV[5] .. o, id) end
+end
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], 'LIMIT', 0, batch)
 for _, id in ipairs(ids) do
   local key = ARGV[3] .. id
   if redis.call('HEXISTS', key, 'eu') == 1 then
+    unlist(key, id)
     deleted = deleted + redis.call('DEL', key)
   end
   redis.call('ZREM', KEYS[1], id)
@@ -157,6 +164,7 @@ if #ids < batch then
     if not f[1] then
       redis.call('ZREM', KEYS[1], id)
     elseif expired(f[1], f[2]) then
+      unlist(key, id)
       deleted = deleted + redis.call('DEL', key)
       redis.call('ZREM', KEYS[1], id)
     end

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
 use dual_store::{Access, Clock, Lookup, OwnerFilter, ResourceStore, StoreError, Viewer};
 use time::OffsetDateTime;
@@ -39,6 +40,11 @@ pub(crate) struct Keys {
     expiry: String,
     /// `{prefix}pinned`, the set of pinned records' ids.
     pinned: String,
+    /// `{prefix}o`, which a record's owner field (`-`, or `=` and the owner) follows: the sorted set
+    /// of that owner's record ids, all at score 0, so ids sort as text (ULIDs: by creation).
+    pub(crate) owners: String,
+    /// `{prefix}t:`, which the ids of tasks follow.
+    tasks: String,
 }
 
 impl Keys {
@@ -47,12 +53,27 @@ impl Keys {
             records: format!("{prefix}r:"),
             expiry: format!("{prefix}expiry"),
             pinned: format!("{prefix}pinned"),
+            owners: format!("{prefix}o"),
+            tasks: format!("{prefix}t:"),
             prefix,
         }
     }
 
-    fn record(&self, id: ResourceId) -> String {
+    pub(crate) fn record(&self, id: ResourceId) -> String {
         format!("{}{id}", self.records)
+    }
+
+    /// The listing of the owner whose `o` field is `owner_field`.
+    pub(crate) fn owner_listing(&self, owner_field: &str) -> String {
+        format!("{}{owner_field}", self.owners)
+    }
+
+    pub(crate) fn task(&self, id: TaskId) -> String {
+        format!("{}{id}", self.tasks)
+    }
+
+    pub(crate) fn records(&self) -> &str {
+        &self.records
     }
 }
 
@@ -64,6 +85,10 @@ impl RedisStore {
         Self { shared }
     }
 
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// The prefix of every key this store writes.
     #[must_use]
     pub fn key_prefix(&self) -> &str {
@@ -71,7 +96,7 @@ impl RedisStore {
     }
 
     /// The key TTL for a record expiring at `at`: the time left plus the grace window, in ms.
-    fn ttl_millis(&self, at: OffsetDateTime) -> i64 {
+    pub(crate) fn ttl_millis(&self, at: OffsetDateTime) -> i64 {
         let left = (at - self.shared.clock.now()).whole_milliseconds().max(0);
         let grace = i128::try_from(self.shared.grace.as_millis()).unwrap_or(i128::MAX);
         i64::try_from(left.saturating_add(grace))
@@ -140,6 +165,7 @@ impl RedisStore {
     ) -> Result<T, StoreError> {
         let expiry = self.shared.keys.expiry.clone();
         let records = self.shared.keys.records.clone();
+        let owners = self.shared.keys.owners.clone();
         self.shared
             .connection
             .run(op, |mut con| async move {
@@ -149,6 +175,7 @@ impl RedisStore {
                     .arg(split.nanos)
                     .arg(records)
                     .arg(limit)
+                    .arg(owners)
                     .invoke_async(&mut con)
                     .await
             })
@@ -169,6 +196,14 @@ impl ResourceStore for RedisStore {
         }
         pipe.ignore();
         let id = record.id.to_string();
+        let listing = self.shared.keys.owner_listing(&fields::owner_field(record));
+        pipe.cmd("ZADD").arg(&listing).arg(0).arg(&id).ignore();
+        // The oldest entries beyond the cap go (a listing shows at most that many records).
+        pipe.cmd("ZREMRANGEBYRANK")
+            .arg(&listing)
+            .arg(0)
+            .arg(-(crate::listing::MAX_LISTED + 1))
+            .ignore();
         let (expiry, pinned) = (&self.shared.keys.expiry, &self.shared.keys.pinned);
         match record.expires_at {
             Some(at) => {
@@ -283,9 +318,27 @@ impl ResourceStore for RedisStore {
 
     #[tracing::instrument(name = "redis_store.delete", level = "debug", skip_all, fields(%id))]
     async fn delete(&self, id: ResourceId) -> Result<bool, StoreError> {
+        let key = self.shared.keys.record(id);
+        let owner: Option<String> = self
+            .shared
+            .connection
+            .run("delete", move |mut con| async move {
+                redis::cmd("HGET")
+                    .arg(key)
+                    .arg(fields::OWNER)
+                    .query_async(&mut con)
+                    .await
+            })
+            .await?;
         let mut pipe = redis::pipe();
-        pipe.atomic()
-            .cmd("DEL")
+        pipe.atomic();
+        if let Some(owner) = owner {
+            pipe.cmd("ZREM")
+                .arg(self.shared.keys.owner_listing(&owner))
+                .arg(id.to_string())
+                .ignore();
+        }
+        pipe.cmd("DEL")
             .arg(self.shared.keys.record(id))
             .cmd("ZREM")
             .arg(&self.shared.keys.expiry)
@@ -363,6 +416,37 @@ impl ResourceStore for RedisStore {
                     .await
             })
             .await
+    }
+
+    #[tracing::instrument(name = "redis_store.list", level = "debug", skip(self, owner))]
+    async fn list(
+        &self,
+        owner: Option<&str>,
+        now: OffsetDateTime,
+        before: Option<ResourceId>,
+        limit: usize,
+    ) -> Result<Vec<ResourceRecord>, StoreError> {
+        crate::listing::list(&self.shared, owner, now, before, limit).await
+    }
+
+    #[tracing::instrument(name = "redis_store.save_task", level = "debug", skip_all, fields(id = %task.id))]
+    async fn save_task(&self, task: &TaskRecord) -> Result<(), StoreError> {
+        crate::tasks::save(self, task).await
+    }
+
+    #[tracing::instrument(name = "redis_store.get_task", level = "debug", skip(self))]
+    async fn get_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError> {
+        crate::tasks::get(&self.shared, id, now).await
+    }
+
+    #[tracing::instrument(name = "redis_store.update_task", level = "debug", skip_all, fields(id = %task.id))]
+    async fn update_task(&self, task: &TaskRecord, now: OffsetDateTime) -> Result<Option<bool>, StoreError> {
+        crate::tasks::update(&self.shared, task, now).await
+    }
+
+    #[tracing::instrument(name = "redis_store.cancel_task", level = "debug", skip(self))]
+    async fn cancel_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError> {
+        crate::tasks::cancel(&self.shared, id, now).await
     }
 
     async fn close(&self) -> Result<(), StoreError> {

@@ -1,10 +1,13 @@
 //! The in-memory store, modelled on mini-redis's `db.rs`, with the map split into shards.
 
+mod tasks;
+
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
+use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
 use time::OffsetDateTime;
 
@@ -45,6 +48,26 @@ struct Index {
     expirations: Expirations,
     /// How many records the shards hold, expired ones not yet purged included.
     records: usize,
+    /// Every record's id under its owner (`None`: created without one), for listings.
+    by_owner: HashMap<Option<String>, BTreeSet<ResourceId>>,
+}
+
+impl Index {
+    fn add_owned(&mut self, record: &ResourceRecord) {
+        self.by_owner
+            .entry(record.owner.clone())
+            .or_default()
+            .insert(record.id);
+    }
+
+    fn remove_owned(&mut self, record: &ResourceRecord) {
+        if let Some(ids) = self.by_owner.get_mut(&record.owner) {
+            ids.remove(&record.id);
+            if ids.is_empty() {
+                self.by_owner.remove(&record.owner);
+            }
+        }
+    }
 }
 
 /// Records behind an `Arc`: a reader copies a pointer under the lock and the record after releasing it,
@@ -60,6 +83,7 @@ struct Shared {
     /// expiry index and the record count always match the records.
     index: Mutex<Index>,
     shards: [Padded; SHARDS],
+    tasks: tasks::Tasks,
     closed: AtomicBool,
 }
 
@@ -68,6 +92,7 @@ impl Default for Shared {
         Self {
             index: Mutex::default(),
             shards: std::array::from_fn(|_| Padded::default()),
+            tasks: tasks::Tasks::default(),
             closed: AtomicBool::new(false),
         }
     }
@@ -173,7 +198,14 @@ impl ResourceStore for MemoryStore {
         let record = Arc::new(record.clone());
         let replaced = {
             let mut index = lock(&shared.index);
+            index.add_owned(&record);
+            let owner = record.owner.clone();
             let replaced = shared.shard(id).insert(id, record);
+            if let Some(old) = replaced.as_deref()
+                && old.owner != owner
+            {
+                index.remove_owned(old);
+            }
             match replaced.as_ref().map(|r| r.expires_at) {
                 None => index.records += 1,
                 Some(Some(old)) => {
@@ -256,6 +288,7 @@ impl ResourceStore for MemoryStore {
                 return Ok(false);
             };
             index.records -= 1;
+            index.remove_owned(&record);
             if let Some(at) = record.expires_at {
                 index.expirations.remove(&(at, id));
             }
@@ -289,6 +322,7 @@ impl ResourceStore for MemoryStore {
                             index.expirations.pop_first();
                             if let Some(record) = shared.shard(id).remove(&id) {
                                 index.records -= 1;
+                                index.remove_owned(&record);
                                 removed.push(record);
                             }
                             unlinked += 1;
@@ -303,6 +337,7 @@ impl ResourceStore for MemoryStore {
             // Let writers waiting on the index in; the next batch starts where this one stopped.
             tokio::task::yield_now().await;
         }
+        self.open()?.tasks.purge(now);
         let purged = removed.len() as u64;
         free(removed);
         if purged > 0 {
@@ -317,6 +352,50 @@ impl ResourceStore for MemoryStore {
         // walks what has expired and not been purged yet, not what is stored.
         let expired = index.expirations.iter().take_while(|(at, _)| *at <= now).count();
         Ok((index.records - expired) as u64)
+    }
+
+    async fn list(
+        &self,
+        owner: Option<&str>,
+        now: OffsetDateTime,
+        before: Option<ResourceId>,
+        limit: usize,
+    ) -> Result<Vec<ResourceRecord>, StoreError> {
+        let shared = self.open()?;
+        let listed: Vec<Arc<ResourceRecord>> = {
+            let index = lock(&shared.index);
+            let Some(ids) = index.by_owner.get(&owner.map(str::to_owned)) else {
+                return Ok(Vec::new());
+            };
+            let below = match before {
+                Some(before) => ids.range(..before),
+                None => ids.range(..),
+            };
+            below
+                .rev()
+                .filter_map(|id| shared.shard(*id).get(id).map(Arc::clone))
+                .filter(|record| !record.is_expired_at(now))
+                .take(limit)
+                .collect()
+        };
+        Ok(listed.into_iter().map(Arc::unwrap_or_clone).collect())
+    }
+
+    async fn save_task(&self, task: &TaskRecord) -> Result<(), StoreError> {
+        self.open()?.tasks.save(task);
+        Ok(())
+    }
+
+    async fn get_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError> {
+        Ok(self.open()?.tasks.get(id, now))
+    }
+
+    async fn update_task(&self, task: &TaskRecord, now: OffsetDateTime) -> Result<Option<bool>, StoreError> {
+        Ok(self.open()?.tasks.update(task, now))
+    }
+
+    async fn cancel_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError> {
+        Ok(self.open()?.tasks.cancel(id, now))
     }
 
     /// Only this process sees its records.
@@ -339,6 +418,7 @@ impl ResourceStore for MemoryStore {
             (std::mem::take(&mut *index), shards)
         };
         drop(emptied);
+        self.shared.tasks.clear();
         Ok(())
     }
 }

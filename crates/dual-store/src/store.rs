@@ -3,6 +3,7 @@
 use std::fmt;
 
 use async_trait::async_trait;
+use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
 use time::OffsetDateTime;
 
@@ -198,6 +199,36 @@ pub trait ResourceStore: Send + Sync + fmt::Debug + 'static {
     /// resources; a shared store may answer with the count as of a moment ago (concurrent saves), but
     /// never counts an expired or deleted record.
     async fn live_count(&self, now: OffsetDateTime) -> Result<u64, StoreError>;
+
+    /// Up to `limit` records live at `now` whose owner is exactly `owner` (`None`: the records
+    /// created without one), newest first: by id, descending (a [`ResourceId`] is a ULID, so that is
+    /// creation order), and only ids below `before` when it is given (the last id of the previous
+    /// page). Expired records not yet purged are skipped. `resources/list` pages through it.
+    async fn list(
+        &self,
+        owner: Option<&str>,
+        now: OffsetDateTime,
+        before: Option<ResourceId>,
+        limit: usize,
+    ) -> Result<Vec<ResourceRecord>, StoreError>;
+
+    /// Stores `task`, replacing any task with the same id. A task is forgotten at its `expires_at`.
+    async fn save_task(&self, task: &TaskRecord) -> Result<(), StoreError>;
+
+    /// The task `id` at `now`; `None` when there is none or it has expired (`expires_at <= now`).
+    async fn get_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError>;
+
+    /// Overwrites the running instance's part of the stored task `task.id` with `task`'s: `state`,
+    /// `resource`, `rows_so_far`, `status_message`, `updated_at`, `poll_interval_ms`,
+    /// `lease_expires_at` and `result`. The owner, the creation time, the expiry and
+    /// `cancel_requested` stay as stored, so a concurrent [`cancel_task`](Self::cancel_task) is
+    /// never lost. Answers the stored `cancel_requested` (the running instance learns of a
+    /// cancellation from its own renewal), or `None` when no live task has that id.
+    async fn update_task(&self, task: &TaskRecord, now: OffsetDateTime) -> Result<Option<bool>, StoreError>;
+
+    /// Marks the live task `id` for cancellation (`cancel_requested = true`, in one atomic step)
+    /// and answers it as it is now stored; `None` when no live task has that id.
+    async fn cancel_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError>;
 
     /// Whether other processes read and write the same records (Redis, PostgreSQL): servers sharing
     /// the store must then share their snapshot spool too, and the server's builder refuses a

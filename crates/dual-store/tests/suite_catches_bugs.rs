@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
 use dual_store::{Access, Lookup, MemoryStore, ResourceStore, StoreError, Viewer};
 
@@ -31,6 +32,10 @@ enum Bug {
     CountsExpired,
     /// Counts an access by whoever asks, as a store that checks the viewer after the count would.
     CountsStrangers,
+    /// Lists a prefix owner's records too, as a `LIKE 'owner%'` would.
+    ListsByPrefix,
+    /// Renews a task by saving it whole, losing a concurrent cancellation.
+    RenewalLosesCancel,
 }
 
 #[derive(Clone)]
@@ -176,6 +181,52 @@ impl ResourceStore for Buggy {
         }
     }
 
+    async fn list(
+        &self,
+        owner: Option<&str>,
+        now: OffsetDateTime,
+        before: Option<ResourceId>,
+        limit: usize,
+    ) -> Result<Vec<ResourceRecord>, StoreError> {
+        let mut listed = self.inner.list(owner, now, before, limit).await?;
+        if matches!(self.bug, Bug::ListsByPrefix)
+            && let Some(owner) = owner
+        {
+            let longer = format!("{owner}2");
+            listed.extend(self.inner.list(Some(&longer), now, before, limit).await?);
+            listed.sort_by(|a, b| b.id.cmp(&a.id));
+            listed.truncate(limit);
+        }
+        Ok(listed)
+    }
+
+    async fn save_task(&self, task: &TaskRecord) -> Result<(), StoreError> {
+        self.inner.save_task(task).await
+    }
+
+    async fn get_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError> {
+        self.inner.get_task(id, now).await
+    }
+
+    async fn update_task(&self, task: &TaskRecord, now: OffsetDateTime) -> Result<Option<bool>, StoreError> {
+        if !matches!(self.bug, Bug::RenewalLosesCancel) {
+            return self.inner.update_task(task, now).await;
+        }
+        let Some(stored) = self.inner.get_task(task.id, now).await? else {
+            return Ok(None);
+        };
+        let mut whole = task.clone();
+        whole.owner = stored.owner;
+        whole.created_at = stored.created_at;
+        whole.expires_at = stored.expires_at;
+        self.inner.save_task(&whole).await?;
+        Ok(Some(whole.cancel_requested))
+    }
+
+    async fn cancel_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError> {
+        self.inner.cancel_task(id, now).await
+    }
+
     async fn close(&self) -> Result<(), StoreError> {
         self.inner.close().await
     }
@@ -223,4 +274,8 @@ bug_fails! {
         expected "a record stops counting at exactly its expires_at";
     counting_strangers_fails_record_access_checks_the_viewer: CountsStrangers fails run_with,
         expected "case `record_access_checks_the_viewer` failed";
+    listing_by_prefix_fails_list_pages: ListsByPrefix fails run_with,
+        expected "case `list_pages_one_owners_live_records` failed";
+    losing_a_cancellation_fails_the_task_case: RenewalLosesCancel fails run_with,
+        expected "case `tasks_round_trip_renew_and_cancel` failed";
 }

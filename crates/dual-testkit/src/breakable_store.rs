@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use async_trait::async_trait;
+use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
 use time::OffsetDateTime;
 
@@ -122,6 +123,37 @@ impl ResourceStore for BreakableStore {
     async fn live_count(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
         self.check()?;
         self.inner.live_count(now).await
+    }
+
+    async fn list(
+        &self,
+        owner: Option<&str>,
+        now: OffsetDateTime,
+        before: Option<ResourceId>,
+        limit: usize,
+    ) -> Result<Vec<ResourceRecord>, StoreError> {
+        self.check()?;
+        self.inner.list(owner, now, before, limit).await
+    }
+
+    async fn save_task(&self, task: &TaskRecord) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.save_task(task).await
+    }
+
+    async fn get_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError> {
+        self.check()?;
+        self.inner.get_task(id, now).await
+    }
+
+    async fn update_task(&self, task: &TaskRecord, now: OffsetDateTime) -> Result<Option<bool>, StoreError> {
+        self.check()?;
+        self.inner.update_task(task, now).await
+    }
+
+    async fn cancel_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError> {
+        self.check()?;
+        self.inner.cancel_task(id, now).await
     }
 
     fn is_shared(&self) -> bool {

@@ -49,6 +49,10 @@
 //!   change nothing.
 //! * Order `find_expired` by expiry and make `purge_expired` count each deleted record once, even when
 //!   several purges race.
+//! * Make `list` answer one owner's live records exactly (an owner is compared as a whole string;
+//!   `None` is the records created without one), by id descending, page by page below `before`.
+//! * Keep a [`TaskRecord`](dual_core::task::TaskRecord) exactly, forget it at its `expires_at`, and
+//!   make `cancel_task` and `update_task` atomic: a renewal never clears a cancellation.
 //! * Make `live_count` count exactly the records `get` would find, pinned ones included, even right after
 //!   concurrent saves and purges.
 //!
@@ -61,6 +65,7 @@ mod closed;
 mod concurrency;
 pub mod connect;
 mod corrupt;
+mod listing;
 mod live_count;
 mod lookup;
 pub mod outage;
@@ -69,6 +74,7 @@ mod purge;
 mod query_state;
 mod round_trip;
 mod support;
+mod tasks;
 mod visibility;
 
 use std::future::Future;
@@ -79,6 +85,7 @@ pub use concurrency::{
     ACCESSES_PER_TASK, SAVES_PER_TASK, TASKS, concurrent_purges, concurrent_record_access, concurrent_saves,
 };
 pub use corrupt::reported_not_served;
+pub use listing::list_pages_one_owners_live_records;
 pub use live_count::live_count_counts_live_records;
 pub use lookup::{expired_is_never_found, expiry_boundary, record_access_counts, unknown_id_is_missing};
 pub use pin_delete::{delete_removes, pin_removes_expiry};
@@ -86,6 +93,7 @@ pub use purge::{MANY_RECORDS, find_expired_order_and_limit, many_records_mixed_e
 pub use query_state::update_query_touches_only_the_query;
 pub use round_trip::{round_trip_every_field, save_replaces};
 pub use support::record;
+pub use tasks::tasks_round_trip_renew_and_cancel;
 pub use visibility::{record_access_checks_the_viewer, record_access_expired_and_unknown};
 
 use dual_store::ResourceStore;
@@ -128,6 +136,8 @@ where
         many_records_mixed_expiry,
         live_count_counts_live_records,
         update_query_touches_only_the_query,
+        list_pages_one_owners_live_records,
+        tasks_round_trip_renew_and_cancel,
     ];
     by_arc![concurrent_record_access, concurrent_saves, concurrent_purges];
 }

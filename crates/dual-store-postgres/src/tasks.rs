@@ -1,0 +1,127 @@
+//! Tasks and listings in PostgreSQL: the statements of [`TaskSql`](crate::sql::TaskSql) and the
+//! listing statements, with their parameters and rows.
+
+use dual_core::task::{TaskId, TaskRecord};
+use dual_core::{ResourceId, ResourceRecord};
+use dual_store::StoreError;
+use time::OffsetDateTime;
+use tokio_postgres::Row;
+use tokio_postgres::types::Json;
+
+use crate::row::{self, micros};
+use crate::store::PostgresStore;
+
+/// The bound of a listing without `before`: `~` sorts after every ULID character in the C collation.
+const NO_BOUND: &str = "~";
+
+pub(crate) async fn list(
+    store: &PostgresStore,
+    owner: Option<&str>,
+    now: OffsetDateTime,
+    before: Option<ResourceId>,
+    limit: usize,
+) -> Result<Vec<ResourceRecord>, StoreError> {
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let sql = &store.shared().sql;
+    let bound = before.map_or_else(|| NO_BOUND.to_owned(), |id| id.to_string());
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let now = micros(now);
+    let rows = match owner {
+        Some(owner) => {
+            store
+                .rows("list", &sql.list_owned, &[&owner, &now, &bound, &limit])
+                .await?
+        }
+        None => {
+            store
+                .rows("list", &sql.list_unowned, &[&now, &bound, &limit])
+                .await?
+        }
+    };
+    rows.iter().map(row::decode).collect()
+}
+
+pub(crate) async fn save(store: &PostgresStore, task: &TaskRecord) -> Result<(), StoreError> {
+    let sql = &store.shared().sql.tasks;
+    let (id, expires_at) = (task.id.to_string(), micros(task.expires_at));
+    store
+        .execute(
+            "save_task",
+            &sql.save,
+            &[&id, &Json(task), &task.cancel_requested, &expires_at],
+        )
+        .await
+        .map(drop)
+}
+
+/// The task in a row of `task`, `run` and `cancel_requested`.
+fn decode(row: &Row) -> Result<TaskRecord, StoreError> {
+    let corrupt = |what: &'static str| move |e| StoreError::corrupt(what).with_source(e);
+    let mut task = row
+        .try_get::<_, Json<TaskRecord>>("task")
+        .map_err(corrupt("column task"))?
+        .0;
+    if let Some(run) = row
+        .try_get::<_, Option<Json<TaskRecord>>>("run")
+        .map_err(corrupt("column run"))?
+    {
+        task.take_run(&run.0);
+    }
+    task.cancel_requested = row
+        .try_get("cancel_requested")
+        .map_err(corrupt("column cancel_requested"))?;
+    Ok(task)
+}
+
+pub(crate) async fn get(
+    store: &PostgresStore,
+    id: TaskId,
+    now: OffsetDateTime,
+) -> Result<Option<TaskRecord>, StoreError> {
+    let sql = &store.shared().sql.tasks;
+    let rows = store
+        .rows("get_task", &sql.get, &[&id.to_string(), &micros(now)])
+        .await?;
+    rows.first().map(decode).transpose()
+}
+
+pub(crate) async fn update(
+    store: &PostgresStore,
+    task: &TaskRecord,
+    now: OffsetDateTime,
+) -> Result<Option<bool>, StoreError> {
+    let sql = &store.shared().sql.tasks;
+    let rows = store
+        .rows(
+            "update_task",
+            &sql.update,
+            &[&task.id.to_string(), &Json(task), &micros(now)],
+        )
+        .await?;
+    rows.first()
+        .map(|row| {
+            row.try_get("cancel_requested")
+                .map_err(|e| StoreError::corrupt("column cancel_requested").with_source(e))
+        })
+        .transpose()
+}
+
+pub(crate) async fn cancel(
+    store: &PostgresStore,
+    id: TaskId,
+    now: OffsetDateTime,
+) -> Result<Option<TaskRecord>, StoreError> {
+    let sql = &store.shared().sql.tasks;
+    let rows = store
+        .rows("cancel_task", &sql.cancel, &[&id.to_string(), &micros(now)])
+        .await?;
+    rows.first().map(decode).transpose()
+}
+
+/// Forgets every task expired at `now`.
+pub(crate) async fn purge(store: &PostgresStore, now: OffsetDateTime) -> Result<u64, StoreError> {
+    let sql = &store.shared().sql.tasks;
+    store.execute("purge_tasks", &sql.purge, &[&micros(now)]).await
+}
