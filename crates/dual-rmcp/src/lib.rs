@@ -143,7 +143,7 @@ pub use sql_tools::{
     describe_schema_tool, query_tool,
 };
 #[cfg(feature = "server")]
-pub use tasks::{DualTasks, client_supports_tasks};
+pub use tasks::{DEFAULT_TASK_POLL_INTERVAL, DualTasks, TASK_RETENTION_MARGIN, client_supports_tasks};
 pub use tool_result::{error_result, error_result_within, to_call_tool_result, to_call_tool_result_with};
 #[cfg(feature = "server")]
 pub use tool_result::{

@@ -1,21 +1,28 @@
-//! A dual-response tool call as an MCP task (the `io.modelcontextprotocol/tasks` extension), on
-//! rmcp's [`TaskManager`].
+//! A dual-response tool call as an MCP task (the `io.modelcontextprotocol/tasks` extension), kept
+//! in the server's resource store so that any instance answers `tasks/get` and `tasks/cancel`.
 
+mod run;
+mod wire;
+
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use dual_core::mcp::RenderOptions;
-use dual_server::{Caller, CreateResponse, DualResponseServer};
+use dual_core::task::TaskId;
+use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError};
 use rmcp::model::{CreateTaskResult, ErrorData, GetTaskResult};
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
+use tokio::sync::Notify;
 
-use crate::{ProgressReporter, WaitOptions, wait_for_result};
+use crate::{ProgressReporter, WaitOptions};
 
 /// How long a finished task stays readable with `tasks/get`, beyond the longest wait.
-const TASK_RETENTION_MARGIN_MS: u64 = 60_000;
+pub const TASK_RETENTION_MARGIN: Duration = Duration::from_secs(60);
 
-/// The poll interval a task suggests to its client, in milliseconds.
-const TASK_POLL_INTERVAL_MS: u64 = 500;
+/// The poll interval a task suggests to its client.
+pub const DEFAULT_TASK_POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// Whether the client of `context` declared the tasks extension (for this request in `_meta`, or
 /// for the session at `initialize`): only then may `tools/call` answer with a task.
@@ -26,30 +33,46 @@ pub fn client_supports_tasks(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|capabilities| capabilities.supports_tasks())
 }
 
-/// Runs dual-response tool calls as tasks: a cheap clone around a [`DualResponseServer`] and an rmcp
-/// [`TaskManager`], shared by every session of a server.
+/// Runs dual-response tool calls as durable tasks: a cheap clone around a [`DualResponseServer`],
+/// shared by every session of a server, and by every instance through the server's store.
 ///
 /// A server that advertises the tasks extension (`ServerCapabilities::builder().enable_tasks()`)
 /// answers `tools/call` from a client that [supports tasks](client_supports_tasks) with
-/// [`DualTasks::spawn`], and delegates `tasks/get` and `tasks/cancel` to
-/// [`DualTasks::get_task`] and [`DualTasks::cancel_task`]. The task runs
-/// [`create_response`](DualResponseServer::create_response); when it returns a pending resource it
-/// [waits](wait_for_result) for the result, sending `notifications/progress` (rows so far) when the
-/// request carried a progress token. Its result is the tool result of the ready response, rendered
-/// as asked, or the `isError` result of a failed query. `tasks/cancel` stops the query: the task
-/// deletes the pending resource, which drops the executor's work, and ends `cancelled`.
+/// [`DualTasks::spawn`], and delegates `tasks/get`, `tasks/update` and `tasks/cancel` to
+/// [`DualTasks::get_task`], [`DualTasks::update_task`] and [`DualTasks::cancel_task`].
+///
+/// * **Durable**: `spawn` writes the task (status, owner, TTL, poll interval, a lease) to the
+///   server's store before it returns the `CreateTaskResult`, so `tasks/get` works on every
+///   instance sharing the store. The instance running the call renews it every
+///   `progress_interval` with the rows so far and the resource it produces; its final state holds
+///   the tool result. A task whose instance died reads as failed once its lease (`query_lease`)
+///   lapses.
+/// * **Owned**: only the principal that created a task reads or cancels it; any other task id,
+///   and an unknown one, is `-32602` "unknown task". Ids are 128 random bits.
+/// * **Cancellable anywhere**: `tasks/cancel` marks the task and deletes the resource it produces,
+///   which stops the query on whichever instance runs it (within its `progress_interval`); the
+///   running instance sees the mark at its next renewal, or at once when it answered the cancel.
+///
+/// The task runs [`create_response`](DualResponseServer::create_response); when it returns a
+/// pending resource it [waits](crate::wait_for_result) for the result, sending
+/// `notifications/progress` (rows so far) when the request carried a progress token. Its result
+/// is the tool result of the ready response, rendered as asked, or the `isError` result of a
+/// failed query.
 #[derive(Clone)]
 pub struct DualTasks {
     server: DualResponseServer,
-    manager: TaskManager,
     wait: WaitOptions,
+    poll_interval: Duration,
+    /// The tasks this instance runs, to stop at once when it answers their `tasks/cancel`.
+    running: Arc<Mutex<HashMap<TaskId, Arc<Notify>>>>,
 }
 
 impl fmt::Debug for DualTasks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DualTasks")
-            .field("running", &self.manager.running_task_count())
+            .field("running", &self.running_here())
             .field("wait", &self.wait)
+            .field("poll_interval", &self.poll_interval)
             .finish_non_exhaustive()
     }
 }
@@ -92,8 +115,9 @@ impl DualTasks {
     pub fn new(server: DualResponseServer) -> Self {
         Self {
             server,
-            manager: TaskManager::new(),
             wait: WaitOptions::default(),
+            poll_interval: DEFAULT_TASK_POLL_INTERVAL,
+            running: Arc::default(),
         }
     }
 
@@ -104,116 +128,156 @@ impl DualTasks {
         self
     }
 
-    /// The rmcp task manager (for `tasks/update`, or to shut every task down).
+    /// Suggests clients poll every `interval` (default [`DEFAULT_TASK_POLL_INTERVAL`]).
     #[must_use]
-    pub fn manager(&self) -> &TaskManager {
-        &self.manager
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval;
+        self
+    }
+
+    /// How many tasks this instance is running.
+    #[must_use]
+    pub fn running_here(&self) -> usize {
+        lock(&self.running).len()
     }
 
     /// Starts `request` for `caller` as a task and returns the `CreateTaskResult` to answer
-    /// `tools/call` with. The result renders as `render` asks (the request's protocol version);
-    /// `progress`, when given, receives the rows so far while the query runs.
+    /// `tools/call` with, once the task is in the store. The result renders as `render` asks (the
+    /// request's protocol version); `progress`, when given, receives the rows so far.
     ///
     /// Validate the tool's arguments before: an argument error is an immediate `isError` result,
     /// not a task.
-    #[must_use]
-    pub fn spawn(
+    ///
+    /// # Errors
+    /// `internal error` when the store cannot keep the task (nothing runs then).
+    pub async fn spawn(
         &self,
         caller: Caller,
         request: CreateResponse,
         render: RenderOptions,
         progress: Option<ProgressReporter>,
-    ) -> CreateTaskResult {
+    ) -> Result<CreateTaskResult, ErrorData> {
         self.spawn_rendered(caller, request, Rendering::Plain(render), progress)
+            .await
     }
 
     /// [`DualTasks::spawn`] for a client that [negotiated MCP Apps](crate::client_supports_apps):
     /// the task's result is rendered by [`apps_tool_result`](crate::apps_tool_result) with `apps`.
+    ///
+    /// # Errors
+    /// As [`DualTasks::spawn`].
     #[cfg(feature = "apps")]
-    #[must_use]
-    pub fn spawn_for_apps(
+    pub async fn spawn_for_apps(
         &self,
         caller: Caller,
         request: CreateResponse,
         render: RenderOptions,
         apps: crate::AppsOptions,
         progress: Option<ProgressReporter>,
-    ) -> CreateTaskResult {
+    ) -> Result<CreateTaskResult, ErrorData> {
         self.spawn_rendered(caller, request, Rendering::Apps(render, apps), progress)
+            .await
     }
 
-    fn spawn_rendered(
+    async fn spawn_rendered(
         &self,
         caller: Caller,
         request: CreateResponse,
         rendering: Rendering,
         progress: Option<ProgressReporter>,
-    ) -> CreateTaskResult {
-        let server = self.server.clone();
-        let wait = self.wait;
-        let ttl_ms = u64::try_from(wait.timeout_for(&server).as_millis())
-            .unwrap_or(u64::MAX)
-            .saturating_add(TASK_RETENTION_MARGIN_MS);
-        let options = TaskOptions::new()
-            .with_ttl_ms(ttl_ms)
-            .with_poll_interval_ms(TASK_POLL_INTERVAL_MS)
-            .with_status_message("running the query");
-        let task = self.manager.spawn(options, move |context| {
-            Box::pin(async move {
-                let created = tokio::select! {
-                    // Dropping `create_response` drops the query it runs.
-                    () = context.cancelled() => return Err(TaskExit::Cancelled),
-                    created = server.create_response(request) => created,
-                };
-                let response = match created {
-                    Ok(response) => response,
-                    Err(error) => {
-                        let max = server.config().max_error_text_bytes;
-                        return Ok(crate::server_error_result_within(&error, max));
-                    }
-                };
-                let id = response.id;
-                let progress = progress.as_ref();
-                let context = &context;
-                let waited = wait_for_result(&server, &caller, response, &wait, |rows| {
-                    context.set_status_message(format!("running the query: {rows} rows so far"));
-                    async move {
-                        if let Some(progress) = progress {
-                            progress.rows(rows).await;
-                        }
-                    }
-                });
-                tokio::select! {
-                    () = context.cancelled() => {
-                        if let Err(error) = server.delete_resource(id, &caller).await {
-                            tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "a cancelled task's resource was not deleted");
-                        }
-                        Err(TaskExit::Cancelled)
-                    }
-                    waited = waited => Ok(match waited {
-                        Ok(ready) => rendering.render(&server, &caller, &ready).await,
-                        Err(error) => error.tool_result_within(server.config().max_error_text_bytes),
-                    }),
-                }
-            })
+    ) -> Result<CreateTaskResult, ErrorData> {
+        let ttl = self.wait.timeout_for(&self.server) + TASK_RETENTION_MARGIN;
+        let task = self
+            .server
+            .create_task(&caller, ttl, self.poll_interval)
+            .await
+            .map_err(|error| task_error(&error, "the task could not be stored"))?;
+        let answer = CreateTaskResult::new(wire::task(&task));
+        let cancelled = Arc::new(Notify::new());
+        lock(&self.running).insert(task.id, Arc::clone(&cancelled));
+        let run = run::Run {
+            server: self.server.clone(),
+            caller,
+            request,
+            rendering,
+            progress,
+            wait: self.wait,
+            cancelled,
+        };
+        let running = Arc::clone(&self.running);
+        let id = task.id;
+        tokio::spawn(async move {
+            run.run(task).await;
+            lock(&running).remove(&id);
         });
-        CreateTaskResult::new(task)
+        Ok(answer)
     }
 
-    /// Answers `tasks/get`.
+    /// Answers `tasks/get` for `caller`, on any instance.
     ///
     /// # Errors
-    /// `invalid params` for an unknown (or evicted) task id.
-    pub fn get_task(&self, task_id: &str) -> Result<GetTaskResult, ErrorData> {
-        Ok(GetTaskResult::new(self.manager.get_task(task_id)?))
+    /// `invalid params` for an unknown, expired or malformed task id and for another principal's
+    /// task (the same answer); `internal error` when the store cannot be read.
+    pub async fn get_task(&self, task_id: &str, caller: &Caller) -> Result<GetTaskResult, ErrorData> {
+        let id = parse_id(task_id)?;
+        let task = self
+            .server
+            .task(id, caller)
+            .await
+            .map_err(|error| unknown_or(&error, task_id))?;
+        Ok(GetTaskResult::new(wire::detailed(&task)))
     }
 
-    /// Answers `tasks/cancel`: the task deletes its resource (the query stops) and ends
-    /// `cancelled`; `tasks/get` may show it `working` for a moment longer.
+    /// Answers `tasks/update` for `caller`. A dual-response task never asks the client for input,
+    /// so answers are accepted and ignored (as the extension allows for keys it did not ask).
     ///
     /// # Errors
-    /// `invalid params` for an unknown (or evicted) task id.
-    pub fn cancel_task(&self, task_id: &str) -> Result<(), ErrorData> {
-        self.manager.cancel_task(task_id)
+    /// As [`DualTasks::get_task`].
+    pub async fn update_task(&self, task_id: &str, caller: &Caller) -> Result<(), ErrorData> {
+        self.get_task(task_id, caller).await.map(drop)
     }
+
+    /// Answers `tasks/cancel` for `caller`, on any instance: the task is marked and its resource
+    /// deleted, so its query stops wherever it runs; it then ends `cancelled`. A task that ended
+    /// already keeps its state.
+    ///
+    /// # Errors
+    /// As [`DualTasks::get_task`].
+    pub async fn cancel_task(&self, task_id: &str, caller: &Caller) -> Result<(), ErrorData> {
+        let id = parse_id(task_id)?;
+        self.server
+            .cancel_task(id, caller)
+            .await
+            .map_err(|error| unknown_or(&error, task_id))?;
+        if let Some(cancelled) = lock(&self.running).get(&id) {
+            cancelled.notify_one();
+        }
+        Ok(())
+    }
+}
+
+fn parse_id(task_id: &str) -> Result<TaskId, ErrorData> {
+    task_id.parse().map_err(|_| unknown_task(task_id))
+}
+
+/// `-32602` naming the task, cut to a short echo.
+fn unknown_task(task_id: &str) -> ErrorData {
+    let shown: String = task_id.chars().take(64).collect();
+    ErrorData::invalid_params(format!("unknown task: {}", dual_core::escape::log_safe(&shown)), None)
+}
+
+fn unknown_or(error: &ServerError, task_id: &str) -> ErrorData {
+    match error {
+        ServerError::ResourceNotFound => unknown_task(task_id),
+        other => task_error(other, "the task could not be read"),
+    }
+}
+
+fn task_error(error: &ServerError, what: &str) -> ErrorData {
+    tracing::warn!(error = %dual_core::escape::log_error(error), "{what}");
+    ErrorData::internal_error(format!("{what}: {}", error.code().as_str()), None)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -88,6 +88,7 @@ mod sorted;
 mod source;
 mod start;
 mod sweeper;
+mod tasks;
 mod typed;
 
 pub use builder::DualResponseServerBuilder;

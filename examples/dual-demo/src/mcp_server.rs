@@ -255,40 +255,43 @@ impl ServerHandler for DemoMcp {
             let task = if apps {
                 self.tasks
                     .spawn_for_apps(caller, request, render, self.apps, progress)
+                    .await?
             } else {
-                self.tasks.spawn(caller, request, render, progress)
+                self.tasks.spawn(caller, request, render, progress).await?
             };
             return Ok(CallToolResponse::Task(task));
         }
         Ok(self.call(request, &caller, version, apps).await.into())
     }
 
+    /// The task from the store, on whichever instance created it; only its owner's.
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        self.tasks.get_task(&request.task_id)
+        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
+        self.tasks.get_task(&request.task_id, &caller).await
     }
 
+    /// The demo's tasks never ask for input: answers to a known task are accepted and ignored.
     async fn update_task(
         &self,
         request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        // The demo's tasks never ask for input; rmcp ignores answers to nothing.
-        self.tasks
-            .manager()
-            .update_task(&request.task_id, request.input_responses)
+        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
+        self.tasks.update_task(&request.task_id, &caller).await
     }
 
-    /// Cancels the query: the task deletes its resource, which drops the executor's work.
+    /// Cancels the query on whichever instance runs it: the task deletes its resource.
     async fn cancel_task(
         &self,
         request: CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.tasks.cancel_task(&request.task_id)
+        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
+        self.tasks.cancel_task(&request.task_id, &caller).await
     }
 
     /// The view, for an MCP Apps client; nothing for the others (the results are reached through

@@ -1,0 +1,158 @@
+//! One task's run on the instance that accepted the tool call: the call itself beside a renewal
+//! every `progress_interval`, which writes progress and a fresh lease and learns of a cancellation
+//! asked on any instance.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use dual_core::ResourceId;
+use dual_core::task::{TaskRecord, TaskState};
+use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError};
+use rmcp::model::CallToolResult;
+use tokio::sync::Notify;
+
+use super::Rendering;
+use crate::{ProgressReporter, WaitOptions, wait_for_result};
+
+/// How many times the final state is written before the task is left to its lease.
+const FINAL_WRITE_ATTEMPTS: u32 = 3;
+
+/// What a run needs besides its task.
+pub(super) struct Run {
+    pub(super) server: DualResponseServer,
+    pub(super) caller: Caller,
+    pub(super) request: CreateResponse,
+    pub(super) rendering: Rendering,
+    pub(super) progress: Option<ProgressReporter>,
+    pub(super) wait: WaitOptions,
+    /// Notified by a `tasks/cancel` answered on this instance.
+    pub(super) cancelled: Arc<Notify>,
+}
+
+/// The call's state the renewals report: the resource once created, the rows so far.
+#[derive(Default)]
+struct Seen {
+    resource: Option<ResourceId>,
+    rows: u64,
+}
+
+impl Run {
+    /// Runs the call to its end, or until it is cancelled or its task is gone, keeping `task` in
+    /// the store up to date.
+    pub(super) async fn run(self, mut task: TaskRecord) {
+        let seen = Mutex::new(Seen::default());
+        let work = self.call(&seen);
+        tokio::pin!(work);
+        let mut tick = tokio::time::interval(self.server.config().progress_interval);
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                result = &mut work => {
+                    task.state = TaskState::Completed;
+                    task.result = Some(serde_json::to_value(&result).unwrap_or_default());
+                    task.status_message = Some(if result.is_error == Some(true) {
+                        "the tool call ended with an error".to_owned()
+                    } else {
+                        "done".to_owned()
+                    });
+                    break;
+                }
+                () = self.cancelled.notified() => {
+                    self.cancel(&mut task, &seen).await;
+                    break;
+                }
+                _ = tick.tick() => {
+                    report(&mut task, &seen);
+                    match self.server.renew_task(&mut task).await {
+                        Ok(Some(false)) => {}
+                        Ok(Some(true)) => {
+                            self.cancel(&mut task, &seen).await;
+                            break;
+                        }
+                        Ok(None) => {
+                            tracing::info!(task = %task.id, "task gone from the store: its call stops");
+                            return;
+                        }
+                        Err(error) => {
+                            tracing::warn!(task = %task.id, error = %dual_core::escape::log_error(&error), "task renewal failed");
+                        }
+                    }
+                }
+            }
+        }
+        report(&mut task, &seen);
+        self.finish(&mut task).await;
+    }
+
+    /// The tool call: the tool result of the ready response, or the `isError` result of a failure.
+    async fn call(&self, seen: &Mutex<Seen>) -> CallToolResult {
+        let server = &self.server;
+        let max_error = server.config().max_error_text_bytes;
+        let response = match server.create_response(self.request.clone()).await {
+            Ok(response) => response,
+            Err(error) => return crate::server_error_result_within(&error, max_error),
+        };
+        lock(seen).resource = Some(response.id);
+        let progress = self.progress.as_ref();
+        let waited = wait_for_result(server, &self.caller, response, &self.wait, |rows| {
+            lock(seen).rows = rows;
+            async move {
+                if let Some(progress) = progress {
+                    progress.rows(rows).await;
+                }
+            }
+        })
+        .await;
+        match waited {
+            Ok(ready) => self.rendering.render(server, &self.caller, &ready).await,
+            Err(error) => error.tool_result_within(max_error),
+        }
+    }
+
+    /// Stops the call (its future is dropped by the caller of this) and deletes the resource it
+    /// produced, which stops the query wherever it runs.
+    async fn cancel(&self, task: &mut TaskRecord, seen: &Mutex<Seen>) {
+        let resource = lock(seen).resource;
+        if let Some(id) = resource {
+            match self.server.delete_resource(id, &self.caller).await {
+                Ok(()) | Err(ServerError::ResourceNotFound | ServerError::ResourceExpired) => {}
+                Err(error) => {
+                    tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "a cancelled task's resource was not deleted");
+                }
+            }
+        }
+        task.state = TaskState::Cancelled;
+        task.status_message = Some("cancelled".to_owned());
+        tracing::info!(task = %task.id, "task cancelled");
+    }
+
+    /// Writes the final state, retrying a failed write; a task whose final state could not be
+    /// written reads as failed once its lease lapses.
+    async fn finish(&self, task: &mut TaskRecord) {
+        for attempt in 1..=FINAL_WRITE_ATTEMPTS {
+            match self.server.renew_task(task).await {
+                Ok(_) => return,
+                Err(error) if attempt < FINAL_WRITE_ATTEMPTS => {
+                    tracing::debug!(task = %task.id, attempt, error = %dual_core::escape::log_error(&error), "final task write failed: retrying");
+                    tokio::time::sleep(self.server.config().progress_interval).await;
+                }
+                Err(error) => {
+                    tracing::warn!(task = %task.id, error = %dual_core::escape::log_error(&error), "final task state not written: it reads as failed after its lease");
+                }
+            }
+        }
+    }
+}
+
+/// Copies what the call has seen into `task`.
+fn report(task: &mut TaskRecord, seen: &Mutex<Seen>) {
+    let seen = lock(seen);
+    task.resource = seen.resource.or(task.resource);
+    task.rows_so_far = seen.rows;
+    if !task.state.is_terminal() {
+        task.status_message = Some(format!("running the query: {} rows so far", seen.rows));
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
