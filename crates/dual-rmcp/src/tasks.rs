@@ -263,7 +263,10 @@ fn parse_id(task_id: &str) -> Result<TaskId, ErrorData> {
 /// `-32602` naming the task, cut to a short echo.
 fn unknown_task(task_id: &str) -> ErrorData {
     let shown: String = task_id.chars().take(64).collect();
-    ErrorData::invalid_params(format!("unknown task: {}", dual_core::escape::log_safe(&shown)), None)
+    ErrorData::invalid_params(
+        format!("unknown task: {}", dual_core::escape::log_safe(&shown)),
+        None,
+    )
 }
 
 fn unknown_or(error: &ServerError, task_id: &str) -> ErrorData {

@@ -14,9 +14,14 @@ pub(super) fn task(task: &TaskRecord) -> Task {
         TaskState::Cancelled => TaskStatus::Cancelled,
         _ => TaskStatus::Working,
     };
-    let mut wire = Task::new(task.id.to_string(), status, time(task.created_at), time(task.updated_at))
-        .with_ttl_ms(task.ttl_ms())
-        .with_poll_interval_ms(task.poll_interval_ms);
+    let mut wire = Task::new(
+        task.id.to_string(),
+        status,
+        time(task.created_at),
+        time(task.updated_at),
+    )
+    .with_ttl_ms(task.ttl_ms())
+    .with_poll_interval_ms(task.poll_interval_ms);
     wire.status_message.clone_from(&task.status_message);
     wire
 }
@@ -43,7 +48,9 @@ pub(super) fn detailed(record: &TaskRecord) -> DetailedTask {
 /// A failed task's JSON-RPC error object: as stored, or an internal error when none was.
 fn failed_error(stored: Option<&Value>) -> JsonObject {
     match stored {
-        Some(Value::Object(error)) if error.contains_key("code") && error.contains_key("message") => error.clone(),
+        Some(Value::Object(error)) if error.contains_key("code") && error.contains_key("message") => {
+            error.clone()
+        }
         _ => {
             let mut error = JsonObject::new();
             error.insert("code".to_owned(), Value::from(-32603));
@@ -55,7 +62,8 @@ fn failed_error(stored: Option<&Value>) -> JsonObject {
 
 /// An ISO 8601 timestamp (RFC 3339).
 fn time(at: OffsetDateTime) -> String {
-    at.format(&Rfc3339).unwrap_or_else(|_| at.unix_timestamp().to_string())
+    at.format(&Rfc3339)
+        .unwrap_or_else(|_| at.unix_timestamp().to_string())
 }
 
 #[cfg(test)]
@@ -69,7 +77,13 @@ mod tests {
     #[test]
     fn each_state_maps_to_its_payload() {
         let now = OffsetDateTime::UNIX_EPOCH + Duration::days(20_000);
-        let mut record = TaskRecord::new(TaskId::from_bytes([9; 16]), None, now, Duration::minutes(2), Duration::seconds(5));
+        let mut record = TaskRecord::new(
+            TaskId::from_bytes([9; 16]),
+            None,
+            now,
+            Duration::minutes(2),
+            Duration::seconds(5),
+        );
         let working = serde_json::to_value(detailed(&record)).expect("json");
         assert_eq!(working["status"], "working");
         assert_eq!(working["ttlMs"], 120_000);
@@ -77,11 +91,20 @@ mod tests {
         assert_eq!(working["createdAt"], "2024-10-04T00:00:00Z");
         record.state = TaskState::Completed;
         record.result = Some(json!({"content": [], "isError": false}));
-        assert_eq!(serde_json::to_value(detailed(&record)).expect("json")["result"]["isError"], false);
+        assert_eq!(
+            serde_json::to_value(detailed(&record)).expect("json")["result"]["isError"],
+            false
+        );
         record.state = TaskState::Failed;
         record.result = Some(json!("not an error object"));
-        assert_eq!(serde_json::to_value(detailed(&record)).expect("json")["error"]["code"], -32603);
+        assert_eq!(
+            serde_json::to_value(detailed(&record)).expect("json")["error"]["code"],
+            -32603
+        );
         record.state = TaskState::Cancelled;
-        assert_eq!(serde_json::to_value(detailed(&record)).expect("json")["status"], "cancelled");
+        assert_eq!(
+            serde_json::to_value(detailed(&record)).expect("json")["status"],
+            "cancelled"
+        );
     }
 }
