@@ -1,17 +1,20 @@
 //! [`DatabaseMcp`]: a complete MCP server (rmcp's `ServerHandler`) for a database behind a
-//! dual-response server: the tools `query` and `describe_schema`, and the results as resources
-//! (`resources/templates/list`, `resources/read`). Mount it with rmcp's transport of your choice.
+//! dual-response server: the tools `query` and `describe_schema`, the caller's results as
+//! resources (`resources/list`, `resources/templates/list`, `resources/read`) and the prompts
+//! `explore_result` and `answer_from_data`. Mount it with rmcp's transport of your choice.
 
 use dual_core::mcp::RenderOptions;
 use dual_server::{DualResponseServer, SchemaCache};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListResourceTemplatesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 
+use crate::Prompts;
 use crate::sql_tools::{
     DESCRIBE_SCHEMA_TOOL, QUERY_TOOL, call_describe_schema, call_query, describe_schema_tool, query_tool,
 };
@@ -27,6 +30,7 @@ pub struct DatabaseMcp {
     schema: SchemaCache,
     kind: String,
     tools: Vec<Tool>,
+    prompts: Prompts,
     name: String,
 }
 
@@ -44,6 +48,7 @@ impl DatabaseMcp {
             schema,
             kind: kind.into(),
             tools: vec![query_tool(description), describe_schema_tool()],
+            prompts: Prompts::new(QUERY_TOOL).schema_tool(DESCRIBE_SCHEMA_TOOL),
             name: "dual-response".to_owned(),
         }
     }
@@ -62,6 +67,7 @@ impl ServerHandler for DatabaseMcp {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_prompts()
                 .build(),
         )
         .with_server_info(Implementation::new(self.name.clone(), env!("CARGO_PKG_VERSION")))
@@ -123,13 +129,52 @@ impl ServerHandler for DatabaseMcp {
         ]))
     }
 
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let caller = crate::caller_from_extensions(&context.extensions);
+        let version = crate::protocol_version(context.protocol_version().as_ref());
+        let cursor = request.as_ref().and_then(|request| request.cursor.as_deref());
+        crate::list_resources(
+            &self.server,
+            &caller,
+            cursor,
+            crate::DEFAULT_LIST_PAGE_SIZE,
+            version,
+        )
+        .await
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let caller = crate::caller_from_extensions(&context.extensions);
-        crate::read_resource(&self.server, &caller, &request.uri)
+        let version = crate::protocol_version(context.protocol_version().as_ref());
+        crate::read_resource_for(&self.server, &caller, &request.uri, version)
+            .await
+            .map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(self.prompts.list())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let caller = crate::caller_from_extensions(&context.extensions);
+        self.prompts
+            .get(&self.server, &caller, &request.name, request.arguments.as_ref())
             .await
             .map(Into::into)
     }

@@ -107,7 +107,11 @@ mod client;
 #[cfg(feature = "server")]
 mod database_mcp;
 #[cfg(feature = "server")]
+mod listing;
+#[cfg(feature = "server")]
 mod progress;
+#[cfg(feature = "server")]
+mod prompts;
 #[cfg(feature = "server")]
 mod resources;
 mod schema;
@@ -131,10 +135,15 @@ pub use client::parse_call_tool_result;
 #[cfg(feature = "server")]
 pub use database_mcp::DatabaseMcp;
 #[cfg(feature = "server")]
+pub use listing::{DEFAULT_LIST_PAGE_SIZE, MAX_LIST_PAGE_SIZE, list_resources};
+#[cfg(feature = "server")]
 pub use progress::ProgressReporter;
 #[cfg(feature = "server")]
+pub use prompts::{ANSWER_FROM_DATA_PROMPT, EXPLORE_RESULT_PROMPT, MAX_PROMPT_ARGUMENT_BYTES, Prompts};
+#[cfg(feature = "server")]
 pub use resources::{
-    RESOURCE_TEMPLATE_NAME, caller_from_extensions, read_resource, resource_template, resource_templates,
+    PINNED_TTL, RESOURCE_TEMPLATE_NAME, caller_from_extensions, read_resource, read_resource_for,
+    resource_template, resource_templates,
 };
 pub use schema::output_schema;
 #[cfg(feature = "server")]

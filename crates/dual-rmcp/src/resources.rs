@@ -5,8 +5,12 @@
 //! `resource://{id}?offset=100&limit=100&sort=enrollment:desc` any other one. The text of the single
 //! content item is the page as JSON, with the same fields as the REST `POST /{id}` page.
 
+mod cache;
+
+pub use cache::PINNED_TTL;
+
 use dual_core::budget::cut_text;
-use dual_core::mcp::JSON_MIME_TYPE;
+use dual_core::mcp::{JSON_MIME_TYPE, ProtocolVersion};
 use dual_core::{
     PageRequest,
     page::{RequestError, parse_sort_param},
@@ -85,8 +89,11 @@ pub fn caller_from_extensions(extensions: &Extensions) -> Caller {
 /// written for the model (the executor's error for `query_execution_failed`). Neither is a
 /// protocol error: the model reads what happened and what to do.
 ///
+/// The result carries no caching hints: [`read_resource_for`] adds those of a version that
+/// defines them (2026-07-28).
+///
 /// # Errors
-/// * `resource not found` (`-32002`) for a URI that is not `{scheme}://{ULID}` with the server's
+/// * `resource not found` (`-32002`; rmcp answers it `-32602` to a 2026-07-28 client) for a URI that is not `{scheme}://{ULID}` with the server's
 ///   scheme, an unknown id, an expired resource, or a resource bound to another owner;
 /// * `invalid params` naming the field for a malformed or out-of-range page parameter or a sort
 ///   field that is not a column, and naming `offset` (with the `next_offset` to read on from) when
@@ -96,6 +103,23 @@ pub async fn read_resource(
     server: &DualResponseServer,
     caller: &Caller,
     uri: &str,
+) -> Result<ReadResourceResult, ErrorData> {
+    read_resource_for(server, caller, uri, ProtocolVersion::V2025_11_25).await
+}
+
+/// [`read_resource`] for a client of `version` (pass [`protocol_version`](crate::protocol_version)
+/// of the request): from 2026-07-28 on, the result carries `ttlMs` and `cacheScope`. A page of a
+/// snapshot is fresh until its resource expires, or for [`PINNED_TTL`] once pinned; a page of a
+/// live resource and a pending or failed status for 0 ms; a page of an owner's resource is
+/// `private`, any other `public`, a status `private`.
+///
+/// # Errors
+/// As [`read_resource`].
+pub async fn read_resource_for(
+    server: &DualResponseServer,
+    caller: &Caller,
+    uri: &str,
+    version: ProtocolVersion,
 ) -> Result<ReadResourceResult, ErrorData> {
     let config = server.config();
     let max_error = config.max_error_text_bytes;
@@ -120,9 +144,15 @@ pub async fn read_resource(
         .await
     {
         Ok(page) => page,
-        Err(ServerError::NotReady { rows }) => return Ok(status_result(uri, &pending_status(rows))),
+        Err(ServerError::NotReady { rows }) => {
+            return Ok(cache::status_hints(
+                status_result(uri, &pending_status(rows)),
+                version,
+            ));
+        }
         Err(ServerError::ResourceFailed { failure }) => {
-            return Ok(status_result(uri, &failed_status(&failure, max_error)));
+            let status = status_result(uri, &failed_status(&failure, max_error));
+            return Ok(cache::status_hints(status, version));
         }
         Err(error) => return Err(read_error(uri, error, max_error)),
     };
@@ -135,9 +165,15 @@ pub async fn read_resource(
         // Only a page of one row passes the cap: that row alone is too large for the model.
         return Err(row_too_large(page.pagination().offset, text.len(), max_read));
     }
-    Ok(ReadResourceResult::new(vec![
+    let result = ReadResourceResult::new(vec![
         ResourceContents::text(text, uri).with_mime_type(JSON_MIME_TYPE),
-    ]))
+    ]);
+    Ok(cache::page_hints(
+        result,
+        page.freshness(),
+        server.clock().now(),
+        version,
+    ))
 }
 
 /// What `resources/read` says of a resource whose query is still running: no page yet, the rows

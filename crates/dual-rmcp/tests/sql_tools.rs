@@ -220,6 +220,44 @@ async fn database_mcp_serves_both_tools_and_the_results_to_an_mcp_client() {
         schema.structured_content.map(|s| s["tables"][0]["name"].clone()),
         Some(json!("orders"))
     );
+    // The result is listed, and the prompts guide a read-only workflow over it.
+    let listed = client
+        .list_resources(None)
+        .await
+        .unwrap_or_else(|e| panic!("resources/list: {e}"));
+    let listed_uris: Vec<&str> = listed.resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(listed_uris, [uri.as_str()]);
+    let prompts = client
+        .list_all_prompts()
+        .await
+        .unwrap_or_else(|e| panic!("prompts/list: {e}"));
+    let prompt_names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(prompt_names, ["explore_result", "answer_from_data"]);
+    let explore = client
+        .get_prompt(
+            dual_rmcp::rmcp::model::GetPromptRequestParams::new("explore_result")
+                .with_arguments(args(json!({"uri": uri}))),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("prompts/get: {e}"));
+    let explained = serde_json::to_string(&explore.messages).unwrap_or_default();
+    assert!(
+        explained.contains("3 rows") && explained.contains("sort="),
+        "{explained}"
+    );
+    let answer = client
+        .get_prompt(
+            dual_rmcp::rmcp::model::GetPromptRequestParams::new("answer_from_data")
+                .with_arguments(args(json!({"question": "Which customer ordered most?"}))),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("prompts/get: {e}"));
+    let answered = serde_json::to_string(&answer.messages).unwrap_or_default();
+    assert!(
+        answered.contains("describe_schema") && answered.contains("never write"),
+        "{answered}"
+    );
+
     let unknown = client.call_tool(CallToolRequestParams::new("drop_tables")).await;
     assert!(unknown.is_err(), "an unknown tool is a protocol error");
     drop(client);

@@ -25,6 +25,19 @@ pub struct EncodedPage {
     /// The pagination; `data` is always empty here.
     page: PageResponse,
     rows: PageRows,
+    freshness: PageFreshness,
+}
+
+/// What a cache of a page may rely on: facts of its resource when it was read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PageFreshness {
+    /// When the resource expires; `None` once pinned (it then stays until deleted).
+    pub expires_at: Option<time::OffsetDateTime>,
+    /// Whether the resource is bound to an owner (only that owner may read it).
+    pub owned: bool,
+    /// Whether the page re-executed the query (a live resource: the next read may differ).
+    pub live: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -37,6 +50,18 @@ enum PageRows {
 const EMPTY_DATA: &[u8] = b"{\"data\":[]";
 
 impl EncodedPage {
+    /// What a cache of this page may rely on.
+    #[must_use]
+    pub fn freshness(&self) -> PageFreshness {
+        self.freshness
+    }
+
+    /// The page with its resource's facts.
+    pub(crate) fn with_freshness(mut self, freshness: PageFreshness) -> Self {
+        self.freshness = freshness;
+        self
+    }
+
     /// A page of decoded rows fetched with `page.fetch_limit()`, cut to the rows `budget` admits
     /// (each measured as its compact JSON).
     pub(crate) fn decoded(
@@ -53,6 +78,7 @@ impl EncodedPage {
         Self {
             page: cut(&budget, page, total_count),
             rows: PageRows::Decoded(rows),
+            freshness: PageFreshness::default(),
         }
     }
 
@@ -61,6 +87,7 @@ impl EncodedPage {
         Self {
             page,
             rows: PageRows::Json(rows),
+            freshness: PageFreshness::default(),
         }
     }
 

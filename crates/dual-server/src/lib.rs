@@ -106,7 +106,7 @@ pub use config::{
 };
 pub use create::CreateResponse;
 pub use creation::DEFAULT_RESOURCE_NAME;
-pub use encoded::{BatchStream, EncodedPage, JsonRows, RowBatch};
+pub use encoded::{BatchStream, EncodedPage, JsonRows, PageFreshness, RowBatch};
 pub use error::{
     InvalidRequest, NOT_READY_RETRY_AFTER, ServerBuildError, ServerError, ServerErrorCode, SpoolFailed,
     StoreFailed,

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{
-    DualResponse, PageRequest, PageResponse, ResourceId, ResourceRecord, Sort, metadata::ResourceMetadata,
-    page::validate_sort, range::RowRange,
+    DualResponse, PageRequest, PageResponse, ResourceId, ResourceRecord, Sort, consistency::Consistency,
+    metadata::ResourceMetadata, page::validate_sort, range::RowRange,
 };
 use dual_spool::Spool;
 use dual_store::{Clock, ResourceStore};
@@ -15,7 +15,7 @@ use tracing::Instrument;
 
 use crate::access::{accessed, authorized, found, readable, refuse_grant};
 use crate::config::ServerConfig;
-use crate::encoded::{self, BatchStream, EncodedPage};
+use crate::encoded::{self, BatchStream, EncodedPage, PageFreshness};
 use crate::inner::Inner;
 use crate::links::{DownloadLink, LinkFormat, Links};
 use crate::owners::OwnerLedger;
@@ -249,7 +249,15 @@ impl DualResponseServer {
             let record = accessed(&self.inner, id, caller).await?;
             readable(&record)?;
             let page = request.validate(limits, &record.columns)?;
-            Source::of(&self.inner, &record).page(&page, max_bytes).await
+            let freshness = PageFreshness {
+                expires_at: record.expires_at,
+                owned: record.owner.is_some(),
+                live: record.consistency == Consistency::Live,
+            };
+            Ok(Source::of(&self.inner, &record)
+                .page(&page, max_bytes)
+                .await?
+                .with_freshness(freshness))
         }
         .instrument(span)
         .await

@@ -194,7 +194,7 @@ impl ResourceStore for Buggy {
         {
             let longer = format!("{owner}2");
             listed.extend(self.inner.list(Some(&longer), now, before, limit).await?);
-            listed.sort_by(|a, b| b.id.cmp(&a.id));
+            listed.sort_by_key(|record| std::cmp::Reverse(record.id));
             listed.truncate(limit);
         }
         Ok(listed)

@@ -21,14 +21,15 @@ use std::sync::Arc;
 
 use dual_core::escape::log_error;
 use dual_core::mcp::{ProtocolVersion, RenderOptions};
-use dual_rmcp::{AppsOptions, DualTasks, ProgressReporter};
+use dual_rmcp::{AppsOptions, DualTasks, ProgressReporter, Prompts};
 use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CustomRequest, CustomResult,
-    ErrorData, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool, ToolAnnotations, UpdateTaskParams,
+    ErrorData, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation,
+    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -53,6 +54,7 @@ pub struct DemoMcp {
     /// What an MCP Apps client is listed: the tools with the view, and the app-only tool.
     apps_tools: Arc<Vec<Tool>>,
     apps: AppsOptions,
+    prompts: Prompts,
 }
 
 impl DemoMcp {
@@ -66,6 +68,7 @@ impl DemoMcp {
             apps_tools: Arc::new(apps::apps_tools(&tools)),
             tools: Arc::new(tools),
             apps: AppsOptions::new(),
+            prompts: Prompts::new(QUERY_TOOL),
         }
     }
 
@@ -200,6 +203,7 @@ impl ServerHandler for DemoMcp {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_prompts()
                 .enable_tasks()
                 .build(),
         ))
@@ -294,18 +298,48 @@ impl ServerHandler for DemoMcp {
         self.tasks.cancel_task(&request.task_id, &caller).await
     }
 
-    /// The view, for an MCP Apps client; nothing for the others (the results are reached through
-    /// the template).
+    /// The caller's live results, newest first, a page at a time; an MCP Apps client also gets the
+    /// view, on the first page.
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(if dual_rmcp::client_supports_apps(&context) {
-            apps::apps_resources()
-        } else {
-            ListResourcesResult::default()
-        })
+        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
+        let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
+        let cursor = request.as_ref().and_then(|request| request.cursor.as_deref());
+        let mut listed = dual_rmcp::list_resources(
+            &self.server,
+            &caller,
+            cursor,
+            dual_rmcp::DEFAULT_LIST_PAGE_SIZE,
+            version,
+        )
+        .await?;
+        if cursor.is_none() && dual_rmcp::client_supports_apps(&context) {
+            listed.resources.splice(0..0, apps::apps_resources().resources);
+        }
+        Ok(listed)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(self.prompts.list())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
+        self.prompts
+            .get(&self.server, &caller, &request.name, request.arguments.as_ref())
+            .await
+            .map(Into::into)
     }
 
     async fn list_resource_templates(
@@ -330,7 +364,8 @@ impl ServerHandler for DemoMcp {
             return Ok(view.into());
         }
         let caller = dual_rmcp::caller_from_extensions(&context.extensions);
-        dual_rmcp::read_resource(&self.server, &caller, &request.uri)
+        let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
+        dual_rmcp::read_resource_for(&self.server, &caller, &request.uri, version)
             .await
             .map(Into::into)
     }

@@ -174,6 +174,7 @@ async fn validate_results(session: &mut Session) {
     let templates = session.result("resources/templates/list", json!({})).await;
     assert_valid(version, "ListResourceTemplatesResult", &templates);
     let mut reads = 0;
+    let mut last_uri = String::new();
     for (tool, arguments) in [
         (
             "query",
@@ -198,20 +199,65 @@ async fn validate_results(session: &mut Session) {
         }
         let summary = texts(&result).into_iter().next().unwrap_or_default();
         if summary.contains("resources/read on ") {
-            let read = session
-                .result("resources/read", json!({"uri": read_more_uri(&summary)}))
-                .await;
+            let uri = read_more_uri(&summary);
+            let read = session.result("resources/read", json!({"uri": uri})).await;
             assert_valid(version, "ReadResourceResult", &read);
+            if version >= PER_REQUEST_VERSION {
+                // A snapshot expiring in minutes, created without an owner.
+                let ttl = read["ttlMs"].as_u64().unwrap_or(0);
+                assert!(ttl > 60_000 && ttl <= 15 * 60_000, "{version}: ttlMs {ttl}");
+                assert_eq!(read["cacheScope"], "public", "{version}");
+            }
+            last_uri = uri;
             reads += 1;
         }
     }
     assert!(reads > 0, "{version}: no summary pointed to more rows to read");
+    validate_discovery(session, &last_uri).await;
     // A tool error is a valid result too.
     let error = session
         .result("tools/call", json!({"name": "query", "arguments": {"sql": 123}}))
         .await;
     assert_eq!(error["isError"], true, "{version}: {error}");
     assert_valid(version, "CallToolResult", &error);
+}
+
+/// `resources/list`, `prompts/list` and both `prompts/get` validate against the session version's
+/// schema; the list holds the results just created, newest first; an unknown resource is
+/// `-32002` before 2026-07-28 and `-32602` from it on.
+async fn validate_discovery(session: &mut Session, read_uri: &str) {
+    let version = session.version;
+    let listed = session.result("resources/list", json!({})).await;
+    assert_valid(version, "ListResourcesResult", &listed);
+    let uris: Vec<&str> = listed["resources"]
+        .as_array()
+        .map(|all| all.iter().filter_map(|r| r["uri"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(uris.len(), 2, "{version}: the two results created: {listed}");
+    let base = read_uri.split('?').next().unwrap_or_default();
+    assert_eq!(uris[0], base, "{version}: newest first");
+    let prompts = session.result("prompts/list", json!({})).await;
+    assert_valid(version, "ListPromptsResult", &prompts);
+    for (name, arguments) in [
+        ("explore_result", json!({"uri": base})),
+        (
+            "answer_from_data",
+            json!({"question": "How many public colleges are in NJ?"}),
+        ),
+    ] {
+        let prompt = session
+            .result("prompts/get", json!({"name": name, "arguments": arguments}))
+            .await;
+        assert_valid(version, "GetPromptResult", &prompt);
+    }
+    let unknown = "resource://01J00000000000000000000000";
+    let missing = session.request("resources/read", json!({"uri": unknown})).await;
+    let code = if version >= PER_REQUEST_VERSION {
+        -32602
+    } else {
+        -32002
+    };
+    assert_eq!(missing["error"]["code"], code, "{version}: {missing}");
 }
 
 /// One version's results over a real session (an `initialize` handshake, or per-request `_meta`
@@ -506,5 +552,41 @@ async fn the_whole_tool_result_stays_within_max_sample_bytes_in_every_version() 
             }
         },
     )
+    .await;
+}
+
+/// 2026-07-28 (SEP-2243): a load balancer may route on the `Mcp-Name` header without reading the
+/// body, so a header that names another resource than the body is refused, never served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_07_28_mcp_name_header_must_name_what_the_body_reads() {
+    with_server(async |server| {
+        let mut session = Session::new(server, PER_REQUEST_VERSION);
+        let listed = session.result("resources/list", json!({})).await;
+        assert_eq!(listed["resources"], json!([]), "nothing created yet");
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": PER_REQUEST_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "protocol-test", "version": "0"},
+        });
+        let uri = "resource://01J00000000000000000000000";
+        let message = json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read",
+                             "params": {"uri": uri, "_meta": meta}});
+        let mut request = session.post(&message);
+        request.headers_mut().insert(
+            "mcp-name",
+            "resource://01J00000000000000000000001"
+                .parse()
+                .expect("a header value"),
+        );
+        let (status, _, body) = exchange(request).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        let answer = messages(&body).into_iter().next().unwrap_or_default();
+        assert_eq!(answer["error"]["code"], -32020, "header mismatch: {answer}");
+        // With the header naming the body's URI the request is served (here: not found).
+        let (status, _, body) = exchange(session.post(&message)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let answer = messages(&body).into_iter().next().unwrap_or_default();
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    })
     .await;
 }
