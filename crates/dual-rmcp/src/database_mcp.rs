@@ -10,28 +10,45 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams, GetPromptResponse,
     Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, Tool,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 
-use crate::Prompts;
 use crate::sql_tools::{
     DESCRIBE_SCHEMA_TOOL, QUERY_TOOL, call_describe_schema, call_query, describe_schema_tool, query_tool,
 };
+use crate::{Prompts, SubscriptionOptions, Subscriptions};
 
 /// An MCP server for one database: `query` runs the executor registered for `kind` (the model's
 /// SQL, e.g. `SqliteDb::sql_executor` or `PgDb::sql_executor`) and `describe_schema` reads
 /// `schema`. Each caller's results are bound to the caller the HTTP layer authenticated
-/// ([`caller_from_extensions`](crate::caller_from_extensions)). Cheap to clone: rmcp makes one per
-/// session.
-#[derive(Debug, Clone)]
+/// ([`caller_from_extensions`](crate::caller_from_extensions)). Cheap to clone: give rmcp's
+/// session factory a clone per session (each clone has its own resource subscriptions).
+#[derive(Debug)]
 pub struct DatabaseMcp {
     server: DualResponseServer,
     schema: SchemaCache,
     kind: String,
     tools: Vec<Tool>,
     prompts: Prompts,
+    subscriptions: Subscriptions,
     name: String,
+}
+
+/// A handler for another session: the same server, tools and prompts, and subscriptions of its
+/// own (a session's subscriptions are never another session's).
+impl Clone for DatabaseMcp {
+    fn clone(&self) -> Self {
+        Self {
+            server: self.server.clone(),
+            schema: self.schema.clone(),
+            kind: self.kind.clone(),
+            tools: self.tools.clone(),
+            prompts: self.prompts.clone(),
+            subscriptions: self.subscriptions.for_new_session(),
+            name: self.name.clone(),
+        }
+    }
 }
 
 impl DatabaseMcp {
@@ -44,11 +61,13 @@ impl DatabaseMcp {
         description: &str,
     ) -> Self {
         Self {
+            subscriptions: Subscriptions::new(server.clone(), SubscriptionOptions::default()),
             server,
             schema,
             kind: kind.into(),
             tools: vec![query_tool(description), describe_schema_tool()],
             prompts: Prompts::new(QUERY_TOOL).schema_tool(DESCRIBE_SCHEMA_TOOL),
+
             name: "dual-response".to_owned(),
         }
     }
@@ -67,6 +86,7 @@ impl ServerHandler for DatabaseMcp {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_resources_subscribe()
                 .enable_prompts()
                 .build(),
         )
@@ -157,6 +177,40 @@ impl ServerHandler for DatabaseMcp {
         crate::read_resource_for(&self.server, &caller, &request.uri, version)
             .await
             .map(Into::into)
+    }
+
+    /// `resources/subscribe` (before 2026-07-28, in a session): told when the result turns ready
+    /// or failed, is deleted or expires.
+    #[allow(deprecated, reason = "the legacy form, served to sessions before 2026-07-28")]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = crate::caller_from_extensions(&context.extensions);
+        self.subscriptions
+            .subscribe(&caller, &request.uri, context.peer.clone())
+            .await
+    }
+
+    #[allow(deprecated, reason = "the legacy form, served to sessions before 2026-07-28")]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.unsubscribe(&request.uri).await;
+        Ok(())
+    }
+
+    /// `subscriptions/listen` (2026-07-28): the results of this server named in the request.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(self.subscriptions.accepted_filter(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let caller = crate::caller_from_extensions(&context.request_context().extensions);
+        self.subscriptions.listen(&caller, context).await
     }
 
     async fn list_prompts(

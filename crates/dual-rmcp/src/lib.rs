@@ -118,6 +118,8 @@ mod schema;
 #[cfg(feature = "server")]
 mod sql_tools;
 #[cfg(feature = "server")]
+mod subscriptions;
+#[cfg(feature = "server")]
 mod tasks;
 mod tool_result;
 mod version;
@@ -150,6 +152,10 @@ pub use schema::output_schema;
 pub use sql_tools::{
     DESCRIBE_SCHEMA_TOOL, MAX_DESCRIBE_BYTES, QUERY_TOOL, call_describe_schema, call_query,
     describe_schema_tool, query_tool,
+};
+#[cfg(feature = "server")]
+pub use subscriptions::{
+    DEFAULT_MAX_SUBSCRIPTIONS, DEFAULT_SUBSCRIPTION_POLL, SubscriptionOptions, Subscriptions,
 };
 #[cfg(feature = "server")]
 pub use tasks::{DEFAULT_TASK_POLL_INTERVAL, DualTasks, TASK_RETENTION_MARGIN, client_supports_tasks};

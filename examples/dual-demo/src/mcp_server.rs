@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use dual_core::escape::log_error;
 use dual_core::mcp::{ProtocolVersion, RenderOptions};
-use dual_rmcp::{AppsOptions, DualTasks, ProgressReporter, Prompts};
+use dual_rmcp::{AppsOptions, DualTasks, ProgressReporter, Prompts, SubscriptionOptions, Subscriptions};
 use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError};
 use rmcp::ServerHandler;
 use rmcp::model::{
@@ -29,9 +29,10 @@ use rmcp::model::{
     ErrorData, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation,
     JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations, UpdateTaskParams,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use serde_json::{Value, json};
 
 /// The read-only SQL tool.
@@ -55,6 +56,8 @@ pub struct DemoMcp {
     apps_tools: Arc<Vec<Tool>>,
     apps: AppsOptions,
     prompts: Prompts,
+    /// This session's resource subscriptions (one `DemoMcp` per session).
+    subscriptions: Subscriptions,
 }
 
 impl DemoMcp {
@@ -64,12 +67,21 @@ impl DemoMcp {
         let tools = tools();
         Self {
             tasks: DualTasks::new(server.clone()),
-            server,
             apps_tools: Arc::new(apps::apps_tools(&tools)),
             tools: Arc::new(tools),
             apps: AppsOptions::new(),
             prompts: Prompts::new(QUERY_TOOL),
+            subscriptions: Subscriptions::new(server.clone(), SubscriptionOptions::default()),
+            server,
         }
+    }
+
+    /// Bounds this session's resource subscriptions as `options` asks (default:
+    /// [`SubscriptionOptions::default`], 16 results polled every second).
+    #[must_use]
+    pub fn with_subscriptions(mut self, options: SubscriptionOptions) -> Self {
+        self.subscriptions = Subscriptions::new(self.server.clone(), options);
+        self
     }
 
     /// Renders tool results for MCP Apps clients as `options` asks (default: [`AppsOptions::new`]).
@@ -203,6 +215,7 @@ impl ServerHandler for DemoMcp {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_resources_subscribe()
                 .enable_prompts()
                 .enable_tasks()
                 .build(),
@@ -320,6 +333,40 @@ impl ServerHandler for DemoMcp {
             listed.resources.splice(0..0, apps::apps_resources().resources);
         }
         Ok(listed)
+    }
+
+    /// `resources/subscribe` (before 2026-07-28, in a session): told when the result turns ready
+    /// or failed, is deleted or expires.
+    #[allow(deprecated, reason = "the legacy form, served to sessions before 2026-07-28")]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
+        self.subscriptions
+            .subscribe(&caller, &request.uri, context.peer.clone())
+            .await
+    }
+
+    #[allow(deprecated, reason = "the legacy form, served to sessions before 2026-07-28")]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.unsubscribe(&request.uri).await;
+        Ok(())
+    }
+
+    /// `subscriptions/listen` (2026-07-28): the results of this server named in the request.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(self.subscriptions.accepted_filter(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let caller = dual_rmcp::caller_from_extensions(&context.request_context().extensions);
+        self.subscriptions.listen(&caller, context).await
     }
 
     async fn list_prompts(

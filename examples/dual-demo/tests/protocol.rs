@@ -250,6 +250,13 @@ async fn validate_discovery(session: &mut Session, read_uri: &str) {
             .await;
         assert_valid(version, "GetPromptResult", &prompt);
     }
+    if version < PER_REQUEST_VERSION {
+        // Sessions subscribe with resources/subscribe; both answers are empty results.
+        for method in ["resources/subscribe", "resources/unsubscribe"] {
+            let acknowledged = session.result(method, json!({"uri": base})).await;
+            assert_valid(version, "EmptyResult", &acknowledged);
+        }
+    }
     let unknown = "resource://01J00000000000000000000000";
     let missing = session.request("resources/read", json!({"uri": unknown})).await;
     let code = if version >= PER_REQUEST_VERSION {
@@ -587,6 +594,87 @@ async fn a_2026_07_28_mcp_name_header_must_name_what_the_body_reads() {
         assert_eq!(status, StatusCode::OK, "{body}");
         let answer = messages(&body).into_iter().next().unwrap_or_default();
         assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    })
+    .await;
+}
+
+/// 2026-07-28 has no session: a client subscribes with `subscriptions/listen`, a request that stays
+/// open and carries the acknowledgment, then `notifications/resources/updated` when the result
+/// changes (here: deleted over REST), and ends with the final result once nothing is left to
+/// watch. Each message validates against the 2026-07-28 schema; a result the caller cannot read
+/// is not found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_07_28_listen_request_carries_the_updates_of_its_results() {
+    with_server(async |server| {
+        let mut session = Session::new(server, PER_REQUEST_VERSION);
+        let result = session
+            .result(
+                "tools/call",
+                json!({"name": "search_institutions", "arguments": {"state": "NJ"}}),
+            )
+            .await;
+        let uri = result["structuredContent"]["resource"]["uri"]
+            .as_str()
+            .expect("a URI")
+            .to_owned();
+        let url = result["structuredContent"]["resource"]["url"]
+            .as_str()
+            .expect("a URL")
+            .to_owned();
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": PER_REQUEST_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "protocol-test", "version": "0"},
+        });
+        let listen = json!({"jsonrpc": "2.0", "id": 41, "method": "subscriptions/listen",
+                            "params": {"notifications": {"resourceSubscriptions": [uri]}, "_meta": meta}});
+        let stream = tokio::spawn(exchange(session.post(&listen)));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let delete = Request::builder()
+            .method(Method::DELETE)
+            .uri(&url)
+            .body(Full::new(Bytes::new()))
+            .expect("a request");
+        let (status, _, body) = exchange(delete).await;
+        assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+        let (status, _, body) = timeout(Duration::from_secs(10), stream)
+            .await
+            .expect("the listen request ends once its result is gone")
+            .expect("joined");
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let received = messages(&body);
+        let methods: Vec<&str> = received.iter().filter_map(|m| m["method"].as_str()).collect();
+        assert_eq!(
+            methods,
+            [
+                "notifications/subscriptions/acknowledged",
+                "notifications/resources/updated"
+            ],
+            "{body}"
+        );
+        assert_valid(
+            PER_REQUEST_VERSION,
+            "SubscriptionsAcknowledgedNotification",
+            &received[0],
+        );
+        assert_valid(PER_REQUEST_VERSION, "ResourceUpdatedNotification", &received[1]);
+        assert_eq!(received[1]["params"]["uri"], uri);
+        let last = received.last().expect("the final result");
+        assert_eq!(last["id"], 41, "{body}");
+        assert_valid(PER_REQUEST_VERSION, "SubscriptionsListenResult", &last["result"]);
+
+        // Listening to a result nobody created is refused.
+        let unknown = json!({"jsonrpc": "2.0", "id": 42, "method": "subscriptions/listen",
+            "params": {"notifications": {"resourceSubscriptions": ["resource://01J00000000000000000000000"]},
+                       "_meta": listen["params"]["_meta"].clone()}});
+        let (_, _, body) = timeout(Duration::from_secs(10), exchange(session.post(&unknown)))
+            .await
+            .expect("answered");
+        let answer = messages(&body)
+            .into_iter()
+            .find(|m| m["id"] == 42)
+            .unwrap_or_default();
+        assert_eq!(answer["error"]["code"], -32602, "{body}");
     })
     .await;
 }
