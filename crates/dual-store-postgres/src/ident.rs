@@ -50,6 +50,11 @@ impl Ident {
         Self(format!("{}_tasks", table.0))
     }
 
+    /// The name of the MCP sessions table beside `table`.
+    pub(crate) fn sessions_of(table: &Self) -> Self {
+        Self(format!("{}_sessions", table.0))
+    }
+
     pub(crate) fn as_str(&self) -> &str {
         &self.0
     }

@@ -41,6 +41,31 @@ pub(crate) struct Sql {
     pub(crate) list_unowned: String,
     /// The statements on the tasks table.
     pub(crate) tasks: TaskSql,
+    /// The statements on the MCP sessions table, `{table}_sessions`.
+    pub(crate) sessions: SessionSql,
+}
+
+/// The statements on the MCP sessions table: the state text and its expiry.
+#[derive(Debug)]
+pub(crate) struct SessionSql {
+    pub(crate) save: String,
+    pub(crate) load: String,
+    pub(crate) delete: String,
+    pub(crate) purge: String,
+}
+
+impl SessionSql {
+    fn new(sessions: &str) -> Self {
+        Self {
+            save: format!(
+                "INSERT INTO {sessions} (id, state, expires_at) VALUES ($1, $2, $3)
+ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, expires_at = EXCLUDED.expires_at"
+            ),
+            load: format!("SELECT state FROM {sessions} WHERE id = $1 AND expires_at > $2"),
+            delete: format!("DELETE FROM {sessions} WHERE id = $1"),
+            purge: format!("DELETE FROM {sessions} WHERE expires_at <= $1"),
+        }
+    }
 }
 
 /// The statements on the tasks table, `{table}_tasks`: the task as saved (`task`), the running
@@ -90,6 +115,7 @@ impl Sql {
         let owner_index = Ident::owner_index_of(table);
         let qualified_owner_index = in_schema(&owner_index);
         let qualified_tasks = in_schema(&Ident::tasks_of(table));
+        let qualified_sessions = in_schema(&Ident::sessions_of(table));
         let create_schema = schema.map_or_else(String::new, |schema| {
             format!(
                 "IF NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = '{}') THEN \
@@ -158,6 +184,13 @@ BEGIN
             task json NOT NULL,
             run json,
             cancel_requested boolean NOT NULL DEFAULT FALSE,
+            expires_at timestamptz NOT NULL
+        );
+    END IF;
+    IF to_regclass('{qualified_sessions}') IS NULL THEN
+        CREATE TABLE {qualified_sessions} (
+            id text PRIMARY KEY,
+            state text NOT NULL,
             expires_at timestamptz NOT NULL
         );
     END IF;
@@ -244,6 +277,7 @@ WHERE owner IS NULL AND (expires_at IS NULL OR expires_at > $1) AND id COLLATE \
 ORDER BY id COLLATE \"C\" DESC LIMIT $3"
             ),
             tasks: TaskSql::new(&qualified_tasks),
+            sessions: SessionSql::new(&qualified_sessions),
             table: qualified,
         }
     }

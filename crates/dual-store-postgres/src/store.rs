@@ -328,6 +328,26 @@ impl ResourceStore for PostgresStore {
         crate::tasks::cancel(self, id, now).await
     }
 
+    #[tracing::instrument(name = "postgres_store.save_session", level = "debug", skip_all)]
+    async fn save_session(
+        &self,
+        id: &str,
+        state: &str,
+        expires_at: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        crate::tasks::save_session(self, id, state, expires_at).await
+    }
+
+    #[tracing::instrument(name = "postgres_store.load_session", level = "debug", skip_all)]
+    async fn load_session(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, StoreError> {
+        crate::tasks::load_session(self, id, now).await
+    }
+
+    #[tracing::instrument(name = "postgres_store.delete_session", level = "debug", skip_all)]
+    async fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
+        crate::tasks::delete_session(self, id).await
+    }
+
     async fn close(&self) -> Result<(), StoreError> {
         self.shared.closed.store(true, Ordering::Release);
         self.shared.pool.close();

@@ -1,5 +1,6 @@
-//! Tasks and listings in PostgreSQL: the statements of [`TaskSql`](crate::sql::TaskSql) and the
-//! listing statements, with their parameters and rows.
+//! Tasks, MCP sessions and listings in PostgreSQL: the statements of
+//! [`TaskSql`](crate::sql::TaskSql), [`SessionSql`](crate::sql::SessionSql) and the listing
+//! statements, with their parameters and rows.
 
 use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
@@ -120,8 +121,49 @@ pub(crate) async fn cancel(
     rows.first().map(decode).transpose()
 }
 
-/// Forgets every task expired at `now`.
-pub(crate) async fn purge(store: &PostgresStore, now: OffsetDateTime) -> Result<u64, StoreError> {
-    let sql = &store.shared().sql.tasks;
-    store.execute("purge_tasks", &sql.purge, &[&micros(now)]).await
+/// Forgets every task and MCP session expired at `now`.
+pub(crate) async fn purge(store: &PostgresStore, now: OffsetDateTime) -> Result<(), StoreError> {
+    let now = micros(now);
+    let sql = &store.shared().sql;
+    store.execute("purge_tasks", &sql.tasks.purge, &[&now]).await?;
+    store
+        .execute("purge_sessions", &sql.sessions.purge, &[&now])
+        .await?;
+    Ok(())
+}
+
+pub(crate) async fn save_session(
+    store: &PostgresStore,
+    id: &str,
+    state: &str,
+    expires_at: OffsetDateTime,
+) -> Result<(), StoreError> {
+    let sql = &store.shared().sql.sessions;
+    let expires_at = micros(expires_at);
+    store
+        .execute("save_session", &sql.save, &[&id, &state, &expires_at])
+        .await
+        .map(drop)
+}
+
+pub(crate) async fn load_session(
+    store: &PostgresStore,
+    id: &str,
+    now: OffsetDateTime,
+) -> Result<Option<String>, StoreError> {
+    let sql = &store.shared().sql.sessions;
+    let rows = store
+        .rows("load_session", &sql.load, &[&id, &micros(now)])
+        .await?;
+    rows.first()
+        .map(|row| {
+            row.try_get("state")
+                .map_err(|e| StoreError::corrupt("column state").with_source(e))
+        })
+        .transpose()
+}
+
+pub(crate) async fn delete_session(store: &PostgresStore, id: &str) -> Result<bool, StoreError> {
+    let sql = &store.shared().sql.sessions;
+    Ok(store.execute("delete_session", &sql.delete, &[&id]).await? > 0)
 }

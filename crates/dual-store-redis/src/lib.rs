@@ -88,6 +88,7 @@ mod connection;
 mod fields;
 mod listing;
 mod scripts;
+mod sessions;
 mod store;
 mod tasks;
 

@@ -45,6 +45,8 @@ pub(crate) struct Keys {
     pub(crate) owners: String,
     /// `{prefix}t:`, which the ids of tasks follow.
     tasks: String,
+    /// `{prefix}m:`, which the ids of MCP sessions follow.
+    sessions: String,
 }
 
 impl Keys {
@@ -55,6 +57,7 @@ impl Keys {
             pinned: format!("{prefix}pinned"),
             owners: format!("{prefix}o"),
             tasks: format!("{prefix}t:"),
+            sessions: format!("{prefix}m:"),
             prefix,
         }
     }
@@ -70,6 +73,10 @@ impl Keys {
 
     pub(crate) fn task(&self, id: TaskId) -> String {
         format!("{}{id}", self.tasks)
+    }
+
+    pub(crate) fn session(&self, id: &str) -> String {
+        format!("{}{id}", self.sessions)
     }
 
     pub(crate) fn records(&self) -> &str {
@@ -447,6 +454,26 @@ impl ResourceStore for RedisStore {
     #[tracing::instrument(name = "redis_store.cancel_task", level = "debug", skip(self))]
     async fn cancel_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError> {
         crate::tasks::cancel(&self.shared, id, now).await
+    }
+
+    #[tracing::instrument(name = "redis_store.save_session", level = "debug", skip_all)]
+    async fn save_session(
+        &self,
+        id: &str,
+        state: &str,
+        expires_at: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        crate::sessions::save(self, id, state, expires_at).await
+    }
+
+    #[tracing::instrument(name = "redis_store.load_session", level = "debug", skip_all)]
+    async fn load_session(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, StoreError> {
+        crate::sessions::load(self, id, now).await
+    }
+
+    #[tracing::instrument(name = "redis_store.delete_session", level = "debug", skip_all)]
+    async fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
+        crate::sessions::delete(self, id).await
     }
 
     async fn close(&self) -> Result<(), StoreError> {

@@ -1,5 +1,6 @@
 //! The in-memory store, modelled on mini-redis's `db.rs`, with the map split into shards.
 
+mod sessions;
 mod tasks;
 
 use std::collections::{BTreeSet, HashMap};
@@ -84,6 +85,7 @@ struct Shared {
     index: Mutex<Index>,
     shards: [Padded; SHARDS],
     tasks: tasks::Tasks,
+    sessions: sessions::Sessions,
     closed: AtomicBool,
 }
 
@@ -93,6 +95,7 @@ impl Default for Shared {
             index: Mutex::default(),
             shards: std::array::from_fn(|_| Padded::default()),
             tasks: tasks::Tasks::default(),
+            sessions: sessions::Sessions::default(),
             closed: AtomicBool::new(false),
         }
     }
@@ -338,6 +341,7 @@ impl ResourceStore for MemoryStore {
             tokio::task::yield_now().await;
         }
         self.open()?.tasks.purge(now);
+        self.open()?.sessions.purge(now);
         let purged = removed.len() as u64;
         free(removed);
         if purged > 0 {
@@ -398,6 +402,24 @@ impl ResourceStore for MemoryStore {
         Ok(self.open()?.tasks.cancel(id, now))
     }
 
+    async fn save_session(
+        &self,
+        id: &str,
+        state: &str,
+        expires_at: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        self.open()?.sessions.save(id, state, expires_at);
+        Ok(())
+    }
+
+    async fn load_session(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, StoreError> {
+        Ok(self.open()?.sessions.load(id, now))
+    }
+
+    async fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
+        Ok(self.open()?.sessions.delete(id))
+    }
+
     /// Only this process sees its records.
     fn is_shared(&self) -> bool {
         false
@@ -419,6 +441,7 @@ impl ResourceStore for MemoryStore {
         };
         drop(emptied);
         self.shared.tasks.clear();
+        self.shared.sessions.clear();
         Ok(())
     }
 }

@@ -230,6 +230,18 @@ pub trait ResourceStore: Send + Sync + fmt::Debug + 'static {
     /// and answers it as it is now stored; `None` when no live task has that id.
     async fn cancel_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError>;
 
+    /// Keeps the state of an MCP session (`state`, opaque text: the client's `initialize`
+    /// parameters as JSON) under `id` until `expires_at`, replacing any state with that id, so that
+    /// any instance sharing the store can restore the session.
+    async fn save_session(&self, id: &str, state: &str, expires_at: OffsetDateTime)
+    -> Result<(), StoreError>;
+
+    /// The state saved under `id`; `None` when there is none or it expired (`expires_at <= now`).
+    async fn load_session(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, StoreError>;
+
+    /// Forgets the session `id`, answering whether it was there.
+    async fn delete_session(&self, id: &str) -> Result<bool, StoreError>;
+
     /// Whether other processes read and write the same records (Redis, PostgreSQL): servers sharing
     /// the store must then share their snapshot spool too, and the server's builder refuses a
     /// process-local one. The default answer is `true`, the safe one for a store that does not say;

@@ -227,6 +227,23 @@ impl ResourceStore for Buggy {
         self.inner.cancel_task(id, now).await
     }
 
+    async fn save_session(
+        &self,
+        id: &str,
+        state: &str,
+        expires_at: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        self.inner.save_session(id, state, expires_at).await
+    }
+
+    async fn load_session(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, StoreError> {
+        self.inner.load_session(id, now).await
+    }
+
+    async fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
+        self.inner.delete_session(id).await
+    }
+
     async fn close(&self) -> Result<(), StoreError> {
         self.inner.close().await
     }

@@ -156,6 +156,26 @@ impl ResourceStore for BreakableStore {
         self.inner.cancel_task(id, now).await
     }
 
+    async fn save_session(
+        &self,
+        id: &str,
+        state: &str,
+        expires_at: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.save_session(id, state, expires_at).await
+    }
+
+    async fn load_session(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, StoreError> {
+        self.check()?;
+        self.inner.load_session(id, now).await
+    }
+
+    async fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
+        self.check()?;
+        self.inner.delete_session(id).await
+    }
+
     fn is_shared(&self) -> bool {
         self.shared || self.inner.is_shared()
     }

@@ -93,7 +93,7 @@ pub use purge::{MANY_RECORDS, find_expired_order_and_limit, many_records_mixed_e
 pub use query_state::update_query_touches_only_the_query;
 pub use round_trip::{round_trip_every_field, save_replaces};
 pub use support::record;
-pub use tasks::tasks_round_trip_renew_and_cancel;
+pub use tasks::{sessions_round_trip_expire_and_delete, tasks_round_trip_renew_and_cancel};
 pub use visibility::{record_access_checks_the_viewer, record_access_expired_and_unknown};
 
 use dual_store::ResourceStore;
@@ -138,6 +138,7 @@ where
         update_query_touches_only_the_query,
         list_pages_one_owners_live_records,
         tasks_round_trip_renew_and_cancel,
+        sessions_round_trip_expire_and_delete,
     ];
     by_arc![concurrent_record_access, concurrent_saves, concurrent_purges];
 }

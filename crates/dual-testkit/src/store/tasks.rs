@@ -120,3 +120,60 @@ pub async fn tasks_round_trip_renew_and_cancel(store: &dyn ResourceStore) {
     let anonymous = store.get_task(unknown.id, now).await.or_panic("get_task");
     assert_eq!(anonymous.map(|t| t.owner), Some(None));
 }
+
+/// An MCP session's state round-trips as text (any script, newlines), is replaced by a later
+/// save, is gone at its `expires_at` and after a delete, and sessions never see each other.
+pub async fn sessions_round_trip_expire_and_delete(store: &dyn ResourceStore) {
+    let now = with_micros(base_now(), 250);
+    let expires = now + Duration::minutes(10);
+    let id = format!("session-{}", ResourceId::new());
+    let other = format!("{id}-2");
+    let state = "{\"protocolVersion\":\"2025-11-25\",\"clientInfo\":{\"name\":\"名前\\n x\"}}\nline two";
+    store
+        .save_session(&id, state, expires)
+        .await
+        .or_panic("save_session");
+    assert_eq!(
+        store
+            .load_session(&id, now)
+            .await
+            .or_panic("load_session")
+            .as_deref(),
+        Some(state)
+    );
+    assert_eq!(
+        store.load_session(&other, now).await.or_panic("load_session"),
+        None
+    );
+    store
+        .save_session(&id, "replaced", expires)
+        .await
+        .or_panic("save_session");
+    assert_eq!(
+        store
+            .load_session(&id, now)
+            .await
+            .or_panic("load_session")
+            .as_deref(),
+        Some("replaced")
+    );
+    let before = expires - Duration::microseconds(1);
+    assert!(
+        store
+            .load_session(&id, before)
+            .await
+            .or_panic("load_session")
+            .is_some()
+    );
+    assert_eq!(
+        store.load_session(&id, expires).await.or_panic("load_session"),
+        None,
+        "gone at expires_at"
+    );
+    assert!(store.delete_session(&id).await.or_panic("delete_session"));
+    assert!(
+        !store.delete_session(&id).await.or_panic("delete_session"),
+        "deleted once"
+    );
+    assert_eq!(store.load_session(&id, now).await.or_panic("load_session"), None);
+}
