@@ -115,6 +115,8 @@ mod prompts;
 #[cfg(feature = "server")]
 mod resources;
 mod schema;
+#[cfg(feature = "streamable-http")]
+mod sessions;
 #[cfg(feature = "server")]
 mod sql_tools;
 #[cfg(feature = "server")]
@@ -148,6 +150,8 @@ pub use resources::{
     resource_template, resource_templates,
 };
 pub use schema::output_schema;
+#[cfg(feature = "streamable-http")]
+pub use sessions::{DEFAULT_SESSION_TTL, StoreSessions};
 #[cfg(feature = "server")]
 pub use sql_tools::{
     DESCRIBE_SCHEMA_TOOL, MAX_DESCRIBE_BYTES, QUERY_TOOL, call_describe_schema, call_query,

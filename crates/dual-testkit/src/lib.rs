@@ -11,6 +11,7 @@
 //! | [`metrics`] | [`Captured`](metrics::Captured), a `metrics` recorder a test installs on its thread and reads counters and gauges back from |
 //! | [`logs`] | log output captured in a buffer, and the check that no raw control character or forged line reached it |
 //! | [`proxy`] | a TCP proxy a test cuts and restores, to simulate an outage of a shared service |
+//! | [`round_robin`] | a TCP load balancer sending each new connection to the next instance |
 //! | `s3` | (feature `s3`) a bucket of one test on the S3-compatible server, removed with everything in it |
 //! | [`serve`] | a hyper service on a free loopback port |
 //! | [`services`] | the PostgreSQL, Redis and S3 servers some suites need, found through environment variables |
@@ -44,6 +45,7 @@ mod in_process_spool;
 pub mod logs;
 pub mod metrics;
 pub mod proxy;
+pub mod round_robin;
 #[cfg(feature = "s3")]
 pub mod s3;
 mod scratch;

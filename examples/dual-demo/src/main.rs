@@ -226,6 +226,11 @@ struct ServeArgs {
     #[arg(long, value_name = "SECS", default_value_t = serve::DEFAULT_MCP_SESSION_IDLE.as_secs(),
           value_parser = secs())]
     mcp_session_idle_secs: u64,
+    /// With a shared store: seconds after it started that a session (before protocol 2026-07-28)
+    /// can be restored on another instance.
+    #[arg(long, value_name = "SECS", default_value_t = serve::DEFAULT_MCP_SESSION_TTL.as_secs(),
+          value_parser = secs())]
+    mcp_session_ttl_secs: u64,
     /// Seconds in-flight requests and exports get to finish after SIGTERM or SIGINT before they are
     /// cut (a second signal cuts at once).
     #[arg(long, value_name = "SECS", default_value_t = serve::DEFAULT_SHUTDOWN_GRACE.as_secs())]
@@ -387,6 +392,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.export_stall = Duration::from_secs(args.export_stall_secs);
     options.max_mcp_sessions = args.max_mcp_sessions;
     options.mcp_session_idle = Duration::from_secs(args.mcp_session_idle_secs);
+    options.mcp_session_ttl = Duration::from_secs(args.mcp_session_ttl_secs);
     options.shutdown_grace = Duration::from_secs(args.shutdown_grace_secs);
     options.metrics_addr = args.metrics_addr;
     options.metrics_max_connections = args.metrics_max_connections;

@@ -65,6 +65,8 @@ pub const DEFAULT_EXPORT_STALL: Duration = Duration::from_secs(30);
 pub const DEFAULT_MAX_MCP_SESSIONS: usize = 1000;
 /// Default of [`ServeOptions::mcp_session_idle`]: 120 s.
 pub const DEFAULT_MCP_SESSION_IDLE: Duration = Duration::from_secs(120);
+/// Default of [`ServeOptions::mcp_session_ttl`]: 24 h.
+pub const DEFAULT_MCP_SESSION_TTL: Duration = dual_rmcp::DEFAULT_SESSION_TTL;
 /// Default of [`ServeOptions::shutdown_grace`]: 30 s.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// Default of [`ServeOptions::metrics_max_connections`].
@@ -173,6 +175,9 @@ pub struct ServeOptions {
     pub max_mcp_sessions: usize,
     /// Time an MCP session may go without a message before it is closed.
     pub mcp_session_idle: Duration,
+    /// On a shared store: how long after it started a session of a client before 2026-07-28 can
+    /// be restored on another instance (its state is kept in the store that long).
+    pub mcp_session_ttl: Duration,
     /// Time in-flight requests and exports get to finish at shutdown before they are cut.
     pub shutdown_grace: Duration,
     /// Bearer tokens `/mcp` and `/resources` require; `None` serves everyone (the default). A
@@ -244,6 +249,7 @@ impl ServeOptions {
             export_stall: DEFAULT_EXPORT_STALL,
             max_mcp_sessions: DEFAULT_MAX_MCP_SESSIONS,
             mcp_session_idle: DEFAULT_MCP_SESSION_IDLE,
+            mcp_session_ttl: DEFAULT_MCP_SESSION_TTL,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             auth_tokens: None,
             link_key: None,
@@ -282,6 +288,7 @@ impl ServeOptions {
             ("body_timeout", self.body_timeout),
             ("export_stall", self.export_stall),
             ("mcp_session_idle", self.mcp_session_idle),
+            ("mcp_session_ttl", self.mcp_session_ttl),
             ("query_time_limit", self.query_time_limit),
             ("db_wait", self.db_wait),
             ("cleanup_interval", self.cleanup_interval),

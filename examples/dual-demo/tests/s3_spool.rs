@@ -22,89 +22,18 @@ use dual_testkit::services::S3;
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 use support::http::{Http, Reply};
-use support::{
-    Backend, Instance, LIMIT, Namespace, TempDb, create_via_mcp, id_of, rest_client, serve_command, within,
-};
+use support::shared_spool::{PREFIX, Shared, with_bucket};
+use support::{Backend, TempDb, create_via_mcp, id_of, rest_client};
 use tokio::time::{sleep, timeout};
 
 /// Rows of [`SQL`] on the small dataset.
 const ROWS: u64 = dual_demo::dataset::DatasetSize::SMALL.institutions as u64;
 /// Rows left in the database once the test changed it.
 const ROWS_LEFT: u64 = 10;
-/// The spool prefix of the instances under test (the bucket is the test's own).
-const PREFIX: &str = "shared/snapshots";
-/// How long a sweep (every second here) may take to remove what it should.
-const SWEPT_WITHIN: Duration = Duration::from_secs(30);
 /// How long a request may take to fail while S3 is cut (3 retries within 10 s at most).
 const FAIL_WITHIN: Duration = Duration::from_secs(15);
 /// How long the instance may take to serve again once S3 is back.
 const RECOVER_WITHIN: Duration = Duration::from_secs(20);
-
-/// What every instance of one test shares: the bucket, the store's namespace and the database.
-struct Shared {
-    bucket: Bucket,
-    backend: Backend,
-    namespace: Namespace,
-    db: TempDb,
-}
-
-impl Shared {
-    /// Starts `dual-demo serve` on the shared store and `--spool s3://BUCKET/PREFIX`, reaching S3 at
-    /// `endpoint` through `AWS_ENDPOINT_URL`, sweeping every second.
-    async fn instance(&self, endpoint: &str, extra: &[&str]) -> Instance {
-        let mut command = serve_command(&self.db.path());
-        command
-            .args(["--store", &self.backend.url()])
-            .args(["--store-prefix", self.namespace.prefix()])
-            .args(["--spool", &self.bucket.url(PREFIX)])
-            .args(["--cleanup-interval-secs", "1"])
-            .args(extra)
-            .envs(Bucket::env(endpoint));
-        Instance::launch(command).await
-    }
-
-    /// The objects of resource `id`'s snapshot in the bucket.
-    async fn objects_of(&self, id: &str) -> Vec<String> {
-        self.bucket.objects(&format!("{PREFIX}/{id}")).await
-    }
-
-    /// Waits up to [`SWEPT_WITHIN`] until resource `id` has no object left; panics with what is left.
-    async fn wait_swept(&self, id: &str, what: &str) {
-        let started = Instant::now();
-        loop {
-            let left = self.objects_of(id).await;
-            if left.is_empty() {
-                return;
-            }
-            assert!(
-                started.elapsed() < SWEPT_WITHIN,
-                "{what}: still in the bucket after {SWEPT_WITHIN:?}: {left:?}"
-            );
-            sleep(Duration::from_millis(250)).await;
-        }
-    }
-}
-
-/// Runs `scenario` with a fresh bucket, store namespace and database, then removes the bucket with
-/// everything in it whatever the outcome (the instances are killed first, with the scenario).
-async fn with_bucket<S, F>(backend: Backend, scenario: S)
-where
-    S: FnOnce(Shared) -> F + Send + 'static,
-    F: Future<Output = ()> + Send + 'static,
-{
-    let bucket = Bucket::create("dual-demo-test").await;
-    let shared = Shared {
-        bucket: bucket.clone(),
-        backend,
-        namespace: Namespace::new(backend).await,
-        db: TempDb::new(),
-    };
-    let outcome = tokio::spawn(async move {
-        within(LIMIT, scenario(shared)).await;
-    })
-    .await;
-    bucket.finish(outcome).await;
-}
 
 async fn get(http: &Http, path: &str) -> Reply {
     http.send(http.request(Method::GET, path, None), Bytes::new())

@@ -29,6 +29,9 @@ pub(super) struct McpEndpoint {
     service: StreamableHttpService<DemoMcp, LocalSessionManager>,
     sessions: SessionCap,
     draining: CancellationToken,
+    /// Whether sessions are kept in a shared store (then any instance restores a session it does
+    /// not hold, and such a restore counts against this instance's cap like a new session).
+    shared_sessions: bool,
     /// One "cap reached" line per second; a std mutex, never held across an `.await`.
     cap_log: Arc<Mutex<LogThrottle>>,
 }
@@ -46,11 +49,19 @@ impl McpEndpoint {
         // No SSE priming events: they exist for resuming a stream from an event store, which this
         // server has none of, and clients of versions before 2025-11-25 do not expect them (the
         // Python SDK 1.9.4 logs a parse error for each).
-        let config = StreamableHttpServerConfig::default()
+        let mut config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(hosts)
             .with_cancellation_token(switches.mcp_sessions.clone())
             .with_sse_retry(None)
             .with_max_request_body_bytes(MAX_MCP_BODY_BYTES);
+        // Several instances on one store: a session of a client before 2026-07-28 is restorable on
+        // each of them (2026-07-28 has no sessions).
+        let shared_sessions = server.store().is_shared();
+        if shared_sessions {
+            config.session_store = Some(Arc::new(
+                dual_rmcp::StoreSessions::new(server.clone()).ttl(options.mcp_session_ttl),
+            ));
+        }
         let cap = SessionCap::new(options.max_mcp_sessions, options.mcp_session_idle);
         let apps = options.apps;
         let service = StreamableHttpService::new(
@@ -62,6 +73,7 @@ impl McpEndpoint {
             service,
             sessions: cap,
             draining: switches.draining.clone(),
+            shared_sessions,
             cap_log: Arc::new(Mutex::new(LogThrottle::new(Duration::from_secs(1)))),
         }
     }
@@ -100,8 +112,21 @@ pub(super) fn allowed_hosts(addr: SocketAddr, base_url: &str) -> Vec<String> {
 /// Answers one request to `/mcp`.
 pub(super) async fn handle(State(endpoint): State<McpEndpoint>, request: Request) -> Response<RouterBody> {
     // A POST without a session id starts a session (an `initialize`); rmcp refuses any other
-    // message without one, so holding a slot for those too costs nothing.
-    let new_session = request.method() == Method::POST && !request.headers().contains_key(HEADER_SESSION_ID);
+    // message without one, so holding a slot for those too costs nothing. A session this instance
+    // does not hold is restored from the shared store, and takes a slot too.
+    let session_id = request
+        .headers()
+        .get(HEADER_SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let held = match &session_id {
+        Some(id) => endpoint.sessions.contains(id).await,
+        None => false,
+    };
+    let new_session = match &session_id {
+        None => request.method() == Method::POST,
+        Some(_) => endpoint.shared_sessions && !held,
+    };
     let _admission = if new_session {
         let Some(admission) = endpoint.sessions.admit().await else {
             endpoint.log_cap_reached();
@@ -111,13 +136,7 @@ pub(super) async fn handle(State(endpoint): State<McpEndpoint>, request: Request
     } else {
         None
     };
-    if request.method() == Method::DELETE
-        && let Some(id) = request
-            .headers()
-            .get(HEADER_SESSION_ID)
-            .and_then(|v| v.to_str().ok())
-        && !endpoint.sessions.contains(id).await
-    {
+    if request.method() == Method::DELETE && session_id.is_some() && !held && !endpoint.shared_sessions {
         return mcp_checks::unknown_session();
     }
     let event_stream = request.method() == Method::GET;

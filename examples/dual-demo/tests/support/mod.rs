@@ -13,6 +13,8 @@ pub(crate) mod http;
 pub(crate) mod in_process;
 pub(crate) mod raw_mcp;
 pub(crate) mod schema;
+#[cfg(feature = "services")]
+pub(crate) mod shared_spool;
 pub(crate) mod stdio;
 
 use std::collections::VecDeque;
@@ -215,16 +217,17 @@ impl TempDb {
 
 /// `dual-demo serve --pending-after-ms 0 --addr 127.0.0.1:0 --db DB`, for further arguments.
 pub(crate) fn serve_command(db: &Path) -> Command {
+    serve_command_pending(db, 0)
+}
+
+/// [`serve_command`] whose tool calls wait up to `pending_after_ms` for the result before they
+/// answer `pending`.
+pub(crate) fn serve_command_pending(db: &Path, pending_after_ms: u64) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
     command
-        .args([
-            "serve",
-            "--pending-after-ms",
-            "0",
-            "--addr",
-            "127.0.0.1:0",
-            "--db",
-        ])
+        .arg("serve")
+        .args(["--pending-after-ms", &pending_after_ms.to_string()])
+        .args(["--addr", "127.0.0.1:0", "--db"])
         .arg(db);
     command
 }
