@@ -252,3 +252,25 @@ async fn nothing_is_sent_after_unsubscribe_and_strangers_and_the_cap_are_refused
         .expect("a place is free again");
     session.cancel().await.expect("closed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_is_told_when_its_query_fails() {
+    let executor = Arc::new(Numbers::new().steps([2, 3]).then_fail());
+    let client = Client::default();
+    let (a, _b, session) = connect(&executor, client.clone(), 4).await;
+    let uri = pending_result(&session).await;
+    session
+        .peer()
+        .subscribe(SubscribeRequestParams::new(uri.clone()))
+        .await
+        .expect("resources/subscribe");
+    executor.open();
+    executor.open();
+    until("told it failed", || client.updates().len() == 1).await;
+    let record = a
+        .get_resource(id_of(&uri), &Caller::anonymous())
+        .await
+        .expect("the failed result is still there");
+    assert_eq!(record.status, dual_core::status::ResourceStatus::Failed);
+    session.cancel().await.expect("closed");
+}
