@@ -45,10 +45,13 @@ async fn transcript(session: &mut RawMcp) -> String {
         seen.insert(what.to_owned(), response);
     };
     record("tools/list", session.request("tools/list", json!({})).await);
-    record(
-        "resources/list",
-        session.request("resources/list", json!({})).await,
-    );
+    // The results every client is listed (docs/DESIGN.md §9) depend on what was called before;
+    // what MCP Apps adds (the view) is what is compared.
+    let mut listed = session.request("resources/list", json!({})).await;
+    if let Some(resources) = listed["result"]["resources"].as_array_mut() {
+        resources.retain(|resource| !resource["uri"].as_str().is_some_and(|uri| uri.starts_with("resource://")));
+    }
+    record("resources/list", listed);
     record(
         "resources/templates/list",
         session.request("resources/templates/list", json!({})).await,
@@ -293,11 +296,11 @@ async fn an_apps_host_gets_the_view_and_downloads_every_row_without_a_header() {
 
                 // The view: listed, and read with its MIME type and `_meta.ui`.
                 let resources = host.result("resources/list", json!({})).await;
-                assert_eq!(
-                    resources["resources"].as_array().map(Vec::len),
-                    Some(1),
-                    "{resources}"
-                );
+                let views = resources["resources"]
+                    .as_array()
+                    .map(|all| all.iter().filter(|r| r["uri"].as_str().is_some_and(|u| u.starts_with("ui://"))).count());
+                assert_eq!(views, Some(1), "{resources}");
+                assert!(resources["resources"][0]["uri"].as_str().is_some_and(|u| u.starts_with("ui://")), "the view comes first: {resources}");
                 let view = &resources["resources"][0];
                 assert_eq!(
                     (
