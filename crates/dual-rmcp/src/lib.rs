@@ -24,10 +24,18 @@
 //! * `server` feature, long-running queries (docs/DESIGN.md §8): [`wait_for_result`] waits for a
 //!   `pending` resource to be ready or failed, reporting the rows so far; [`ProgressReporter`]
 //!   sends them as `notifications/progress` for a request's progress token; [`DualTasks`] runs a
-//!   tool call as an MCP task on rmcp's `TaskManager` (`tasks/get`, and `tasks/cancel`, which
-//!   deletes the pending resource and so stops the query) for clients that
-//!   [declare tasks](client_supports_tasks); [`failure_result`] is the tool error of a failed query.
-//!   [`read_resource`] answers a pending or failed resource with its status instead of a page.
+//!   tool call as a durable MCP task kept in the server's store (`tasks/get`, `tasks/update` and
+//!   `tasks/cancel` on any instance, for the task's owner only; cancelling deletes the resource and
+//!   so stops the query) for clients that [declare tasks](client_supports_tasks);
+//!   [`failure_result`] is the tool error of a failed query. [`read_resource`] answers a pending or
+//!   failed resource with its status instead of a page.
+//! * `server` feature, MCP across instances (docs/DESIGN.md §9): [`read_resource_for`] adds the
+//!   2026-07-28 caching hints (`ttlMs`, `cacheScope`); [`list_resources`] answers `resources/list`
+//!   with the caller's results, newest first, cursor-paged; [`Prompts`] serves `explore_result`
+//!   and `answer_from_data`; [`Subscriptions`] serves `resources/subscribe` (sessions) and
+//!   `subscriptions/listen` (2026-07-28), told of changes made on any instance. Feature
+//!   `streamable-http`: [`StoreSessions`], rmcp's `SessionStore` over the server's store, so any
+//!   instance restores a session of a client before 2026-07-28.
 //! * `apps` feature, MCP Apps (`io.modelcontextprotocol/ui`, docs/DESIGN.md §4): the result view of
 //!   the `dual-view` crate for hosts that render it. [`client_supports_apps`] (and the pure
 //!   [`capabilities_support_apps`] / [`apps_negotiated`]) tells whether a request's client
@@ -43,7 +51,8 @@
 //!   [`describe_schema_tool`] / [`call_describe_schema`] list its tables, columns, types and
 //!   nullability from a `SchemaCache`, and [`query_tool`] / [`call_query`] run one read-only SQL
 //!   statement with its parameters as a dual response; [`DatabaseMcp`] is the whole MCP server
-//!   (both tools and the results as resources) to mount with rmcp's transport.
+//!   (both tools, the results as resources, subscriptions and prompts) to mount with rmcp's
+//!   transport.
 //! * `client` feature: [`parse_call_tool_result`] turns a `CallToolResult` into dual-client's
 //!   `ParsedDualResponse`.
 //!

@@ -51,7 +51,17 @@
 //!     spooled_rows bigint                       -- while a ready resource's snapshot is written
 //! );
 //! CREATE INDEX dual_resources_expires_at_idx ON dual_resources (expires_at) WHERE expires_at IS NOT NULL;
+//! -- `list`: one owner's records newest first (ULIDs compared bytewise)
+//! CREATE INDEX dual_resources_owner_idx ON dual_resources (owner, id COLLATE "C");
+//! -- durable MCP tasks: the task as saved, the running instance's renewal, the cancellation mark
+//! CREATE TABLE dual_resources_tasks (id text PRIMARY KEY, task json NOT NULL, run json,
+//!     cancel_requested boolean NOT NULL DEFAULT FALSE, expires_at timestamptz NOT NULL);
+//! -- MCP session state, restorable on any instance
+//! CREATE TABLE dual_resources_sessions (id text PRIMARY KEY, state text NOT NULL, expires_at timestamptz NOT NULL);
 //! ```
+//!
+//! A renewal of a task (`update_task`) writes `run` only, so a cancellation set meanwhile stays;
+//! expired tasks and sessions go with the purge of expired records.
 //!
 //! The migration also brings a table of an earlier release up to date: it adds each of `consistency`,
 //! `status`, `lease_expires_at`, `failure` and `spooled_rows` that is missing (`ADD COLUMN IF NOT EXISTS`), so the

@@ -58,6 +58,16 @@
 //! leftover index entries score before any current `now`. A `maxmemory-policy` that evicts keys would
 //! make it count evicted records (until their expiry, or for pinned ones until deleted).
 //!
+//! Listings, tasks and MCP sessions: a sorted set `{prefix}o` + the owner field (`-`, or `=` and the
+//! owner) holds each owner's record ids at score 0, so `ZRANGE … BYLEX REV` lists them newest first
+//! (ULIDs sort by creation as text); a save adds the id and trims the set to its newest 100,000, a
+//! delete and a purge remove it, and a listing removes the ids of keys Redis dropped by itself. A
+//! task is a hash `{prefix}t:{id}`: the task as saved (`t`), the running instance's last renewal
+//! (`r`, of which only its part is read), the cancellation mark (`c`, which a renewal never
+//! touches) and its expiry (`eu`, `en`), renewed and cancelled by Lua scripts that check the expiry
+//! in the same step. An MCP session is a string `{prefix}m:{id}`, its expiry then its state. Both
+//! carry a TTL of their expiry plus the grace window.
+//!
 //! Timestamps round-trip exactly (nanoseconds). Redis Cluster is not supported: scripts touch the
 //! record key and the index in one call, which needs them in one slot (a prefix with a hash tag,
 //! such as `{dual}:`, would put them there).
