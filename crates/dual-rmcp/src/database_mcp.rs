@@ -17,7 +17,7 @@ use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use crate::sql_tools::{
     DESCRIBE_SCHEMA_TOOL, QUERY_TOOL, call_describe_schema, call_query, describe_schema_tool, query_tool,
 };
-use crate::{Prompts, SubscriptionOptions, Subscriptions};
+use crate::{Prompts, ResultSurface};
 
 /// An MCP server for one database: `query` runs the executor registered for `kind` (the model's
 /// SQL, e.g. `SqliteDb::sql_executor` or `PgDb::sql_executor`) and `describe_schema` reads
@@ -30,8 +30,8 @@ pub struct DatabaseMcp {
     schema: SchemaCache,
     kind: String,
     tools: Vec<Tool>,
-    prompts: Prompts,
-    subscriptions: Subscriptions,
+    /// The results, their subscriptions and the prompts (this session's).
+    surface: ResultSurface,
     name: String,
 }
 
@@ -44,8 +44,7 @@ impl Clone for DatabaseMcp {
             schema: self.schema.clone(),
             kind: self.kind.clone(),
             tools: self.tools.clone(),
-            prompts: self.prompts.clone(),
-            subscriptions: self.subscriptions.for_new_session(),
+            surface: self.surface.for_new_session(),
             name: self.name.clone(),
         }
     }
@@ -61,12 +60,14 @@ impl DatabaseMcp {
         description: &str,
     ) -> Self {
         Self {
-            subscriptions: Subscriptions::new(server.clone(), SubscriptionOptions::default()),
+            surface: ResultSurface::new(
+                server.clone(),
+                Prompts::new(QUERY_TOOL).schema_tool(DESCRIBE_SCHEMA_TOOL),
+            ),
             server,
             schema,
             kind: kind.into(),
             tools: vec![query_tool(description), describe_schema_tool()],
-            prompts: Prompts::new(QUERY_TOOL).schema_tool(DESCRIBE_SCHEMA_TOOL),
 
             name: "dual-response".to_owned(),
         }
@@ -143,10 +144,7 @@ impl ServerHandler for DatabaseMcp {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let version = crate::protocol_version(context.protocol_version().as_ref());
-        Ok(ListResourceTemplatesResult::with_all_items(vec![
-            crate::resource_template_for_version(&crate::resource_template(&self.server), version),
-        ]))
+        Ok(self.surface.list_resource_templates(&context))
     }
 
     async fn list_resources(
@@ -154,17 +152,7 @@ impl ServerHandler for DatabaseMcp {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let caller = crate::caller_from_extensions(&context.extensions);
-        let version = crate::protocol_version(context.protocol_version().as_ref());
-        let cursor = request.as_ref().and_then(|request| request.cursor.as_deref());
-        crate::list_resources(
-            &self.server,
-            &caller,
-            cursor,
-            crate::DEFAULT_LIST_PAGE_SIZE,
-            version,
-        )
-        .await
+        self.surface.list_resources(request, &context).await
     }
 
     async fn read_resource(
@@ -172,25 +160,19 @@ impl ServerHandler for DatabaseMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let caller = crate::caller_from_extensions(&context.extensions);
-        let version = crate::protocol_version(context.protocol_version().as_ref());
-        crate::read_resource_for(&self.server, &caller, &request.uri, version)
+        self.surface
+            .read_resource(&request, &context)
             .await
             .map(Into::into)
     }
 
-    /// `resources/subscribe` (before 2026-07-28, in a session): told when the result turns ready
-    /// or failed, is deleted or expires.
     #[allow(deprecated, reason = "the legacy form, served to sessions before 2026-07-28")]
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let caller = crate::caller_from_extensions(&context.extensions);
-        self.subscriptions
-            .subscribe(&caller, &request.uri, context.peer.clone())
-            .await
+        self.surface.subscribe(&request, &context).await
     }
 
     #[allow(deprecated, reason = "the legacy form, served to sessions before 2026-07-28")]
@@ -199,18 +181,16 @@ impl ServerHandler for DatabaseMcp {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.subscriptions.unsubscribe(&request.uri).await;
+        self.surface.unsubscribe(&request).await;
         Ok(())
     }
 
-    /// `subscriptions/listen` (2026-07-28): the results of this server named in the request.
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        Some(self.subscriptions.accepted_filter(requested))
+        Some(self.surface.accepted_filter(requested))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let caller = crate::caller_from_extensions(&context.request_context().extensions);
-        self.subscriptions.listen(&caller, context).await
+        self.surface.listen(context).await
     }
 
     async fn list_prompts(
@@ -218,7 +198,7 @@ impl ServerHandler for DatabaseMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(self.prompts.list())
+        Ok(self.surface.list_prompts())
     }
 
     async fn get_prompt(
@@ -226,10 +206,6 @@ impl ServerHandler for DatabaseMcp {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let caller = crate::caller_from_extensions(&context.extensions);
-        self.prompts
-            .get(&self.server, &caller, &request.name, request.arguments.as_ref())
-            .await
-            .map(Into::into)
+        self.surface.get_prompt(&request, &context).await.map(Into::into)
     }
 }

@@ -33,7 +33,8 @@
 //!   2026-07-28 caching hints (`ttlMs`, `cacheScope`); [`list_resources`] answers `resources/list`
 //!   with the caller's results, newest first, cursor-paged; [`Prompts`] serves `explore_result`
 //!   and `answer_from_data`; [`Subscriptions`] serves `resources/subscribe` (sessions) and
-//!   `subscriptions/listen` (2026-07-28), told of changes made on any instance. Feature
+//!   `subscriptions/listen` (2026-07-28), told of changes made on any instance; [`ResultSurface`]
+//!   bundles all of it (and the template and `resources/read`) for a handler to delegate to. Feature
 //!   `streamable-http`: [`StoreSessions`], rmcp's `SessionStore` over the server's store, so any
 //!   instance restores a session of a client before 2026-07-28.
 //! * `apps` feature, MCP Apps (`io.modelcontextprotocol/ui`, docs/DESIGN.md §4): the result view of
@@ -131,6 +132,8 @@ mod sql_tools;
 #[cfg(feature = "server")]
 mod subscriptions;
 #[cfg(feature = "server")]
+mod surface;
+#[cfg(feature = "server")]
 mod tasks;
 mod tool_result;
 mod version;
@@ -170,6 +173,8 @@ pub use sql_tools::{
 pub use subscriptions::{
     DEFAULT_MAX_SUBSCRIPTIONS, DEFAULT_SUBSCRIPTION_POLL, SubscriptionOptions, Subscriptions,
 };
+#[cfg(feature = "server")]
+pub use surface::ResultSurface;
 #[cfg(feature = "server")]
 pub use tasks::{DEFAULT_TASK_POLL_INTERVAL, DualTasks, TASK_RETENTION_MARGIN, client_supports_tasks};
 pub use tool_result::{error_result, error_result_within, to_call_tool_result, to_call_tool_result_with};

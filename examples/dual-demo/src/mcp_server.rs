@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use dual_core::escape::log_error;
 use dual_core::mcp::{ProtocolVersion, RenderOptions};
-use dual_rmcp::{AppsOptions, DualTasks, ProgressReporter, Prompts, SubscriptionOptions, Subscriptions};
+use dual_rmcp::{AppsOptions, DualTasks, ProgressReporter, Prompts, ResultSurface, SubscriptionOptions};
 use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError};
 use rmcp::ServerHandler;
 use rmcp::model::{
@@ -55,9 +55,9 @@ pub struct DemoMcp {
     /// What an MCP Apps client is listed: the tools with the view, and the app-only tool.
     apps_tools: Arc<Vec<Tool>>,
     apps: AppsOptions,
-    prompts: Prompts,
-    /// This session's resource subscriptions (one `DemoMcp` per session).
-    subscriptions: Subscriptions,
+    /// The results as resources, their subscriptions (this session's: one `DemoMcp` per session)
+    /// and the prompts.
+    surface: ResultSurface,
 }
 
 impl DemoMcp {
@@ -70,8 +70,7 @@ impl DemoMcp {
             apps_tools: Arc::new(apps::apps_tools(&tools)),
             tools: Arc::new(tools),
             apps: AppsOptions::new(),
-            prompts: Prompts::new(QUERY_TOOL),
-            subscriptions: Subscriptions::new(server.clone(), SubscriptionOptions::default()),
+            surface: ResultSurface::new(server.clone(), Prompts::new(QUERY_TOOL)),
             server,
         }
     }
@@ -80,7 +79,7 @@ impl DemoMcp {
     /// [`SubscriptionOptions::default`], 16 results polled every second).
     #[must_use]
     pub fn with_subscriptions(mut self, options: SubscriptionOptions) -> Self {
-        self.subscriptions = Subscriptions::new(self.server.clone(), options);
+        self.surface = self.surface.subscription_options(options);
         self
     }
 
@@ -318,18 +317,9 @@ impl ServerHandler for DemoMcp {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
-        let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
-        let cursor = request.as_ref().and_then(|request| request.cursor.as_deref());
-        let mut listed = dual_rmcp::list_resources(
-            &self.server,
-            &caller,
-            cursor,
-            dual_rmcp::DEFAULT_LIST_PAGE_SIZE,
-            version,
-        )
-        .await?;
-        if cursor.is_none() && dual_rmcp::client_supports_apps(&context) {
+        let first_page = request.as_ref().is_none_or(|request| request.cursor.is_none());
+        let mut listed = self.surface.list_resources(request, &context).await?;
+        if first_page && dual_rmcp::client_supports_apps(&context) {
             listed.resources.splice(0..0, apps::apps_resources().resources);
         }
         Ok(listed)
@@ -343,10 +333,7 @@ impl ServerHandler for DemoMcp {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
-        self.subscriptions
-            .subscribe(&caller, &request.uri, context.peer.clone())
-            .await
+        self.surface.subscribe(&request, &context).await
     }
 
     #[allow(deprecated, reason = "the legacy form, served to sessions before 2026-07-28")]
@@ -355,18 +342,17 @@ impl ServerHandler for DemoMcp {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.subscriptions.unsubscribe(&request.uri).await;
+        self.surface.unsubscribe(&request).await;
         Ok(())
     }
 
     /// `subscriptions/listen` (2026-07-28): the results of this server named in the request.
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        Some(self.subscriptions.accepted_filter(requested))
+        Some(self.surface.accepted_filter(requested))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let caller = dual_rmcp::caller_from_extensions(&context.request_context().extensions);
-        self.subscriptions.listen(&caller, context).await
+        self.surface.listen(context).await
     }
 
     async fn list_prompts(
@@ -374,7 +360,7 @@ impl ServerHandler for DemoMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(self.prompts.list())
+        Ok(self.surface.list_prompts())
     }
 
     async fn get_prompt(
@@ -382,11 +368,7 @@ impl ServerHandler for DemoMcp {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
-        self.prompts
-            .get(&self.server, &caller, &request.name, request.arguments.as_ref())
-            .await
-            .map(Into::into)
+        self.surface.get_prompt(&request, &context).await.map(Into::into)
     }
 
     async fn list_resource_templates(
@@ -394,10 +376,7 @@ impl ServerHandler for DemoMcp {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
-        Ok(ListResourceTemplatesResult::with_all_items(vec![
-            dual_rmcp::resource_template_for_version(&dual_rmcp::resource_template(&self.server), version),
-        ]))
+        Ok(self.surface.list_resource_templates(&context))
     }
 
     async fn read_resource(
@@ -410,9 +389,8 @@ impl ServerHandler for DemoMcp {
         {
             return Ok(view.into());
         }
-        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
-        let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
-        dual_rmcp::read_resource_for(&self.server, &caller, &request.uri, version)
+        self.surface
+            .read_resource(&request, &context)
             .await
             .map(Into::into)
     }

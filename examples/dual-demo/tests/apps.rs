@@ -49,7 +49,11 @@ async fn transcript(session: &mut RawMcp) -> String {
     // what MCP Apps adds (the view) is what is compared.
     let mut listed = session.request("resources/list", json!({})).await;
     if let Some(resources) = listed["result"]["resources"].as_array_mut() {
-        resources.retain(|resource| !resource["uri"].as_str().is_some_and(|uri| uri.starts_with("resource://")));
+        resources.retain(|resource| {
+            !resource["uri"]
+                .as_str()
+                .is_some_and(|uri| uri.starts_with("resource://"))
+        });
     }
     record("resources/list", listed);
     record(
@@ -296,11 +300,18 @@ async fn an_apps_host_gets_the_view_and_downloads_every_row_without_a_header() {
 
                 // The view: listed, and read with its MIME type and `_meta.ui`.
                 let resources = host.result("resources/list", json!({})).await;
-                let views = resources["resources"]
-                    .as_array()
-                    .map(|all| all.iter().filter(|r| r["uri"].as_str().is_some_and(|u| u.starts_with("ui://"))).count());
+                let views = resources["resources"].as_array().map(|all| {
+                    all.iter()
+                        .filter(|r| r["uri"].as_str().is_some_and(|u| u.starts_with("ui://")))
+                        .count()
+                });
                 assert_eq!(views, Some(1), "{resources}");
-                assert!(resources["resources"][0]["uri"].as_str().is_some_and(|u| u.starts_with("ui://")), "the view comes first: {resources}");
+                assert!(
+                    resources["resources"][0]["uri"]
+                        .as_str()
+                        .is_some_and(|u| u.starts_with("ui://")),
+                    "the view comes first: {resources}"
+                );
                 let view = &resources["resources"][0];
                 assert_eq!(
                     (

@@ -24,7 +24,10 @@ pub(crate) fn big_sql() -> String {
     )
 }
 
-/// Runs [`big_sql`] through the MCP endpoint `mcp_url` and returns the resource id.
+/// Runs [`big_sql`] through the MCP endpoint `mcp_url` and returns the resource id once its
+/// snapshot is written in full: an export of it then streams faster than any client reads, so a
+/// client that stops reading stalls the server (on a loaded machine a snapshot still being written
+/// could trickle out slower than the socket buffers fill, and never stall it).
 pub(crate) async fn create_big_resource(mcp_url: &str) -> String {
     let mcp = timeout(Duration::from_secs(20), mcp_client::connect(mcp_url))
         .await
@@ -35,11 +38,23 @@ pub(crate) async fn create_big_resource(mcp_url: &str) -> String {
     let structured = result.structured_content.expect("structuredContent");
     assert_eq!(structured["metadata"]["total_count"], BIG_ROWS);
     let _ = mcp.cancel().await;
-    structured["resource"]["uri"]
-        .as_str()
-        .and_then(|uri| uri.strip_prefix("resource://"))
-        .expect("a resource URI")
-        .to_owned()
+    let url = structured["resource"]["url"].as_str().expect("a resource URL");
+    for _ in 0..1_200 {
+        let request = Request::get(url)
+            .body(http_body_util::Full::new(Bytes::new()))
+            .expect("a request");
+        let metadata: Value =
+            serde_json::from_str(&super::http::exchange(request).await.text()).unwrap_or_default();
+        if metadata["status"] == "ready" && metadata.get("spooled_rows").is_none() {
+            return structured["resource"]["uri"]
+                .as_str()
+                .and_then(|uri| uri.strip_prefix("resource://"))
+                .expect("a resource URI")
+                .to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the snapshot of {url} was not written within 60 s");
 }
 
 /// Starts the NDJSON export of `id` on a connection with a small receive buffer, reads its first
