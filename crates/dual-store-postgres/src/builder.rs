@@ -10,8 +10,9 @@ use tokio_postgres::NoTls;
 
 use crate::ConnectError;
 use crate::ident::Ident;
+use crate::shared::Shared;
 use crate::sql::Sql;
-use crate::store::{PostgresStore, Shared};
+use crate::store::PostgresStore;
 use dual_store::redact_secrets;
 
 /// The default table name.

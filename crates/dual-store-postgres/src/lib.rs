@@ -113,6 +113,7 @@ mod builder;
 mod error;
 mod ident;
 mod row;
+mod shared;
 mod sql;
 mod store;
 mod tasks;

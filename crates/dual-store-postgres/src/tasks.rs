@@ -10,13 +10,13 @@ use tokio_postgres::Row;
 use tokio_postgres::types::Json;
 
 use crate::row::{self, micros};
-use crate::store::PostgresStore;
+use crate::shared::Shared;
 
 /// The bound of a listing without `before`: `~` sorts after every ULID character in the C collation.
 const NO_BOUND: &str = "~";
 
 pub(crate) async fn list(
-    store: &PostgresStore,
+    shared: &Shared,
     owner: Option<&str>,
     now: OffsetDateTime,
     before: Option<ResourceId>,
@@ -25,18 +25,18 @@ pub(crate) async fn list(
     if limit == 0 {
         return Ok(Vec::new());
     }
-    let sql = &store.shared().sql;
+    let sql = &shared.sql;
     let bound = before.map_or_else(|| NO_BOUND.to_owned(), |id| id.to_string());
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let now = micros(now);
     let rows = match owner {
         Some(owner) => {
-            store
+            shared
                 .rows("list", &sql.list_owned, &[&owner, &now, &bound, &limit])
                 .await?
         }
         None => {
-            store
+            shared
                 .rows("list", &sql.list_unowned, &[&now, &bound, &limit])
                 .await?
         }
@@ -44,10 +44,10 @@ pub(crate) async fn list(
     rows.iter().map(row::decode).collect()
 }
 
-pub(crate) async fn save(store: &PostgresStore, task: &TaskRecord) -> Result<(), StoreError> {
-    let sql = &store.shared().sql.tasks;
+pub(crate) async fn save(shared: &Shared, task: &TaskRecord) -> Result<(), StoreError> {
+    let sql = &shared.sql.tasks;
     let (id, expires_at) = (task.id.to_string(), micros(task.expires_at));
-    store
+    shared
         .execute(
             "save_task",
             &sql.save,
@@ -77,24 +77,24 @@ fn decode(row: &Row) -> Result<TaskRecord, StoreError> {
 }
 
 pub(crate) async fn get(
-    store: &PostgresStore,
+    shared: &Shared,
     id: TaskId,
     now: OffsetDateTime,
 ) -> Result<Option<TaskRecord>, StoreError> {
-    let sql = &store.shared().sql.tasks;
-    let rows = store
+    let sql = &shared.sql.tasks;
+    let rows = shared
         .rows("get_task", &sql.get, &[&id.to_string(), &micros(now)])
         .await?;
     rows.first().map(decode).transpose()
 }
 
 pub(crate) async fn update(
-    store: &PostgresStore,
+    shared: &Shared,
     task: &TaskRecord,
     now: OffsetDateTime,
 ) -> Result<Option<bool>, StoreError> {
-    let sql = &store.shared().sql.tasks;
-    let rows = store
+    let sql = &shared.sql.tasks;
+    let rows = shared
         .rows(
             "update_task",
             &sql.update,
@@ -110,49 +110,49 @@ pub(crate) async fn update(
 }
 
 pub(crate) async fn cancel(
-    store: &PostgresStore,
+    shared: &Shared,
     id: TaskId,
     now: OffsetDateTime,
 ) -> Result<Option<TaskRecord>, StoreError> {
-    let sql = &store.shared().sql.tasks;
-    let rows = store
+    let sql = &shared.sql.tasks;
+    let rows = shared
         .rows("cancel_task", &sql.cancel, &[&id.to_string(), &micros(now)])
         .await?;
     rows.first().map(decode).transpose()
 }
 
 /// Forgets every task and MCP session expired at `now`.
-pub(crate) async fn purge(store: &PostgresStore, now: OffsetDateTime) -> Result<(), StoreError> {
+pub(crate) async fn purge(shared: &Shared, now: OffsetDateTime) -> Result<(), StoreError> {
     let now = micros(now);
-    let sql = &store.shared().sql;
-    store.execute("purge_tasks", &sql.tasks.purge, &[&now]).await?;
-    store
+    let sql = &shared.sql;
+    shared.execute("purge_tasks", &sql.tasks.purge, &[&now]).await?;
+    shared
         .execute("purge_sessions", &sql.sessions.purge, &[&now])
         .await?;
     Ok(())
 }
 
 pub(crate) async fn save_session(
-    store: &PostgresStore,
+    shared: &Shared,
     id: &str,
     state: &str,
     expires_at: OffsetDateTime,
 ) -> Result<(), StoreError> {
-    let sql = &store.shared().sql.sessions;
+    let sql = &shared.sql.sessions;
     let expires_at = micros(expires_at);
-    store
+    shared
         .execute("save_session", &sql.save, &[&id, &state, &expires_at])
         .await
         .map(drop)
 }
 
 pub(crate) async fn load_session(
-    store: &PostgresStore,
+    shared: &Shared,
     id: &str,
     now: OffsetDateTime,
 ) -> Result<Option<String>, StoreError> {
-    let sql = &store.shared().sql.sessions;
-    let rows = store
+    let sql = &shared.sql.sessions;
+    let rows = shared
         .rows("load_session", &sql.load, &[&id, &micros(now)])
         .await?;
     rows.first()
@@ -163,7 +163,7 @@ pub(crate) async fn load_session(
         .transpose()
 }
 
-pub(crate) async fn delete_session(store: &PostgresStore, id: &str) -> Result<bool, StoreError> {
-    let sql = &store.shared().sql.sessions;
-    Ok(store.execute("delete_session", &sql.delete, &[&id]).await? > 0)
+pub(crate) async fn delete_session(shared: &Shared, id: &str) -> Result<bool, StoreError> {
+    let sql = &shared.sql.sessions;
+    Ok(shared.execute("delete_session", &sql.delete, &[&id]).await? > 0)
 }

@@ -9,7 +9,8 @@ use redis::aio::ConnectionManagerConfig;
 
 use crate::ConnectError;
 use crate::connection::Connection;
-use crate::store::{Keys, RedisStore, Shared};
+use crate::shared::{Keys, Shared};
+use crate::store::RedisStore;
 use dual_store::redact_secrets;
 
 /// The default key prefix.

@@ -99,6 +99,7 @@ mod fields;
 mod listing;
 mod scripts;
 mod sessions;
+mod shared;
 mod store;
 mod tasks;
 

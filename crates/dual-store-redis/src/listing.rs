@@ -5,7 +5,7 @@
 //! purge remove it. A record Redis dropped by itself (its key's TTL, past the grace window) leaves its
 //! id behind until a listing meets it and removes it.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 use dual_core::{ResourceId, ResourceRecord};
 use dual_store::StoreError;
@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 
 use crate::fields::{self, SplitTime, Stored};
 use crate::scripts::lua;
-use crate::store::Shared;
+use crate::shared::Shared;
 
 /// At most this many ids stay in one owner's listing: the oldest go when a save adds one more.
 pub(crate) const MAX_LISTED: i64 = 100_000;
@@ -54,7 +54,7 @@ return out
 type Listed = (String, String, u64, String, i64);
 
 pub(crate) async fn list(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     owner: Option<&str>,
     now: OffsetDateTime,
     before: Option<ResourceId>,

@@ -6,20 +6,19 @@ use dual_store::StoreError;
 use time::OffsetDateTime;
 
 use crate::fields::SplitTime;
-use crate::store::RedisStore;
+use crate::shared::Shared;
 
 pub(crate) async fn save(
-    store: &RedisStore,
+    shared: &Shared,
     id: &str,
     state: &str,
     expires_at: OffsetDateTime,
 ) -> Result<(), StoreError> {
-    let key = store.shared().keys.session(id);
+    let key = shared.keys.session(id);
     let split = SplitTime::new(expires_at);
     let value = format!("{}.{}\n{state}", split.micros, split.nanos);
-    let ttl = store.ttl_millis(expires_at);
-    store
-        .shared()
+    let ttl = shared.ttl_millis(expires_at);
+    shared
         .connection
         .run("save_session", move |mut con| async move {
             redis::cmd("SET")
@@ -34,13 +33,12 @@ pub(crate) async fn save(
 }
 
 pub(crate) async fn load(
-    store: &RedisStore,
+    shared: &Shared,
     id: &str,
     now: OffsetDateTime,
 ) -> Result<Option<String>, StoreError> {
-    let key = store.shared().keys.session(id);
-    let value: Option<String> = store
-        .shared()
+    let key = shared.keys.session(id);
+    let value: Option<String> = shared
         .connection
         .run("load_session", move |mut con| async move {
             redis::cmd("GET").arg(key).query_async(&mut con).await
@@ -61,10 +59,9 @@ pub(crate) async fn load(
     Ok(live.then(|| state.to_owned()))
 }
 
-pub(crate) async fn delete(store: &RedisStore, id: &str) -> Result<bool, StoreError> {
-    let key = store.shared().keys.session(id);
-    let deleted: i64 = store
-        .shared()
+pub(crate) async fn delete(shared: &Shared, id: &str) -> Result<bool, StoreError> {
+    let key = shared.keys.session(id);
+    let deleted: i64 = shared
         .connection
         .run("delete_session", move |mut con| async move {
             redis::cmd("DEL").arg(key).query_async(&mut con).await

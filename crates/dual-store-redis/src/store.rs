@@ -2,86 +2,22 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
-use dual_store::{Access, Clock, Lookup, OwnerFilter, ResourceStore, StoreError, Viewer};
+use dual_store::{Access, Lookup, OwnerFilter, ResourceStore, StoreError, Viewer};
 use time::OffsetDateTime;
 
-use crate::connection::Connection;
 use crate::fields::{self, SplitTime, Stored};
 use crate::scripts;
+use crate::shared::Shared;
 
 /// A [`ResourceStore`] in Redis, shared by every server instance that points at the same server and
 /// key prefix. A cheap `Clone` handle; see the [crate docs](crate) for the data layout.
 #[derive(Clone)]
 pub struct RedisStore {
     shared: Arc<Shared>,
-}
-
-pub(crate) struct Shared {
-    pub(crate) connection: Connection,
-    pub(crate) keys: Keys,
-    /// The URL with its password redacted, for `Debug`.
-    pub(crate) url: String,
-    pub(crate) grace: Duration,
-    pub(crate) purge_batch: usize,
-    pub(crate) clock: Clock,
-}
-
-/// The key names under one prefix.
-pub(crate) struct Keys {
-    prefix: String,
-    /// `{prefix}r:`, which the ids of records follow.
-    records: String,
-    /// `{prefix}expiry`, the sorted set of unpinned records by expiry.
-    expiry: String,
-    /// `{prefix}pinned`, the set of pinned records' ids.
-    pinned: String,
-    /// `{prefix}o`, which a record's owner field (`-`, or `=` and the owner) follows: the sorted set
-    /// of that owner's record ids, all at score 0, so ids sort as text (ULIDs: by creation).
-    pub(crate) owners: String,
-    /// `{prefix}t:`, which the ids of tasks follow.
-    tasks: String,
-    /// `{prefix}m:`, which the ids of MCP sessions follow.
-    sessions: String,
-}
-
-impl Keys {
-    pub(crate) fn new(prefix: String) -> Self {
-        Self {
-            records: format!("{prefix}r:"),
-            expiry: format!("{prefix}expiry"),
-            pinned: format!("{prefix}pinned"),
-            owners: format!("{prefix}o"),
-            tasks: format!("{prefix}t:"),
-            sessions: format!("{prefix}m:"),
-            prefix,
-        }
-    }
-
-    pub(crate) fn record(&self, id: ResourceId) -> String {
-        format!("{}{id}", self.records)
-    }
-
-    /// The listing of the owner whose `o` field is `owner_field`.
-    pub(crate) fn owner_listing(&self, owner_field: &str) -> String {
-        format!("{}{owner_field}", self.owners)
-    }
-
-    pub(crate) fn task(&self, id: TaskId) -> String {
-        format!("{}{id}", self.tasks)
-    }
-
-    pub(crate) fn session(&self, id: &str) -> String {
-        format!("{}{id}", self.sessions)
-    }
-
-    pub(crate) fn records(&self) -> &str {
-        &self.records
-    }
 }
 
 /// A record or a status as the scripts answer it: `{status, json, query, count, last_access, pinned}`.
@@ -92,23 +28,10 @@ impl RedisStore {
         Self { shared }
     }
 
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
-    }
-
     /// The prefix of every key this store writes.
     #[must_use]
     pub fn key_prefix(&self) -> &str {
         &self.shared.keys.prefix
-    }
-
-    /// The key TTL for a record expiring at `at`: the time left plus the grace window, in ms.
-    pub(crate) fn ttl_millis(&self, at: OffsetDateTime) -> i64 {
-        let left = (at - self.shared.clock.now()).whole_milliseconds().max(0);
-        let grace = i128::try_from(self.shared.grace.as_millis()).unwrap_or(i128::MAX);
-        i64::try_from(left.saturating_add(grace))
-            .unwrap_or(i64::MAX)
-            .max(1)
     }
 
     /// Runs a record script (`KEYS`: record, index, pinned set; `ARGV`: now, then `extra`) and decodes
@@ -214,7 +137,10 @@ impl ResourceStore for RedisStore {
         let (expiry, pinned) = (&self.shared.keys.expiry, &self.shared.keys.pinned);
         match record.expires_at {
             Some(at) => {
-                pipe.cmd("PEXPIRE").arg(&key).arg(self.ttl_millis(at)).ignore();
+                pipe.cmd("PEXPIRE")
+                    .arg(&key)
+                    .arg(self.shared.ttl_millis(at))
+                    .ignore();
                 let score = SplitTime::new(at).micros;
                 pipe.cmd("ZADD").arg(expiry).arg(score).arg(&id).ignore();
                 pipe.cmd("SREM").arg(pinned).arg(&id).ignore();
@@ -438,7 +364,7 @@ impl ResourceStore for RedisStore {
 
     #[tracing::instrument(name = "redis_store.save_task", level = "debug", skip_all, fields(id = %task.id))]
     async fn save_task(&self, task: &TaskRecord) -> Result<(), StoreError> {
-        crate::tasks::save(self, task).await
+        crate::tasks::save(&self.shared, task).await
     }
 
     #[tracing::instrument(name = "redis_store.get_task", level = "debug", skip(self))]
@@ -463,17 +389,17 @@ impl ResourceStore for RedisStore {
         state: &str,
         expires_at: OffsetDateTime,
     ) -> Result<(), StoreError> {
-        crate::sessions::save(self, id, state, expires_at).await
+        crate::sessions::save(&self.shared, id, state, expires_at).await
     }
 
     #[tracing::instrument(name = "redis_store.load_session", level = "debug", skip_all)]
     async fn load_session(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, StoreError> {
-        crate::sessions::load(self, id, now).await
+        crate::sessions::load(&self.shared, id, now).await
     }
 
     #[tracing::instrument(name = "redis_store.delete_session", level = "debug", skip_all)]
     async fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
-        crate::sessions::delete(self, id).await
+        crate::sessions::delete(&self.shared, id).await
     }
 
     async fn close(&self) -> Result<(), StoreError> {

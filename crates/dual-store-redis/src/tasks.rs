@@ -3,7 +3,7 @@
 //! cancellation mark (`c`) and the expiry split as for records (`eu`, `en`). The key's TTL drops it
 //! a grace window after its expiry; reads check the expiry exactly.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 use dual_core::task::{TaskId, TaskRecord};
 use dual_store::StoreError;
@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 
 use crate::fields::SplitTime;
 use crate::scripts::lua;
-use crate::store::{RedisStore, Shared};
+use crate::shared::Shared;
 
 /// `KEYS[1]` the task; `ARGV[3]` the renewal's JSON. Answers -1 when there is no live task, else
 /// writes `r` and answers 1 when the task is marked for cancellation, 0 when not.
@@ -58,8 +58,7 @@ fn decode(saved: &str, run: Option<&str>, cancelled: bool) -> Result<TaskRecord,
     Ok(task)
 }
 
-pub(crate) async fn save(store: &RedisStore, task: &TaskRecord) -> Result<(), StoreError> {
-    let shared = store.shared();
+pub(crate) async fn save(shared: &Shared, task: &TaskRecord) -> Result<(), StoreError> {
     let key = shared.keys.task(task.id);
     let split = SplitTime::new(task.expires_at);
     let mut pipe = redis::pipe();
@@ -78,7 +77,7 @@ pub(crate) async fn save(store: &RedisStore, task: &TaskRecord) -> Result<(), St
         .ignore()
         .cmd("PEXPIRE")
         .arg(&key)
-        .arg(store.ttl_millis(task.expires_at))
+        .arg(shared.ttl_millis(task.expires_at))
         .ignore();
     if task.cancel_requested {
         pipe.cmd("HSET").arg(&key).arg("c").arg("1").ignore();
@@ -92,7 +91,7 @@ pub(crate) async fn save(store: &RedisStore, task: &TaskRecord) -> Result<(), St
 }
 
 pub(crate) async fn get(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     id: TaskId,
     now: OffsetDateTime,
 ) -> Result<Option<TaskRecord>, StoreError> {
@@ -117,7 +116,7 @@ pub(crate) async fn get(
 }
 
 pub(crate) async fn update(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     task: &TaskRecord,
     now: OffsetDateTime,
 ) -> Result<Option<bool>, StoreError> {
@@ -143,7 +142,7 @@ pub(crate) async fn update(
 }
 
 pub(crate) async fn cancel(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     id: TaskId,
     now: OffsetDateTime,
 ) -> Result<Option<TaskRecord>, StoreError> {
