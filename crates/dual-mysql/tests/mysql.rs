@@ -1,6 +1,7 @@
 //! dual-mysql against a real MariaDB or MySQL (feature `services`; `bash .ci/services` starts
 //! MariaDB at `DUAL_TEST_MYSQL_URL`, by default `mysql://root@127.0.0.1:3306/test`): the executor
-//! conformance suite of dual-testkit, and the cancel checked in the server's process list.
+//! conformance suite of dual-testkit, the cancel checked in the server's process list, and a
+//! connection cut mid-stream (through a proxy) failing the stream rather than shortening it.
 #![cfg(feature = "services")]
 
 use std::sync::Arc;
@@ -254,4 +255,57 @@ async fn describes_its_tables_and_suggests_close_names_without_applying_them() {
         other => panic!("{other:?}"),
     };
     assert!(message.ends_with("Did you mean `institutions`?"), "{message}");
+}
+
+/// The database connection cut in the middle of a stream (the server gone, a network partition):
+/// the stream ends with an error, never as a short result, and nothing comes after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_cut_mid_stream_fails_the_stream_never_shortens_it() {
+    use dual_testkit::proxy::{Mode, Proxy};
+
+    const DIGITS: &str = "(SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL \
+                          SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL \
+                          SELECT 8 UNION ALL SELECT 9)";
+    let scratch = Scratch::new().await;
+    let upstream = MYSQL.addr().unwrap_or_else(|e| panic!("{e}"));
+    let proxy = Proxy::start(upstream)
+        .await
+        .unwrap_or_else(|e| panic!("proxy: {e}"));
+    // mysql_async moves a connection to 127.0.0.1 onto the server's Unix socket unless told not to,
+    // which would bypass the proxy.
+    let url = MYSQL.url_through(proxy.addr()).unwrap_or_else(|e| panic!("{e}"));
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let url = format!("{url}{separator}prefer_socket=false");
+    let db = MyDb::connect(&url, MyOptions::default().fetch_rows(200))
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    // 1,000,000 rows of about 40 bytes: far more than the socket buffers between the two.
+    let sql = format!(
+        "SELECT a.n + 10 * b.n + 100 * c.n + 1000 * d.n + 10000 * e.n + 100000 * f.n AS id, \
+         MD5(a.n + 10 * b.n) AS h FROM {DIGITS} a, {DIGITS} b, {DIGITS} c, {DIGITS} d, {DIGITS} e, {DIGITS} f"
+    );
+    let executor = Arc::new(db.sql_executor());
+    let mut stream = Arc::clone(&executor).stream(json!({"sql": sql}), QueryStart::detached());
+    let first = tokio::time::timeout(Duration::from_secs(60), stream.next())
+        .await
+        .unwrap_or_else(|_| panic!("no batch within 60 s"))
+        .unwrap_or_else(|| panic!("no batch"));
+    let mut rows = first.unwrap_or_else(|e| panic!("{e}")).len();
+    proxy.set(Mode::Refuse);
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(batch) = stream.next().await {
+            match batch {
+                Ok(batch) => rows += batch.len(),
+                Err(error) => return Some(error),
+            }
+        }
+        None
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the stream neither failed nor ended within 30 s of the cut"));
+    let error = ended.unwrap_or_else(|| panic!("the stream ended cleanly after {rows} of 1000000 rows"));
+    assert!(rows < 1_000_000, "every row arrived before the cut");
+    assert!(!error.to_string().is_empty());
+    assert!(stream.next().await.is_none(), "nothing after the error");
+    drop(scratch);
 }

@@ -1,7 +1,8 @@
 //! dual-postgres against a real PostgreSQL (feature `services`; `bash .ci/services` starts one at
 //! `DUAL_TEST_POSTGRES_URL`, by default `postgres://postgres@127.0.0.1:5432/test`): the type mapping,
 //! the read-only guard, the consistent count, the time limit, the cancel on drop (checked in
-//! `pg_stat_activity`), pool exhaustion, and the database's message for the model.
+//! `pg_stat_activity`), pool exhaustion, the database's message for the model, and a connection cut
+//! mid-stream (through a proxy) failing the result rather than shortening it.
 #![cfg(feature = "services")]
 
 use std::sync::Arc;
@@ -580,4 +581,104 @@ impl dual_testkit::database::Database for Conformance {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_keeps_the_executor_contract() {
     dual_testkit::database::run(Arc::new(Conformance { db: Db::new().await })).await;
+}
+
+/// The database connection cut in the middle of a stream (PostgreSQL gone, a network partition):
+/// the stream ends with an error naming the lost connection, never as a short result, and a
+/// resource whose snapshot was being written turns `failed`, never `ready` with fewer rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_cut_mid_stream_fails_the_result_never_shortens_it() {
+    use dual_testkit::proxy::{Mode, Proxy};
+    use dual_testkit::services::POSTGRES;
+
+    let upstream = POSTGRES.addr().unwrap_or_else(|e| panic!("{e}"));
+    let sql = json!({"sql": "SELECT g AS id, md5(g::text) AS h FROM generate_series(1, 300000) g"});
+
+    // The executor's stream: a batch, the cut, then an error and nothing after it.
+    let proxy = Proxy::start(upstream)
+        .await
+        .unwrap_or_else(|e| panic!("proxy: {e}"));
+    let url = POSTGRES
+        .url_through(proxy.addr())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let pg = PgDb::connect(&url, PgOptions::default().fetch_rows(200))
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    let executor = Arc::new(pg.sql_executor());
+    let (start, _announced) = start_channel();
+    let mut stream = executor.stream(sql.clone(), start);
+    let first = stream.next().await.unwrap_or_else(|| panic!("no batch"));
+    let mut rows = first.unwrap_or_else(|e| panic!("{e}")).len();
+    proxy.set(Mode::Refuse);
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(batch) = stream.next().await {
+            match batch {
+                Ok(batch) => rows += batch.len(),
+                Err(error) => return Some(error),
+            }
+        }
+        None
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the stream neither failed nor ended within 30 s of the cut"));
+    let error = ended.unwrap_or_else(|| panic!("the stream ended cleanly after {rows} of 300000 rows"));
+    assert!(rows < 300_000, "every row arrived before the cut");
+    let message = error.to_string().to_lowercase();
+    assert!(
+        message.contains("connection") || message.contains("closed") || message.contains("postgres"),
+        "a message that says what was lost: {error}"
+    );
+    assert!(stream.next().await.is_none(), "nothing after the error");
+
+    // Behind a server: the snapshot being written fails the resource; its count is never shortened.
+    let proxy = Proxy::start(upstream)
+        .await
+        .unwrap_or_else(|e| panic!("proxy: {e}"));
+    let url = POSTGRES
+        .url_through(proxy.addr())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let pg = PgDb::connect(&url, PgOptions::default().fetch_rows(200))
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    let server = DualResponseServer::builder()
+        .base_url("http://127.0.0.1:1/resources")
+        .shared_executor("sql", Arc::new(pg.sql_executor()) as Arc<dyn QueryExecutor>)
+        .pending_after(Duration::from_millis(1))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let created = server
+        .create_response(CreateResponse::new("sql", sql))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    proxy.set(Mode::Refuse);
+    let caller = Caller::anonymous();
+    let mut record = server
+        .get_resource(created.id, &caller)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    for _ in 0..600 {
+        if record.status != dual_core::status::ResourceStatus::Pending && record.spooled_rows.is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        record = server
+            .get_resource(created.id, &caller)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    match record.status {
+        dual_core::status::ResourceStatus::Failed => {
+            let failure = record
+                .failure
+                .unwrap_or_else(|| panic!("a failed record says why"));
+            assert_eq!(
+                failure.code,
+                dual_core::status::FailureCode::QueryExecutionFailed,
+                "{failure:?}"
+            );
+        }
+        // The whole result may have been read before the cut reached the connection: then every row.
+        dual_core::status::ResourceStatus::Ready => assert_eq!(record.total_count, 300_000),
+        other => panic!("still {other:?} 30 s after the cut"),
+    }
 }
