@@ -1,6 +1,8 @@
 //! The database and its executors: a pool of connections set up read-only, and the
 //! [`QueryExecutor`] that runs one kind of query on it (docs in the crate root).
 
+mod live;
+
 use std::sync::Arc;
 
 use dual_core::{Column, Row};
@@ -313,5 +315,10 @@ impl QueryExecutor for MyExecutor {
             }
         });
         guard.guard_stream(stream)
+    }
+
+    /// Live paging: a result over the snapshot cap is re-run per page (`live.rs`).
+    fn live(&self) -> Option<&dyn dual_server::LiveQuery> {
+        Some(self)
     }
 }

@@ -40,8 +40,9 @@
 //! `describe_schema` tool), and a query naming an unknown table or column gets the closest names
 //! ("Did you mean …"), never applied. A query the server drops (a `DELETE`, a cancelled task, the time limit, a client
 //! gone) is stopped with `KILL QUERY` from a connection of its own, and its connection is closed. No
-//! free connection within [`MyOptions::wait`] is the retryable `overloaded` error. This crate has no
-//! live paging: a result over the server's snapshot cap fails (raise the cap).
+//! free connection within [`MyOptions::wait`] is the retryable `overloaded` error. A result over the
+//! server's snapshot cap is served live: counted with `SELECT COUNT(*) FROM (…)` and paged with
+//! `SELECT * FROM (…) ORDER BY … LIMIT … OFFSET …`, each on a connection of its own.
 //!
 //! # Type mapping
 //!

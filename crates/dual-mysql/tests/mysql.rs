@@ -309,3 +309,56 @@ async fn a_connection_cut_mid_stream_fails_the_stream_never_shortens_it() {
     assert!(stream.next().await.is_none(), "nothing after the error");
     drop(scratch);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_paging_counts_sorts_and_seeks() {
+    let scratch = Scratch::new().await;
+    let db = scratch.db(MyOptions::default()).await;
+    let table = format!("{}.numbers", scratch.name);
+    let mut admin = admin(&scratch.url).await;
+    admin
+        .query_drop(format!(
+            "CREATE TABLE {table} (id INT PRIMARY KEY, `odd name` VARCHAR(10))"
+        ))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let values: Vec<String> = (1..=50).map(|i| format!("({i}, 'n{i}')")).collect();
+    admin
+        .query_drop(format!("INSERT INTO {table} VALUES {}", values.join(", ")))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let select = format!("SELECT id, `odd name` FROM {table} WHERE id <= ?");
+    let executor = db.query_executor(move |params| {
+        let n = params["n"].as_u64().ok_or("`n` is required")?;
+        Ok(dual_mysql::MyQuery::new(select.clone()).bind(n))
+    });
+    let live = executor.live().unwrap_or_else(|| panic!("live paging"));
+    let params = json!({"n": 50});
+    assert_eq!(live.count(&params).await.ok(), Some(50));
+    let sort = dual_core::Sort::new("id", dual_core::SortOrder::Desc);
+    let rows = live
+        .fetch(&params, 10, 3, Some(&sort))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<u64> = rows.iter().filter_map(|r| r["id"].as_u64()).collect();
+    assert_eq!(ids, [40, 39, 38]);
+    let by_name = dual_core::Sort::new("odd name", dual_core::SortOrder::Asc);
+    let rows = live
+        .fetch(&params, 0, 2, Some(&by_name))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows[0]["odd name"], "n1");
+    assert_eq!(rows[1]["odd name"], "n10", "text order");
+    let refused = live.count(&json!({})).await.err().map(|e| e.message().to_owned());
+    assert_eq!(refused.as_deref(), Some("`n` is required"));
+    // The model's SQL pages live too, with its own parameters.
+    let sql = Arc::new(db.sql_executor());
+    let live = sql.live().unwrap_or_else(|| panic!("live paging"));
+    let params = json!({"sql": format!("SELECT id FROM {table} WHERE id > ?"), "params": [45]});
+    assert_eq!(live.count(&params).await.ok(), Some(5));
+    let rows = live
+        .fetch(&params, 1, 10, None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows.len(), 4);
+}

@@ -1,0 +1,119 @@
+//! Live paging ([`LiveQuery`]): a result over the snapshot cap is served by re-running the query,
+//! counted with `SELECT COUNT(*) FROM (…)` and paged with `SELECT * FROM (…) ORDER BY … LIMIT …
+//! OFFSET …`, each on a connection of its own that a dropped future kills (`KILL QUERY`) and closes.
+
+use async_trait::async_trait;
+use dual_core::{Row, Sort, SortOrder};
+use dual_server::{ExecutorError, LiveQuery};
+use mysql_async::prelude::Queryable;
+use serde_json::Value;
+
+use super::{MyExecutor, params};
+use crate::schema::explain;
+use crate::session::Canceller;
+
+#[async_trait]
+impl LiveQuery for MyExecutor {
+    async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
+        match self.live_count(params).await {
+            Err(error) => Err(explain(&self.shared.schema, error, sql_of(params)).await),
+            ok => ok,
+        }
+    }
+
+    async fn fetch(
+        &self,
+        params: &Value,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        match self.live_fetch(params, offset, limit, sort).await {
+            Err(error) => Err(explain(&self.shared.schema, error, sql_of(params)).await),
+            ok => ok,
+        }
+    }
+}
+
+/// The model's SQL in `params`, for suggestions ("" for a developer's query).
+fn sql_of(params: &Value) -> &str {
+    params.get("sql").and_then(Value::as_str).unwrap_or_default()
+}
+
+impl MyExecutor {
+    /// Runs `sql` (the query wrapped) with the query's values on a session of its own, and reads
+    /// its rows with `read`. A future the server drops mid-query kills the statement and closes the
+    /// connection; one that ends gives the connection back.
+    async fn live_rows(
+        &self,
+        params_json: &Value,
+        wrap: impl Fn(&str) -> String,
+    ) -> Result<Vec<mysql_async::Row>, ExecutorError> {
+        let query = self.query(params_json)?;
+        let options = self.options();
+        let canceller = Canceller::new(self.shared.opts.clone());
+        let guard = canceller.guard();
+        let mut session = canceller
+            .session(&self.shared.pool, options.wait, options.time_limit)
+            .await?;
+        let rows = session
+            .conn()?
+            .exec(wrap(&query.sql), params(&query))
+            .await
+            .map_err(|e| self.error(&e));
+        drop(session);
+        guard.disarm();
+        rows
+    }
+
+    async fn live_count(&self, params_json: &Value) -> Result<u64, ExecutorError> {
+        let rows = self
+            .live_rows(params_json, |sql| {
+                format!("SELECT COUNT(*) FROM (\n{sql}\n) AS dual_count")
+            })
+            .await?;
+        let total: Option<i64> = rows.first().and_then(|row| row.get(0));
+        Ok(total.and_then(|n| u64::try_from(n).ok()).unwrap_or_default())
+    }
+
+    async fn live_fetch(
+        &self,
+        params_json: &Value,
+        offset: u64,
+        limit: u64,
+        sort: Option<&Sort>,
+    ) -> Result<Vec<Row>, ExecutorError> {
+        let order = order_by(sort);
+        let rows = self
+            .live_rows(params_json, |sql| {
+                format!("SELECT * FROM (\n{sql}\n) AS dual_page{order} LIMIT {limit} OFFSET {offset}")
+            })
+            .await?;
+        rows.iter().map(|row| self.row(row)).collect()
+    }
+}
+
+/// `` ORDER BY `field` ASC|DESC `` (the identifier quoted, a backtick doubled), or nothing. The
+/// server checked the field is one of the result's columns.
+fn order_by(sort: Option<&Sort>) -> String {
+    sort.map(|sort| {
+        let order = match sort.order {
+            SortOrder::Asc => "ASC",
+            SortOrder::Desc => "DESC",
+        };
+        format!(" ORDER BY `{}` {order}", sort.field.replace('`', "``"))
+    })
+    .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sort_field_is_quoted() {
+        assert_eq!(order_by(None), "");
+        let sort = Sort::new("a`b", SortOrder::Desc);
+        assert_eq!(order_by(Some(&sort)), " ORDER BY `a``b` DESC");
+    }
+}
