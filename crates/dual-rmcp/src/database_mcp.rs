@@ -1,23 +1,26 @@
 //! [`DatabaseMcp`]: a complete MCP server (rmcp's `ServerHandler`) for a database behind a
 //! dual-response server: the tools `query` and `describe_schema`, the caller's results as
 //! resources (`resources/list`, `resources/templates/list`, `resources/read`) and the prompts
-//! `explore_result` and `answer_from_data`. Mount it with rmcp's transport of your choice.
+//! `explore_result` and `answer_from_data`; a client that declares the tasks extension gets each
+//! `query` as a durable task. Mount it with rmcp's transport of your choice.
 
 use dual_core::mcp::RenderOptions;
 use dual_server::{DualResponseServer, SchemaCache};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 
 use crate::sql_tools::{
-    DESCRIBE_SCHEMA_TOOL, QUERY_TOOL, call_describe_schema, call_query, describe_schema_tool, query_tool,
+    DESCRIBE_SCHEMA_TOOL, QUERY_TOOL, call_describe_schema, call_query, describe_schema_tool, query_request,
+    query_tool,
 };
-use crate::{Prompts, ResultSurface};
+use crate::{DualTasks, Prompts, ResultSurface};
 
 /// An MCP server for one database: `query` runs the executor registered for `kind` (the model's
 /// SQL, e.g. `SqliteDb::sql_executor` or `PgDb::sql_executor`) and `describe_schema` reads
@@ -32,6 +35,8 @@ pub struct DatabaseMcp {
     tools: Vec<Tool>,
     /// The results, their subscriptions and the prompts (this session's).
     surface: ResultSurface,
+    /// `query` calls of clients that declare tasks, kept in the server's store.
+    tasks: DualTasks,
     name: String,
 }
 
@@ -45,6 +50,7 @@ impl Clone for DatabaseMcp {
             kind: self.kind.clone(),
             tools: self.tools.clone(),
             surface: self.surface.for_new_session(),
+            tasks: self.tasks.clone(),
             name: self.name.clone(),
         }
     }
@@ -60,6 +66,7 @@ impl DatabaseMcp {
         description: &str,
     ) -> Self {
         Self {
+            tasks: DualTasks::new(server.clone()),
             surface: ResultSurface::new(
                 server.clone(),
                 Prompts::new(QUERY_TOOL).schema_tool(DESCRIBE_SCHEMA_TOOL),
@@ -89,6 +96,7 @@ impl ServerHandler for DatabaseMcp {
                 .enable_resources()
                 .enable_resources_subscribe()
                 .enable_prompts()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new(self.name.clone(), env!("CARGO_PKG_VERSION")))
@@ -128,6 +136,16 @@ impl ServerHandler for DatabaseMcp {
                 let caller = crate::caller_from_extensions(&context.extensions);
                 let version = crate::protocol_version(context.protocol_version().as_ref());
                 let options = RenderOptions::new(version);
+                if crate::client_supports_tasks(&context) {
+                    // A durable task, readable and cancellable on every instance (§9).
+                    let request = match query_request(&self.kind, arguments, caller.owner_name()) {
+                        Ok(request) => request,
+                        Err(message) => return Ok(crate::error_result(message).into()),
+                    };
+                    let progress = crate::ProgressReporter::from_context(&context);
+                    let task = self.tasks.spawn(caller, request, options, progress).await?;
+                    return Ok(CallToolResponse::Task(task));
+                }
                 Ok(
                     call_query(&self.server, &self.kind, arguments, caller.owner_name(), &options)
                         .await
@@ -137,6 +155,33 @@ impl ServerHandler for DatabaseMcp {
             DESCRIBE_SCHEMA_TOOL => Ok(call_describe_schema(&self.schema, arguments).await.into()),
             other => Err(ErrorData::invalid_params(format!("unknown tool `{other}`"), None)),
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let caller = crate::caller_from_extensions(&context.extensions);
+        self.tasks.get_task(&request.task_id, &caller).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = crate::caller_from_extensions(&context.extensions);
+        self.tasks.update_task(&request.task_id, &caller).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = crate::caller_from_extensions(&context.extensions);
+        self.tasks.cancel_task(&request.task_id, &caller).await
     }
 
     async fn list_resource_templates(

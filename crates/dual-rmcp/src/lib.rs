@@ -167,7 +167,7 @@ pub use sessions::{DEFAULT_SESSION_TTL, StoreSessions};
 #[cfg(feature = "server")]
 pub use sql_tools::{
     DESCRIBE_SCHEMA_TOOL, MAX_DESCRIBE_BYTES, QUERY_TOOL, call_describe_schema, call_query,
-    describe_schema_tool, query_tool,
+    describe_schema_tool, query_request, query_tool,
 };
 #[cfg(feature = "server")]
 pub use subscriptions::{

@@ -136,26 +136,42 @@ pub async fn call_query(
     owner: Option<&str>,
     options: &RenderOptions,
 ) -> CallToolResult {
+    let request = match query_request(kind, arguments, owner) {
+        Ok(request) => request,
+        Err(message) => return error_result(message),
+    };
+    match server.create_response(request).await {
+        Ok(response) => to_call_tool_result_with(&response, options),
+        Err(error) => server_error_result(&error),
+    }
+}
+
+/// The request [`call_query`] runs for `arguments` (`sql` and `params`, checked strictly), bound
+/// to `owner`; or the message naming what is wrong (answer it with [`error_result`]). Run the
+/// request as a task with [`DualTasks::spawn`](crate::DualTasks::spawn).
+///
+/// # Errors
+/// The message of wrong arguments.
+pub fn query_request(
+    kind: &str,
+    arguments: Option<&JsonObject>,
+    owner: Option<&str>,
+) -> Result<CreateResponse, String> {
     let mut sql = None;
     let mut params = Value::Null;
     for (key, value) in arguments.into_iter().flatten() {
         match (key.as_str(), value) {
             ("sql", Value::String(text)) => sql = Some(text.clone()),
-            ("sql", _) => return error_result("`sql` must be a string holding one SELECT statement"),
+            ("sql", _) => return Err("`sql` must be a string holding one SELECT statement".to_owned()),
             ("params", Value::Array(_) | Value::Object(_) | Value::Null) => params = value.clone(),
-            ("params", _) => return error_result("`params` must be an array or an object"),
-            (other, _) => return error_result(format!("unknown argument `{other}`: use `sql` and `params`")),
+            ("params", _) => return Err("`params` must be an array or an object".to_owned()),
+            (other, _) => return Err(format!("unknown argument `{other}`: use `sql` and `params`")),
         }
     }
-    let Some(sql) = sql else {
-        return error_result("the argument `sql` (one SELECT statement) is required");
-    };
-    let mut request = CreateResponse::new(kind, json!({"sql": sql, "params": params}));
-    if let Some(owner) = owner {
-        request = request.owner(owner);
-    }
-    match server.create_response(request).await {
-        Ok(response) => to_call_tool_result_with(&response, options),
-        Err(error) => server_error_result(&error),
-    }
+    let sql = sql.ok_or_else(|| "the argument `sql` (one SELECT statement) is required".to_owned())?;
+    let request = CreateResponse::new(kind, json!({"sql": sql, "params": params}));
+    Ok(match owner {
+        Some(owner) => request.owner(owner),
+        None => request,
+    })
 }

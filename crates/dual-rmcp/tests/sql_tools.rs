@@ -263,3 +263,76 @@ async fn database_mcp_serves_both_tools_and_the_results_to_an_mcp_client() {
     drop(client);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), served).await;
 }
+
+/// A client that declares the tasks extension.
+#[derive(Clone)]
+struct TaskClient;
+
+impl dual_rmcp::rmcp::ClientHandler for TaskClient {
+    fn get_info(&self) -> dual_rmcp::rmcp::model::ClientConfig {
+        dual_rmcp::rmcp::model::ClientConfig::new(
+            dual_rmcp::rmcp::model::ClientCapabilities::builder()
+                .enable_tasks()
+                .build(),
+            dual_rmcp::rmcp::model::Implementation::new("tasks", "0"),
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn database_mcp_runs_query_as_a_durable_task_for_a_client_that_declares_tasks() {
+    use dual_rmcp::DatabaseMcp;
+    use dual_rmcp::rmcp::ServiceExt;
+    use dual_rmcp::rmcp::model::{CallToolRequestParams, CallToolResponse, GetTaskParams, TaskStatus};
+
+    let f = fixture();
+    let mcp = DatabaseMcp::new(f.server.clone(), f.db.schema().clone(), "sql", "Sales orders.");
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = mcp.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = TaskClient
+        .serve(client_end)
+        .await
+        .unwrap_or_else(|e| panic!("client: {e}"));
+    let call =
+        CallToolRequestParams::new("query").with_arguments(args(json!({"sql": "SELECT * FROM orders"})));
+    let task = match client
+        .call_tool_once(call)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+    {
+        CallToolResponse::Task(task) => task.task,
+        other => panic!("expected a task, got {other:?}"),
+    };
+    assert_eq!(task.task_id.len(), 32);
+    let mut done = None;
+    for _ in 0..500 {
+        let got = client
+            .peer()
+            .get_task(GetTaskParams::new(task.task_id.clone()))
+            .await
+            .unwrap_or_else(|e| panic!("tasks/get: {e}"))
+            .task;
+        if got.status() == TaskStatus::Completed {
+            done = Some(got);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let done =
+        serde_json::to_value(done.unwrap_or_else(|| panic!("not completed within 5 s"))).unwrap_or_default();
+    assert_eq!(
+        done["result"]["structuredContent"]["metadata"]["total_count"], 3,
+        "{done}"
+    );
+    // Wrong arguments are an immediate isError result, not a task.
+    let bad = CallToolRequestParams::new("query").with_arguments(args(json!({"sql": 7})));
+    match client.call_tool_once(bad).await.unwrap_or_else(|e| panic!("{e}")) {
+        CallToolResponse::Complete(result) => assert_eq!(result.is_error, Some(true)),
+        other => panic!("expected an isError result, got {other:?}"),
+    }
+    drop(client);
+}
