@@ -27,7 +27,8 @@ pub(crate) fn column_type(column: &Column, numeric: NumericMode) -> ColumnType {
         My::MYSQL_TYPE_FLOAT | My::MYSQL_TYPE_DOUBLE => ColumnType::Number,
         My::MYSQL_TYPE_DECIMAL | My::MYSQL_TYPE_NEWDECIMAL => match numeric {
             NumericMode::Number => ColumnType::Number,
-            NumericMode::String => ColumnType::String,
+            // Exact strings, also for a mode of a later release.
+            _ => ColumnType::String,
         },
         My::MYSQL_TYPE_DATE | My::MYSQL_TYPE_NEWDATE => ColumnType::Date,
         My::MYSQL_TYPE_DATETIME
@@ -83,13 +84,13 @@ fn bytes_value(column: &Column, bytes: &[u8], numeric: NumericMode) -> Result<se
         My::MYSQL_TYPE_DECIMAL | My::MYSQL_TYPE_NEWDECIMAL => {
             let text = String::from_utf8_lossy(bytes).into_owned();
             match numeric {
-                NumericMode::String => J::String(text),
                 NumericMode::Number => text
                     .parse::<i64>()
                     .map(J::from)
                     .ok()
                     .or_else(|| text.parse::<f64>().ok().and_then(Number::from_f64).map(J::Number))
                     .unwrap_or(J::String(text)),
+                _ => J::String(text),
             }
         }
         My::MYSQL_TYPE_JSON => {

@@ -39,7 +39,8 @@ pub(crate) fn column_type(ty: &Type, numeric: NumericMode) -> ColumnType {
         Type::FLOAT4 | Type::FLOAT8 => ColumnType::Number,
         Type::NUMERIC => match numeric {
             NumericMode::Number => ColumnType::Number,
-            NumericMode::String => ColumnType::String,
+            // Exact strings, also for a mode of a later release.
+            _ => ColumnType::String,
         },
         Type::BOOL => ColumnType::Boolean,
         Type::DATE => ColumnType::Date,
@@ -167,7 +168,6 @@ fn decimal(buf: &[u8]) -> Result<String, BoxError> {
 
 fn numeric_value(text: &str, mode: NumericMode) -> Value {
     match mode {
-        NumericMode::String => Value::String(text.to_owned()),
         NumericMode::Number => {
             if let Ok(i) = text.parse::<i64>() {
                 return Value::from(i);
@@ -177,6 +177,7 @@ fn numeric_value(text: &str, mode: NumericMode) -> Value {
                 None => Value::String(text.to_owned()),
             }
         }
+        _ => Value::String(text.to_owned()),
     }
 }
 

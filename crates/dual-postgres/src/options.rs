@@ -1,130 +1,19 @@
-//! How a [`PgDb`](crate::PgDb) shares its connections and writes its values, and the defaults.
+//! How a [`PgDb`](crate::PgDb) shares its connections and writes its values: dual-server's
+//! [`DatabaseOptions`](dual_server::DatabaseOptions), and what only PostgreSQL needs.
 
 use std::time::Duration;
 
-/// Default number of pooled connections.
-pub const DEFAULT_POOL_SIZE: usize = 8;
-/// Default longest wait for a free connection before answering `overloaded`.
-pub const DEFAULT_WAIT: Duration = Duration::from_secs(2);
-/// Default time limit of one statement (`statement_timeout`), counted by the server.
-pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(300);
-/// Default time an export waits for its reader to take the next batch before giving up.
-pub const DEFAULT_STALL: Duration = Duration::from_secs(30);
-/// Default longest count the snapshot's stream announces (the library's default `pending_after`).
-pub const DEFAULT_COUNT_WAIT: Duration = Duration::from_secs(2);
-/// Default rows fetched from the portal at a time, and sent to the reader as one batch.
-pub const DEFAULT_FETCH_ROWS: u32 = 1_000;
+pub use dual_server::database_options::{
+    DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_POOL_SIZE, DEFAULT_STALL, DEFAULT_TIME_LIMIT,
+    DEFAULT_WAIT, NumericMode,
+};
+
+/// How a [`PgDb`](crate::PgDb) runs queries ([`dual_server::DatabaseOptions`]: the time limit is
+/// `statement_timeout`, `fetch_rows` the rows per portal fetch, `numeric` how `numeric` values come
+/// out). Build it from `PgOptions::default()` with the setters.
+pub type PgOptions = dual_server::DatabaseOptions;
+
 /// Longest wait to open a connection.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Batches buffered between the database and the reader.
 pub(crate) const STREAM_BUFFER: usize = 4;
-
-/// How `numeric` values come out: exact decimal strings, or JSON numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum NumericMode {
-    /// `"12.50"`: every digit kept (the default).
-    #[default]
-    String,
-    /// `12.5`: an integer when it fits `i64`, else the nearest `f64` (may round); NaN and the
-    /// infinities stay strings.
-    Number,
-}
-
-/// How a [`PgDb`](crate::PgDb) runs queries. Build it from [`PgOptions::default`] with the setters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PgOptions {
-    /// Pooled connections ([`DEFAULT_POOL_SIZE`]).
-    pub pool_size: usize,
-    /// Longest wait for a free connection ([`DEFAULT_WAIT`]); then the query fails with the
-    /// retryable `overloaded` error.
-    pub wait: Duration,
-    /// `statement_timeout` of every statement ([`DEFAULT_TIME_LIMIT`]).
-    pub time_limit: Duration,
-    /// How long a stream waits for its reader to take a batch ([`DEFAULT_STALL`]) before it gives the
-    /// connection back and ends with an error.
-    pub stall: Duration,
-    /// How long the snapshot's stream may count before it tells the server that its query runs
-    /// without a count ([`DEFAULT_COUNT_WAIT`]). Give it the server's `pending_after`.
-    pub count_wait: Duration,
-    /// Rows per portal fetch and per batch ([`DEFAULT_FETCH_ROWS`]): the memory a stream holds.
-    pub fetch_rows: u32,
-    /// How `numeric` values come out ([`NumericMode::String`]).
-    pub numeric: NumericMode,
-    /// How long the database's description is kept ([`DEFAULT_SCHEMA_TTL`](dual_server::DEFAULT_SCHEMA_TTL)).
-    pub schema_ttl: Duration,
-}
-
-impl Default for PgOptions {
-    fn default() -> Self {
-        Self {
-            pool_size: DEFAULT_POOL_SIZE,
-            wait: DEFAULT_WAIT,
-            time_limit: DEFAULT_TIME_LIMIT,
-            stall: DEFAULT_STALL,
-            count_wait: DEFAULT_COUNT_WAIT,
-            fetch_rows: DEFAULT_FETCH_ROWS,
-            numeric: NumericMode::String,
-            schema_ttl: dual_server::DEFAULT_SCHEMA_TTL,
-        }
-    }
-}
-
-impl PgOptions {
-    /// Sets [`PgOptions::pool_size`].
-    #[must_use]
-    pub fn pool_size(mut self, connections: usize) -> Self {
-        self.pool_size = connections;
-        self
-    }
-
-    /// Sets [`PgOptions::wait`].
-    #[must_use]
-    pub fn wait(mut self, wait: Duration) -> Self {
-        self.wait = wait;
-        self
-    }
-
-    /// Sets [`PgOptions::time_limit`].
-    #[must_use]
-    pub fn time_limit(mut self, limit: Duration) -> Self {
-        self.time_limit = limit;
-        self
-    }
-
-    /// Sets [`PgOptions::stall`].
-    #[must_use]
-    pub fn stall(mut self, stall: Duration) -> Self {
-        self.stall = stall;
-        self
-    }
-
-    /// Sets [`PgOptions::count_wait`].
-    #[must_use]
-    pub fn count_wait(mut self, wait: Duration) -> Self {
-        self.count_wait = wait;
-        self
-    }
-
-    /// Sets [`PgOptions::fetch_rows`].
-    #[must_use]
-    pub fn fetch_rows(mut self, rows: u32) -> Self {
-        self.fetch_rows = rows;
-        self
-    }
-
-    /// Sets [`PgOptions::schema_ttl`].
-    #[must_use]
-    pub fn schema_ttl(mut self, ttl: Duration) -> Self {
-        self.schema_ttl = ttl;
-        self
-    }
-
-    /// Sets [`PgOptions::numeric`].
-    #[must_use]
-    pub fn numeric(mut self, mode: NumericMode) -> Self {
-        self.numeric = mode;
-        self
-    }
-}

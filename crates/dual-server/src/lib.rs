@@ -64,6 +64,7 @@ mod cancel;
 mod config;
 mod create;
 mod creation;
+pub mod database_options;
 mod encoded;
 mod error;
 mod executor;
@@ -106,6 +107,7 @@ pub use config::{
 };
 pub use create::CreateResponse;
 pub use creation::DEFAULT_RESOURCE_NAME;
+pub use database_options::{DatabaseOptions, NumericMode};
 pub use encoded::{BatchStream, EncodedPage, JsonRows, PageFreshness, RowBatch};
 pub use error::{
     InvalidRequest, NOT_READY_RETRY_AFTER, ServerBuildError, ServerError, ServerErrorCode, SpoolFailed,
