@@ -80,7 +80,7 @@ impl Prompts {
     /// # Errors
     /// `invalid params` for an unknown prompt, a missing, empty or oversized argument, or a `uri`
     /// that is not a result `caller` may read (an unknown, expired or another owner's resource
-    /// answers the same).
+    /// answers the same); `internal error` when the store cannot be read.
     pub async fn get(
         &self,
         server: &DualResponseServer,
@@ -174,10 +174,13 @@ async fn readable(
     let parsed = parse_resource_uri(uri)
         .filter(|parsed| parsed.scheme == server.config().uri_scheme)
         .ok_or_else(not_found)?;
-    server
-        .get_resource(parsed.id, caller)
-        .await
-        .map_err(|_| not_found())
+    server.get_resource(parsed.id, caller).await.map_err(|error| match error {
+        dual_server::ServerError::ResourceNotFound | dual_server::ServerError::ResourceExpired => not_found(),
+        other => {
+            tracing::warn!(error = %dual_core::escape::log_error(&other), "prompts/get: the result could not be read");
+            ErrorData::internal_error("the result could not be read; try again later", None)
+        }
+    })
 }
 
 /// How to explore `record`, at `uri`.

@@ -195,6 +195,21 @@ async fn a_task_whose_instance_died_reads_failed_after_its_lease() {
     let json = serde_json::to_value(&failed).unwrap_or_default();
     assert_eq!(json["status"], "failed", "{json}");
     assert_eq!(json["error"]["code"], -32603, "{json}");
+    // The instance wakes up (a long pause, a store outage) and renews: the task stays failed, and the
+    // renewal tells it to stop (a terminal state never changes back).
+    let mut woken = task.clone();
+    woken.rows_so_far = 99;
+    assert_eq!(
+        a.renew_task(&mut woken).await.unwrap_or_else(|e| panic!("{e}")),
+        None,
+        "stop"
+    );
+    assert_eq!(woken.state, dual_core::task::TaskState::Failed);
+    assert_eq!(
+        status(&on_b, &id, &alice).await,
+        TaskStatus::Failed,
+        "still failed"
+    );
     // An anonymous caller's task is only anonymous callers' to read.
     let anonymous = a
         .create_task(

@@ -524,7 +524,8 @@ impl DualResponseServer {
     /// Writes the running instance's part of `task` (state, resource, progress, message, result),
     /// stamped now, with its lease renewed for the server's `query_lease` while it works. Answers
     /// whether a [`cancel_task`](Self::cancel_task) asked it to stop (on any instance), or `None`
-    /// once the task is gone (expired).
+    /// once the task is gone (expired) — and when its lease lapsed before this renewal: readers may
+    /// have seen it failed, so it is written failed (`task` too) and the caller must stop.
     ///
     /// # Errors
     /// `STORAGE_ERROR`.

@@ -74,9 +74,18 @@ fn interrupted(mut task: TaskRecord) -> TaskRecord {
 }
 
 /// Writes the running instance's part of `task`, stamped now and with a fresh lease while it
-/// works. Answers whether a cancellation was asked for, or `None` once the task is gone.
+/// works. Answers whether a cancellation was asked for, or `None` once the task is gone, and also
+/// when its lease lapsed before this renewal: readers may have seen it failed by then, so it is
+/// written failed (a terminal state never changes) and its instance must stop.
 pub(crate) async fn renew(inner: &Inner, task: &mut TaskRecord) -> Result<Option<bool>, ServerError> {
     let now = inner.clock.now();
+    if task.lapsed_at(now) {
+        *task = interrupted(task.clone());
+        task.updated_at = now;
+        inner.store.update_task(task, now).await?;
+        tracing::warn!(task = %task.id, "task renewed after its lease lapsed: written failed, its call stops");
+        return Ok(None);
+    }
     task.updated_at = now;
     task.lease_expires_at = (!task.state.is_terminal()).then(|| now + time_span(inner.config.query_lease));
     Ok(inner.store.update_task(task, now).await?)

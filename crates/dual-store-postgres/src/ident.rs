@@ -55,6 +55,12 @@ impl Ident {
         Self(format!("{}_sessions", table.0))
     }
 
+    /// The name of the expiry index of the table `{table}_{kind}` (`tasks` or `sessions`), within
+    /// PostgreSQL's 63 bytes for the longest table name.
+    pub(crate) fn expiry_index_of(table: &Self, kind: char) -> Self {
+        Self(format!("{}_{kind}_exp_idx", table.0))
+    }
+
     pub(crate) fn as_str(&self) -> &str {
         &self.0
     }

@@ -58,6 +58,8 @@
 //!     cancel_requested boolean NOT NULL DEFAULT FALSE, expires_at timestamptz NOT NULL);
 //! -- MCP session state, restorable on any instance
 //! CREATE TABLE dual_resources_sessions (id text PRIMARY KEY, state text NOT NULL, expires_at timestamptz NOT NULL);
+//! CREATE INDEX dual_resources_t_exp_idx ON dual_resources_tasks (expires_at);
+//! CREATE INDEX dual_resources_s_exp_idx ON dual_resources_sessions (expires_at);
 //! ```
 //!
 //! A renewal of a task (`update_task`) writes `run` only, so a cancellation set meanwhile stays;

@@ -116,6 +116,10 @@ impl Sql {
         let qualified_owner_index = in_schema(&owner_index);
         let qualified_tasks = in_schema(&Ident::tasks_of(table));
         let qualified_sessions = in_schema(&Ident::sessions_of(table));
+        let tasks_index = Ident::expiry_index_of(table, 't');
+        let qualified_tasks_index = in_schema(&tasks_index);
+        let sessions_index = Ident::expiry_index_of(table, 's');
+        let qualified_sessions_index = in_schema(&sessions_index);
         let create_schema = schema.map_or_else(String::new, |schema| {
             format!(
                 "IF NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = '{}') THEN \
@@ -193,6 +197,13 @@ BEGIN
             state text NOT NULL,
             expires_at timestamptz NOT NULL
         );
+    END IF;
+    -- The purges of expired tasks and sessions cost what expires.
+    IF to_regclass('{qualified_tasks_index}') IS NULL THEN
+        CREATE INDEX {tasks_index} ON {qualified_tasks} (expires_at);
+    END IF;
+    IF to_regclass('{qualified_sessions_index}') IS NULL THEN
+        CREATE INDEX {sessions_index} ON {qualified_sessions} (expires_at);
     END IF;
 END
 $migrate$;"

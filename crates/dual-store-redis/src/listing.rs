@@ -20,9 +20,10 @@ use crate::shared::Shared;
 pub(crate) const MAX_LISTED: i64 = 100_000;
 
 /// `KEYS[1]` the owner's listing; `ARGV[3]` the record key prefix, `ARGV[4]` the upper bound
-/// (`(id`, exclusive, or `+`), `ARGV[5]` the limit. Answers up to `limit` live records below the
-/// bound, newest first, each as `{rec, q, n, la, pinned}`; ids whose record is gone are removed on
-/// the way, expired records skipped.
+/// (`(id`, exclusive, or `+`), `ARGV[5]` the limit, `ARGV[6]` the owner field the listing is of.
+/// Answers up to `limit` live records below the bound, newest first, each as
+/// `{rec, q, n, la, pinned}`. An id whose record is gone, expired (an expired record is never
+/// listed again) or of another owner leaves the listing as it is met, so no id is scanned twice.
 static LIST: LazyLock<Script> = LazyLock::new(|| {
     Script::new(lua!(
         r"
@@ -33,10 +34,10 @@ while #out < limit do
   local ids = redis.call('ZRANGE', KEYS[1], bound, '-', 'BYLEX', 'REV', 'LIMIT', 0, limit)
   if #ids == 0 then break end
   for _, id in ipairs(ids) do
-    local v = redis.call('HMGET', ARGV[3] .. id, 'rec', 'q', 'n', 'la', 'eu', 'en')
-    if not v[1] then
+    local v = redis.call('HMGET', ARGV[3] .. id, 'rec', 'q', 'n', 'la', 'eu', 'en', 'o')
+    if not v[1] or v[7] ~= ARGV[6] or (v[5] and expired(v[5], v[6])) then
       redis.call('ZREM', KEYS[1], id)
-    elseif not (v[5] and expired(v[5], v[6])) and #out < limit then
+    elseif #out < limit then
       local pinned = 0
       if not v[5] then pinned = 1 end
       out[#out + 1] = {v[1], v[2] or '', tonumber(v[3]) or 0, v[4] or '', pinned}
@@ -63,7 +64,8 @@ pub(crate) async fn list(
     if limit == 0 {
         return Ok(Vec::new());
     }
-    let listing = shared.keys.owner_listing(&fields::owner_value(owner));
+    let owner_field = fields::owner_value(owner);
+    let listing = shared.keys.owner_listing(&owner_field);
     let records = shared.keys.records().to_owned();
     let bound = before.map_or_else(|| "+".to_owned(), |id| format!("({id}"));
     let limit = limit.min(i32::MAX as usize);
@@ -77,6 +79,7 @@ pub(crate) async fn list(
                 .arg(records)
                 .arg(bound)
                 .arg(limit)
+                .arg(owner_field)
                 .invoke_async(&mut con)
                 .await
         })

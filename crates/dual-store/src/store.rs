@@ -203,7 +203,9 @@ pub trait ResourceStore: Send + Sync + fmt::Debug + 'static {
     /// Up to `limit` records live at `now` whose owner is exactly `owner` (`None`: the records
     /// created without one), newest first: by id, descending (a [`ResourceId`] is a ULID, so that is
     /// creation order), and only ids below `before` when it is given (the last id of the previous
-    /// page). Expired records not yet purged are skipped. `resources/list` pages through it.
+    /// page). Expired records not yet purged are skipped; a store may forget the listing entry of a
+    /// record expired at `now` as it meets it (such a record is never listed again). `resources/list`
+    /// pages through it.
     async fn list(
         &self,
         owner: Option<&str>,

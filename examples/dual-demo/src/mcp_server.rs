@@ -75,6 +75,14 @@ impl DemoMcp {
         }
     }
 
+    /// Runs task calls with `tasks` (share one between the sessions of a server, so that a
+    /// `tasks/cancel` answered by any session stops a task of this instance at once).
+    #[must_use]
+    pub fn with_tasks(mut self, tasks: DualTasks) -> Self {
+        self.tasks = tasks;
+        self
+    }
+
     /// Bounds this session's resource subscriptions as `options` asks (default:
     /// [`SubscriptionOptions::default`], 16 results polled every second).
     #[must_use]

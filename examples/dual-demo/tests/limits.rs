@@ -217,6 +217,25 @@ async fn the_mcp_session_cap_answers_503_and_existing_sessions_keep_working() {
             "a third client is refused"
         );
 
+        // A 2026-07-28 request has no session and takes no slot: it is served at the cap.
+        let stateless = json!({
+            "jsonrpc": "2.0", "id": 2, "method": "tools/list",
+            "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "limits", "version": "0"}}}
+        });
+        let request = Request::post(&url)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/list")
+            .body(Full::new(Bytes::from(stateless.to_string())))
+            .expect("a request");
+        let reply = exchange(request).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        assert!(reply.text().contains("search_institutions"), "{}", reply.text());
+
         // The existing sessions are unaffected.
         let tools = one.list_all_tools().await.expect("tools/list");
         assert_eq!(tools.len(), 2);

@@ -43,6 +43,7 @@ impl Run {
         let work = self.call(&seen);
         tokio::pin!(work);
         let mut tick = tokio::time::interval(self.server.config().progress_interval);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tick.tick().await;
         loop {
             tokio::select! {
@@ -69,7 +70,7 @@ impl Run {
                             break;
                         }
                         Ok(None) => {
-                            tracing::info!(task = %task.id, "task gone from the store: its call stops");
+                            tracing::info!(task = %task.id, "task gone from the store, or failed by its lapsed lease: its call stops");
                             return;
                         }
                         Err(error) => {
@@ -126,10 +127,20 @@ impl Run {
     }
 
     /// Writes the final state, retrying a failed write; a task whose final state could not be
-    /// written reads as failed once its lease lapses.
+    /// written reads as failed once its lease lapses. A cancellation asked meanwhile (on any
+    /// instance: its `tasks/cancel` was accepted while the task worked) wins over the outcome: the
+    /// task ends `cancelled`, as the canceller was told.
     async fn finish(&self, task: &mut TaskRecord) {
-        for attempt in 1..=FINAL_WRITE_ATTEMPTS {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
             match self.server.renew_task(task).await {
+                Ok(Some(true)) if task.state != TaskState::Cancelled => {
+                    task.state = TaskState::Cancelled;
+                    task.result = None;
+                    task.status_message = Some("cancelled".to_owned());
+                    tracing::info!(task = %task.id, "task cancelled as it ended");
+                }
                 Ok(_) => return,
                 Err(error) if attempt < FINAL_WRITE_ATTEMPTS => {
                     tracing::debug!(task = %task.id, attempt, error = %dual_core::escape::log_error(&error), "final task write failed: retrying");
@@ -137,6 +148,7 @@ impl Run {
                 }
                 Err(error) => {
                     tracing::warn!(task = %task.id, error = %dual_core::escape::log_error(&error), "final task state not written: it reads as failed after its lease");
+                    return;
                 }
             }
         }

@@ -64,8 +64,13 @@ impl McpEndpoint {
         }
         let cap = SessionCap::new(options.max_mcp_sessions, options.mcp_session_idle);
         let apps = options.apps;
+        let tasks = dual_rmcp::DualTasks::new(server.clone());
         let service = StreamableHttpService::new(
-            move || Ok(DemoMcp::new(server.clone()).with_apps(apps)),
+            move || {
+                Ok(DemoMcp::new(server.clone())
+                    .with_apps(apps)
+                    .with_tasks(tasks.clone()))
+            },
             cap.manager(),
             config,
         );
@@ -123,8 +128,15 @@ pub(super) async fn handle(State(endpoint): State<McpEndpoint>, request: Request
         Some(id) => endpoint.sessions.contains(id).await,
         None => false,
     };
+    // A 2026-07-28 request has no session (it names its version in `MCP-Protocol-Version`): it takes
+    // no session slot, whatever it does or however long it stays open.
+    let stateless = request
+        .headers()
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|version| version >= "2026-07-28");
     let new_session = match &session_id {
-        None => request.method() == Method::POST,
+        None => request.method() == Method::POST && !stateless,
         Some(_) => endpoint.shared_sessions && !held,
     };
     let _admission = if new_session {
