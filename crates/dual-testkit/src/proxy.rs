@@ -5,7 +5,7 @@
 use std::io;
 use std::net::SocketAddr;
 
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -86,7 +86,9 @@ async fn accept_loop(listener: TcpListener, upstream: SocketAddr, state: watch::
 }
 
 /// Forwards until the proxy leaves `epoch`: on `Refuse` the connection is closed, on `Blackhole` it
-/// is held open and silent until the proxy is dropped.
+/// is held open and silent until the proxy is dropped. Each chunk is forwarded only while the proxy
+/// is still in `epoch`, checked between reading and writing it: once [`Proxy::set`] returns, no
+/// byte read after it crosses, even before this task has seen the switch.
 async fn forward(
     mut client: TcpStream,
     upstream: SocketAddr,
@@ -96,12 +98,45 @@ async fn forward(
     let Ok(mut server) = TcpStream::connect(upstream).await else {
         return;
     };
-    let next = tokio::select! {
-        _ = tokio::io::copy_bidirectional(&mut client, &mut server) => return,
-        next = left_epoch(&mut watch, epoch) => next,
+    let current = watch.clone();
+    let open = move || current.borrow().1 == epoch;
+    let next = {
+        let (mut client_read, mut client_write) = client.split();
+        let (mut server_read, mut server_write) = server.split();
+        let both = async {
+            tokio::join!(
+                pump(&mut client_read, &mut server_write, &open),
+                pump(&mut server_read, &mut client_write, &open),
+            )
+        };
+        tokio::select! {
+            _ = both => return,
+            next = left_epoch(&mut watch, epoch) => next,
+        }
     };
     if next == Some(Mode::Blackhole) {
         hold_until_closed(&mut watch).await;
+    }
+}
+
+/// Copies `from` to `to` while `open()` holds, a chunk at a time; at the end of `from`, shuts `to`
+/// down for writing (as `copy_bidirectional` does).
+async fn pump(
+    from: &mut (impl tokio::io::AsyncRead + Unpin),
+    to: &mut (impl tokio::io::AsyncWrite + Unpin),
+    open: &impl Fn() -> bool,
+) -> io::Result<()> {
+    let mut buf = vec![0_u8; 16 * 1024];
+    loop {
+        let n = from.read(&mut buf).await?;
+        if !open() {
+            // The proxy switched: nothing more crosses; the caller closes or holds the connection.
+            return std::future::pending().await;
+        }
+        if n == 0 {
+            return to.shutdown().await;
+        }
+        to.write_all(&buf[..n]).await?;
     }
 }
 
