@@ -20,7 +20,9 @@ use axum::Router;
 use axum::routing::get;
 use dual_core::Row;
 use dual_http::{Cors, DualHttp};
-use dual_server::{CreateResponse, DualResponseServer, QueryStart, RowStream, Typed, TypedExecutor};
+use dual_server::{
+    CreateResponse, DualResponseServer, QueryStart, RowBatch, RowStream, Typed, TypedExecutor,
+};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -60,7 +62,7 @@ impl TypedExecutor for Numbers {
         };
         let batches = (0..n)
             .step_by(usize::try_from(BATCH).unwrap_or(usize::MAX))
-            .map(move |first| Ok((first..n.min(first + BATCH)).map(row).collect::<Vec<Row>>()));
+            .map(move |first| Ok((first..n.min(first + BATCH)).map(row).collect::<RowBatch>()));
         Box::pin(futures_util::stream::iter(batches))
     }
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use dual_core::Row;
 use dual_http::{Authorize, DualHttp};
-use dual_server::{CreateResponse, DualResponseServer, QueryExecutor, QueryStart, RowStream};
+use dual_server::{CreateResponse, DualResponseServer, QueryExecutor, QueryStart, RowBatch, RowStream};
 use http::request::Parts;
 use http_body_util::{BodyExt, Empty};
 use hyper::service::Service;
@@ -54,7 +54,7 @@ impl QueryExecutor for Invoices {
                     .unwrap_or_default()
             })
             .collect();
-        Box::pin(futures_util::stream::iter([Ok(rows)]))
+        Box::pin(futures_util::stream::iter([Ok(RowBatch::Rows(rows))]))
     }
 }
 

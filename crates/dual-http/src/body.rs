@@ -101,7 +101,7 @@ mod export_tests {
     //! An export streamed through the response body.
 
     use dual_core::{ResourceId, Row};
-    use dual_server::{BatchStream, ExecutorError, RowBatch};
+    use dual_server::{ExecutorError, RowBatch, RowStream};
     use http_body_util::BodyExt;
 
     use super::ResponseBody;
@@ -121,7 +121,7 @@ mod export_tests {
         let batches = std::iter::once(Ok(rows(0..2)))
             .chain(batches)
             .map(|batch| batch.map(RowBatch::Rows));
-        let stream: BatchStream = Box::pin(futures_util::stream::iter(batches));
+        let stream: RowStream = Box::pin(futures_util::stream::iter(batches));
         let encoder = Encoder::new(ExportFormat::Ndjson, vec![], CsvFormulas::default());
         let (body, _) = ExportBody::new(ResourceId::new(), encoder, stream, ContentCoding::Identity);
         ResponseBody::export(body)
@@ -169,7 +169,7 @@ mod export_tests {
     /// An export of `batches` alone, in `format`.
     fn export(format: ExportFormat, batches: Vec<Result<Vec<Row>, ExecutorError>>) -> ExportBody {
         let batches = batches.into_iter().map(|batch| batch.map(RowBatch::Rows));
-        let stream: BatchStream = Box::pin(futures_util::stream::iter(batches));
+        let stream: RowStream = Box::pin(futures_util::stream::iter(batches));
         let encoder = Encoder::new(format, vec![], CsvFormulas::default());
         ExportBody::new(ResourceId::new(), encoder, stream, ContentCoding::Identity).0
     }

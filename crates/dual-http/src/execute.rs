@@ -4,7 +4,7 @@ use dual_core::{
     ResourceRecord,
     metadata::{PinResponse, ResourceMetadata},
 };
-use dual_server::{BatchStream, DualResponseServer, EncodedPage};
+use dual_server::{DualResponseServer, EncodedPage, RowStream};
 use http::request::Parts;
 
 use crate::encode::Encoder;
@@ -136,7 +136,7 @@ async fn run(
 /// Starts the export and produces its first frames ([`ExportBody::prime`]) before the response head
 /// goes out, so that a failure before the first row is rendered like any other rejection.
 async fn start_export(
-    (record, stream): (ResourceRecord, BatchStream),
+    (record, stream): (ResourceRecord, RowStream),
     request: &ExportRequest,
     formulas: CsvFormulas,
 ) -> Result<Export, Rejection> {

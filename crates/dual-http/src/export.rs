@@ -6,7 +6,7 @@ use bytes::Bytes;
 use dual_core::error::Report;
 use dual_core::escape::log_safe;
 use dual_core::{ResourceId, Row};
-use dual_server::{BatchStream, ExecutorError, JsonRows, RowBatch, ServerError};
+use dual_server::{ExecutorError, JsonRows, RowBatch, RowStream, ServerError};
 use http_body::Frame;
 
 use crate::ContentCoding;
@@ -25,7 +25,7 @@ pub(crate) struct ExportBody {
     id: ResourceId,
     encoder: Encoder,
     /// `None` once the executor has ended (or failed).
-    stream: Option<BatchStream>,
+    stream: Option<RowStream>,
     /// Rows of the current batch not yet encoded.
     pending: Pending,
     /// What [`ExportBody::prime`] produced before the response head went out: sent first, as one
@@ -113,7 +113,7 @@ impl ExportBody {
     pub(crate) fn new(
         id: ResourceId,
         encoder: Encoder,
-        stream: BatchStream,
+        stream: RowStream,
         coding: ContentCoding,
     ) -> (Self, ContentCoding) {
         #[cfg(feature = "compression")]

@@ -105,7 +105,7 @@
 //!         };
 //!         start.started();
 //!         let rows: Vec<Row> = (0..n).map(|i| json!({"id": i}).as_object().cloned().unwrap_or_default()).collect();
-//!         Box::pin(futures_util::stream::iter([Ok(rows)]))
+//!         Box::pin(futures_util::stream::iter([Ok(rows.into())]))
 //!     }
 //! }
 //!

@@ -5,6 +5,7 @@ mod live;
 
 use std::sync::Arc;
 
+use dual_core::budget::row_json_len;
 use dual_core::{Column, Row};
 use dual_server::{
     ExecutorError, QueryExecutor, QueryStart, RowSender, RowStream, SchemaCache, SendStop, row_channel,
@@ -194,7 +195,8 @@ impl MyExecutor {
     }
 
     /// The snapshot's stream, on a task of its own: in one read-only transaction with a consistent
-    /// snapshot, the count, then the rows read unbuffered and sent in batches of `fetch_rows`.
+    /// snapshot, the count, then the rows read unbuffered and sent in batches of `fetch_rows` rows or
+    /// `batch_bytes` bytes of JSON, whichever comes first.
     async fn write(
         &self,
         params_json: Value,
@@ -251,13 +253,17 @@ impl MyExecutor {
             .await
             .map_err(|e| self.error(&e))?;
         let mut batch = Vec::with_capacity(fetch.min(4_096));
+        let mut bytes = 0usize;
         loop {
             let row = result.next().await.map_err(|e| self.error(&e))?;
             let done = row.is_none();
             if let Some(row) = row {
-                batch.push(self.row(&row)?);
+                let row = self.row(&row)?;
+                bytes = bytes.saturating_add(row_json_len(&row));
+                batch.push(row);
             }
-            if (done && !batch.is_empty()) || batch.len() >= fetch {
+            if (done && !batch.is_empty()) || batch.len() >= fetch || bytes >= options.batch_bytes {
+                bytes = 0;
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(fetch.min(4_096)));
                 match rows_out.send_within(full, options.stall).await {
                     Ok(()) => {}
@@ -296,7 +302,7 @@ impl MyExecutor {
 
 impl QueryExecutor for MyExecutor {
     /// Every row, with the consistent count: one read-only transaction with a consistent snapshot
-    /// counts the result, then reads it unbuffered, `fetch_rows` rows per batch. Dropping the stream
+    /// counts the result, then reads it unbuffered, `fetch_rows` rows or `batch_bytes` per batch. Dropping the stream
     /// sends `KILL QUERY` for it and closes its connection.
     fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
         let (rows, stream) = row_channel(STREAM_BUFFER, "result");

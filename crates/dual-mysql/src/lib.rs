@@ -34,7 +34,8 @@
 //! Parameters (`?`) are bound, never interpolated. Connect as a user that may only read.
 //!
 //! The snapshot's [`QueryExecutor::stream`] counts the result (`SELECT COUNT(*) FROM (⟨sql⟩)`) and
-//! then reads it unbuffered from the server, [`MyOptions::fetch_rows`] rows per batch, in the same
+//! then reads it unbuffered from the server, [`MyOptions::fetch_rows`] rows or
+//! [`MyOptions::batch_bytes`] bytes of JSON per batch (whichever comes first), in the same
 //! transaction, so the count it announces is exactly the rows it yields and the memory it holds is a
 //! few batches. `MyDb::schema` describes the database (its tables, views and columns, for the
 //! `describe_schema` tool), and a query naming an unknown table or column gets the closest names
@@ -74,7 +75,7 @@ mod session;
 pub use error::MyError;
 pub use executor::{MyDb, MyExecutor};
 pub use options::{
-    DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_POOL_SIZE, DEFAULT_STALL, DEFAULT_TIME_LIMIT,
-    DEFAULT_WAIT, MyOptions, NumericMode,
+    DEFAULT_BATCH_BYTES, DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_POOL_SIZE, DEFAULT_STALL,
+    DEFAULT_TIME_LIMIT, DEFAULT_WAIT, MyOptions, NumericMode,
 };
 pub use query::MyQuery;

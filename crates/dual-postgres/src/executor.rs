@@ -10,14 +10,15 @@ use deadpool_postgres::Transaction;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use dual_core::{Column, Row, Sort, SortOrder};
 use dual_server::{
-    ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowSender, RowStream, SchemaCache, SendStop,
-    row_channel,
+    ExecutorError, JsonColumns, JsonRowWriter, LiveQuery, QueryExecutor, QueryStart, RowBatch, RowSender,
+    RowStream, SchemaCache, SendStop, row_channel,
 };
+use futures_util::TryStreamExt;
 use serde_json::Value;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{IsolationLevel, NoTls};
 
-use crate::decode::{BoxError, Raw, column_type, value};
+use crate::decode::{BoxError, Raw, column_type, write};
 use crate::error::{PgError, pg_error};
 use crate::options::{CONNECT_TIMEOUT, PgOptions, STREAM_BUFFER};
 use crate::query::{PgQuery, check_select};
@@ -253,6 +254,7 @@ impl PgExecutor {
         let statement = txn.prepare(&query.sql).await.map_err(|e| self.error(&e))?;
         let names: Vec<String> = statement.columns().iter().map(|c| c.name().to_owned()).collect();
         let types: Vec<Type> = statement.columns().iter().map(|c| c.type_().clone()).collect();
+        let columns = Arc::new(JsonColumns::new(&names)?);
         let numeric = self.options().numeric;
         start.declare_columns(
             names
@@ -287,18 +289,19 @@ impl PgExecutor {
             .bind_raw(&statement, texts.iter())
             .await
             .map_err(|e| self.error(&e))?;
-        let fetch = i32::try_from(self.options().fetch_rows).unwrap_or(i32::MAX);
-        loop {
-            let rows = txn
-                .query_portal(&portal, fetch)
-                .await
-                .map_err(|e| self.error(&e))?;
-            let last = rows.len() < usize::try_from(fetch).unwrap_or(usize::MAX);
+        let mut scratch = String::new();
+        let mut sizer = FetchSizer::new(self.options());
+        // One fetch ahead: the next `Execute` is sent before this batch is decoded, so the server
+        // reads the next rows while these are written (at most two fetches in flight).
+        let mut next = Some(self.fetch(&txn, &portal, sizer.next()).await?);
+        while let Some((pending, asked)) = next.take() {
+            let rows: Vec<tokio_postgres::Row> = pending.try_collect().await.map_err(|e| self.error(&e))?;
+            if rows.len() >= asked {
+                next = Some(self.fetch(&txn, &portal, sizer.next()).await?);
+            }
             if !rows.is_empty() {
-                let batch = rows
-                    .iter()
-                    .map(|row| self.row(row, &names, &types))
-                    .collect::<Result<Vec<Row>, _>>()?;
+                let (batch, bytes) = self.batch(&rows, &columns, &names, &types, &mut scratch)?;
+                sizer.saw(rows.len(), bytes);
                 drop(rows);
                 match rows_out.send_within(batch, self.options().stall).await {
                     Ok(()) => {}
@@ -309,24 +312,49 @@ impl PgExecutor {
                     }
                 }
             }
-            if last {
-                break;
-            }
         }
         txn.rollback().await.map_err(|e| self.error(&e))?;
         Ok(true)
     }
 
-    fn row(&self, row: &tokio_postgres::Row, names: &[String], types: &[Type]) -> Result<Row, ExecutorError> {
+    /// Sends the `Execute` of the next `rows` rows of `portal` (without waiting for them).
+    async fn fetch(
+        &self,
+        txn: &Transaction<'_>,
+        portal: &tokio_postgres::Portal,
+        rows: usize,
+    ) -> Result<(tokio_postgres::RowStream, usize), ExecutorError> {
+        let max_rows = i32::try_from(rows).unwrap_or(i32::MAX);
+        let stream = txn
+            .query_portal_raw(portal, max_rows)
+            .await
+            .map_err(|e| self.error(&e))?;
+        Ok((stream, usize::try_from(max_rows).unwrap_or(usize::MAX)))
+    }
+
+    /// `rows` as a batch of JSON rows, each value written as it is decoded (no map per row), and
+    /// the batch's bytes.
+    fn batch(
+        &self,
+        rows: &[tokio_postgres::Row],
+        columns: &Arc<JsonColumns>,
+        names: &[String],
+        types: &[Type],
+        scratch: &mut String,
+    ) -> Result<(RowBatch, usize), ExecutorError> {
         let numeric = self.options().numeric;
-        let mut out = Row::with_capacity(names.len());
-        for (at, (name, ty)) in names.iter().zip(types).enumerate() {
-            let raw: Raw<'_> = row.try_get(at).map_err(|e| self.error(&e))?;
-            let cell = value(ty, raw.0, numeric)
-                .map_err(|e| ExecutorError::new(format!("column `{name}` ({ty}) could not be read: {e}")))?;
-            out.insert(name.clone(), cell);
+        let mut out = JsonRowWriter::new(Arc::clone(columns), rows.len());
+        for row in rows {
+            for (at, (name, ty)) in names.iter().zip(types).enumerate() {
+                let raw: Raw<'_> = row.try_get(at).map_err(|e| self.error(&e))?;
+                write(&mut out, ty, raw.0, numeric, scratch).map_err(|e| {
+                    ExecutorError::new(format!("column `{name}` ({ty}) could not be read: {e}"))
+                })?;
+            }
+            out.end_row()?;
         }
-        Ok(out)
+        let bytes = out.bytes();
+        Ok((out.finish(), bytes))
     }
 }
 
@@ -455,9 +483,10 @@ impl PgExecutor {
             .query(&statement, &refs(&texts))
             .await
             .map_err(|e| self.error(&e))?;
-        rows.iter()
-            .map(|row| self.row(row, &names, &types))
-            .collect::<Result<Vec<Row>, _>>()
+        let columns = Arc::new(JsonColumns::new(&names)?);
+        self.batch(&rows, &columns, &names, &types, &mut String::new())?
+            .0
+            .into_rows()
     }
 }
 
@@ -471,4 +500,60 @@ fn order_by(sort: Option<&Sort>) -> String {
         format!(" ORDER BY \"{}\" {order}", sort.field.replace('"', "\"\""))
     })
     .unwrap_or_default()
+}
+
+/// Rows asked of the first portal fetches, before the rows' width is known: small, so the first
+/// batch (the sample) comes at once.
+const FIRST_FETCH: usize = 1_000;
+
+/// How many rows each portal fetch asks for: [`FIRST_FETCH`] until rows were seen, then as many as
+/// fill about `batch_bytes` at the width seen so far, within `1..=fetch_rows`.
+struct FetchSizer {
+    most: usize,
+    batch_bytes: usize,
+    rows: usize,
+    bytes: usize,
+}
+
+impl FetchSizer {
+    fn new(options: PgOptions) -> Self {
+        Self {
+            most: usize::try_from(options.fetch_rows).unwrap_or(usize::MAX).max(1),
+            batch_bytes: options.batch_bytes.max(1),
+            rows: 0,
+            bytes: 0,
+        }
+    }
+
+    fn next(&self) -> usize {
+        if self.bytes == 0 {
+            return self.most.min(FIRST_FETCH);
+        }
+        let per_row = (self.bytes / self.rows.max(1)).max(1);
+        (self.batch_bytes / per_row).clamp(1, self.most)
+    }
+
+    fn saw(&mut self, rows: usize, bytes: usize) {
+        self.rows = self.rows.saturating_add(rows);
+        self.bytes = self.bytes.saturating_add(bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fetches_fill_the_batch_bytes_within_fetch_rows() {
+        let mut sizer = FetchSizer::new(PgOptions::default().fetch_rows(10_000).batch_bytes(1 << 20));
+        assert_eq!(sizer.next(), FIRST_FETCH);
+        sizer.saw(1_000, 100_000);
+        assert_eq!(sizer.next(), 10_000, "narrow rows: fetch_rows caps it");
+        sizer.saw(1_000, 100 * (1 << 20));
+        assert_eq!(sizer.next(), 19, "wide rows: about 1 MiB a batch");
+        let mut tiny = FetchSizer::new(PgOptions::default().fetch_rows(5).batch_bytes(10));
+        assert_eq!(tiny.next(), 5);
+        tiny.saw(1, 1_000);
+        assert_eq!(tiny.next(), 1);
+    }
 }

@@ -36,9 +36,12 @@
 //! refused: connect as a role that may only read.
 //!
 //! The snapshot's [`QueryExecutor::stream`] counts the result (`SELECT count(*) FROM (⟨sql⟩)`) and
-//! then reads it from a portal [`PgOptions::fetch_rows`] rows at a time, in the same transaction, so
-//! the count it announces ([`QueryStart::started_with_count`]) is exactly the rows it yields and the
-//! memory it holds is a few batches, however large the result. Live paging (for results over the
+//! then reads it from a portal in the same transaction, so the count it announces
+//! ([`QueryStart::started_with_count`]) is exactly the rows it yields. Each fetch asks for as many
+//! rows as fill about [`PgOptions::batch_bytes`] of JSON at the width seen so far (at most
+//! [`PgOptions::fetch_rows`]; 1,000 for the first), one fetch ahead of the rows being written, and
+//! each value is written as JSON as it is decoded ([`dual_server::JsonRowWriter`], no map per row):
+//! the memory it holds is a few batches, however large the result. Live paging (for results over the
 //! server's snapshot cap) wraps the query: `SELECT * FROM (⟨sql⟩) ORDER BY "field" LIMIT $n OFFSET $m`.
 //!
 //! A query the server drops (a `DELETE`, a cancelled task, the time limit, a client gone) is
@@ -84,7 +87,7 @@ mod session;
 pub use error::PgError;
 pub use executor::{PgDb, PgExecutor};
 pub use options::{
-    CONNECT_TIMEOUT, DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_POOL_SIZE, DEFAULT_STALL,
-    DEFAULT_TIME_LIMIT, DEFAULT_WAIT, NumericMode, PgOptions,
+    CONNECT_TIMEOUT, DEFAULT_BATCH_BYTES, DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_POOL_SIZE,
+    DEFAULT_STALL, DEFAULT_TIME_LIMIT, DEFAULT_WAIT, NumericMode, PgOptions,
 };
 pub use query::PgQuery;

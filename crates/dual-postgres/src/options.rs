@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 pub use dual_server::database_options::{
-    DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_POOL_SIZE, DEFAULT_STALL, DEFAULT_TIME_LIMIT,
-    DEFAULT_WAIT, NumericMode,
+    DEFAULT_BATCH_BYTES, DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_POOL_SIZE, DEFAULT_STALL,
+    DEFAULT_TIME_LIMIT, DEFAULT_WAIT, NumericMode,
 };
 
 /// How a [`PgDb`](crate::PgDb) runs queries ([`dual_server::DatabaseOptions`]: the time limit is
-/// `statement_timeout`, `fetch_rows` the rows per portal fetch, `numeric` how `numeric` values come
+/// `statement_timeout`, `fetch_rows` and `batch_bytes` bound each portal fetch, `numeric` how `numeric` values come
 /// out). Build it from `PgOptions::default()` with the setters.
 pub type PgOptions = dual_server::DatabaseOptions;
 

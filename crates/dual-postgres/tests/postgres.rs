@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use dual_core::{PageRequest, Row};
 use dual_postgres::{NumericMode, PgDb, PgOptions, PgQuery};
 use dual_server::{
-    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, QueryStart, RowStream,
+    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, QueryStart, RowBatch, RowStream,
 };
 use dual_testkit::Scratch;
 use futures_util::StreamExt;
@@ -60,7 +60,7 @@ impl Db {
 async fn collect(mut stream: RowStream) -> Result<Vec<Row>, ExecutorError> {
     let mut rows = Vec::new();
     while let Some(batch) = stream.next().await {
-        rows.extend(batch?);
+        rows.extend(batch?.into_rows()?);
     }
     Ok(rows)
 }
@@ -223,7 +223,9 @@ async fn a_large_result_streams_in_batches_with_its_exact_count_and_bound_params
     );
     let mut ids = Vec::new();
     while let Some(batch) = stream.next().await {
-        let batch = batch.unwrap_or_else(|e| panic!("{e}"));
+        let batch = batch
+            .and_then(RowBatch::into_rows)
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(batch.len() <= 500, "a batch of {} rows", batch.len());
         ids.extend(batch.iter().filter_map(|r| r["id"].as_u64()));
     }

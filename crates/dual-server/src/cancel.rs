@@ -6,7 +6,7 @@ use std::task::{Context, Poll};
 
 use futures_core::Stream;
 
-use crate::executor::RowStream;
+use crate::RowStream;
 
 /// Runs a cancel action when dropped, unless disarmed first.
 ///
@@ -145,7 +145,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_stream_dropped_before_its_end_cancels_one_read_to_the_end_does_not() {
-        let rows = || -> RowStream { Box::pin(futures_util::stream::iter([Ok(Vec::new()), Ok(Vec::new())])) };
+        let rows = || -> RowStream {
+            Box::pin(futures_util::stream::iter([
+                Ok(Vec::new().into()),
+                Ok(Vec::new().into()),
+            ]))
+        };
 
         let (runs, guard) = counting();
         let mut stream = guard.guard_stream(rows());

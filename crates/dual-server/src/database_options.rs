@@ -13,8 +13,11 @@ pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(300);
 pub const DEFAULT_STALL: Duration = Duration::from_secs(30);
 /// Default longest count the snapshot's stream announces (the library's default `pending_after`).
 pub const DEFAULT_COUNT_WAIT: Duration = Duration::from_secs(2);
-/// Default rows read from the database at a time, and sent to the reader as one batch.
-pub const DEFAULT_FETCH_ROWS: u32 = 1_000;
+/// Default most rows read from the database at a time, and sent to the reader as one batch.
+pub const DEFAULT_FETCH_ROWS: u32 = 10_000;
+/// Default bytes of JSON after which a batch is sent (fewer rows than `fetch_rows` when rows are
+/// wide): with [`DEFAULT_FETCH_ROWS`], the memory a stream holds per batch.
+pub const DEFAULT_BATCH_BYTES: usize = 1 << 20;
 
 /// How exact decimal values (PostgreSQL `numeric`, MySQL `DECIMAL`) come out: exact decimal
 /// strings, or JSON numbers.
@@ -48,8 +51,12 @@ pub struct DatabaseOptions {
     /// How long the snapshot's stream may count before it tells the server that its query runs
     /// without a count ([`DEFAULT_COUNT_WAIT`]). Give it the server's `pending_after`.
     pub count_wait: Duration,
-    /// Rows per database fetch and per batch ([`DEFAULT_FETCH_ROWS`]): the memory a stream holds.
+    /// Most rows per database fetch and per batch ([`DEFAULT_FETCH_ROWS`]).
     pub fetch_rows: u32,
+    /// About how many bytes of JSON a batch holds before it is sent ([`DEFAULT_BATCH_BYTES`]); with
+    /// `fetch_rows`, the memory a stream holds: a batch ends at whichever comes first (PostgreSQL
+    /// sizes each portal fetch from the rows' width so far).
+    pub batch_bytes: usize,
     /// How exact decimal values come out ([`NumericMode::String`]).
     pub numeric: NumericMode,
     /// How long the database's description is kept ([`DEFAULT_SCHEMA_TTL`](crate::DEFAULT_SCHEMA_TTL)).
@@ -65,6 +72,7 @@ impl Default for DatabaseOptions {
             stall: DEFAULT_STALL,
             count_wait: DEFAULT_COUNT_WAIT,
             fetch_rows: DEFAULT_FETCH_ROWS,
+            batch_bytes: DEFAULT_BATCH_BYTES,
             numeric: NumericMode::String,
             schema_ttl: crate::DEFAULT_SCHEMA_TTL,
         }
@@ -111,6 +119,13 @@ impl DatabaseOptions {
     #[must_use]
     pub fn fetch_rows(mut self, rows: u32) -> Self {
         self.fetch_rows = rows;
+        self
+    }
+
+    /// Sets [`DatabaseOptions::batch_bytes`].
+    #[must_use]
+    pub fn batch_bytes(mut self, bytes: usize) -> Self {
+        self.batch_bytes = bytes;
         self
     }
 

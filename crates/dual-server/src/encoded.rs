@@ -1,18 +1,15 @@
 //! Rows as the wire carries them: pages and export batches whose rows may still be the compact JSON
 //! the snapshot stores, so that a JSON page or export is written without decoding a row.
 
-use std::pin::Pin;
-
 use bytes::Bytes;
 use dual_core::{
     PageResponse, ResourceId, Row,
     budget::{RowBudget, row_json_len},
     page::ValidPage,
 };
-use dual_spool::{RowRun, SpoolError};
-use futures_core::Stream;
+use dual_spool::SpoolError;
 
-use crate::{ExecutorError, RowStream, ServerError};
+use crate::ServerError;
 
 /// A page from [`DualResponseServer::fetch_page_encoded`](crate::DualResponseServer::fetch_page_encoded):
 /// the pagination of a [`PageResponse`] and its rows, decoded (a live resource) or still the compact
@@ -162,119 +159,6 @@ pub(crate) fn decode(id: ResourceId, bytes: &[u8]) -> Result<Row, ServerError> {
     })
 }
 
-/// A batch of an export from
-/// [`DualResponseServer::export_range`](crate::DualResponseServer::export_range).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum RowBatch {
-    /// Decoded rows, from an executor (a live resource).
-    Rows(Vec<Row>),
-    /// Rows as compact JSON objects, from a snapshot: write them as they are.
-    Json(JsonRows),
-}
-
-impl RowBatch {
-    /// Rows in the batch.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        match self {
-            Self::Rows(rows) => rows.len(),
-            Self::Json(rows) => rows.len(),
-        }
-    }
-
-    /// Whether the batch has no rows.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The rows, decoded.
-    ///
-    /// # Errors
-    ///
-    /// A stored row that is not a JSON object (a corrupt snapshot).
-    pub fn into_rows(self) -> Result<Vec<Row>, ExecutorError> {
-        match self {
-            Self::Rows(rows) => Ok(rows),
-            Self::Json(rows) => rows
-                .iter()
-                .map(|row| {
-                    serde_json::from_slice(&row)
-                        .map_err(|_| ExecutorError::new("a stored row is not a JSON object"))
-                })
-                .collect(),
-        }
-    }
-}
-
-/// Consecutive rows of a snapshot, each the compact JSON of one row object; cloning shares the bytes.
-#[derive(Debug, Clone)]
-pub struct JsonRows(JsonRowsInner);
-
-#[derive(Debug, Clone)]
-enum JsonRowsInner {
-    /// A run of one segment (unsorted exports).
-    Run(RowRun),
-    /// Rows gathered from several segments (sorted exports).
-    List(Vec<Bytes>),
-}
-
-impl JsonRows {
-    pub(crate) fn run(run: RowRun) -> Self {
-        Self(JsonRowsInner::Run(run))
-    }
-
-    pub(crate) fn list(rows: Vec<Bytes>) -> Self {
-        Self(JsonRowsInner::List(rows))
-    }
-
-    /// Rows in the batch.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        match &self.0 {
-            JsonRowsInner::Run(run) => run.len(),
-            JsonRowsInner::List(rows) => rows.len(),
-        }
-    }
-
-    /// Whether the batch has no rows.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Row `i`, `None` past the end.
-    #[must_use]
-    pub fn get(&self, i: usize) -> Option<Bytes> {
-        match &self.0 {
-            JsonRowsInner::Run(run) => run.row(i),
-            JsonRowsInner::List(rows) => rows.get(i).cloned(),
-        }
-    }
-
-    /// The rows, in order.
-    pub fn iter(&self) -> impl Iterator<Item = Bytes> + '_ {
-        (0..self.len()).map_while(|i| self.get(i))
-    }
-}
-
-/// A stream of export batches, as [`DualResponseServer::export_range`](crate::DualResponseServer::export_range)
-/// yields them.
-pub type BatchStream = Pin<Box<dyn Stream<Item = Result<RowBatch, ExecutorError>> + Send>>;
-
-/// An executor's stream as batches of decoded rows.
-pub(crate) fn from_rows(stream: RowStream) -> BatchStream {
-    use futures_util::StreamExt;
-    Box::pin(stream.map(|batch| batch.map(RowBatch::Rows)))
-}
-
-/// Batches decoded to rows.
-pub(crate) fn into_rows(stream: BatchStream) -> RowStream {
-    use futures_util::StreamExt;
-    Box::pin(stream.map(|batch| batch.and_then(RowBatch::into_rows)))
-}
-
 /// The pagination of a page cut by `budget`, logging a cut that the byte budget made.
 pub(crate) fn cut(budget: &RowBudget, page: &ValidPage, total_count: u64) -> PageResponse {
     if budget.has_next() && budget.kept() < page.limit {
@@ -380,7 +264,5 @@ mod tests {
         let page = valid(0, 10);
         let json = json_page(vec![Bytes::from_static(b"[1]")], &page, usize::MAX);
         assert!(json.into_response(ResourceId::new()).is_err());
-        let batch = RowBatch::Json(JsonRows::list(vec![Bytes::from_static(b"nope")]));
-        assert!(batch.into_rows().is_err());
     }
 }

@@ -1,19 +1,14 @@
 //! The query executor trait: how a registered kind streams its result, and the optional capability
 //! of live paging ([`LiveQuery`]) that only live resources need.
 
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::{Column, Row, Sort, range::RowRange};
-use futures_core::Stream;
 use serde_json::Value;
 
-use crate::QueryStart;
-
-/// A stream of row batches, as [`QueryExecutor::stream`] yields them.
-pub type RowStream = Pin<Box<dyn Stream<Item = Result<Vec<Row>, ExecutorError>> + Send>>;
+use crate::{QueryStart, RowBatch, RowStream};
 
 /// Rows per [`LiveQuery::fetch`] call of the default [`QueryExecutor::stream_range`].
 pub const DEFAULT_STREAM_BATCH: u64 = 1_000;
@@ -148,7 +143,7 @@ impl ExecutorError {
 /// ```
 /// use std::sync::Arc;
 /// use dual_core::Row;
-/// use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowStream};
+/// use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowBatch, RowStream};
 /// use serde_json::{Value, json};
 ///
 /// /// Squares of 0..n, 1,000 rows a batch.
@@ -164,7 +159,7 @@ impl ExecutorError {
 ///         start.started_with_count(n);
 ///         let row = |i: u64| json!({"i": i, "square": i * i}).as_object().cloned().unwrap_or_default();
 ///         let batches = (0..n).step_by(1_000).map(move |first| {
-///             Ok((first..n.min(first + 1_000)).map(row).collect::<Vec<Row>>())
+///             Ok((first..n.min(first + 1_000)).map(row).collect::<RowBatch>())
 ///         });
 ///         Box::pin(futures_util::stream::iter(batches))
 ///     }
@@ -371,7 +366,7 @@ where
                 rows.truncate(usize::try_from(want).unwrap_or(usize::MAX));
                 let full = rows.len() as u64 >= want;
                 let next = full.then(|| (executor, params, sort, offset.saturating_add(rows.len() as u64)));
-                Some((Ok(rows), next))
+                Some((Ok(RowBatch::Rows(rows)), next))
             }
             Err(error) => Some((Err(error), None)),
         }

@@ -28,7 +28,7 @@
 //!         let rows: Vec<Row> = (0..n)
 //!             .map(|i| json!({"id": i, "label": format!("row {i}")}).as_object().cloned().unwrap_or_default())
 //!             .collect();
-//!         Box::pin(futures_util::stream::iter([Ok(rows)]))
+//!         Box::pin(futures_util::stream::iter([Ok(rows.into())]))
 //!     }
 //! }
 //!
@@ -58,6 +58,7 @@
 //! ```
 
 mod access;
+mod batch;
 mod builder;
 mod caller;
 mod cancel;
@@ -79,6 +80,7 @@ mod progress;
 mod quota;
 mod registry;
 mod row_channel;
+mod row_writer;
 mod run;
 mod runs;
 mod sample;
@@ -92,6 +94,7 @@ mod sweeper;
 mod tasks;
 mod typed;
 
+pub use batch::{JsonRows, RowBatch, RowStream};
 pub use builder::DualResponseServerBuilder;
 pub use caller::Caller;
 pub use cancel::CancelOnDrop;
@@ -108,14 +111,14 @@ pub use config::{
 pub use create::CreateResponse;
 pub use creation::DEFAULT_RESOURCE_NAME;
 pub use database_options::{DatabaseOptions, NumericMode};
-pub use encoded::{BatchStream, EncodedPage, JsonRows, PageFreshness, RowBatch};
+pub use encoded::{EncodedPage, PageFreshness};
 pub use error::{
     InvalidRequest, NOT_READY_RETRY_AFTER, ServerBuildError, ServerError, ServerErrorCode, SpoolFailed,
     StoreFailed,
 };
 pub use executor::{
-    DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, RowStream, paged_range_stream,
-    paged_stream, take_rows,
+    DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, paged_range_stream, paged_stream,
+    take_rows,
 };
 pub use links::{DEFAULT_LINK_LIFETIME, DownloadLink, LinkFormat, LinkKey, MAX_LINK_LIFETIME};
 pub use owners::{
@@ -124,6 +127,7 @@ pub use owners::{
 };
 pub use quota::{QUOTA_RETRY_AFTER, Quota};
 pub use row_channel::{RowSender, SendStop, row_channel};
+pub use row_writer::{JsonColumns, JsonRowWriter};
 pub use schema_source::{DEFAULT_SCHEMA_MAX_TABLES, DEFAULT_SCHEMA_TTL, SchemaCache, SchemaSource};
 pub use server::DualResponseServer;
 pub use sorted::SORT_RETRY_AFTER;

@@ -7,10 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
 use std::time::Duration;
 
-use dual_core::Row;
 use tokio::sync::mpsc;
 
-use crate::{ExecutorError, RowStream};
+use crate::{ExecutorError, RowBatch, RowStream};
 
 /// Why a [`RowSender::send_within`] did not deliver its batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +26,7 @@ pub enum SendStop {
 /// error, so a result is never cut short silently.
 #[derive(Debug)]
 pub struct RowSender {
-    tx: mpsc::Sender<Result<Vec<Row>, ExecutorError>>,
+    tx: mpsc::Sender<Result<RowBatch, ExecutorError>>,
     complete: Arc<AtomicBool>,
 }
 
@@ -36,8 +35,8 @@ impl RowSender {
     ///
     /// # Errors
     /// [`SendStop`]: the reader is gone, or took nothing for `stall`.
-    pub async fn send_within(&self, batch: Vec<Row>, stall: Duration) -> Result<(), SendStop> {
-        match tokio::time::timeout(stall, self.tx.send(Ok(batch))).await {
+    pub async fn send_within(&self, batch: impl Into<RowBatch>, stall: Duration) -> Result<(), SendStop> {
+        match tokio::time::timeout(stall, self.tx.send(Ok(batch.into()))).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) => Err(SendStop::Gone),
             Err(_) => Err(SendStop::Stalled),
@@ -99,6 +98,7 @@ mod tests {
     use futures_util::StreamExt;
 
     use super::*;
+    use dual_core::Row;
 
     fn row(i: u64) -> Row {
         Row::from_iter([("i".to_owned(), i.into())])

@@ -14,8 +14,9 @@ use dual_store::{Clock, ResourceStore};
 use tracing::Instrument;
 
 use crate::access::{accessed, authorized, found, readable, refuse_grant};
+use crate::batch::decoded;
 use crate::config::ServerConfig;
-use crate::encoded::{self, BatchStream, EncodedPage, PageFreshness};
+use crate::encoded::{EncodedPage, PageFreshness};
 use crate::inner::Inner;
 use crate::links::{DownloadLink, LinkFormat, Links};
 use crate::owners::OwnerLedger;
@@ -293,7 +294,7 @@ impl DualResponseServer {
         range: RowRange,
     ) -> Result<(ResourceRecord, RowStream), ServerError> {
         let (record, stream) = self.export_range(id, caller, sort, range).await?;
-        Ok((record, encoded::into_rows(stream)))
+        Ok((record, decoded(stream)))
     }
 
     /// The rows of `range` of the resource's result, sorted by `sort`, as a stream of
@@ -318,7 +319,7 @@ impl DualResponseServer {
         caller: &Caller,
         sort: Option<Sort>,
         range: RowRange,
-    ) -> Result<(ResourceRecord, BatchStream), ServerError> {
+    ) -> Result<(ResourceRecord, RowStream), ServerError> {
         let record = accessed(&self.inner, id, caller).await?;
         readable(&record)?;
         let sort = sort.map(|s| validate_sort(&s, &record.columns)).transpose()?;

@@ -5,16 +5,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dual_core::{ResourceId, Row};
-use dual_spool::Spool;
+use dual_spool::{Spool, SpoolWriter};
 use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 
+use crate::batch::decode_row;
 use crate::live::time_limited;
-use crate::owners::SnapshotCharge;
+use crate::owners::{BytesMeter, SnapshotCharge};
 use crate::progress::{End, Progress, failure_of};
 use crate::start::Started;
-use crate::{ExecutorError, QueryExecutor, QueryStart, ServerError};
+use crate::{ExecutorError, QueryExecutor, QueryStart, RowBatch, ServerError};
 
 /// What one execution wrote: the sample and the row count.
 #[derive(Debug)]
@@ -74,7 +75,7 @@ enum Next {
     /// The executor's start signal, with its consistent count and declared columns.
     Started(Started),
     /// A batch of rows, or the end of the stream.
-    Batch(Option<Result<Vec<Row>, ExecutorError>>),
+    Batch(Option<Result<RowBatch, ExecutorError>>),
 }
 
 async fn write_rows(
@@ -124,28 +125,40 @@ async fn write_rows(
             Next::Batch(Some(batch)) => batch.map_err(ServerError::query_failed)?,
         };
         let mut kept = Vec::new();
-        for row in batch {
-            encoded.clear();
-            serde_json::to_writer(&mut encoded, &row)
-                .map_err(|e| ServerError::query_failed(ExecutorError::from_error(e)))?;
-            bytes = bytes.saturating_add(encoded.len() as u64);
-            if bytes > max_bytes {
-                tracing::info!(
-                    rows,
-                    max_bytes,
-                    "result larger than the snapshot cap: served live"
-                );
-                meter.release_all();
-                return Ok(None);
+        let mut out = Out {
+            writer: &mut writer,
+            meter: &mut meter,
+            bytes: &mut bytes,
+            rows: &mut rows,
+            max_bytes,
+            total,
+        };
+        match batch {
+            RowBatch::Rows(batch) => {
+                for row in batch {
+                    encoded.clear();
+                    serde_json::to_writer(&mut encoded, &row)
+                        .map_err(|e| ServerError::query_failed(ExecutorError::from_error(e)))?;
+                    let sampled = *out.rows < sample_size as u64;
+                    if out.append(&encoded).await?.is_over_cap() {
+                        meter.release_all();
+                        return Ok(None);
+                    }
+                    if sampled {
+                        kept.push(row);
+                    }
+                }
             }
-            meter.charge(encoded.len() as u64)?;
-            writer.append(&encoded).await.map_err(ServerError::spool_write)?;
-            if rows < sample_size as u64 {
-                kept.push(row);
-            }
-            rows += 1;
-            if total.is_some_and(|total| rows > total) {
-                return Err(miscounted(total, rows));
+            RowBatch::Json(batch) => {
+                for row in batch.iter() {
+                    if *out.rows < sample_size as u64 {
+                        kept.push(decode_row(&row).map_err(ServerError::query_failed)?);
+                    }
+                    if out.append(&row).await?.is_over_cap() {
+                        meter.release_all();
+                        return Ok(None);
+                    }
+                }
             }
         }
         let stored = writer.stored();
@@ -177,6 +190,52 @@ async fn write_rows(
         sample,
         rows: manifest.rows(),
     }))
+}
+
+/// Where each row of the writer's loop goes, and what it counts.
+struct Out<'a> {
+    writer: &'a mut SpoolWriter,
+    meter: &'a mut BytesMeter,
+    bytes: &'a mut u64,
+    rows: &'a mut u64,
+    max_bytes: u64,
+    total: Option<u64>,
+}
+
+/// What [`Out::append`] did with a row.
+enum Appended {
+    Written,
+    /// The row passed the snapshot cap: nothing more is written, the resource is served live.
+    OverCap,
+}
+
+impl Appended {
+    fn is_over_cap(&self) -> bool {
+        matches!(self, Self::OverCap)
+    }
+}
+
+impl Out<'_> {
+    /// Charges and appends one encoded row, unless it passes the snapshot cap (then the caller
+    /// releases every charge) or the executor's count.
+    async fn append(&mut self, row: &[u8]) -> Result<Appended, ServerError> {
+        *self.bytes = self.bytes.saturating_add(row.len() as u64);
+        if *self.bytes > self.max_bytes {
+            tracing::info!(
+                rows = *self.rows,
+                max_bytes = self.max_bytes,
+                "result larger than the snapshot cap: served live"
+            );
+            return Ok(Appended::OverCap);
+        }
+        self.meter.charge(row.len() as u64)?;
+        self.writer.append(row).await.map_err(ServerError::spool_write)?;
+        *self.rows += 1;
+        if self.total.is_some_and(|total| *self.rows > total) {
+            return Err(miscounted(self.total, *self.rows));
+        }
+        Ok(Appended::Written)
+    }
 }
 
 /// The executor's start signal; never, once it came (`started` is `None`). A signal dropped unsent

@@ -14,10 +14,10 @@ use dual_core::{
 };
 use dual_spool::Spool;
 
-use crate::encoded::{self, BatchStream, EncodedPage, cut};
+use crate::encoded::{EncodedPage, cut};
 use crate::inner::Inner;
 use crate::live::live_paging;
-use crate::{QueryExecutor, ServerError, take_rows};
+use crate::{QueryExecutor, RowStream, ServerError, take_rows};
 
 use follow::{Watch, follow};
 use remote::Remote;
@@ -103,11 +103,7 @@ impl<'a> Source<'a> {
     /// snapshot still being written is followed as its writer writes, here or on another instance;
     /// sorted, it is waited for at most `spool_wait`), a live resource's from the executor's `stream_range`, cut
     /// after `range.limit` rows.
-    pub(crate) async fn export(
-        &self,
-        sort: Option<Sort>,
-        range: RowRange,
-    ) -> Result<BatchStream, ServerError> {
+    pub(crate) async fn export(&self, sort: Option<Sort>, range: RowRange) -> Result<RowStream, ServerError> {
         match *self {
             Self::Snapshot { inner, spool, record } => {
                 if record.is_spooling() {
@@ -124,11 +120,10 @@ impl<'a> Source<'a> {
             }
             Self::Live { inner, record } => {
                 let executor: Arc<dyn QueryExecutor> = Arc::clone(inner.registry.get(&record.query.kind)?);
-                let stream = take_rows(
+                Ok(take_rows(
                     executor.stream_range(record.query.params.clone(), sort, range),
                     range.limit,
-                );
-                Ok(encoded::from_rows(stream))
+                ))
             }
         }
     }

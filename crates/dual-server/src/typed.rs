@@ -33,7 +33,7 @@ use crate::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream};
 ///         start.started();
 ///         let row = |c: char| serde_json::json!({"letter": c}).as_object().cloned().unwrap_or_default();
 ///         let rows: Vec<Row> = p.state.chars().map(row).collect();
-///         Box::pin(futures_util::stream::iter([Ok(rows)]))
+///         Box::pin(futures_util::stream::iter([Ok(rows.into())]))
 ///     }
 /// }
 ///

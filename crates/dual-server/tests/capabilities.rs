@@ -11,7 +11,8 @@ use dual_core::error::Report;
 use dual_core::{DualResponse, PageRequest, Row, Sort, SortOrder, range::RowRange};
 use dual_server::{
     Caller, CreateResponse, DualResponseServer, DualResponseServerBuilder, ExecutorError, LiveQuery,
-    QueryExecutor, QueryStart, RowStream, ServerError, ServerErrorCode, Typed, TypedExecutor, paged_stream,
+    QueryExecutor, QueryStart, RowBatch, RowStream, ServerError, ServerErrorCode, Typed, TypedExecutor,
+    paged_stream,
 };
 use dual_testkit::executor::Numbers;
 use futures_util::StreamExt;
@@ -37,7 +38,10 @@ fn chain(error: &(dyn Error + 'static)) -> String {
 
 /// Every item of `stream`.
 async fn items(stream: RowStream) -> Vec<Result<Vec<Row>, ExecutorError>> {
-    stream.collect().await
+    stream
+        .map(|batch| batch.and_then(RowBatch::into_rows))
+        .collect()
+        .await
 }
 
 #[tokio::test]
@@ -113,7 +117,7 @@ struct OnlyStream;
 impl QueryExecutor for OnlyStream {
     fn stream(self: Arc<Self>, _: Value, start: QueryStart) -> RowStream {
         start.started();
-        Box::pin(futures_util::stream::iter([Ok(vec![Row::new()])]))
+        Box::pin(futures_util::stream::iter([Ok(vec![Row::new()].into())]))
     }
 }
 
@@ -172,7 +176,7 @@ impl TypedExecutor for TypedRows {
 
     fn stream(self: Arc<Self>, params: Count, start: QueryStart) -> RowStream {
         start.started_with_count(params.n);
-        Box::pin(futures_util::stream::iter([Ok(typed_rows(0, params.n))]))
+        Box::pin(futures_util::stream::iter([Ok(typed_rows(0, params.n).into())]))
     }
 
     fn live(&self) -> Option<&dyn LiveQuery<Count>> {

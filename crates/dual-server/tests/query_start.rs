@@ -53,7 +53,11 @@ impl QueryExecutor for Capacity {
             };
             start.started();
             tokio::time::sleep(self.run_for).await;
-            if busy_later { Err(busy()) } else { Ok(rows()) }
+            if busy_later {
+                Err(busy())
+            } else {
+                Ok(rows().into())
+            }
         }))
     }
 }

@@ -145,7 +145,7 @@ impl QueryExecutor for Seeking {
         self.ranges.fetch_add(1, Ordering::Relaxed);
         let n = params["n"].as_u64().unwrap_or(0);
         let rows: Vec<Row> = (range.offset..n).map(common::row).collect();
-        Box::pin(futures_util::stream::iter([Ok(rows)]))
+        Box::pin(futures_util::stream::iter([Ok(rows.into())]))
     }
 }
 
@@ -203,6 +203,7 @@ impl Drop for DropFlag {
 #[tokio::test]
 async fn take_rows_drops_the_stream_as_soon_as_the_range_is_complete() {
     let rows = |r: std::ops::Range<u64>| -> Vec<Row> { r.map(common::row).collect() };
+    let rows = |r: std::ops::Range<u64>| -> dual_server::RowBatch { rows(r).into() };
     let dropped = Arc::new(AtomicBool::new(false));
     let guard = DropFlag(Arc::clone(&dropped));
     // Batches of 5, then a stream that never ends: polling past the range would hang.
@@ -236,6 +237,9 @@ async fn take_rows_drops_the_stream_as_soon_as_the_range_is_complete() {
     let items: Vec<_> = take_rows(failing, Some(10)).collect().await;
     assert_eq!(items.len(), 2);
     assert!(items[1].is_err());
-    let untouched: RowStream = Box::pin(futures_util::stream::iter([Ok(rows(0..3)), Ok(vec![])]));
+    let untouched: RowStream = Box::pin(futures_util::stream::iter([
+        Ok(rows(0..3)),
+        Ok(Vec::new().into()),
+    ]));
     assert_eq!(take_rows(untouched, None).collect::<Vec<_>>().await.len(), 2);
 }

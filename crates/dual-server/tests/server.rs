@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use dual_core::{Column, ColumnType, PageRequest, Sort, SortOrder};
 use dual_server::{
-    Caller, CreateResponse, DualResponseServer, DualResponseServerBuilder, QueryExecutor, ServerBuildError,
-    ServerError, ServerErrorCode,
+    Caller, CreateResponse, DualResponseServer, DualResponseServerBuilder, QueryExecutor, RowBatch,
+    ServerBuildError, ServerError, ServerErrorCode,
 };
 use futures_util::StreamExt;
 use serde_json::json;
@@ -316,7 +316,13 @@ async fn stream_rows_yields_every_row_in_order() {
     let (_, mut stream) = server.stream_rows(id, &anyone, None).await.expect("stream");
     let mut ids = Vec::new();
     while let Some(batch) = stream.next().await {
-        ids.extend(batch.expect("batch").iter().filter_map(|r| r["id"].as_u64()));
+        ids.extend(
+            batch
+                .and_then(RowBatch::into_rows)
+                .expect("batch")
+                .iter()
+                .filter_map(|r| r["id"].as_u64()),
+        );
     }
     assert_eq!(ids, (0..2_345).collect::<Vec<_>>());
 
@@ -326,9 +332,10 @@ async fn stream_rows_yields_every_row_in_order() {
         .expect("stream");
     let batches: Vec<_> = sorted.collect().await;
     let first = batches
-        .first()
-        .and_then(|b| b.as_ref().ok())
-        .and_then(|b| b.first())
+        .into_iter()
+        .next()
+        .and_then(|b| b.and_then(RowBatch::into_rows).ok())
+        .and_then(|b| b.into_iter().next())
         .and_then(|r| r["id"].as_u64());
     assert_eq!(first, Some(2_344));
 

@@ -279,12 +279,12 @@ async fn an_export_streams_the_spooled_rows_before_the_writer_ends_and_ends_with
             .unwrap_or_else(|_| panic!("the spooled rows did not come before the writer ended"))
             .unwrap_or_else(|| panic!("the export ended after {} rows", ids.len()))
             .unwrap_or_else(|e| panic!("{e}"));
-        ids.extend(batch.iter().map(|row| row["id"].as_u64().unwrap_or(u64::MAX)));
+        ids.extend(ids_of(batch));
     }
     executor.open();
     while let Some(batch) = stream.next().await {
         let batch = batch.unwrap_or_else(|e| panic!("{e}"));
-        ids.extend(batch.iter().map(|row| row["id"].as_u64().unwrap_or(u64::MAX)));
+        ids.extend(ids_of(batch));
     }
     assert_eq!(ids, (0..500).collect::<Vec<_>>(), "every row once, in order");
 }
@@ -414,7 +414,7 @@ async fn next_ids(stream: &mut RowStream, ids: &mut Vec<u64>, n: usize, what: &s
             .unwrap_or_else(|_| panic!("{what}: no rows within 2 s after {}", ids.len()))
             .unwrap_or_else(|| panic!("{what}: the export ended after {} rows", ids.len()))
             .unwrap_or_else(|e| panic!("{what}: {e}"));
-        ids.extend(batch.iter().map(|row| row["id"].as_u64().unwrap_or(u64::MAX)));
+        ids.extend(ids_of(batch));
     }
 }
 
@@ -489,7 +489,7 @@ async fn an_export_on_another_instance_follows_the_writer_to_every_row() {
     executor.open();
     while let Some(batch) = stream.next().await {
         let batch = batch.unwrap_or_else(|e| panic!("{e}"));
-        ids.extend(batch.iter().map(|row| row["id"].as_u64().unwrap_or(u64::MAX)));
+        ids.extend(ids_of(batch));
     }
     assert_eq!(ids, (0..400).collect::<Vec<_>>(), "every row once, in order");
 }
@@ -506,7 +506,7 @@ async fn a_writer_failing_elsewhere_fails_the_other_instances_export_and_pages()
     let outcome = tokio::time::timeout(Duration::from_secs(5), async {
         while let Some(batch) = stream.next().await {
             match batch {
-                Ok(batch) => ids.extend(batch.iter().map(|row| row["id"].as_u64().unwrap_or(u64::MAX))),
+                Ok(batch) => ids.extend(ids_of(batch)),
                 Err(error) => return Some(error),
             }
         }
@@ -523,4 +523,12 @@ async fn a_writer_failing_elsewhere_fails_the_other_instances_export_and_pages()
         .err()
         .unwrap_or_else(|| panic!("a failed resource served a page"));
     assert_eq!(error.code(), ServerErrorCode::ResourceFailed, "{error}");
+}
+
+/// The `id` of each row of `batch` (`u64::MAX` for a row without one).
+fn ids_of(batch: dual_server::RowBatch) -> Vec<u64> {
+    let rows = batch.into_rows().unwrap_or_else(|e| panic!("{e}"));
+    rows.iter()
+        .map(|row| row["id"].as_u64().unwrap_or(u64::MAX))
+        .collect()
 }

@@ -298,7 +298,7 @@ async fn single_pass(executor: &Arc<dyn QueryExecutor>, params: &Value) -> Resul
     let mut stream = Arc::clone(executor).stream(params.clone(), QueryStart::detached());
     let mut buffer = Vec::with_capacity(512);
     while let Some(batch) = stream.next().await {
-        for row in batch? {
+        for row in batch?.into_rows()? {
             buffer.clear();
             serde_json::to_writer(&mut buffer, &row)?;
         }

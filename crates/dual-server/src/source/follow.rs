@@ -9,9 +9,9 @@ use dual_spool::{Manifest, RowCursor, Spool};
 use tokio::sync::watch;
 
 use super::remote::{REMOTE_POLL, Remote, Seen};
-use crate::encoded::{BatchStream, JsonRows, RowBatch};
 use crate::progress::{End, Progress};
 use crate::{ExecutorError, ServerError};
+use crate::{JsonRows, RowBatch, RowStream};
 
 /// Where a following export learns what the writer stored.
 pub(super) enum Watch {
@@ -94,7 +94,7 @@ enum Step {
 /// The rows of `range` of `record`'s snapshot, read as its writer stores them. A writer that fails,
 /// passes the cap, is cancelled or whose instance dies first ends the stream with an error (never a
 /// short result).
-pub(super) fn follow(spool: Spool, record: &ResourceRecord, watch: Watch, range: RowRange) -> BatchStream {
+pub(super) fn follow(spool: Spool, record: &ResourceRecord, watch: Watch, range: RowRange) -> RowStream {
     let id = record.id;
     let end = range
         .end()

@@ -8,7 +8,7 @@ use dual_core::{ResourceId, Sort, budget::RowBudget, page::ValidPage, range::Row
 use dual_spool::{Manifest, Spool, SpoolError};
 
 use crate::sorted::SortCache;
-use crate::{BatchStream, ExecutorError, JsonRows, RowBatch, ServerError};
+use crate::{ExecutorError, JsonRows, RowBatch, RowStream, ServerError};
 
 /// The rows of `page` of the snapshot of `id` in its sort order (snapshot order without), as
 /// stored (each the compact JSON of one row), cut to the rows `budget` admits. Reading stops at the
@@ -145,7 +145,7 @@ pub(crate) async fn export(
     id: ResourceId,
     sort: Option<Sort>,
     range: RowRange,
-) -> Result<BatchStream, ServerError> {
+) -> Result<RowStream, ServerError> {
     let Some(sort) = sort else {
         let cursor = spool
             .cursor(id, range.offset, range.limit)

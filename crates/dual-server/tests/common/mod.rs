@@ -42,7 +42,7 @@ pub async fn export(
     let batches: Vec<_> = stream.collect().await;
     batches
         .into_iter()
-        .flat_map(|batch| batch.expect("batch"))
+        .flat_map(|batch| batch.and_then(dual_server::RowBatch::into_rows).expect("batch"))
         .collect()
 }
 

@@ -9,6 +9,7 @@ use crate::dataset::{self, DatasetSize};
 use crate::options::*;
 #[allow(unused_imports)]
 use dual_core::SortOrder;
+use dual_server::RowBatch;
 
 pub(super) fn small_db() -> (SqliteDb, PathBuf) {
     static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -157,7 +158,7 @@ async fn stream_returns_every_row_once_in_order() {
     let mut stream = Arc::clone(&exec).stream(params.clone(), QueryStart::detached());
     let mut ids = Vec::new();
     while let Some(batch) = stream.next().await {
-        let batch = batch.expect("batch");
+        let batch = batch.and_then(RowBatch::into_rows).expect("batch");
         assert!(batch.len() <= STREAM_BATCH);
         ids.extend(batch.iter().filter_map(|r| r["id"].as_i64()));
     }
@@ -182,7 +183,7 @@ async fn stream_range_seeks_with_limit_and_offset() {
             let batches: Vec<_> = stream.collect().await;
             batches
                 .into_iter()
-                .flat_map(|batch| batch.expect("batch"))
+                .flat_map(|batch| batch.and_then(RowBatch::into_rows).expect("batch"))
                 .filter_map(|r| r["id"].as_i64())
                 .collect::<Vec<i64>>()
         }
@@ -285,7 +286,7 @@ async fn the_models_sql_binds_params_by_position_and_by_name() {
 async fn collect(mut stream: RowStream) -> Result<Vec<Row>, ExecutorError> {
     let mut rows = Vec::new();
     while let Some(batch) = stream.next().await {
-        rows.extend(batch?);
+        rows.extend(batch?.into_rows()?);
     }
     Ok(rows)
 }

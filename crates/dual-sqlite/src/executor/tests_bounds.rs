@@ -11,6 +11,7 @@ use crate::dataset::{self, DatasetSize};
 use crate::options::*;
 #[allow(unused_imports)]
 use dual_core::SortOrder;
+use dual_server::RowBatch;
 
 /// A pool of `pool_size` connections (`export_slots` of them for exports) on a fresh copy of the
 /// small dataset, removed on drop.
@@ -67,7 +68,7 @@ fn everything() -> Value {
 }
 
 /// The error of a stream item, without printing rows when it is not one.
-fn error_of(item: Option<Result<Vec<Row>, ExecutorError>>) -> ExecutorError {
+fn error_of(item: Option<Result<RowBatch, ExecutorError>>) -> ExecutorError {
     match item {
         Some(Err(error)) => error,
         Some(Ok(rows)) => panic!("expected an error, got {} rows", rows.len()),
@@ -197,7 +198,7 @@ async fn export_batches_are_bounded_in_bytes() {
     let mut rows = 0;
     let mut batches = 0;
     while let Some(batch) = stream.next().await {
-        let batch = batch.expect("batch");
+        let batch = batch.and_then(RowBatch::into_rows).expect("batch");
         let bytes: usize = batch.iter().map(dual_core::budget::row_json_len).sum();
         assert!(bytes <= STREAM_BATCH_BYTES + 11_000, "a batch of {bytes} bytes");
         rows += batch.len();

@@ -13,6 +13,7 @@ use super::*;
 use crate::options::*;
 #[allow(unused_imports)]
 use dual_core::SortOrder;
+use dual_server::RowBatch;
 
 /// Rows in the WAL database's table at the start.
 const ROWS: u64 = 20_000;
@@ -36,7 +37,7 @@ async fn rows(stream: RowStream) -> Vec<Row> {
     let batches: Vec<_> = stream.collect().await;
     batches
         .into_iter()
-        .flat_map(|batch| batch.expect("a batch"))
+        .flat_map(|batch| batch.and_then(RowBatch::into_rows).expect("a batch"))
         .collect()
 }
 

@@ -110,7 +110,7 @@ pub(crate) fn sql(sql: &str, params: Value) -> Value {
 pub(crate) async fn collect(mut stream: RowStream) -> Result<Vec<Row>, ExecutorError> {
     let mut rows = Vec::new();
     while let Some(batch) = stream.next().await {
-        rows.extend(batch?);
+        rows.extend(batch?.into_rows()?);
     }
     Ok(rows)
 }

@@ -30,7 +30,7 @@ impl QueryExecutor for Stored {
         let batch = usize::try_from(DEFAULT_STREAM_BATCH).unwrap_or(usize::MAX);
         let batches = (0..len)
             .step_by(batch)
-            .map(move |first| Ok(self.rows[first..len.min(first + batch)].to_vec()));
+            .map(move |first| Ok(self.rows[first..len.min(first + batch)].to_vec().into()));
         Box::pin(futures_util::stream::iter(batches))
     }
 

@@ -94,7 +94,7 @@ pub(super) fn stream(me: Arc<Numbers>, params: Value, sort: Option<Sort>, start:
                 sort => state.me.rows(state.n, start, end, sort.as_ref()),
             };
             state.next = end;
-            Some((Ok(rows), Some(state)))
+            Some((Ok(rows.into()), Some(state)))
         },
     ))
 }
@@ -112,8 +112,8 @@ fn gated(me: Arc<Numbers>, alive: Alive, steps: Vec<u64>) -> RowStream {
                 }
                 match n {
                     Some(n) => {
-                        let rows = (offset..offset + n).map(me.row).collect();
-                        Some((Ok(rows), (step + 1, offset + n, me, alive)))
+                        let rows: Vec<Row> = (offset..offset + n).map(me.row).collect();
+                        Some((Ok(rows.into()), (step + 1, offset + n, me, alive)))
                     }
                     None if step == me.steps_len() && me.then_fail => {
                         let error = ExecutorError::new(GATED_FAILURE);
