@@ -254,6 +254,14 @@ async fn a_query_error_carries_postgres_message_for_the_model() {
         "{}",
         error.message()
     );
+    // Two columns of one name (a join's `SELECT *`) would lose one in a row object: refused, saying how.
+    let (rows, _) = run(&pg, "SELECT 1 AS id, 'a' AS name, 2 AS id", Value::Null).await;
+    let error = rows.err().unwrap_or_else(|| panic!("ran"));
+    assert!(
+        error.message().contains("two columns named `id`"),
+        "{}",
+        error.message()
+    );
 }
 
 #[tokio::test]
