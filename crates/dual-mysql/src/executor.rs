@@ -18,7 +18,7 @@ use crate::decode::{column_type, value};
 use crate::error::{MyError, my_error};
 use crate::options::{MyOptions, STREAM_BUFFER};
 use crate::query::{MyQuery, check_select};
-use crate::schema::{Describer, explain};
+use crate::schema::{Describer, unknown};
 use crate::session::Canceller;
 
 /// A MySQL or MariaDB database served read-only: connect once, then register
@@ -317,7 +317,10 @@ impl QueryExecutor for MyExecutor {
             match self.write(params, start, canceller, &rows).await {
                 Ok(true) => rows.finish(),
                 Ok(false) => {}
-                Err(error) => rows.fail(explain(&self.shared.schema, error, &sql).await).await,
+                Err(error) => {
+                    rows.fail(self.shared.schema.explain(error, &sql, unknown).await)
+                        .await
+                }
             }
         });
         guard.guard_stream(stream)

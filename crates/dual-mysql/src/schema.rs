@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 use dual_core::schema::{ColumnSchema, TableKind, TableSchema};
-use dual_server::{DEFAULT_SCHEMA_MAX_TABLES, ExecutorError, SchemaCache, SchemaSource};
+use dual_server::{DEFAULT_SCHEMA_MAX_TABLES, ExecutorError, SchemaSource, Unknown};
 use mysql_async::Pool;
 use mysql_async::prelude::Queryable;
 
@@ -49,33 +49,20 @@ impl SchemaSource for Describer {
     }
 }
 
-/// `error` with the closest existing names when the server says a column or table does not exist
-/// (`Unknown column 'x' in '…'`, `Table 'db.x' doesn't exist`). Never applied.
-pub(crate) async fn explain(schema: &SchemaCache, error: ExecutorError, sql: &str) -> ExecutorError {
-    let message = error.message();
-    let quoted = |rest: &str| rest.split('\'').nth(1).map(str::to_owned);
-    let suggestion = if let Some(name) = message.strip_prefix("Unknown column ").and_then(quoted) {
-        let bare = name
-            .rsplit_once('.')
-            .map_or(name.as_str(), |(_, bare)| bare)
-            .to_owned();
-        schema.suggest_column(&bare, sql).await
-    } else if let Some(name) = message
+/// What the server's message says does not exist (`Unknown column 'x' in '…'`, `Table 'db.x'
+/// doesn't exist`), for [`SchemaCache::explain`](dual_server::SchemaCache::explain).
+pub(crate) fn unknown(message: &str) -> Option<Unknown<'_>> {
+    if let Some(rest) = message.strip_prefix("Unknown column ") {
+        return quoted(rest).map(Unknown::Column);
+    }
+    message
         .strip_prefix("Table ")
         .filter(|rest| rest.ends_with("doesn't exist"))
         .and_then(quoted)
-    {
-        let bare = name
-            .rsplit_once('.')
-            .map_or(name.as_str(), |(_, bare)| bare)
-            .to_owned();
-        schema.suggest_table(&bare).await
-    } else {
-        return error;
-    };
-    if suggestion.is_empty() {
-        error
-    } else {
-        ExecutorError::new(format!("{message}.{suggestion}"))
-    }
+        .map(Unknown::Table)
+}
+
+/// The first text between single quotes in `rest`.
+fn quoted(rest: &str) -> Option<&str> {
+    rest.split('\'').nth(1)
 }

@@ -22,7 +22,7 @@ use crate::decode::{BoxError, Raw, column_type, write};
 use crate::error::{PgError, pg_error};
 use crate::options::{CONNECT_TIMEOUT, PgOptions, STREAM_BUFFER};
 use crate::query::{PgQuery, check_select};
-use crate::schema::{Describer, explain};
+use crate::schema::{Describer, unknown};
 use crate::session::{Canceller, Session};
 
 /// A PostgreSQL database served read-only: connect once, then register [`PgDb::sql_executor`] or
@@ -372,7 +372,10 @@ impl QueryExecutor for PgExecutor {
             match self.write(params, start, canceller, &rows).await {
                 Ok(true) => rows.finish(),
                 Ok(false) => {}
-                Err(error) => rows.fail(explain(&self.shared.schema, error, &sql).await).await,
+                Err(error) => {
+                    rows.fail(self.shared.schema.explain(error, &sql, unknown).await)
+                        .await
+                }
             }
         });
         guard.guard_stream(stream)
@@ -386,10 +389,11 @@ impl QueryExecutor for PgExecutor {
 #[async_trait]
 impl LiveQuery for PgExecutor {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        match self.live_count(params).await {
-            Err(error) => Err(explain(&self.shared.schema, error, sql_of(params)).await),
-            ok => ok,
-        }
+        let counted = self.live_count(params).await;
+        self.shared
+            .schema
+            .explained(counted, sql_of(params), unknown)
+            .await
     }
 
     async fn fetch(
@@ -399,10 +403,11 @@ impl LiveQuery for PgExecutor {
         limit: u64,
         sort: Option<&Sort>,
     ) -> Result<Vec<Row>, ExecutorError> {
-        match self.live_fetch(params, offset, limit, sort).await {
-            Err(error) => Err(explain(&self.shared.schema, error, sql_of(params)).await),
-            ok => ok,
-        }
+        let fetched = self.live_fetch(params, offset, limit, sort).await;
+        self.shared
+            .schema
+            .explained(fetched, sql_of(params), unknown)
+            .await
     }
 }
 

@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use deadpool_postgres::Pool;
 use dual_core::schema::{ColumnSchema, TableKind, TableSchema};
-use dual_server::{DEFAULT_SCHEMA_MAX_TABLES, ExecutorError, SchemaCache, SchemaSource};
+use dual_server::{DEFAULT_SCHEMA_MAX_TABLES, ExecutorError, SchemaSource, Unknown};
 
 use crate::error::pg_error;
 
@@ -60,33 +60,12 @@ impl SchemaSource for Describer {
     }
 }
 
-/// `error` with the closest existing names when PostgreSQL says a column or relation does not exist
-/// (`sql`: the query's SQL, to take the columns of the tables it names). Never applied.
-pub(crate) async fn explain(schema: &SchemaCache, error: ExecutorError, sql: &str) -> ExecutorError {
-    let message = error.message();
-    let Some(head) = message.split(" (hint: ").next() else {
-        return error;
-    };
-    let unquote = |name: &str| -> String {
-        let name = name.rsplit_once('.').map_or(name, |(_, bare)| bare);
-        name.trim_matches('"').to_owned()
-    };
-    let suggestion = if let Some(name) = head
-        .strip_prefix("column ")
-        .and_then(|r| r.strip_suffix(" does not exist"))
-    {
-        schema.suggest_column(&unquote(name), sql).await
-    } else if let Some(name) = head
-        .strip_prefix("relation ")
-        .and_then(|r| r.strip_suffix(" does not exist"))
-    {
-        schema.suggest_table(&unquote(name)).await
-    } else {
-        return error;
-    };
-    if suggestion.is_empty() {
-        error
-    } else {
-        ExecutorError::new(format!("{message}.{suggestion}"))
-    }
+/// What PostgreSQL's message says does not exist (`column "x" does not exist`, `relation "x" does
+/// not exist`), for [`SchemaCache::explain`](dual_server::SchemaCache::explain).
+pub(crate) fn unknown(message: &str) -> Option<Unknown<'_>> {
+    let head = message.split(" (hint: ").next()?;
+    let missing = |prefix: &str| head.strip_prefix(prefix)?.strip_suffix(" does not exist");
+    missing("column ")
+        .map(Unknown::Column)
+        .or_else(|| missing("relation ").map(Unknown::Table))
 }

@@ -128,7 +128,7 @@ pub use owners::{
 pub use quota::{QUOTA_RETRY_AFTER, Quota};
 pub use row_channel::{RowSender, SendStop, row_channel};
 pub use row_writer::{JsonColumns, JsonRowWriter};
-pub use schema_source::{DEFAULT_SCHEMA_MAX_TABLES, DEFAULT_SCHEMA_TTL, SchemaCache, SchemaSource};
+pub use schema_source::{DEFAULT_SCHEMA_MAX_TABLES, DEFAULT_SCHEMA_TTL, SchemaCache, SchemaSource, Unknown};
 pub use server::DualResponseServer;
 pub use sorted::SORT_RETRY_AFTER;
 pub use start::{QueryStart, Started};

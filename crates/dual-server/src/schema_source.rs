@@ -25,6 +25,23 @@ pub trait SchemaSource: Send + Sync + 'static {
     async fn describe(&self) -> Result<Vec<TableSchema>, ExecutorError>;
 }
 
+/// What a database's error message says does not exist, as a database crate finds it in the
+/// message (see [`SchemaCache::explain`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unknown<'a> {
+    /// A column, as the message names it (maybe qualified, maybe quoted).
+    Column(&'a str),
+    /// A table or view, as the message names it (maybe qualified, maybe quoted).
+    Table(&'a str),
+}
+
+/// A name as a message quotes it, without its qualifier and quotes: `"public"."nmae"` → `nmae`.
+fn bare(name: &str) -> &str {
+    let name = name.rsplit_once('.').map_or(name, |(_, bare)| bare);
+    name.trim().trim_matches(|c| c == '"' || c == '`')
+}
+
 /// A description and when it was made.
 type Kept = Option<(Instant, Arc<Vec<TableSchema>>)>;
 
@@ -87,6 +104,45 @@ impl SchemaCache {
             std::iter::once(t.name.as_str()).chain(bare)
         });
         did_you_mean(&closest(name, names, 3))
+    }
+
+    /// `error` with ` Did you mean …?` appended when `unknown` finds in its message a column or a
+    /// table the database does not know (the closest names of the description, the columns of the
+    /// tables `sql` names first); unchanged when it finds none or nothing is close. The correction is
+    /// only told to the model, never applied.
+    pub async fn explain(
+        &self,
+        error: ExecutorError,
+        sql: &str,
+        unknown: fn(&str) -> Option<Unknown<'_>>,
+    ) -> ExecutorError {
+        let message = error.message();
+        let suggestion = match unknown(message) {
+            Some(Unknown::Column(name)) => self.suggest_column(bare(name), sql).await,
+            Some(Unknown::Table(name)) => self.suggest_table(bare(name)).await,
+            None => return error,
+        };
+        if suggestion.is_empty() {
+            error
+        } else {
+            ExecutorError::new(format!("{message}.{suggestion}"))
+        }
+    }
+
+    /// `result`, its error [explained](SchemaCache::explain).
+    ///
+    /// # Errors
+    /// `result`'s, explained.
+    pub async fn explained<T>(
+        &self,
+        result: Result<T, ExecutorError>,
+        sql: &str,
+        unknown: fn(&str) -> Option<Unknown<'_>>,
+    ) -> Result<T, ExecutorError> {
+        match result {
+            Err(error) => Err(self.explain(error, sql, unknown).await),
+            ok => ok,
+        }
     }
 
     /// ` Did you mean …?` for a column `name` no table has, from the closest column names of the
@@ -158,6 +214,49 @@ mod tests {
                 ),
             ])
         }
+    }
+
+    /// A message format: `missing column NAME` / `missing table NAME`.
+    fn unknown(message: &str) -> Option<Unknown<'_>> {
+        message
+            .strip_prefix("missing column ")
+            .map(Unknown::Column)
+            .or_else(|| message.strip_prefix("missing table ").map(Unknown::Table))
+    }
+
+    #[tokio::test]
+    async fn explain_appends_the_closest_names_of_what_the_message_says_is_unknown() {
+        let cache = SchemaCache::new(Arc::new(Counting(AtomicUsize::new(0))), Duration::from_secs(60));
+        let sql = "SELECT 1 FROM institutions";
+        let explained = |message: &'static str| {
+            let cache = cache.clone();
+            async move {
+                cache
+                    .explain(ExecutorError::new(message), sql, unknown)
+                    .await
+                    .to_string()
+            }
+        };
+        assert_eq!(
+            explained("missing column \"main\".`enrolment`").await,
+            "missing column \"main\".`enrolment`. Did you mean `enrollment`?"
+        );
+        assert_eq!(
+            explained("missing table public.institution").await,
+            "missing table public.institution. Did you mean `institutions`?"
+        );
+        assert_eq!(
+            explained("missing table zzzzzz").await,
+            "missing table zzzzzz",
+            "nothing close"
+        );
+        assert_eq!(
+            explained("syntax error").await,
+            "syntax error",
+            "not about a name"
+        );
+        let kept: Result<u8, _> = cache.explained(Ok(7), sql, unknown).await;
+        assert_eq!(kept.ok(), Some(7));
     }
 
     #[tokio::test]

@@ -17,7 +17,7 @@ use crate::guard::{Refused, check_select};
 use crate::options::{STREAM_BUFFER, SqliteOptions};
 use crate::pool::{Lease, Pool, Use};
 use crate::query::SqliteQuery;
-use crate::schema::{Describer, explain};
+use crate::schema::{Describer, unknown};
 use crate::stream::{Sender, count, executor_error, order_by, stream_counted, stream_rows, take_error};
 
 /// A SQLite database served read-only: open it once, then register [`SqliteDb::sql_executor`] or
@@ -228,10 +228,8 @@ impl SqliteExecutor {
         .await;
         // The work ended and gave its connection back: nothing left to cancel.
         guard.disarm();
-        match ran.map_err(|_| ExecutorError::new("the query was cancelled"))? {
-            Ok(value) => Ok(value),
-            Err(error) => Err(explain(&self.schema, error, sql_of(original)).await),
-        }
+        let ran = ran.map_err(|_| ExecutorError::new("the query was cancelled"))?;
+        self.schema.explained(ran, sql_of(original), unknown).await
     }
 
     /// The export stream of `range`, started as `begin` says once the query has its connection.
@@ -287,12 +285,7 @@ impl SqliteExecutor {
         });
         let stream: RowStream = Box::pin(stream.then(move |item| {
             let (schema, sql) = (schema.clone(), Arc::clone(&sql));
-            async move {
-                match item {
-                    Err(error) => Err(explain(&schema, error, &sql).await),
-                    rows => rows,
-                }
-            }
+            async move { schema.explained(item, &sql, unknown).await }
         }));
         guard.guard_stream(stream)
     }

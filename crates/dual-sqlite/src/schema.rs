@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use dual_core::schema::{ColumnSchema, TableKind, TableSchema};
-use dual_server::{DEFAULT_SCHEMA_MAX_TABLES, ExecutorError, SchemaCache, SchemaSource};
+use dual_server::{DEFAULT_SCHEMA_MAX_TABLES, ExecutorError, SchemaSource, Unknown};
 
 use crate::cancel::Cancel;
 use crate::pool::{Pool, Use};
@@ -66,23 +66,11 @@ fn describe(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<TableSchema>> {
         .collect()
 }
 
-/// `error` with the closest existing names when SQLite says a table or column does not exist
-/// (`sql`: the query's SQL, to take the columns of the tables it names). Never applied: the model
-/// reads the suggestion and writes the query again.
-pub(crate) async fn explain(schema: &SchemaCache, error: ExecutorError, sql: &str) -> ExecutorError {
-    let message = error.message();
-    let suggestion = if let Some(name) = message.strip_prefix("no such column: ") {
-        let bare = name.rsplit_once('.').map_or(name, |(_, bare)| bare);
-        schema.suggest_column(bare.trim(), sql).await
-    } else if let Some(name) = message.strip_prefix("no such table: ") {
-        let bare = name.rsplit_once('.').map_or(name, |(_, bare)| bare);
-        schema.suggest_table(bare.trim()).await
-    } else {
-        return error;
-    };
-    if suggestion.is_empty() {
-        error
-    } else {
-        ExecutorError::new(format!("{message}.{suggestion}"))
-    }
+/// What SQLite's message says does not exist (`no such column: x`, `no such table: x`), for
+/// [`SchemaCache::explain`](dual_server::SchemaCache::explain): the model reads the suggestion and writes the query again.
+pub(crate) fn unknown(message: &str) -> Option<Unknown<'_>> {
+    message
+        .strip_prefix("no such column: ")
+        .map(Unknown::Column)
+        .or_else(|| message.strip_prefix("no such table: ").map(Unknown::Table))
 }

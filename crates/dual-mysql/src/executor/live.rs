@@ -9,16 +9,17 @@ use mysql_async::prelude::Queryable;
 use serde_json::Value;
 
 use super::{MyExecutor, params};
-use crate::schema::explain;
+use crate::schema::unknown;
 use crate::session::Canceller;
 
 #[async_trait]
 impl LiveQuery for MyExecutor {
     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
-        match self.live_count(params).await {
-            Err(error) => Err(explain(&self.shared.schema, error, sql_of(params)).await),
-            ok => ok,
-        }
+        let counted = self.live_count(params).await;
+        self.shared
+            .schema
+            .explained(counted, sql_of(params), unknown)
+            .await
     }
 
     async fn fetch(
@@ -28,10 +29,11 @@ impl LiveQuery for MyExecutor {
         limit: u64,
         sort: Option<&Sort>,
     ) -> Result<Vec<Row>, ExecutorError> {
-        match self.live_fetch(params, offset, limit, sort).await {
-            Err(error) => Err(explain(&self.shared.schema, error, sql_of(params)).await),
-            ok => ok,
-        }
+        let fetched = self.live_fetch(params, offset, limit, sort).await;
+        self.shared
+            .schema
+            .explained(fetched, sql_of(params), unknown)
+            .await
     }
 }
 
