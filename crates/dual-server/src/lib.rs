@@ -69,6 +69,7 @@ pub mod database_options;
 mod encoded;
 mod error;
 mod executor;
+mod executor_error;
 mod export_check;
 mod inner;
 mod link_minting;
@@ -117,9 +118,9 @@ pub use error::{
     StoreFailed,
 };
 pub use executor::{
-    DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, paged_range_stream, paged_stream,
-    take_rows,
+    DEFAULT_STREAM_BATCH, LiveQuery, QueryExecutor, paged_range_stream, paged_stream, take_rows,
 };
+pub use executor_error::ExecutorError;
 pub use links::{DEFAULT_LINK_LIFETIME, DownloadLink, LinkFormat, LinkKey, MAX_LINK_LIFETIME};
 pub use owners::{
     DEFAULT_OWNER_MAX_BYTES, DEFAULT_OWNER_MAX_PINS, DEFAULT_OWNER_MAX_QUERIES, DEFAULT_OWNER_MAX_RESOURCES,
