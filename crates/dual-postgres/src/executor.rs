@@ -507,17 +507,19 @@ fn order_by(sort: Option<&Sort>) -> String {
     .unwrap_or_default()
 }
 
-/// Rows asked of the first portal fetches, before the rows' width is known: small, so the first
-/// batch (the sample) comes at once.
-const FIRST_FETCH: usize = 1_000;
+/// Rows asked of the first portal fetches, before the rows' width is known: few, so that neither
+/// the first batch (the sample) waits nor wide rows take much memory.
+const FIRST_FETCH: usize = 16;
 
 /// How many rows each portal fetch asks for: [`FIRST_FETCH`] until rows were seen, then as many as
-/// fill about `batch_bytes` at the width seen so far, within `1..=fetch_rows`.
+/// fill about `batch_bytes` at the width seen so far, within `1..=fetch_rows` and at most four times
+/// the fetch before (so a result whose rows turn wide is caught within a few fetches).
 struct FetchSizer {
     most: usize,
     batch_bytes: usize,
     rows: usize,
     bytes: usize,
+    last: usize,
 }
 
 impl FetchSizer {
@@ -527,15 +529,19 @@ impl FetchSizer {
             batch_bytes: options.batch_bytes.max(1),
             rows: 0,
             bytes: 0,
+            last: 0,
         }
     }
 
-    fn next(&self) -> usize {
-        if self.bytes == 0 {
-            return self.most.min(FIRST_FETCH);
-        }
-        let per_row = (self.bytes / self.rows.max(1)).max(1);
-        (self.batch_bytes / per_row).clamp(1, self.most)
+    fn next(&mut self) -> usize {
+        let rows = if self.bytes == 0 {
+            FIRST_FETCH
+        } else {
+            let per_row = (self.bytes / self.rows.max(1)).max(1);
+            (self.batch_bytes / per_row).min(self.last.saturating_mul(4))
+        };
+        self.last = rows.clamp(1, self.most);
+        self.last
     }
 
     fn saw(&mut self, rows: usize, bytes: usize) {
@@ -549,13 +555,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fetches_fill_the_batch_bytes_within_fetch_rows() {
+    fn fetches_grow_to_fill_the_batch_bytes_within_fetch_rows() {
         let mut sizer = FetchSizer::new(PgOptions::default().fetch_rows(10_000).batch_bytes(1 << 20));
         assert_eq!(sizer.next(), FIRST_FETCH);
-        sizer.saw(1_000, 100_000);
-        assert_eq!(sizer.next(), 10_000, "narrow rows: fetch_rows caps it");
+        assert_eq!(sizer.next(), FIRST_FETCH, "nothing seen yet");
+        sizer.saw(16, 1_600);
+        let grown: Vec<usize> = (0..5).map(|_| sizer.next()).collect();
+        assert_eq!(
+            grown,
+            [64, 256, 1_024, 4_096, 10_000],
+            "narrow rows: fourfold up to fetch_rows"
+        );
         sizer.saw(1_000, 100 * (1 << 20));
-        assert_eq!(sizer.next(), 19, "wide rows: about 1 MiB a batch");
+        assert_eq!(sizer.next(), 10, "wide rows: about 1 MiB a batch");
         let mut tiny = FetchSizer::new(PgOptions::default().fetch_rows(5).batch_bytes(10));
         assert_eq!(tiny.next(), 5);
         tiny.saw(1, 1_000);

@@ -244,6 +244,30 @@ async fn a_large_result_streams_in_batches_with_its_exact_count_and_bound_params
 }
 
 #[tokio::test]
+async fn wide_rows_make_small_batches() {
+    let db = Db::new().await;
+    let pg = db.pg(PgOptions::default().batch_bytes(300_000)).await;
+    let executor = Arc::new(pg.sql_executor());
+    let mut stream = executor.stream(
+        json!({"sql": "SELECT g AS id, repeat('x', 100000) AS wide FROM generate_series(1, 120) g"}),
+        QueryStart::detached(),
+    );
+    let (mut sizes, mut ids) = (Vec::new(), Vec::new());
+    while let Some(batch) = stream.next().await {
+        let rows = batch
+            .and_then(RowBatch::into_rows)
+            .unwrap_or_else(|e| panic!("{e}"));
+        sizes.push(rows.len());
+        ids.extend(rows.iter().filter_map(|r| r["id"].as_u64()));
+    }
+    assert_eq!(ids, (1..=120).collect::<Vec<u64>>(), "every row once, in order");
+    // The first fetches (16 rows, before any width is known) are the only ones past 300 kB: after
+    // them, each asks for about 300 kB of these 100 kB rows.
+    assert_eq!(sizes.get(..2), Some(&[16, 16][..]), "{sizes:?}");
+    assert!(sizes[2..].iter().all(|&n| n <= 3), "{sizes:?}");
+}
+
+#[tokio::test]
 async fn a_query_error_carries_postgres_message_for_the_model() {
     let db = Db::new().await;
     let pg = db.pg(PgOptions::default()).await;
