@@ -8,7 +8,8 @@ use std::sync::Arc;
 use dual_core::budget::row_json_len;
 use dual_core::{Column, Row};
 use dual_server::{
-    ExecutorError, QueryExecutor, QueryStart, RowSender, RowStream, SchemaCache, SendStop, row_channel,
+    ExecutorError, JsonColumns, QueryExecutor, QueryStart, RowSender, RowStream, SchemaCache, SendStop,
+    row_channel,
 };
 use mysql_async::prelude::Queryable;
 use mysql_async::{IsolationLevel, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, TxOpts};
@@ -222,6 +223,8 @@ impl MyExecutor {
             .map_err(|e| self.error(&e))?;
         let statement = txn.prep(&query.sql).await.map_err(|e| self.error(&e))?;
         let columns = statement.columns();
+        // Two columns of one name would lose one in a row object: refused, saying how.
+        JsonColumns::new(columns.iter().map(|c| c.name_str()))?;
         start.declare_columns(
             columns
                 .iter()
@@ -262,7 +265,7 @@ impl MyExecutor {
                 bytes = bytes.saturating_add(row_json_len(&row));
                 batch.push(row);
             }
-            if (done && !batch.is_empty()) || batch.len() >= fetch || bytes >= options.batch_bytes {
+            if !batch.is_empty() && (done || batch.len() >= fetch || bytes >= options.batch_bytes) {
                 bytes = 0;
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(fetch.min(4_096)));
                 match rows_out.send_within(full, options.stall).await {

@@ -255,6 +255,14 @@ async fn describes_its_tables_and_suggests_close_names_without_applying_them() {
         other => panic!("{other:?}"),
     };
     assert!(message.ends_with("Did you mean `institutions`?"), "{message}");
+    // Two columns of one name would lose one in a row object: refused before any row, saying how.
+    let mut stream =
+        Arc::clone(&executor).stream(json!({"sql": "SELECT 1 AS id, 2 AS id"}), QueryStart::detached());
+    let message = match stream.next().await {
+        Some(Err(error)) => error.message().to_owned(),
+        other => panic!("{other:?}"),
+    };
+    assert!(message.contains("two columns named `id`"), "{message}");
 }
 
 /// The database connection cut in the middle of a stream (the server gone, a network partition):

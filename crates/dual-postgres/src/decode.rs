@@ -163,8 +163,8 @@ pub(crate) fn write(
     Ok(())
 }
 
-/// The JSON of a value of type `ty` (`None`: NULL): an array's elements.
-fn value(ty: &Type, raw: Option<&[u8]>, numeric: NumericMode) -> Result<Value, BoxError> {
+/// The JSON of a value of type `ty` (`None`: NULL): live pages' values and an array's elements.
+pub(crate) fn value(ty: &Type, raw: Option<&[u8]>, numeric: NumericMode) -> Result<Value, BoxError> {
     let mut scratch = String::new();
     Ok(match cell(ty, raw, numeric, &mut scratch)? {
         Cell::Null => Value::Null,

@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{IsolationLevel, NoTls};
 
-use crate::decode::{BoxError, Raw, column_type, write};
+use crate::decode::{BoxError, Raw, column_type, value, write};
 use crate::error::{PgError, pg_error};
 use crate::options::{CONNECT_TIMEOUT, PgOptions, STREAM_BUFFER};
 use crate::query::{PgQuery, check_select};
@@ -239,8 +239,8 @@ impl PgExecutor {
         Ok(txn)
     }
 
-    /// The snapshot's stream, on a task of its own: count, then the rows from a portal in batches of
-    /// `fetch_rows`, sent through a bounded channel. `Ok(true)` when every row was sent.
+    /// The snapshot's stream, on a task of its own: count, then the rows from a portal, each fetch
+    /// sized by [`FetchSizer`] and written as one batch of JSON rows, sent through a bounded channel. `Ok(true)` when every row was sent.
     async fn write(
         &self,
         params: Value,
@@ -291,8 +291,8 @@ impl PgExecutor {
             .map_err(|e| self.error(&e))?;
         let mut scratch = String::new();
         let mut sizer = FetchSizer::new(self.options());
-        // One fetch ahead: the next `Execute` is sent before this batch is decoded, so the server
-        // reads the next rows while these are written (at most two fetches in flight).
+        // One fetch ahead: the next `Execute` is sent as soon as this one's rows are in, before they
+        // are decoded, so the server reads the next rows while these are written.
         let mut next = Some(self.fetch(&txn, &portal, sizer.next()).await?);
         while let Some((pending, asked)) = next.take() {
             let rows: Vec<tokio_postgres::Row> = pending.try_collect().await.map_err(|e| self.error(&e))?;
@@ -347,9 +347,7 @@ impl PgExecutor {
         for row in rows {
             for (at, (name, ty)) in names.iter().zip(types).enumerate() {
                 let raw: Raw<'_> = row.try_get(at).map_err(|e| self.error(&e))?;
-                write(&mut out, ty, raw.0, numeric, scratch).map_err(|e| {
-                    ExecutorError::new(format!("column `{name}` ({ty}) could not be read: {e}"))
-                })?;
+                write(&mut out, ty, raw.0, numeric, scratch).map_err(|e| unreadable(name, ty, &e))?;
             }
             out.end_row()?;
         }
@@ -360,7 +358,8 @@ impl PgExecutor {
 
 impl QueryExecutor for PgExecutor {
     /// Every row, with the consistent count: one read-only repeatable-read transaction counts the
-    /// result, then reads it from a portal, `fetch_rows` at a time. `start` is signalled with the
+    /// result, then reads it from a portal in fetches of about [`PgOptions::batch_bytes`] (at most
+    /// [`PgOptions::fetch_rows`] rows), one fetch ahead. `start` is signalled with the
     /// count (or without, once counting took [`PgOptions::count_wait`]). Dropping the stream sends
     /// PostgreSQL a cancel request.
     fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
@@ -488,11 +487,25 @@ impl PgExecutor {
             .query(&statement, &refs(&texts))
             .await
             .map_err(|e| self.error(&e))?;
-        let columns = Arc::new(JsonColumns::new(&names)?);
-        self.batch(&rows, &columns, &names, &types, &mut String::new())?
-            .0
-            .into_rows()
+        JsonColumns::new(&names)?;
+        let numeric = self.options().numeric;
+        rows.iter()
+            .map(|row| {
+                let mut out = Row::with_capacity(names.len());
+                for (at, (name, ty)) in names.iter().zip(&types).enumerate() {
+                    let raw: Raw<'_> = row.try_get(at).map_err(|e| self.error(&e))?;
+                    let cell = value(ty, raw.0, numeric).map_err(|e| unreadable(name, ty, &e))?;
+                    out.insert(name.clone(), cell);
+                }
+                Ok(out)
+            })
+            .collect()
     }
+}
+
+/// A value of column `name` that could not be decoded.
+fn unreadable(name: &str, ty: &Type, error: &BoxError) -> ExecutorError {
+    ExecutorError::new(format!("column `{name}` ({ty}) could not be read: {error}"))
 }
 
 /// ` ORDER BY "field" ASC|DESC` (the identifier quoted), or nothing.
@@ -512,13 +525,16 @@ fn order_by(sort: Option<&Sort>) -> String {
 const FIRST_FETCH: usize = 16;
 
 /// How many rows each portal fetch asks for: [`FIRST_FETCH`] until rows were seen, then as many as
-/// fill about `batch_bytes` at the width seen so far, within `1..=fetch_rows` and at most four times
-/// the fetch before (so a result whose rows turn wide is caught within a few fetches).
+/// fill about `batch_bytes` at the width seen so far (the average, or the last batch's when wider),
+/// within `1..=fetch_rows` and at most four times the fetch before. The fetch after a batch is sent
+/// before that batch is measured, so rows that turn wide mid-result make one fetch of the old size.
 struct FetchSizer {
     most: usize,
     batch_bytes: usize,
     rows: usize,
     bytes: usize,
+    /// The width of the last batch seen, in bytes per row.
+    recent: usize,
     last: usize,
 }
 
@@ -529,6 +545,7 @@ impl FetchSizer {
             batch_bytes: options.batch_bytes.max(1),
             rows: 0,
             bytes: 0,
+            recent: 0,
             last: 0,
         }
     }
@@ -537,14 +554,15 @@ impl FetchSizer {
         let rows = if self.bytes == 0 {
             FIRST_FETCH
         } else {
-            let per_row = (self.bytes / self.rows.max(1)).max(1);
-            (self.batch_bytes / per_row).min(self.last.saturating_mul(4))
+            let per_row = (self.bytes / self.rows.max(1)).max(self.recent).max(1);
+            (self.batch_bytes / per_row).min(self.last.max(FIRST_FETCH).saturating_mul(4))
         };
         self.last = rows.clamp(1, self.most);
         self.last
     }
 
     fn saw(&mut self, rows: usize, bytes: usize) {
+        self.recent = bytes / rows.max(1);
         self.rows = self.rows.saturating_add(rows);
         self.bytes = self.bytes.saturating_add(bytes);
     }
@@ -568,6 +586,14 @@ mod tests {
         );
         sizer.saw(1_000, 100 * (1 << 20));
         assert_eq!(sizer.next(), 10, "wide rows: about 1 MiB a batch");
+        // Rows that turn wide after many narrow ones: the last batch's width counts at once.
+        let mut turning = FetchSizer::new(PgOptions::default().fetch_rows(10_000).batch_bytes(1 << 20));
+        turning.saw(1_000_000, 100_000_000);
+        for _ in 0..5 {
+            turning.next();
+        }
+        turning.saw(10, 1_000_000);
+        assert_eq!(turning.next(), 10, "100 kB rows after a million 100 B rows");
         let mut tiny = FetchSizer::new(PgOptions::default().fetch_rows(5).batch_bytes(10));
         assert_eq!(tiny.next(), 5);
         tiny.saw(1, 1_000);

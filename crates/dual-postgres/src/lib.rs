@@ -39,7 +39,7 @@
 //! then reads it from a portal in the same transaction, so the count it announces
 //! ([`QueryStart::started_with_count`]) is exactly the rows it yields. Each fetch asks for as many
 //! rows as fill about [`PgOptions::batch_bytes`] of JSON at the width seen so far (at most
-//! [`PgOptions::fetch_rows`]; 16 for the first, then growing at most fourfold a fetch), one fetch ahead of the rows being written, and
+//! [`PgOptions::fetch_rows`]; 16 for the first two, then growing at most fourfold a fetch), one fetch ahead of the rows being written, and
 //! each value is written as JSON as it is decoded ([`dual_server::JsonRowWriter`], no map per row):
 //! the memory it holds is a few batches, however large the result. Live paging (for results over the
 //! server's snapshot cap) wraps the query: `SELECT * FROM (⟨sql⟩) ORDER BY "field" LIMIT $n OFFSET $m`.

@@ -91,7 +91,8 @@ impl RowBatch {
 
 /// One row's compact JSON, decoded.
 pub(crate) fn decode_row(bytes: &[u8]) -> Result<Row, ExecutorError> {
-    serde_json::from_slice(bytes).map_err(|_| ExecutorError::new("a stored row is not a JSON object"))
+    serde_json::from_slice(bytes)
+        .map_err(|e| ExecutorError::new(format!("a stored row cannot be read back as a JSON object: {e}")))
 }
 
 /// Consecutive rows, each the compact JSON of one row object (the bytes `serde_json::to_vec` writes

@@ -54,8 +54,9 @@ pub struct DatabaseOptions {
     /// Most rows per database fetch and per batch ([`DEFAULT_FETCH_ROWS`]).
     pub fetch_rows: u32,
     /// About how many bytes of JSON a batch holds before it is sent ([`DEFAULT_BATCH_BYTES`]); with
-    /// `fetch_rows`, the memory a stream holds: a batch ends at whichever comes first (PostgreSQL
-    /// sizes each portal fetch from the rows' width so far).
+    /// `fetch_rows`, the memory a stream holds. MySQL ends a batch at whichever comes first;
+    /// PostgreSQL cannot cut a portal fetch, so it sizes each fetch from the rows' width seen so far:
+    /// an estimate, which rows that turn wide mid-result pass for one fetch.
     pub batch_bytes: usize,
     /// How exact decimal values come out ([`NumericMode::String`]).
     pub numeric: NumericMode,

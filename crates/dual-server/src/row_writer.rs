@@ -28,9 +28,14 @@ impl JsonColumns {
         for name in names {
             let name = name.as_ref();
             if !seen.insert(name.to_owned()) {
+                let plain = name.chars().all(|c| c.is_alphanumeric() || c == '_');
+                let example = if plain {
+                    format!("`SELECT a.{name}, b.{name} AS b_{name}`")
+                } else {
+                    "`SELECT count(*) AS n, max(x) AS top`: name each expression with AS".to_owned()
+                };
                 return Err(ExecutorError::new(format!(
-                    "the result has two columns named `{name}`; give each column its own name \
-                     (for example `SELECT a.{name}, b.{name} AS b_{name}`)"
+                    "the result has two columns named `{name}`; give each column its own name (for example {example})"
                 )));
             }
             let mut key = serde_json::to_vec(name).map_err(ExecutorError::from_error)?;
@@ -292,7 +297,11 @@ mod tests {
         let error = JsonColumns::new(["id", "name", "id"])
             .err()
             .map(|e| e.to_string());
-        assert!(error.is_some_and(|e| e.contains("two columns named `id`")));
+        assert!(error.is_some_and(|e| e.contains("two columns named `id`") && e.contains("b.id AS b_id")));
+        let error = JsonColumns::new(["?column?", "?column?"])
+            .err()
+            .map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.contains("name each expression with AS")));
         let mut writer = JsonRowWriter::new(Arc::new(JsonColumns::new(Vec::<String>::new())?), 1);
         writer.end_row()?;
         assert_eq!(writer.finish().into_rows()?, vec![Row::new()]);

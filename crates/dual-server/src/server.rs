@@ -305,8 +305,9 @@ impl DualResponseServer {
     /// `total_count` (the empty range at the end is allowed). A snapshot resource's rows are read
     /// from the spool one segment per batch (sorted: through its cached sorted order, 1,000 rows per
     /// batch) and stay as stored ([`RowBatch::Json`](crate::RowBatch::Json)), so JSON and NDJSON
-    /// exports copy them; a live resource's come decoded ([`RowBatch::Rows`](crate::RowBatch::Rows))
-    /// from the executor's [`QueryExecutor::stream_range`](crate::QueryExecutor::stream_range), and the stream ends after `range.limit`
+    /// exports copy them; a live resource's come as the executor's
+    /// [`QueryExecutor::stream_range`](crate::QueryExecutor::stream_range) yields them (decoded rows
+    /// or JSON rows), and the stream ends after `range.limit`
     /// rows (dropping the executor's stream then) or at the end of the result.
     ///
     /// # Errors

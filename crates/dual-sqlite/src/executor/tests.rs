@@ -339,5 +339,13 @@ async fn describes_its_tables_and_suggests_close_names_without_applying_them() {
         streamed.err().map(|e| e.message().to_owned()).as_deref(),
         Some("no such column: nmae. Did you mean `name`?")
     );
+    // Two columns of one name: SQLite names the second of a subquery's `id:1`, so both values stay.
+    let twice =
+        collect(Arc::clone(&exec).stream(sql("SELECT 1 AS id, 2 AS id"), QueryStart::detached())).await;
+    let row = json!({"id": 1, "id:1": 2})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(twice.ok(), Some(vec![row]));
     let _ = std::fs::remove_dir_all(dir);
 }
