@@ -91,17 +91,18 @@ async fn write_rows(
         max_bytes,
         sample_size,
     } = query;
-    let SnapshotCharge {
-        slot: _slot,
-        mut meter,
-    } = charge;
-    let mut writer = spool.writer(id).await.map_err(ServerError::spool_write)?;
+    let SnapshotCharge { slot: _slot, meter } = charge;
+    let mut out = Out {
+        writer: spool.writer(id).await.map_err(ServerError::spool_write)?,
+        meter,
+        bytes: 0,
+        rows: 0,
+        max_bytes,
+        total: None,
+    };
     let (start, started) = QueryStart::channel();
     let mut started = Some(started);
     let mut stream = executor.stream(params, start);
-    let mut total = None;
-    let mut bytes = 0u64;
-    let mut rows = 0u64;
     let mut encoded = Vec::with_capacity(512);
     let mut segments = 0;
     loop {
@@ -113,7 +114,7 @@ async fn write_rows(
         let batch = match next {
             Next::Started(signal) => {
                 started = None;
-                total = signal.total;
+                out.total = signal.total;
                 progress.send_modify(|p| {
                     p.started = true;
                     p.total = signal.total;
@@ -125,23 +126,15 @@ async fn write_rows(
             Next::Batch(Some(batch)) => batch.map_err(ServerError::query_failed)?,
         };
         let mut kept = Vec::new();
-        let mut out = Out {
-            writer: &mut writer,
-            meter: &mut meter,
-            bytes: &mut bytes,
-            rows: &mut rows,
-            max_bytes,
-            total,
-        };
         match batch {
             RowBatch::Rows(batch) => {
                 for row in batch {
                     encoded.clear();
                     serde_json::to_writer(&mut encoded, &row)
                         .map_err(|e| ServerError::query_failed(ExecutorError::from_error(e)))?;
-                    let sampled = *out.rows < sample_size as u64;
-                    if out.append(&encoded).await?.is_over_cap() {
-                        meter.release_all();
+                    let sampled = out.rows < sample_size as u64;
+                    if !out.append(&encoded).await? {
+                        out.meter.release_all();
                         return Ok(None);
                     }
                     if sampled {
@@ -151,23 +144,23 @@ async fn write_rows(
             }
             RowBatch::Json(batch) => {
                 for row in batch.iter() {
-                    if *out.rows < sample_size as u64 {
+                    if out.rows < sample_size as u64 {
                         kept.push(decode_row(&row).map_err(ServerError::query_failed)?);
                     }
-                    if out.append(&row).await?.is_over_cap() {
-                        meter.release_all();
+                    if !out.append(&row).await? {
+                        out.meter.release_all();
                         return Ok(None);
                     }
                 }
             }
         }
-        let stored = writer.stored();
+        let stored = out.writer.stored();
         let grew = stored.segments().len() != segments;
         segments = stored.segments().len();
         let stored = grew.then(|| Arc::new(stored.clone()));
         progress.send_modify(|p| {
             p.started = true;
-            p.rows = rows;
+            p.rows = out.rows;
             p.sample.extend(kept);
             if let Some(stored) = stored {
                 p.stored = Some(stored);
@@ -175,10 +168,10 @@ async fn write_rows(
         });
     }
     drop(stream);
-    if total.is_some_and(|total| rows != total) {
-        return Err(miscounted(total, rows));
+    if out.total.is_some_and(|total| out.rows != total) {
+        return Err(miscounted(out.total, out.rows));
     }
-    let manifest = writer.finish().await.map_err(ServerError::spool_write)?;
+    let manifest = out.writer.finish().await.map_err(ServerError::spool_write)?;
     tracing::debug!(
         rows = manifest.rows(),
         bytes = manifest.bytes(),
@@ -192,49 +185,40 @@ async fn write_rows(
     }))
 }
 
-/// Where each row of the writer's loop goes, and what it counts.
-struct Out<'a> {
-    writer: &'a mut SpoolWriter,
-    meter: &'a mut BytesMeter,
-    bytes: &'a mut u64,
-    rows: &'a mut u64,
+/// Where the writer's loop puts each row, and what it has counted.
+struct Out {
+    writer: SpoolWriter,
+    meter: BytesMeter,
+    /// Bytes of the rows offered so far.
+    bytes: u64,
+    /// Rows written.
+    rows: u64,
     max_bytes: u64,
+    /// The executor's consistent count, once announced.
     total: Option<u64>,
 }
 
-/// What [`Out::append`] did with a row.
-enum Appended {
-    Written,
-    /// The row passed the snapshot cap: nothing more is written, the resource is served live.
-    OverCap,
-}
-
-impl Appended {
-    fn is_over_cap(&self) -> bool {
-        matches!(self, Self::OverCap)
-    }
-}
-
-impl Out<'_> {
-    /// Charges and appends one encoded row, unless it passes the snapshot cap (then the caller
-    /// releases every charge) or the executor's count.
-    async fn append(&mut self, row: &[u8]) -> Result<Appended, ServerError> {
-        *self.bytes = self.bytes.saturating_add(row.len() as u64);
-        if *self.bytes > self.max_bytes {
+impl Out {
+    /// Charges and appends one encoded row: `Ok(false)`, writing nothing, when it passes the
+    /// snapshot cap (the resource is served live; the caller releases the charges); an error past
+    /// the executor's count.
+    async fn append(&mut self, row: &[u8]) -> Result<bool, ServerError> {
+        self.bytes = self.bytes.saturating_add(row.len() as u64);
+        if self.bytes > self.max_bytes {
             tracing::info!(
-                rows = *self.rows,
+                rows = self.rows,
                 max_bytes = self.max_bytes,
                 "result larger than the snapshot cap: served live"
             );
-            return Ok(Appended::OverCap);
+            return Ok(false);
         }
         self.meter.charge(row.len() as u64)?;
         self.writer.append(row).await.map_err(ServerError::spool_write)?;
-        *self.rows += 1;
-        if self.total.is_some_and(|total| *self.rows > total) {
-            return Err(miscounted(self.total, *self.rows));
+        self.rows += 1;
+        if self.total.is_some_and(|total| self.rows > total) {
+            return Err(miscounted(self.total, self.rows));
         }
-        Ok(Appended::Written)
+        Ok(true)
     }
 }
 
