@@ -20,7 +20,7 @@ use dual_core::{ResourceId, Row, Sort, SortOrder};
 use dual_http::{Cors, DualHttp};
 use dual_server::{
     CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery, QueryExecutor, QueryStart,
-    RowStream, paged_stream,
+    RowStream, RowWindow, paged_stream,
 };
 use http_body_util::{BodyExt, Full};
 use libfuzzer_sys::fuzz_target;
@@ -62,13 +62,8 @@ impl LiveQuery for Numbers {
             .ok_or_else(|| ExecutorError::new("`n` must be an integer"))
     }
 
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
+    async fn fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
+        let RowWindow { offset, limit, sort, .. } = window;
         let n = self.count(params).await?;
         let mut rows: Vec<Row> = (0..n).map(row).collect();
         if let Some(sort) = sort {

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use dual_core::Row;
 use dual_http::DualHttp;
-use dual_server::{CreateResponse, DualResponseServer, LiveQuery};
+use dual_server::{CreateResponse, DualResponseServer, LiveQuery, RowWindow};
 use dual_testkit::executor::{Numbers, Stored};
 use dual_testkit::serve::Loopback;
 use http_body_util::{BodyExt, Full};
@@ -272,7 +272,7 @@ async fn micro(iterations: u32) -> Result<(), BoxError> {
     };
     let started = Instant::now();
     for _ in 0..iterations {
-        std::hint::black_box(executor.fetch(&params, 0, 101, None).await?);
+        std::hint::black_box(executor.fetch(&params, RowWindow::new(0, 101)).await?);
     }
     time("executor fetch (101 rows)", started);
     let started = Instant::now();

@@ -9,7 +9,7 @@ use dual_core::budget::row_json_len;
 use dual_core::{Column, Row};
 use dual_server::{
     ExecutorError, JsonColumns, QueryExecutor, QueryStart, RowSender, RowStream, SchemaCache, SendStop,
-    row_channel,
+    SqlKind, row_channel,
 };
 use mysql_async::prelude::Queryable;
 use mysql_async::{IsolationLevel, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, TxOpts};
@@ -104,7 +104,7 @@ impl MyDb {
     /// query whose `?` parameters are bound in order.
     #[must_use]
     pub fn sql_executor(&self) -> MyExecutor {
-        self.executor_of(Kind::Sql)
+        self.executor_of(SqlKind::Sql)
     }
 
     /// The executor of a query you write: `build` turns a tool call's params into the statement and
@@ -114,7 +114,7 @@ impl MyDb {
         &self,
         build: impl Fn(&Value) -> Result<MyQuery, String> + Send + Sync + 'static,
     ) -> MyExecutor {
-        self.executor_of(Kind::Fixed(Arc::new(build)))
+        self.executor_of(SqlKind::fixed(build))
     }
 
     /// The tables and views of the connection's database, with their columns, described at most once
@@ -125,7 +125,7 @@ impl MyDb {
         &self.shared.schema
     }
 
-    fn executor_of(&self, kind: Kind) -> MyExecutor {
+    fn executor_of(&self, kind: SqlKind<MyQuery>) -> MyExecutor {
         MyExecutor {
             shared: Arc::clone(&self.shared),
             kind,
@@ -133,30 +133,17 @@ impl MyDb {
     }
 }
 
-/// Builds a developer's query from a tool call's params.
-type Build = Arc<dyn Fn(&Value) -> Result<MyQuery, String> + Send + Sync>;
-
-#[derive(Clone)]
-enum Kind {
-    Sql,
-    Fixed(Build),
-}
-
 /// Runs one query kind over a [`MyDb`]; see the crate docs.
 #[derive(Clone)]
 pub struct MyExecutor {
     shared: Arc<Shared>,
-    kind: Kind,
+    kind: SqlKind<MyQuery>,
 }
 
 impl std::fmt::Debug for MyExecutor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = match self.kind {
-            Kind::Sql => "sql",
-            Kind::Fixed(_) => "fixed",
-        };
         f.debug_struct("MyExecutor")
-            .field("kind", &kind)
+            .field("kind", &self.kind)
             .finish_non_exhaustive()
     }
 }
@@ -175,20 +162,11 @@ impl MyExecutor {
     }
 
     fn query(&self, params: &Value) -> Result<MyQuery, ExecutorError> {
-        match &self.kind {
-            Kind::Sql => {
-                let sql = params.get("sql").and_then(Value::as_str).ok_or_else(|| {
-                    ExecutorError::new(
-                        "the parameter `sql` (a string holding one SELECT statement) is required",
-                    )
-                })?;
-                let sql = check_select(sql).map_err(ExecutorError::new)?;
-                MyQuery::new(sql)
-                    .bind_json(params.get("params").unwrap_or(&Value::Null))
-                    .map_err(ExecutorError::new)
-            }
-            Kind::Fixed(build) => build(params).map_err(ExecutorError::new),
-        }
+        self.kind
+            .query(params, |sql, values| {
+                MyQuery::new(check_select(sql)?).bind_json(values)
+            })
+            .map_err(ExecutorError::new)
     }
 
     fn error(&self, error: &mysql_async::Error) -> ExecutorError {

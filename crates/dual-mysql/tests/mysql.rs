@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use dual_mysql::{MyDb, MyOptions};
-use dual_server::{QueryExecutor, QueryStart};
+use dual_server::{QueryExecutor, QueryStart, RowWindow};
 use dual_testkit::database::{Database, Limits};
 use dual_testkit::services::MYSQL;
 use futures_util::StreamExt;
@@ -345,14 +345,14 @@ async fn live_paging_counts_sorts_and_seeks() {
     assert_eq!(live.count(&params).await.ok(), Some(50));
     let sort = dual_core::Sort::new("id", dual_core::SortOrder::Desc);
     let rows = live
-        .fetch(&params, 10, 3, Some(&sort))
+        .fetch(&params, RowWindow::new(10, 3).sorted(Some(&sort)))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let ids: Vec<u64> = rows.iter().filter_map(|r| r["id"].as_u64()).collect();
     assert_eq!(ids, [40, 39, 38]);
     let by_name = dual_core::Sort::new("odd name", dual_core::SortOrder::Asc);
     let rows = live
-        .fetch(&params, 0, 2, Some(&by_name))
+        .fetch(&params, RowWindow::new(0, 2).sorted(Some(&by_name)))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rows[0]["odd name"], "n1");
@@ -365,7 +365,7 @@ async fn live_paging_counts_sorts_and_seeks() {
     let params = json!({"sql": format!("SELECT id FROM {table} WHERE id > ?"), "params": [45]});
     assert_eq!(live.count(&params).await.ok(), Some(5));
     let rows = live
-        .fetch(&params, 1, 10, None)
+        .fetch(&params, RowWindow::new(1, 10))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rows.len(), 4);

@@ -11,7 +11,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use dual_core::{Column, Row, Sort, SortOrder};
 use dual_server::{
     ExecutorError, JsonColumns, JsonRowWriter, LiveQuery, QueryExecutor, QueryStart, RowBatch, RowSender,
-    RowStream, SchemaCache, SendStop, row_channel,
+    RowStream, RowWindow, SchemaCache, SendStop, SqlKind, model_sql, row_channel,
 };
 use futures_util::TryStreamExt;
 use serde_json::Value;
@@ -101,7 +101,7 @@ impl PgDb {
     /// query whose parameters (`$1`, `$2`, …) are bound in order.
     #[must_use]
     pub fn sql_executor(&self) -> PgExecutor {
-        self.executor_of(Kind::Sql)
+        self.executor_of(SqlKind::Sql)
     }
 
     /// The executor of a query you write: `build` turns a tool call's params into the statement and
@@ -111,7 +111,7 @@ impl PgDb {
         &self,
         build: impl Fn(&Value) -> Result<PgQuery, String> + Send + Sync + 'static,
     ) -> PgExecutor {
-        self.executor_of(Kind::Fixed(Arc::new(build)))
+        self.executor_of(SqlKind::fixed(build))
     }
 
     /// The tables and views the role may read, with their columns, described at most once per
@@ -122,7 +122,7 @@ impl PgDb {
         &self.shared.schema
     }
 
-    fn executor_of(&self, kind: Kind) -> PgExecutor {
+    fn executor_of(&self, kind: SqlKind<PgQuery>) -> PgExecutor {
         PgExecutor {
             shared: Arc::clone(&self.shared),
             kind,
@@ -130,30 +130,17 @@ impl PgDb {
     }
 }
 
-/// Builds a developer's query from a tool call's params.
-type Build = Arc<dyn Fn(&Value) -> Result<PgQuery, String> + Send + Sync>;
-
-#[derive(Clone)]
-enum Kind {
-    Sql,
-    Fixed(Build),
-}
-
 /// Runs one query kind over a [`PgDb`]; see the crate docs.
 #[derive(Clone)]
 pub struct PgExecutor {
     shared: Arc<Shared>,
-    kind: Kind,
+    kind: SqlKind<PgQuery>,
 }
 
 impl std::fmt::Debug for PgExecutor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = match self.kind {
-            Kind::Sql => "sql",
-            Kind::Fixed(_) => "fixed",
-        };
         f.debug_struct("PgExecutor")
-            .field("kind", &kind)
+            .field("kind", &self.kind)
             .finish_non_exhaustive()
     }
 }
@@ -201,20 +188,11 @@ impl PgExecutor {
 
     /// The query of `params`: the model's SQL checked, or the developer's built.
     fn query(&self, params: &Value) -> Result<PgQuery, ExecutorError> {
-        match &self.kind {
-            Kind::Sql => {
-                let sql = params.get("sql").and_then(Value::as_str).ok_or_else(|| {
-                    ExecutorError::new(
-                        "the parameter `sql` (a string holding one SELECT statement) is required",
-                    )
-                })?;
-                let sql = check_select(sql).map_err(ExecutorError::new)?;
-                PgQuery::new(sql)
-                    .bind_json(params.get("params").unwrap_or(&Value::Null))
-                    .map_err(ExecutorError::new)
-            }
-            Kind::Fixed(build) => build(params).map_err(ExecutorError::new),
-        }
+        self.kind
+            .query(params, |sql, values| {
+                PgQuery::new(check_select(sql)?).bind_json(values)
+            })
+            .map_err(ExecutorError::new)
     }
 
     fn error(&self, error: &tokio_postgres::Error) -> ExecutorError {
@@ -367,7 +345,7 @@ impl QueryExecutor for PgExecutor {
         let canceller = Canceller::new();
         let guard = canceller.guard();
         tokio::spawn(async move {
-            let sql = sql_of(&params).to_owned();
+            let sql = model_sql(&params).to_owned();
             match self.write(params, start, canceller, &rows).await {
                 Ok(true) => rows.finish(),
                 Ok(false) => {}
@@ -391,28 +369,17 @@ impl LiveQuery for PgExecutor {
         let counted = self.live_count(params).await;
         self.shared
             .schema
-            .explained(counted, sql_of(params), unknown)
+            .explained(counted, model_sql(params), unknown)
             .await
     }
 
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let fetched = self.live_fetch(params, offset, limit, sort).await;
+    async fn fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
+        let fetched = self.live_fetch(params, window).await;
         self.shared
             .schema
-            .explained(fetched, sql_of(params), unknown)
+            .explained(fetched, model_sql(params), unknown)
             .await
     }
-}
-
-/// The model's SQL in `params`, for suggestions ("" for a developer's query).
-fn sql_of(params: &Value) -> &str {
-    params.get("sql").and_then(Value::as_str).unwrap_or_default()
 }
 
 impl PgExecutor {
@@ -442,18 +409,12 @@ impl PgExecutor {
         Ok(u64::try_from(total).unwrap_or_default())
     }
 
-    async fn live_fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
+    async fn live_fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
         let query = self.query(params)?;
         let canceller = Canceller::new();
         let mut session = canceller.session(&self.shared.pool).await?;
         let guard = canceller.guard();
-        let fetched = self.fetch_in(&mut session, &query, offset, limit, sort).await;
+        let fetched = self.fetch_in(&mut session, &query, window).await;
         drop(session);
         guard.disarm();
         fetched
@@ -463,23 +424,21 @@ impl PgExecutor {
         &self,
         session: &mut Session,
         query: &PgQuery,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
+        window: RowWindow<'_>,
     ) -> Result<Vec<Row>, ExecutorError> {
         let txn = self.begin(session).await?;
         let at = query.params.len();
         let sql = format!(
             "SELECT * FROM (\n{}\n) AS dual_page{} LIMIT ${} OFFSET ${}",
             query.sql,
-            order_by(sort),
+            order_by(window.sort),
             at + 1,
             at + 2
         );
         let statement = txn.prepare(&sql).await.map_err(|e| self.error(&e))?;
         let names: Vec<String> = statement.columns().iter().map(|c| c.name().to_owned()).collect();
         let types: Vec<Type> = statement.columns().iter().map(|c| c.type_().clone()).collect();
-        let (limit, offset) = (limit.to_string(), offset.to_string());
+        let (limit, offset) = (window.limit.to_string(), window.offset.to_string());
         let mut texts = query.texts();
         texts.push(Text(Some(&limit)));
         texts.push(Text(Some(&offset)));

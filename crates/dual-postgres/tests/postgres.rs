@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use dual_core::{PageRequest, Row};
 use dual_postgres::{NumericMode, PgDb, PgOptions, PgQuery};
 use dual_server::{
-    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, QueryStart, RowBatch, RowStream,
+    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, QueryStart, RowBatch,
+    RowStream, RowWindow,
 };
 use dual_testkit::Scratch;
 use futures_util::StreamExt;
@@ -403,7 +404,7 @@ async fn live_paging_counts_sorts_and_seeks() {
     assert_eq!(live.count(&params).await.ok(), Some(50));
     let sort = dual_core::Sort::new("id", dual_core::SortOrder::Desc);
     let rows = live
-        .fetch(&params, 10, 3, Some(&sort))
+        .fetch(&params, RowWindow::new(10, 3).sorted(Some(&sort)))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let ids: Vec<u64> = rows.iter().filter_map(|r| r["id"].as_u64()).collect();

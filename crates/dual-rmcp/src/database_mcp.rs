@@ -8,13 +8,11 @@ use dual_core::mcp::RenderOptions;
 use dual_server::{DualResponseServer, SchemaCache};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetPromptRequestParams,
-    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
+use rmcp::service::{RequestContext, RoleServer};
 
 use crate::sql_tools::{
     DESCRIBE_SCHEMA_TOOL, QUERY_TOOL, call_describe_schema, call_query, describe_schema_tool, query_request,
@@ -89,6 +87,8 @@ impl DatabaseMcp {
 }
 
 impl ServerHandler for DatabaseMcp {
+    crate::result_surface_handlers!(surface: surface, tasks: tasks);
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
@@ -157,41 +157,6 @@ impl ServerHandler for DatabaseMcp {
         }
     }
 
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        let caller = crate::caller_from_extensions(&context.extensions);
-        self.tasks.get_task(&request.task_id, &caller).await
-    }
-
-    async fn update_task(
-        &self,
-        request: UpdateTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let caller = crate::caller_from_extensions(&context.extensions);
-        self.tasks.update_task(&request.task_id, &caller).await
-    }
-
-    async fn cancel_task(
-        &self,
-        request: CancelTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let caller = crate::caller_from_extensions(&context.extensions);
-        self.tasks.cancel_task(&request.task_id, &caller).await
-    }
-
-    async fn list_resource_templates(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(self.surface.list_resource_templates(&context))
-    }
-
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -209,48 +174,5 @@ impl ServerHandler for DatabaseMcp {
             .read_resource(&request, &context)
             .await
             .map(Into::into)
-    }
-
-    #[allow(deprecated, reason = "the legacy form, served to sessions before 2026-07-28")]
-    async fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.surface.subscribe(&request, &context).await
-    }
-
-    #[allow(deprecated, reason = "the legacy form, served to sessions before 2026-07-28")]
-    async fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.surface.unsubscribe(&request).await;
-        Ok(())
-    }
-
-    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        Some(self.surface.accepted_filter(requested))
-    }
-
-    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        self.surface.listen(context).await
-    }
-
-    async fn list_prompts(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(self.surface.list_prompts())
-    }
-
-    async fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetPromptResponse, ErrorData> {
-        self.surface.get_prompt(&request, &context).await.map(Into::into)
     }
 }

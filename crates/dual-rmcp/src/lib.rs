@@ -117,6 +117,8 @@ mod client;
 #[cfg(feature = "server")]
 mod database_mcp;
 #[cfg(feature = "server")]
+mod handlers;
+#[cfg(feature = "server")]
 mod listing;
 #[cfg(feature = "server")]
 mod progress;

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use dual_core::{Column, Row, Sort, range::RowRange};
 use serde_json::Value;
 
-use crate::{ExecutorError, QueryStart, RowBatch, RowStream};
+use crate::{ExecutorError, QueryStart, RowBatch, RowStream, RowWindow};
 
 /// Rows per [`LiveQuery::fetch`] call of the default [`QueryExecutor::stream_range`].
 pub const DEFAULT_STREAM_BATCH: u64 = 1_000;
@@ -140,9 +140,10 @@ pub trait QueryExecutor: Send + Sync + 'static {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use dual_core::{Row, Sort};
+/// use dual_core::Row;
 /// use dual_server::{
-///     DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, paged_stream,
+///     DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, RowWindow,
+///     paged_stream,
 /// };
 /// use serde_json::{Value, json};
 ///
@@ -164,10 +165,9 @@ pub trait QueryExecutor: Send + Sync + 'static {
 ///     async fn count(&self, params: &Value) -> Result<u64, ExecutorError> {
 ///         params["n"].as_u64().ok_or_else(|| ExecutorError::new("`n` must be a non-negative integer"))
 ///     }
-///     async fn fetch(&self, params: &Value, offset: u64, limit: u64, _sort: Option<&Sort>)
-///         -> Result<Vec<Row>, ExecutorError> {
+///     async fn fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
 ///         let n = self.count(params).await?;
-///         Ok((offset..n.min(offset.saturating_add(limit)))
+///         Ok((window.offset..n.min(window.end()))
 ///             .map(|i| json!({"id": i}).as_object().cloned().unwrap_or_default())
 ///             .collect())
 ///     }
@@ -188,23 +188,17 @@ pub trait LiveQuery<P: ?Sized + Sync = Value>: Send + Sync {
     /// The number of rows the query matches now.
     async fn count(&self, params: &P) -> Result<u64, ExecutorError>;
 
-    /// Up to `limit` rows starting at `offset`, sorted by `sort` when given.
-    async fn fetch(
-        &self,
-        params: &P,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError>;
+    /// The rows of `window`: up to `window.limit` rows from `window.offset`, sorted by `window.sort`
+    /// when given.
+    async fn fetch(&self, params: &P, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError>;
 
-    /// The rows of one page of a live resource: up to `limit` rows from `offset`, sorted by `sort`,
-    /// of which the server keeps those within `max_bytes` (see [`RowBudget`]: each row counts its
+    /// The rows of one page of a live resource: the rows of `window`, of which the server keeps those within `max_bytes` (see [`RowBudget`]: each row counts its
     /// compact JSON plus one byte, the first row is always kept, and the first row refused ends the
     /// page).
     ///
     /// The default calls [`LiveQuery::fetch`], so memory holds all `limit` rows before the server
     /// cuts them. Override it when rows can be read one at a time (a cursor): offer each row to
-    /// `RowBudget::new(limit, max_bytes)` and stop right after the first one it refuses (return
+    /// `RowBudget::new(window.limit, max_bytes)` and stop right after the first one it refuses (return
     /// that one too: it tells the server that rows follow), so no more than the cap plus one row is
     /// ever read.
     ///
@@ -212,13 +206,11 @@ pub trait LiveQuery<P: ?Sized + Sync = Value>: Send + Sync {
     async fn fetch_page(
         &self,
         params: &P,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
+        window: RowWindow<'_>,
         max_bytes: usize,
     ) -> Result<Vec<Row>, ExecutorError> {
         let _ = max_bytes;
-        self.fetch(params, offset, limit, sort).await
+        self.fetch(params, window).await
     }
 }
 
@@ -274,7 +266,10 @@ where
             return None;
         }
         let fetched = match executor.live() {
-            Some(live) => live.fetch(&params, offset, want, sort.as_ref()).await,
+            Some(live) => {
+                live.fetch(&params, RowWindow::new(offset, want).sorted(sort.as_ref()))
+                    .await
+            }
             None => Err(no_live_paging()),
         };
         match fetched {

@@ -90,10 +90,12 @@ mod server;
 mod snapshot;
 mod sorted;
 mod source;
+mod sql_kind;
 mod start;
 mod sweeper;
 mod tasks;
 mod typed;
+mod window;
 
 pub use batch::{JsonRows, RowBatch, RowStream};
 pub use builder::DualResponseServerBuilder;
@@ -132,8 +134,10 @@ pub use row_writer::{JsonColumns, JsonRowWriter};
 pub use schema_source::{DEFAULT_SCHEMA_MAX_TABLES, DEFAULT_SCHEMA_TTL, SchemaCache, SchemaSource, Unknown};
 pub use server::DualResponseServer;
 pub use sorted::SORT_RETRY_AFTER;
+pub use sql_kind::{BuildQuery, SQL_PARAM_REQUIRED, SqlKind, model_sql};
 pub use start::{QueryStart, Started};
 pub use typed::{Typed, TypedExecutor};
+pub use window::RowWindow;
 
 pub use dual_core;
 pub use dual_spool;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use dual_core::Row;
 use serde_json::Value;
 
-use crate::{LiveQuery, QueryExecutor, ServerError};
+use crate::{LiveQuery, QueryExecutor, RowWindow, ServerError};
 
 /// Runs `future` under the query time limit: past it, the future is dropped (and with it the
 /// executor's work) and the result is `QUERY_TIMEOUT`.
@@ -37,7 +37,10 @@ pub(crate) async fn count_and_sample(
 ) -> Result<(u64, Vec<Row>), ServerError> {
     let live = live_paging(executor)?;
     time_limited(limit, async {
-        let (count, sample) = tokio::join!(live.count(params), live.fetch(params, 0, sample_size, None));
+        let (count, sample) = tokio::join!(
+            live.count(params),
+            live.fetch(params, RowWindow::new(0, sample_size))
+        );
         Ok((
             count.map_err(ServerError::count_failed)?,
             sample.map_err(ServerError::query_failed)?,

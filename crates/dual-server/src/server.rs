@@ -10,7 +10,7 @@ use dual_core::{
     metadata::ResourceMetadata, page::validate_sort, range::RowRange,
 };
 use dual_spool::Spool;
-use dual_store::{Clock, ResourceStore};
+use dual_store::{Clock, ListPage, ResourceStore};
 use tracing::Instrument;
 
 use crate::access::{accessed, authorized, found, readable, refuse_grant};
@@ -492,7 +492,7 @@ impl DualResponseServer {
         Ok(self
             .inner
             .store
-            .list(caller.owner_name(), now, before, limit)
+            .list(ListPage::new(caller.owner_name(), limit).below(before), now)
             .await?)
     }
 

@@ -17,7 +17,7 @@ use dual_spool::Spool;
 use crate::encoded::{EncodedPage, cut};
 use crate::inner::Inner;
 use crate::live::live_paging;
-use crate::{QueryExecutor, RowStream, ServerError, take_rows};
+use crate::{QueryExecutor, RowStream, RowWindow, ServerError, take_rows};
 
 use follow::{Watch, follow};
 use remote::Remote;
@@ -87,9 +87,7 @@ impl<'a> Source<'a> {
                 let rows = live_paging(executor)?
                     .fetch_page(
                         &record.query.params,
-                        page.offset,
-                        page.fetch_limit(),
-                        page.sort.as_ref(),
+                        RowWindow::new(page.offset, page.fetch_limit()).sorted(page.sort.as_ref()),
                         budget.remaining(),
                     )
                     .await

@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use dual_core::{Column, Row, Sort};
+use dual_core::{Column, Row};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::executor::{error_stream, no_live_paging};
-use crate::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream};
+use crate::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, RowWindow};
 
 /// A [`QueryExecutor`] whose parameters are a typed struct instead of raw JSON. Register it wrapped in
 /// [`Typed`]; create responses for it with [`CreateResponse::typed`](crate::CreateResponse::typed).
@@ -125,28 +125,18 @@ impl<E: TypedExecutor> LiveQuery for Typed<E> {
         self.typed_live()?.count(&params).await
     }
 
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
+    async fn fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
         let params = decode(params)?;
-        self.typed_live()?.fetch(&params, offset, limit, sort).await
+        self.typed_live()?.fetch(&params, window).await
     }
 
     async fn fetch_page(
         &self,
         params: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
+        window: RowWindow<'_>,
         max_bytes: usize,
     ) -> Result<Vec<Row>, ExecutorError> {
         let params = decode(params)?;
-        self.typed_live()?
-            .fetch_page(&params, offset, limit, sort, max_bytes)
-            .await
+        self.typed_live()?.fetch_page(&params, window, max_bytes).await
     }
 }

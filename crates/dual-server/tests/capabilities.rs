@@ -11,8 +11,8 @@ use dual_core::error::Report;
 use dual_core::{DualResponse, PageRequest, Row, Sort, SortOrder, range::RowRange};
 use dual_server::{
     Caller, CreateResponse, DualResponseServer, DualResponseServerBuilder, ExecutorError, LiveQuery,
-    QueryExecutor, QueryStart, RowBatch, RowStream, ServerError, ServerErrorCode, Typed, TypedExecutor,
-    paged_stream,
+    QueryExecutor, QueryStart, RowBatch, RowStream, RowWindow, ServerError, ServerErrorCode, Typed,
+    TypedExecutor, paged_stream,
 };
 use dual_testkit::executor::Numbers;
 use futures_util::StreamExt;
@@ -190,14 +190,8 @@ impl LiveQuery<Count> for TypedRows {
         Ok(params.n)
     }
 
-    async fn fetch(
-        &self,
-        params: &Count,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        Ok(typed_rows(offset, params.n.min(offset.saturating_add(limit))))
+    async fn fetch(&self, params: &Count, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
+        Ok(typed_rows(window.offset, params.n.min(window.end())))
     }
 }
 
@@ -225,7 +219,7 @@ async fn typed_parameters_that_do_not_decode_are_a_clear_error() {
         count.message()
     );
     let missing = live
-        .fetch(&json!({}), 0, 10, None)
+        .fetch(&json!({}), RowWindow::new(0, 10))
         .await
         .expect_err("undecodable");
     assert!(missing.message().contains("`n`"), "{}", missing.message());

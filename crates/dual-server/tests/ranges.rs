@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use dual_core::{Row, Sort, SortOrder, range::RowRange};
 use dual_server::{
     Caller, CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery,
-    QueryExecutor, QueryStart, RowStream, ServerErrorCode, paged_stream, take_rows,
+    QueryExecutor, QueryStart, RowStream, RowWindow, ServerErrorCode, paged_stream, take_rows,
 };
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -155,14 +155,9 @@ impl LiveQuery for Seeking {
         Ok(params["n"].as_u64().unwrap_or(0))
     }
 
-    async fn fetch(
-        &self,
-        _: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        Ok((offset..offset + limit.min(15)).map(common::row).collect())
+    async fn fetch(&self, _: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
+        let offset = window.offset;
+        Ok((offset..offset + window.limit.min(15)).map(common::row).collect())
     }
 }
 

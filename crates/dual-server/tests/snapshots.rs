@@ -10,7 +10,7 @@ use std::time::Duration;
 use dual_core::{PageRequest, ResourceId, Row, Sort, SortOrder, consistency::Consistency, range::RowRange};
 use dual_server::{
     Caller, CreateResponse, DualResponseServer, ExecutorError, LiveQuery, QueryExecutor, QueryStart,
-    RowStream, ServerErrorCode, paged_stream,
+    RowStream, RowWindow, ServerErrorCode, paged_stream,
 };
 use dual_spool::{MemorySpool, SegmentLimits, Spool};
 use dual_store::Clock;
@@ -60,22 +60,16 @@ impl LiveQuery for Table {
         Ok(self.rows.lock().expect("rows").len() as u64)
     }
 
-    async fn fetch(
-        &self,
-        _: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
+    async fn fetch(&self, _: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
         self.fetches.fetch_add(1, Ordering::SeqCst);
         let mut rows = self.rows.lock().expect("rows").clone();
-        if let Some(sort) = sort {
+        if let Some(sort) = window.sort {
             rows = sorted(&rows, sort);
         }
         Ok(rows
             .into_iter()
-            .skip(offset as usize)
-            .take(limit as usize)
+            .skip(window.offset as usize)
+            .take(window.limit as usize)
             .collect())
     }
 }

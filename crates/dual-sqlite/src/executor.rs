@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::{Column, Row, Sort, budget::RowBudget, range::RowRange};
-use dual_server::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, SchemaCache, row_channel};
+use dual_server::{
+    ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, RowWindow, SchemaCache, SqlKind,
+    model_sql, row_channel,
+};
 use futures_util::StreamExt;
 use serde_json::Value;
 
@@ -73,7 +76,7 @@ impl SqliteDb {
     /// `:name`, `@name`, `$name`).
     #[must_use]
     pub fn sql_executor(&self) -> SqliteExecutor {
-        self.executor_of(Kind::Sql)
+        self.executor_of(SqlKind::Sql)
     }
 
     /// The executor of a query you write: `build` turns a tool call's params into the statement and
@@ -96,10 +99,10 @@ impl SqliteDb {
         &self,
         build: impl Fn(&Value) -> Result<SqliteQuery, String> + Send + Sync + 'static,
     ) -> SqliteExecutor {
-        self.executor_of(Kind::Fixed(Arc::new(move |params: &Value| build(params))))
+        self.executor_of(SqlKind::fixed(build))
     }
 
-    fn executor_of(&self, kind: Kind) -> SqliteExecutor {
+    fn executor_of(&self, kind: SqlKind<SqliteQuery>) -> SqliteExecutor {
         SqliteExecutor {
             pool: Arc::clone(&self.pool),
             stall: self.stall,
@@ -118,27 +121,6 @@ impl SqliteDb {
     }
 }
 
-/// Builds a developer's query from a tool call's params.
-type Build = Arc<dyn Fn(&Value) -> Result<SqliteQuery, String> + Send + Sync>;
-
-/// Where a query's SQL comes from.
-#[derive(Clone)]
-enum Kind {
-    /// The model's, checked by the guard.
-    Sql,
-    /// The developer's.
-    Fixed(Build),
-}
-
-impl std::fmt::Debug for Kind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Sql => "Sql",
-            Self::Fixed(_) => "Fixed",
-        })
-    }
-}
-
 /// Runs one query kind over a [`SqliteDb`]; see the module docs.
 #[derive(Debug, Clone)]
 pub struct SqliteExecutor {
@@ -146,7 +128,7 @@ pub struct SqliteExecutor {
     stall: Duration,
     count_wait: Duration,
     schema: SchemaCache,
-    kind: Kind,
+    kind: SqlKind<SqliteQuery>,
 }
 
 /// How an export starts once it has its connection.
@@ -193,17 +175,10 @@ impl Counting {
 impl SqliteExecutor {
     /// Builds the query of `params` (validating user SQL on `conn`).
     fn query(&self, conn: &rusqlite::Connection, params: &Value) -> Result<SqliteQuery, String> {
-        match &self.kind {
-            Kind::Sql => {
-                let sql = params
-                    .get("sql")
-                    .and_then(Value::as_str)
-                    .ok_or("the parameter `sql` (a string holding one SELECT statement) is required")?;
-                let sql = check_select(conn, sql).map_err(|Refused(message)| message)?;
-                SqliteQuery::new(sql).bind_json(params.get("params").unwrap_or(&Value::Null))
-            }
-            Kind::Fixed(build) => build(params),
-        }
+        self.kind.query(params, |sql, values| {
+            let sql = check_select(conn, sql).map_err(|Refused(message)| message)?;
+            SqliteQuery::new(sql).bind_json(values)
+        })
     }
 
     /// Runs `work` with a pooled connection on a blocking thread. Dropping the future interrupts the
@@ -229,7 +204,7 @@ impl SqliteExecutor {
         // The work ended and gave its connection back: nothing left to cancel.
         guard.disarm();
         let ran = ran.map_err(|_| ExecutorError::new("the query was cancelled"))?;
-        self.schema.explained(ran, sql_of(original), unknown).await
+        self.schema.explained(ran, model_sql(original), unknown).await
     }
 
     /// The export stream of `range`, started as `begin` says once the query has its connection.
@@ -241,7 +216,7 @@ impl SqliteExecutor {
         range: RowRange,
         begin: Begin,
     ) -> RowStream {
-        let sql: Arc<str> = Arc::from(sql_of(&params));
+        let sql: Arc<str> = Arc::from(model_sql(&params));
         let schema = self.schema.clone();
         // The stream ends cleanly only once every row was sent: any other end (a stalled reader, a
         // failure whose error could not be queued) reaches the reader as an error.
@@ -291,11 +266,6 @@ impl SqliteExecutor {
     }
 }
 
-/// The model's SQL in `params`, for suggestions ("" for a developer's query).
-fn sql_of(params: &Value) -> &str {
-    params.get("sql").and_then(Value::as_str).unwrap_or_default()
-}
-
 impl QueryExecutor for SqliteExecutor {
     /// The whole result with the consistent count, in one read transaction on one connection (see
     /// the module docs). `start` is signalled once the query has its connection and its count (or
@@ -332,14 +302,8 @@ impl LiveQuery for SqliteExecutor {
         self.run(params, |lease, query| count(lease, &query)).await
     }
 
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        self.fetch_page(params, offset, limit, sort, usize::MAX).await
+    async fn fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
+        self.fetch_page(params, window, usize::MAX).await
     }
 
     /// Steps the page's statement row by row and stops right after the first row the page's byte
@@ -347,11 +311,12 @@ impl LiveQuery for SqliteExecutor {
     async fn fetch_page(
         &self,
         params: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
+        window: RowWindow<'_>,
         max_bytes: usize,
     ) -> Result<Vec<Row>, ExecutorError> {
+        let RowWindow {
+            offset, limit, sort, ..
+        } = window;
         let order = order_by(sort);
         self.run(params, move |lease, query| {
             let sql = format!("SELECT * FROM (\n{}\n){order} LIMIT ? OFFSET ?", query.sql);

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use async_trait::async_trait;
 use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
-use dual_store::{Access, Lookup, OwnerFilter, ResourceStore, StoreError, Viewer};
+use dual_store::{Access, ListPage, Lookup, OwnerFilter, ResourceStore, StoreError, Viewer};
 use time::OffsetDateTime;
 
 use crate::row::{self, QueryParams, SaveParams, micros};
@@ -211,15 +211,14 @@ impl ResourceStore for PostgresStore {
         Ok(count.unsigned_abs())
     }
 
-    #[tracing::instrument(name = "postgres_store.list", level = "debug", skip(self, owner))]
-    async fn list(
-        &self,
-        owner: Option<&str>,
-        now: OffsetDateTime,
-        before: Option<ResourceId>,
-        limit: usize,
-    ) -> Result<Vec<ResourceRecord>, StoreError> {
-        crate::tasks::list(&self.shared, owner, now, before, limit).await
+    #[tracing::instrument(
+        name = "postgres_store.list",
+        level = "debug",
+        skip(self, page),
+        fields(before = ?page.before, limit = page.limit)
+    )]
+    async fn list(&self, page: ListPage<'_>, now: OffsetDateTime) -> Result<Vec<ResourceRecord>, StoreError> {
+        crate::tasks::list(&self.shared, page, now).await
     }
 
     #[tracing::instrument(name = "postgres_store.save_task", level = "debug", skip_all, fields(id = %task.id))]
@@ -243,13 +242,8 @@ impl ResourceStore for PostgresStore {
     }
 
     #[tracing::instrument(name = "postgres_store.save_session", level = "debug", skip_all)]
-    async fn save_session(
-        &self,
-        id: &str,
-        state: &str,
-        expires_at: OffsetDateTime,
-    ) -> Result<(), StoreError> {
-        crate::tasks::save_session(&self.shared, id, state, expires_at).await
+    async fn save_session(&self, id: &str, state: &str, expires: OffsetDateTime) -> Result<(), StoreError> {
+        crate::tasks::save_session(&self.shared, id, state, expires).await
     }
 
     #[tracing::instrument(name = "postgres_store.load_session", level = "debug", skip_all)]

@@ -2,9 +2,9 @@
 //! [`TaskSql`](crate::sql::TaskSql), [`SessionSql`](crate::sql::SessionSql) and the listing
 //! statements, with their parameters and rows.
 
+use dual_core::ResourceRecord;
 use dual_core::task::{TaskId, TaskRecord};
-use dual_core::{ResourceId, ResourceRecord};
-use dual_store::StoreError;
+use dual_store::{ListPage, StoreError};
 use time::OffsetDateTime;
 use tokio_postgres::Row;
 use tokio_postgres::types::Json;
@@ -17,11 +17,12 @@ const NO_BOUND: &str = "~";
 
 pub(crate) async fn list(
     shared: &Shared,
-    owner: Option<&str>,
+    page: ListPage<'_>,
     now: OffsetDateTime,
-    before: Option<ResourceId>,
-    limit: usize,
 ) -> Result<Vec<ResourceRecord>, StoreError> {
+    let ListPage {
+        owner, before, limit, ..
+    } = page;
     if limit == 0 {
         return Ok(Vec::new());
     }

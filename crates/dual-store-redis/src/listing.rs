@@ -7,8 +7,8 @@
 
 use std::sync::LazyLock;
 
-use dual_core::{ResourceId, ResourceRecord};
-use dual_store::StoreError;
+use dual_core::ResourceRecord;
+use dual_store::{ListPage, StoreError};
 use redis::Script;
 use time::OffsetDateTime;
 
@@ -56,11 +56,12 @@ type Listed = (String, String, u64, String, i64);
 
 pub(crate) async fn list(
     shared: &Shared,
-    owner: Option<&str>,
+    page: ListPage<'_>,
     now: OffsetDateTime,
-    before: Option<ResourceId>,
-    limit: usize,
 ) -> Result<Vec<ResourceRecord>, StoreError> {
+    let ListPage {
+        owner, before, limit, ..
+    } = page;
     if limit == 0 {
         return Ok(Vec::new());
     }

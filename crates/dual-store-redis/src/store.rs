@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
-use dual_store::{Access, Lookup, OwnerFilter, ResourceStore, StoreError, Viewer};
+use dual_store::{Access, ListPage, Lookup, OwnerFilter, ResourceStore, StoreError, Viewer};
 use time::OffsetDateTime;
 
 use crate::fields::{self, SplitTime, Stored};
@@ -351,15 +351,14 @@ impl ResourceStore for RedisStore {
             .await
     }
 
-    #[tracing::instrument(name = "redis_store.list", level = "debug", skip(self, owner))]
-    async fn list(
-        &self,
-        owner: Option<&str>,
-        now: OffsetDateTime,
-        before: Option<ResourceId>,
-        limit: usize,
-    ) -> Result<Vec<ResourceRecord>, StoreError> {
-        crate::listing::list(&self.shared, owner, now, before, limit).await
+    #[tracing::instrument(
+        name = "redis_store.list",
+        level = "debug",
+        skip(self, page),
+        fields(before = ?page.before, limit = page.limit)
+    )]
+    async fn list(&self, page: ListPage<'_>, now: OffsetDateTime) -> Result<Vec<ResourceRecord>, StoreError> {
+        crate::listing::list(&self.shared, page, now).await
     }
 
     #[tracing::instrument(name = "redis_store.save_task", level = "debug", skip_all, fields(id = %task.id))]
@@ -383,13 +382,8 @@ impl ResourceStore for RedisStore {
     }
 
     #[tracing::instrument(name = "redis_store.save_session", level = "debug", skip_all)]
-    async fn save_session(
-        &self,
-        id: &str,
-        state: &str,
-        expires_at: OffsetDateTime,
-    ) -> Result<(), StoreError> {
-        crate::sessions::save(&self.shared, id, state, expires_at).await
+    async fn save_session(&self, id: &str, state: &str, expires: OffsetDateTime) -> Result<(), StoreError> {
+        crate::sessions::save(&self.shared, id, state, expires).await
     }
 
     #[tracing::instrument(name = "redis_store.load_session", level = "debug", skip_all)]

@@ -43,6 +43,7 @@
 mod clock;
 mod connect;
 mod error;
+mod list_page;
 mod memory;
 mod redact;
 mod store;
@@ -50,6 +51,7 @@ mod store;
 pub use clock::Clock;
 pub use connect::ConnectError;
 pub use error::{BoxError, StoreError};
+pub use list_page::ListPage;
 pub use memory::MemoryStore;
 pub use redact::redact_secrets;
 pub use store::{Access, Lookup, OwnerFilter, ResourceStore, Viewer};

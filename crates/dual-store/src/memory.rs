@@ -12,7 +12,7 @@ use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
 use time::OffsetDateTime;
 
-use crate::{Access, Lookup, ResourceStore, StoreError, Viewer};
+use crate::{Access, ListPage, Lookup, ResourceStore, StoreError, Viewer};
 
 /// How many locks the records are spread over. A reader locks only its record's shard, so it never
 /// waits on a purge for longer than the removal of one record from that shard.
@@ -358,20 +358,14 @@ impl ResourceStore for MemoryStore {
         Ok((index.records - expired) as u64)
     }
 
-    async fn list(
-        &self,
-        owner: Option<&str>,
-        now: OffsetDateTime,
-        before: Option<ResourceId>,
-        limit: usize,
-    ) -> Result<Vec<ResourceRecord>, StoreError> {
+    async fn list(&self, page: ListPage<'_>, now: OffsetDateTime) -> Result<Vec<ResourceRecord>, StoreError> {
         let shared = self.open()?;
         let listed: Vec<Arc<ResourceRecord>> = {
             let index = lock(&shared.index);
-            let Some(ids) = index.by_owner.get(&owner.map(str::to_owned)) else {
+            let Some(ids) = index.by_owner.get(&page.owner.map(str::to_owned)) else {
                 return Ok(Vec::new());
             };
-            let below = match before {
+            let below = match page.before {
                 Some(before) => ids.range(..before),
                 None => ids.range(..),
             };
@@ -379,7 +373,7 @@ impl ResourceStore for MemoryStore {
                 .rev()
                 .filter_map(|id| shared.shard(*id).get(id).map(Arc::clone))
                 .filter(|record| !record.is_expired_at(now))
-                .take(limit)
+                .take(page.limit)
                 .collect()
         };
         Ok(listed.into_iter().map(Arc::unwrap_or_clone).collect())
@@ -402,13 +396,8 @@ impl ResourceStore for MemoryStore {
         Ok(self.open()?.tasks.cancel(id, now))
     }
 
-    async fn save_session(
-        &self,
-        id: &str,
-        state: &str,
-        expires_at: OffsetDateTime,
-    ) -> Result<(), StoreError> {
-        self.open()?.sessions.save(id, state, expires_at);
+    async fn save_session(&self, id: &str, state: &str, expires: OffsetDateTime) -> Result<(), StoreError> {
+        self.open()?.sessions.save(id, state, expires);
         Ok(())
     }
 

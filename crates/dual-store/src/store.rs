@@ -7,7 +7,7 @@ use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
 use time::OffsetDateTime;
 
-use crate::StoreError;
+use crate::{ListPage, StoreError};
 
 /// The outcome of looking a resource up at a given instant.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,19 +200,13 @@ pub trait ResourceStore: Send + Sync + fmt::Debug + 'static {
     /// never counts an expired or deleted record.
     async fn live_count(&self, now: OffsetDateTime) -> Result<u64, StoreError>;
 
-    /// Up to `limit` records live at `now` whose owner is exactly `owner` (`None`: the records
-    /// created without one), newest first: by id, descending (a [`ResourceId`] is a ULID, so that is
-    /// creation order), and only ids below `before` when it is given (the last id of the previous
-    /// page). Expired records not yet purged are skipped; a store may forget the listing entry of a
+    /// Up to `page.limit` records live at `now` whose owner is exactly `page.owner` (`None`: the
+    /// records created without one), newest first: by id, descending (a [`ResourceId`] is a ULID, so
+    /// that is creation order), and only ids below `page.before` when it is given (the last id of the
+    /// previous page). Expired records not yet purged are skipped; a store may forget the listing entry of a
     /// record expired at `now` as it meets it (such a record is never listed again). `resources/list`
     /// pages through it.
-    async fn list(
-        &self,
-        owner: Option<&str>,
-        now: OffsetDateTime,
-        before: Option<ResourceId>,
-        limit: usize,
-    ) -> Result<Vec<ResourceRecord>, StoreError>;
+    async fn list(&self, page: ListPage<'_>, now: OffsetDateTime) -> Result<Vec<ResourceRecord>, StoreError>;
 
     /// Stores `task`, replacing any task with the same id. A task is forgotten at its `expires_at`.
     async fn save_task(&self, task: &TaskRecord) -> Result<(), StoreError>;
@@ -233,10 +227,9 @@ pub trait ResourceStore: Send + Sync + fmt::Debug + 'static {
     async fn cancel_task(&self, id: TaskId, now: OffsetDateTime) -> Result<Option<TaskRecord>, StoreError>;
 
     /// Keeps the state of an MCP session (`state`, opaque text: the client's `initialize`
-    /// parameters as JSON) under `id` until `expires_at`, replacing any state with that id, so that
+    /// parameters as JSON) under `id` until `expires`, replacing any state with that id, so that
     /// any instance sharing the store can restore the session.
-    async fn save_session(&self, id: &str, state: &str, expires_at: OffsetDateTime)
-    -> Result<(), StoreError>;
+    async fn save_session(&self, id: &str, state: &str, expires: OffsetDateTime) -> Result<(), StoreError>;
 
     /// The state saved under `id`; `None` when there is none or it expired (`expires_at <= now`).
     async fn load_session(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, StoreError>;

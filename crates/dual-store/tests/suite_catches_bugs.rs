@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
-use dual_store::{Access, Lookup, MemoryStore, ResourceStore, StoreError, Viewer};
+use dual_store::{Access, ListPage, Lookup, MemoryStore, ResourceStore, StoreError, Viewer};
 
 use time::OffsetDateTime;
 
@@ -181,21 +181,16 @@ impl ResourceStore for Buggy {
         }
     }
 
-    async fn list(
-        &self,
-        owner: Option<&str>,
-        now: OffsetDateTime,
-        before: Option<ResourceId>,
-        limit: usize,
-    ) -> Result<Vec<ResourceRecord>, StoreError> {
-        let mut listed = self.inner.list(owner, now, before, limit).await?;
+    async fn list(&self, page: ListPage<'_>, now: OffsetDateTime) -> Result<Vec<ResourceRecord>, StoreError> {
+        let mut listed = self.inner.list(page, now).await?;
         if matches!(self.bug, Bug::ListsByPrefix)
-            && let Some(owner) = owner
+            && let Some(owner) = page.owner
         {
             let longer = format!("{owner}2");
-            listed.extend(self.inner.list(Some(&longer), now, before, limit).await?);
+            let theirs = ListPage::new(Some(&longer), page.limit).below(page.before);
+            listed.extend(self.inner.list(theirs, now).await?);
             listed.sort_by_key(|record| std::cmp::Reverse(record.id));
-            listed.truncate(limit);
+            listed.truncate(page.limit);
         }
         Ok(listed)
     }
@@ -227,13 +222,8 @@ impl ResourceStore for Buggy {
         self.inner.cancel_task(id, now).await
     }
 
-    async fn save_session(
-        &self,
-        id: &str,
-        state: &str,
-        expires_at: OffsetDateTime,
-    ) -> Result<(), StoreError> {
-        self.inner.save_session(id, state, expires_at).await
+    async fn save_session(&self, id: &str, state: &str, expires: OffsetDateTime) -> Result<(), StoreError> {
+        self.inner.save_session(id, state, expires).await
     }
 
     async fn load_session(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, StoreError> {

@@ -8,7 +8,7 @@ use dual_core::task::{TaskId, TaskRecord};
 use dual_core::{ResourceId, ResourceRecord};
 use time::OffsetDateTime;
 
-use dual_store::{Access, Lookup, MemoryStore, ResourceStore, StoreError, Viewer};
+use dual_store::{Access, ListPage, Lookup, MemoryStore, ResourceStore, StoreError, Viewer};
 
 /// A store (a [`MemoryStore`] of its own, or any store it wraps) that fails every call but `close`
 /// with [`StoreError::Unavailable`] carrying `message` while broken. Give it a message that must
@@ -125,15 +125,9 @@ impl ResourceStore for BreakableStore {
         self.inner.live_count(now).await
     }
 
-    async fn list(
-        &self,
-        owner: Option<&str>,
-        now: OffsetDateTime,
-        before: Option<ResourceId>,
-        limit: usize,
-    ) -> Result<Vec<ResourceRecord>, StoreError> {
+    async fn list(&self, page: ListPage<'_>, now: OffsetDateTime) -> Result<Vec<ResourceRecord>, StoreError> {
         self.check()?;
-        self.inner.list(owner, now, before, limit).await
+        self.inner.list(page, now).await
     }
 
     async fn save_task(&self, task: &TaskRecord) -> Result<(), StoreError> {
@@ -156,14 +150,9 @@ impl ResourceStore for BreakableStore {
         self.inner.cancel_task(id, now).await
     }
 
-    async fn save_session(
-        &self,
-        id: &str,
-        state: &str,
-        expires_at: OffsetDateTime,
-    ) -> Result<(), StoreError> {
+    async fn save_session(&self, id: &str, state: &str, expires: OffsetDateTime) -> Result<(), StoreError> {
         self.check()?;
-        self.inner.save_session(id, state, expires_at).await
+        self.inner.save_session(id, state, expires).await
     }
 
     async fn load_session(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, StoreError> {

@@ -25,14 +25,11 @@ use dual_rmcp::{AppsOptions, DualTasks, ProgressReporter, Prompts, ResultSurface
 use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CustomRequest, CustomResult,
-    ErrorData, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation,
-    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations,
-    UnsubscribeRequestParams, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, ErrorData,
+    Implementation, JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
+use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 /// The read-only SQL tool.
@@ -217,6 +214,10 @@ fn tools() -> Vec<Tool> {
 }
 
 impl ServerHandler for DemoMcp {
+    // Tasks on every instance (a cancel deletes the task's resource), subscriptions, prompts and
+    // resource templates, as `DatabaseMcp` answers them.
+    dual_rmcp::result_surface_handlers!(surface: surface, tasks: tasks);
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(dual_rmcp::declare_apps(
             ServerCapabilities::builder()
@@ -288,36 +289,6 @@ impl ServerHandler for DemoMcp {
         Ok(self.call(request, &caller, version, apps).await.into())
     }
 
-    /// The task from the store, on whichever instance created it; only its owner's.
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
-        self.tasks.get_task(&request.task_id, &caller).await
-    }
-
-    /// The demo's tasks never ask for input: answers to a known task are accepted and ignored.
-    async fn update_task(
-        &self,
-        request: UpdateTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
-        self.tasks.update_task(&request.task_id, &caller).await
-    }
-
-    /// Cancels the query on whichever instance runs it: the task deletes its resource.
-    async fn cancel_task(
-        &self,
-        request: CancelTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
-        self.tasks.cancel_task(&request.task_id, &caller).await
-    }
-
     /// The caller's live results, newest first, a page at a time; an MCP Apps client also gets the
     /// view, on the first page.
     async fn list_resources(
@@ -331,60 +302,6 @@ impl ServerHandler for DemoMcp {
             listed.resources.splice(0..0, apps::apps_resources().resources);
         }
         Ok(listed)
-    }
-
-    /// `resources/subscribe` (before 2026-07-28, in a session): told when the result turns ready
-    /// or failed, is deleted or expires.
-    #[allow(deprecated, reason = "the legacy form, served to sessions before 2026-07-28")]
-    async fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.surface.subscribe(&request, &context).await
-    }
-
-    #[allow(deprecated, reason = "the legacy form, served to sessions before 2026-07-28")]
-    async fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.surface.unsubscribe(&request).await;
-        Ok(())
-    }
-
-    /// `subscriptions/listen` (2026-07-28): the results of this server named in the request.
-    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        Some(self.surface.accepted_filter(requested))
-    }
-
-    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        self.surface.listen(context).await
-    }
-
-    async fn list_prompts(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(self.surface.list_prompts())
-    }
-
-    async fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetPromptResponse, ErrorData> {
-        self.surface.get_prompt(&request, &context).await.map(Into::into)
-    }
-
-    async fn list_resource_templates(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(self.surface.list_resource_templates(&context))
     }
 
     async fn read_resource(

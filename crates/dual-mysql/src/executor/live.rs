@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 use dual_core::{Row, Sort, SortOrder};
-use dual_server::{ExecutorError, LiveQuery};
+use dual_server::{ExecutorError, LiveQuery, RowWindow, model_sql};
 use mysql_async::prelude::Queryable;
 use serde_json::Value;
 
@@ -18,28 +18,17 @@ impl LiveQuery for MyExecutor {
         let counted = self.live_count(params).await;
         self.shared
             .schema
-            .explained(counted, sql_of(params), unknown)
+            .explained(counted, model_sql(params), unknown)
             .await
     }
 
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let fetched = self.live_fetch(params, offset, limit, sort).await;
+    async fn fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
+        let fetched = self.live_fetch(params, window).await;
         self.shared
             .schema
-            .explained(fetched, sql_of(params), unknown)
+            .explained(fetched, model_sql(params), unknown)
             .await
     }
-}
-
-/// The model's SQL in `params`, for suggestions ("" for a developer's query).
-fn sql_of(params: &Value) -> &str {
-    params.get("sql").and_then(Value::as_str).unwrap_or_default()
 }
 
 impl MyExecutor {
@@ -81,10 +70,11 @@ impl MyExecutor {
     async fn live_fetch(
         &self,
         params_json: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
+        window: RowWindow<'_>,
     ) -> Result<Vec<Row>, ExecutorError> {
+        let RowWindow {
+            offset, limit, sort, ..
+        } = window;
         let order = order_by(sort);
         let rows = self
             .live_rows(params_json, |sql| {

@@ -66,16 +66,22 @@ async fn counts_pages_and_sorts_wrapped_sql() {
     let params = sql("SELECT id, name, enrollment FROM institutions WHERE control = 'public';");
     let total = exec.count(&params).await.expect("count");
     assert!(total > 50, "{total}");
-    let page = exec.fetch(&params, 10, 5, None).await.expect("page");
+    let page = exec.fetch(&params, RowWindow::new(10, 5)).await.expect("page");
     assert_eq!(page.len(), 5);
     assert_eq!(page[0].keys().collect::<Vec<_>>(), ["id", "name", "enrollment"]);
     let sorted = exec
-        .fetch(&params, 0, 3, Some(&Sort::new("enrollment", SortOrder::Desc)))
+        .fetch(
+            &params,
+            RowWindow::new(0, 3).sorted(Some(&Sort::new("enrollment", SortOrder::Desc))),
+        )
         .await
         .expect("sorted");
     let enrollments: Vec<i64> = sorted.iter().filter_map(|r| r["enrollment"].as_i64()).collect();
     assert!(enrollments.windows(2).all(|w| w[0] >= w[1]), "{enrollments:?}");
-    let beyond = exec.fetch(&params, total, 10, None).await.expect("past the end");
+    let beyond = exec
+        .fetch(&params, RowWindow::new(total, 10))
+        .await
+        .expect("past the end");
     assert!(beyond.is_empty());
     let columns = exec.columns(&params).expect("declared types");
     assert_eq!(
@@ -106,7 +112,10 @@ async fn sql_errors_carry_sqlites_message_and_writes_are_refused() {
         .await
         .expect_err("bad column");
     assert_eq!(error.message(), "no such column: nope");
-    let error = exec.fetch(&sql("SELEC 1"), 0, 1, None).await.expect_err("syntax");
+    let error = exec
+        .fetch(&sql("SELEC 1"), RowWindow::new(0, 1))
+        .await
+        .expect_err("syntax");
     assert!(error.message().contains("SELECT"), "{}", error.message());
     for write in [
         "DELETE FROM institutions",
@@ -133,7 +142,7 @@ async fn institutions_filters_and_validates() {
     let all = exec.count(&json!({})).await.expect("count");
     assert_eq!(all, u64::from(DatasetSize::SMALL.institutions));
     let params = json!({"state": "ca", "control": "public"});
-    let rows = exec.fetch(&params, 0, 1_000, None).await.expect("rows");
+    let rows = exec.fetch(&params, RowWindow::new(0, 1_000)).await.expect("rows");
     assert_eq!(rows.len() as u64, exec.count(&params).await.expect("count"));
     assert!(
         rows.iter()
@@ -215,7 +224,10 @@ async fn the_time_limit_interrupts_runaway_queries() {
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000000) \
          SELECT MAX(i) AS m FROM n",
     );
-    let error = exec.fetch(&runaway, 0, 1, None).await.expect_err("interrupted");
+    let error = exec
+        .fetch(&runaway, RowWindow::new(0, 1))
+        .await
+        .expect_err("interrupted");
     assert!(error.message().contains("time limit"), "{}", error.message());
     // The connection is usable again afterwards.
     assert!(exec.count(&sql("SELECT 1")).await.is_ok());
@@ -236,12 +248,15 @@ async fn the_models_sql_binds_params_by_position_and_by_name() {
     });
     let literal =
         sql("SELECT id, state FROM institutions WHERE state = 'CA' AND control = 'public' ORDER BY id");
-    let want = exec.fetch(&literal, 0, 1_000, None).await.expect("literal");
+    let want = exec
+        .fetch(&literal, RowWindow::new(0, 1_000))
+        .await
+        .expect("literal");
     assert!(!want.is_empty());
     for params in [&by_position, &by_name] {
         assert_eq!(exec.count(params).await.ok(), Some(want.len() as u64), "{params}");
         assert_eq!(
-            exec.fetch(params, 0, 1_000, None).await.ok().as_ref(),
+            exec.fetch(params, RowWindow::new(0, 1_000)).await.ok().as_ref(),
             Some(&want),
             "{params}"
         );

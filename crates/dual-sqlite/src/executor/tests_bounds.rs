@@ -100,7 +100,10 @@ async fn unread_exports_never_take_the_connections_pages_need() {
         let started = Instant::now();
         let page = pool
             .exec
-            .fetch(&json!({"sql": "SELECT id FROM institutions"}), 0, 10, None)
+            .fetch(
+                &json!({"sql": "SELECT id FROM institutions"}),
+                RowWindow::new(0, 10),
+            )
             .await
             .expect("page");
         assert_eq!(page.len(), 10);
@@ -181,13 +184,17 @@ async fn a_page_reads_its_byte_budget_and_one_row_then_stops() {
     let pool = Pool::new(2, 1, Duration::from_secs(2), Duration::from_secs(30));
     let rows = pool
         .exec
-        .fetch_page(&wide(), 10, 1_000, None, 50_000)
+        .fetch_page(&wide(), RowWindow::new(10, 1_000), 50_000)
         .await
         .expect("page");
     // Each row is about 10,020 bytes: four fit in 50,000, the fifth is the one refused.
     assert_eq!(rows.len(), 5, "the budget's rows and the one it refused, not 290");
     assert_eq!(rows[0]["x"], json!(11));
-    let all = pool.exec.fetch(&wide(), 0, 1_000, None).await.expect("fetch");
+    let all = pool
+        .exec
+        .fetch(&wide(), RowWindow::new(0, 1_000))
+        .await
+        .expect("fetch");
     assert_eq!(all.len(), 300, "fetch itself is not capped");
 }
 

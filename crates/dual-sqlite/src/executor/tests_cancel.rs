@@ -156,7 +156,7 @@ async fn a_query_that_finished_leaves_the_next_one_on_its_connection_alone() {
     for _ in 0..50 {
         let rows = one
             .exec
-            .fetch(&json!({"sql": "SELECT x FROM t"}), 0, 10, None)
+            .fetch(&json!({"sql": "SELECT x FROM t"}), RowWindow::new(0, 10))
             .await;
         assert_eq!(rows.map(|rows| rows.len()).ok(), Some(1));
     }

@@ -22,7 +22,7 @@ use dual_core::range::RowRange;
 use dual_core::{Row, Sort, SortOrder};
 use dual_server::{
     DEFAULT_SAMPLE_SIZE, DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, QueryStart,
-    RowStream, paged_range_stream, take_rows,
+    RowStream, RowWindow, paged_range_stream, take_rows,
 };
 use serde_json::Value;
 use tokio::sync::Semaphore;
@@ -283,13 +283,10 @@ impl LiveQuery for Numbers {
         self.total(params)
     }
 
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
+    async fn fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
+        let RowWindow {
+            offset, limit, sort, ..
+        } = window;
         self.fetches.fetch_add(1, Ordering::SeqCst);
         if flag(params, "busy_after_sample") && limit != DEFAULT_SAMPLE_SIZE {
             return Err(busy_fetch());

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use dual_core::budget::RowBudget;
-use dual_core::{Column, Row, Sort};
+use dual_core::{Column, Row};
 use dual_server::{
-    DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, paged_stream,
+    DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, RowWindow,
+    paged_stream,
 };
 use serde_json::Value;
 
@@ -137,17 +138,11 @@ impl LiveQuery for Paged {
         (self.count)(params)
     }
 
-    async fn fetch(
-        &self,
-        params: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
+    async fn fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
         if let Some(check) = &self.check {
-            check(params, offset, limit)?;
+            check(params, window.offset, window.limit)?;
         }
-        Ok(rows(params, offset, limit)
+        Ok(rows(params, window.offset, window.limit)
             .map(|i| (self.row)(params, i))
             .collect())
     }
@@ -155,14 +150,13 @@ impl LiveQuery for Paged {
     async fn fetch_page(
         &self,
         params: &Value,
-        offset: u64,
-        limit: u64,
-        sort: Option<&Sort>,
+        window: RowWindow<'_>,
         max_bytes: usize,
     ) -> Result<Vec<Row>, ExecutorError> {
         if !self.cursor {
-            return self.fetch(params, offset, limit, sort).await;
+            return self.fetch(params, window).await;
         }
+        let RowWindow { offset, limit, .. } = window;
         if let Some(check) = &self.check {
             check(params, offset, limit)?;
         }

@@ -3,8 +3,10 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use dual_core::{Row, Sort};
-use dual_server::{DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream};
+use dual_core::Row;
+use dual_server::{
+    DEFAULT_STREAM_BATCH, ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, RowWindow,
+};
 use serde_json::Value;
 
 /// An in-memory table: rows built once, every page cloned out of them, whatever the params (sort
@@ -45,15 +47,11 @@ impl LiveQuery for Stored {
         Ok(self.rows.len() as u64)
     }
 
-    async fn fetch(
-        &self,
-        _: &Value,
-        offset: u64,
-        limit: u64,
-        _: Option<&Sort>,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(self.rows.len());
-        let end = usize::try_from(offset.saturating_add(limit))
+    async fn fetch(&self, _: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
+        let start = usize::try_from(window.offset)
+            .unwrap_or(usize::MAX)
+            .min(self.rows.len());
+        let end = usize::try_from(window.end())
             .unwrap_or(usize::MAX)
             .min(self.rows.len());
         Ok(self.rows[start..end].to_vec())

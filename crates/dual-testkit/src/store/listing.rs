@@ -4,7 +4,7 @@ use dual_core::ResourceId;
 use time::Duration;
 
 use super::support::{OrPanic, base_now, record};
-use dual_store::ResourceStore;
+use dual_store::{ListPage, ResourceStore};
 
 /// `list` answers exactly the live records of one owner (`None`: those created without one), by
 /// id descending, `limit` at a time, continuing below the `before` id; expired, deleted and other
@@ -41,7 +41,7 @@ pub async fn list_pages_one_owners_live_records(store: &dyn ResourceStore) {
     // Before its expiry the expiring record is listed with the others (checked first: a store may
     // forget the listing entry of a record expired at the `now` of a listing).
     let before_expiry = store
-        .list(Some("tenant-a"), now + Duration::seconds(29), None, 100)
+        .list(ListPage::new(Some("tenant-a"), 100), now + Duration::seconds(29))
         .await
         .or_panic("list");
     assert_eq!(before_expiry.len(), mine.len() + 1);
@@ -51,7 +51,7 @@ pub async fn list_pages_one_owners_live_records(store: &dyn ResourceStore) {
     let mut before = None;
     loop {
         let page = store
-            .list(Some("tenant-a"), later, before, 2)
+            .list(ListPage::new(Some("tenant-a"), 2).below(before), later)
             .await
             .or_panic("list");
         assert!(page.len() <= 2, "a page of {} records for limit 2", page.len());
@@ -66,23 +66,29 @@ pub async fn list_pages_one_owners_live_records(store: &dyn ResourceStore) {
     }
     assert_eq!(listed, mine, "tenant-a's live records, newest first");
 
-    let unowned = store.list(None, later, None, 100).await.or_panic("list");
+    let unowned = store.list(ListPage::new(None, 100), later).await.or_panic("list");
     assert_eq!(unowned.len(), 7, "the records created without an owner");
     assert!(unowned.iter().all(|found| found.owner.is_none()));
     assert!(
         unowned.windows(2).all(|pair| pair[0].id > pair[1].id),
         "newest first"
     );
-    let empty_owner = store.list(Some(""), later, None, 100).await.or_panic("list");
+    let empty_owner = store
+        .list(ListPage::new(Some(""), 100), later)
+        .await
+        .or_panic("list");
     assert_eq!(empty_owner.len(), 7, "the empty owner is an owner of its own");
     for nobody in ["tenant", "tenant-b", "名前"] {
-        let none = store.list(Some(nobody), later, None, 100).await.or_panic("list");
+        let none = store
+            .list(ListPage::new(Some(nobody), 100), later)
+            .await
+            .or_panic("list");
         assert!(none.is_empty(), "{nobody:?} owns nothing, got {none:?}");
     }
     assert!(!listed.contains(&expiring.id) && !listed.contains(&deleted));
     assert!(
         store
-            .list(Some("tenant-a"), later, None, 0)
+            .list(ListPage::new(Some("tenant-a"), 0), later)
             .await
             .or_panic("list")
             .is_empty()
