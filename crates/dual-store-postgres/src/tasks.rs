@@ -82,10 +82,18 @@ pub(crate) async fn get(
     id: TaskId,
     now: OffsetDateTime,
 ) -> Result<Option<TaskRecord>, StoreError> {
-    let sql = &shared.sql.tasks;
-    let rows = shared
-        .rows("get_task", &sql.get, &[&id.to_string(), &micros(now)])
-        .await?;
+    one("get_task", shared, &shared.sql.tasks.get, id, now).await
+}
+
+/// Runs `sql` (`$1` the task's id, `$2` now) and decodes the task it answers, if any.
+async fn one(
+    op: &'static str,
+    shared: &Shared,
+    sql: &str,
+    id: TaskId,
+    now: OffsetDateTime,
+) -> Result<Option<TaskRecord>, StoreError> {
+    let rows = shared.rows(op, sql, &[&id.to_string(), &micros(now)]).await?;
     rows.first().map(decode).transpose()
 }
 
@@ -115,11 +123,7 @@ pub(crate) async fn cancel(
     id: TaskId,
     now: OffsetDateTime,
 ) -> Result<Option<TaskRecord>, StoreError> {
-    let sql = &shared.sql.tasks;
-    let rows = shared
-        .rows("cancel_task", &sql.cancel, &[&id.to_string(), &micros(now)])
-        .await?;
-    rows.first().map(decode).transpose()
+    one("cancel_task", shared, &shared.sql.tasks.cancel, id, now).await
 }
 
 /// Forgets every task and MCP session expired at `now`.

@@ -146,7 +146,25 @@ pub(crate) struct Stored {
     pub(crate) pinned: bool,
 }
 
+/// A record as the scripts that read one answer it: its JSON, query part, access count, last access
+/// and whether it is pinned (`1`).
+pub(crate) type ScriptRecord = (String, String, u64, String, i64);
+
 impl Stored {
+    /// The record a script answered, decoded.
+    pub(crate) fn decode_script(
+        (json, query, count, last_access, pinned): ScriptRecord,
+    ) -> Result<ResourceRecord, StoreError> {
+        Self {
+            json,
+            query: Some(query),
+            count: Some(count),
+            last_access: Some(last_access),
+            pinned: pinned == 1,
+        }
+        .decode()
+    }
+
     pub(crate) fn decode(self) -> Result<ResourceRecord, StoreError> {
         let mut record: ResourceRecord = serde_json::from_str(&self.json)
             .map_err(|e| StoreError::corrupt("record JSON").with_source(e))?;

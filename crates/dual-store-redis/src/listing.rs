@@ -12,7 +12,7 @@ use dual_store::{ListPage, StoreError};
 use redis::Script;
 use time::OffsetDateTime;
 
-use crate::fields::{self, SplitTime, Stored};
+use crate::fields::{self, ScriptRecord, SplitTime, Stored};
 use crate::scripts::lua;
 use crate::shared::Shared;
 
@@ -51,9 +51,6 @@ return out
     ))
 });
 
-/// One listed record as the script answers it.
-type Listed = (String, String, u64, String, i64);
-
 pub(crate) async fn list(
     shared: &Shared,
     page: ListPage<'_>,
@@ -71,7 +68,7 @@ pub(crate) async fn list(
     let bound = before.map_or_else(|| "+".to_owned(), |id| format!("({id}"));
     let limit = limit.min(i32::MAX as usize);
     let split = SplitTime::new(now);
-    let listed: Vec<Listed> = shared
+    let listed: Vec<ScriptRecord> = shared
         .connection
         .run("list", move |mut con| async move {
             LIST.key(listing)
@@ -85,17 +82,5 @@ pub(crate) async fn list(
                 .await
         })
         .await?;
-    listed
-        .into_iter()
-        .map(|(json, query, count, last_access, pinned)| {
-            Stored {
-                json,
-                query: Some(query),
-                count: Some(count),
-                last_access: Some(last_access),
-                pinned: pinned == 1,
-            }
-            .decode()
-        })
-        .collect()
+    listed.into_iter().map(Stored::decode_script).collect()
 }

@@ -67,15 +67,7 @@ impl RedisStore {
         match status {
             0 => Ok(Access::Missing),
             1 => Ok(Access::Expired),
-            2 => Stored {
-                json,
-                query: Some(query),
-                count: Some(count),
-                last_access: Some(last_access),
-                pinned: pinned == 1,
-            }
-            .decode()
-            .map(Access::Counted),
+            2 => Stored::decode_script((json, query, count, last_access, pinned)).map(Access::Counted),
             3 => Ok(Access::NotVisible),
             4 => Err(StoreError::corrupt("record JSON: its owner cannot be read")),
             other => Err(StoreError::backend(format!(

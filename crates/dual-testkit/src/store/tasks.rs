@@ -129,51 +129,25 @@ pub async fn sessions_round_trip_expire_and_delete(store: &dyn ResourceStore) {
     let id = format!("session-{}", ResourceId::new());
     let other = format!("{id}-2");
     let state = "{\"protocolVersion\":\"2025-11-25\",\"clientInfo\":{\"name\":\"名前\\n x\"}}\nline two";
+    let load = async |id: &str, at| store.load_session(id, at).await.or_panic("load_session");
     store
         .save_session(&id, state, expires)
         .await
         .or_panic("save_session");
-    assert_eq!(
-        store
-            .load_session(&id, now)
-            .await
-            .or_panic("load_session")
-            .as_deref(),
-        Some(state)
-    );
-    assert_eq!(
-        store.load_session(&other, now).await.or_panic("load_session"),
-        None
-    );
+    assert_eq!(load(&id, now).await.as_deref(), Some(state));
+    assert_eq!(load(&other, now).await, None);
     store
         .save_session(&id, "replaced", expires)
         .await
         .or_panic("save_session");
-    assert_eq!(
-        store
-            .load_session(&id, now)
-            .await
-            .or_panic("load_session")
-            .as_deref(),
-        Some("replaced")
-    );
+    assert_eq!(load(&id, now).await.as_deref(), Some("replaced"));
     let before = expires - Duration::microseconds(1);
-    assert!(
-        store
-            .load_session(&id, before)
-            .await
-            .or_panic("load_session")
-            .is_some()
-    );
-    assert_eq!(
-        store.load_session(&id, expires).await.or_panic("load_session"),
-        None,
-        "gone at expires_at"
-    );
+    assert!(load(&id, before).await.is_some());
+    assert_eq!(load(&id, expires).await, None, "gone at expires_at");
     assert!(store.delete_session(&id).await.or_panic("delete_session"));
     assert!(
         !store.delete_session(&id).await.or_panic("delete_session"),
         "deleted once"
     );
-    assert_eq!(store.load_session(&id, now).await.or_panic("load_session"), None);
+    assert_eq!(load(&id, now).await, None);
 }
