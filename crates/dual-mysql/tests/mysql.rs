@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use dual_mysql::{MyDb, MyOptions};
 use dual_server::{QueryExecutor, QueryStart, RowWindow};
-use dual_testkit::database::{Database, Limits};
+use dual_testkit::database::{Database, Limits, fails_when_cut};
 use dual_testkit::services::MYSQL;
 use futures_util::StreamExt;
 use mysql_async::prelude::Queryable;
@@ -269,7 +269,7 @@ async fn describes_its_tables_and_suggests_close_names_without_applying_them() {
 /// the stream ends with an error, never as a short result, and nothing comes after it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_cut_mid_stream_fails_the_stream_never_shortens_it() {
-    use dual_testkit::proxy::{Mode, Proxy};
+    use dual_testkit::proxy::Proxy;
 
     const DIGITS: &str = "(SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL \
                           SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL \
@@ -293,28 +293,9 @@ async fn a_connection_cut_mid_stream_fails_the_stream_never_shortens_it() {
          MD5(a.n + 10 * b.n) AS h FROM {DIGITS} a, {DIGITS} b, {DIGITS} c, {DIGITS} d, {DIGITS} e, {DIGITS} f"
     );
     let executor = Arc::new(db.sql_executor());
-    let mut stream = Arc::clone(&executor).stream(json!({"sql": sql}), QueryStart::detached());
-    let first = tokio::time::timeout(Duration::from_secs(60), stream.next())
-        .await
-        .unwrap_or_else(|_| panic!("no batch within 60 s"))
-        .unwrap_or_else(|| panic!("no batch"));
-    let mut rows = first.unwrap_or_else(|e| panic!("{e}")).len();
-    proxy.set(Mode::Refuse);
-    let ended = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(batch) = stream.next().await {
-            match batch {
-                Ok(batch) => rows += batch.len(),
-                Err(error) => return Some(error),
-            }
-        }
-        None
-    })
-    .await
-    .unwrap_or_else(|_| panic!("the stream neither failed nor ended within 30 s of the cut"));
-    let error = ended.unwrap_or_else(|| panic!("the stream ended cleanly after {rows} of 1000000 rows"));
-    assert!(rows < 1_000_000, "every row arrived before the cut");
+    let stream = Arc::clone(&executor).stream(json!({"sql": sql}), QueryStart::detached());
+    let error = fails_when_cut(stream, &proxy, 1_000_000, Duration::from_secs(60)).await;
     assert!(!error.to_string().is_empty());
-    assert!(stream.next().await.is_none(), "nothing after the error");
     drop(scratch);
 }
 

@@ -15,6 +15,7 @@ use dual_server::{
     RowStream, RowWindow,
 };
 use dual_testkit::Scratch;
+use dual_testkit::database::fails_when_cut;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio_postgres::NoTls;
@@ -75,6 +76,20 @@ async fn run(db: &PgDb, sql: &str, params: Value) -> (Result<Vec<Row>, ExecutorE
     (rows, announced.await.ok().and_then(|s| s.total))
 }
 
+/// A server over `pg`'s SQL executor and the resource of `sql` it created.
+async fn created(pg: &PgDb, sql: String) -> (DualResponseServer, dual_core::DualResponse) {
+    let server = DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .executor("sql", pg.sql_executor())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let created = server
+        .create_response(CreateResponse::new("sql", json!({ "sql": sql })))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    (server, created)
+}
+
 /// A `QueryStart` whose signal the test reads.
 fn start_channel() -> (QueryStart, tokio::sync::oneshot::Receiver<dual_server::Started>) {
     QueryStart::channel()
@@ -127,18 +142,7 @@ async fn types_round_trip_as_documented() {
     );
 
     // Through a server: snapshot → page, the same JSON.
-    let server = DualResponseServer::builder()
-        .base_url("http://localhost/resources")
-        .executor("sql", pg.sql_executor())
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let created = server
-        .create_response(CreateResponse::new(
-            "sql",
-            json!({"sql": format!("SELECT * FROM {t} ORDER BY i2 NULLS LAST")}),
-        ))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (server, created) = created(&pg, format!("SELECT * FROM {t} ORDER BY i2 NULLS LAST")).await;
     assert_eq!(created.total_count, 2);
     // The types come from the prepared statement, not from the rows.
     let types: Vec<(String, dual_core::ColumnType)> = created
@@ -494,19 +498,8 @@ async fn the_csv_and_arrow_exports_honour_the_type_mapping() {
     ))
     .await;
     let pg = db.pg(PgOptions::default()).await;
-    let server = DualResponseServer::builder()
-        .base_url("http://localhost/resources")
-        .executor("sql", pg.sql_executor())
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let id = server
-        .create_response(CreateResponse::new(
-            "sql",
-            json!({"sql": format!("SELECT * FROM {t} ORDER BY id")}),
-        ))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .id;
+    let (server, created) = created(&pg, format!("SELECT * FROM {t} ORDER BY id")).await;
+    let id = created.id;
     let handler = dual_http::DualHttp::new(server);
     let export = |accept: &'static str| {
         let handler = handler.clone();
@@ -641,29 +634,13 @@ async fn a_connection_cut_mid_stream_fails_the_result_never_shortens_it() {
         .unwrap_or_else(|e| panic!("connect: {e}"));
     let executor = Arc::new(pg.sql_executor());
     let (start, _announced) = start_channel();
-    let mut stream = executor.stream(sql.clone(), start);
-    let first = stream.next().await.unwrap_or_else(|| panic!("no batch"));
-    let mut rows = first.unwrap_or_else(|e| panic!("{e}")).len();
-    proxy.set(Mode::Refuse);
-    let ended = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(batch) = stream.next().await {
-            match batch {
-                Ok(batch) => rows += batch.len(),
-                Err(error) => return Some(error),
-            }
-        }
-        None
-    })
-    .await
-    .unwrap_or_else(|_| panic!("the stream neither failed nor ended within 30 s of the cut"));
-    let error = ended.unwrap_or_else(|| panic!("the stream ended cleanly after {rows} of 300000 rows"));
-    assert!(rows < 300_000, "every row arrived before the cut");
+    let stream = executor.stream(sql.clone(), start);
+    let error = fails_when_cut(stream, &proxy, 300_000, Duration::from_secs(60)).await;
     let message = error.to_string().to_lowercase();
     assert!(
         message.contains("connection") || message.contains("closed") || message.contains("postgres"),
         "a message that says what was lost: {error}"
     );
-    assert!(stream.next().await.is_none(), "nothing after the error");
 
     // Behind a server: the snapshot being written fails the resource; its count is never shortened.
     let proxy = Proxy::start(upstream)

@@ -17,6 +17,7 @@
 //! * an exhausted pool answers the retryable `overloaded` within its wait.
 
 mod cases;
+mod cut;
 mod round_trip;
 
 use std::sync::Arc;
@@ -35,6 +36,7 @@ pub use cases::{
     an_exhausted_pool_is_overloaded, params_are_bound_never_interpolated, the_count_is_the_rows_streamed,
     the_time_limit_stops_a_slow_query, writes_are_refused_before_they_run,
 };
+pub use cut::fails_when_cut;
 pub use round_trip::types_round_trip_through_snapshot_page_and_exports;
 
 /// The bounds of an executor a case asks for.
