@@ -192,15 +192,15 @@ pub trait LiveQuery<P: ?Sized + Sync = Value>: Send + Sync {
     /// when given.
     async fn fetch(&self, params: &P, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError>;
 
-    /// The rows of one page of a live resource: the rows of `window`, of which the server keeps those within `max_bytes` (see [`RowBudget`]: each row counts its
-    /// compact JSON plus one byte, the first row is always kept, and the first row refused ends the
-    /// page).
+    /// The rows of one page of a live resource: the rows of `window`, of which the server keeps those
+    /// within `max_bytes` (see [`RowBudget`]: each row counts its compact JSON plus one byte, the
+    /// first row is always kept, and the first row refused ends the page).
     ///
-    /// The default calls [`LiveQuery::fetch`], so memory holds all `limit` rows before the server
-    /// cuts them. Override it when rows can be read one at a time (a cursor): offer each row to
-    /// `RowBudget::new(window.limit, max_bytes)` and stop right after the first one it refuses (return
-    /// that one too: it tells the server that rows follow), so no more than the cap plus one row is
-    /// ever read.
+    /// The default calls [`LiveQuery::fetch`], so memory holds all `window.limit` rows before the
+    /// server cuts them. Override it when rows can be read one at a time (a cursor): offer each row
+    /// to `RowBudget::new(window.limit, max_bytes)` and stop right after the first one it refuses
+    /// (return that one too: it tells the server that rows follow), so no more than the cap plus one
+    /// row is ever read.
     ///
     /// [`RowBudget`]: dual_core::budget::RowBudget
     async fn fetch_page(
