@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use dual_mysql::{MyDb, MyOptions};
-use dual_server::{QueryExecutor, QueryStart, RowWindow};
+use dual_mysql::{MyDb, MyOptions, MyQuery};
+use dual_server::{QueryExecutor, QueryStart, SchemaCache};
 use dual_testkit::database::{Database, Limits, fails_when_cut};
 use dual_testkit::services::MYSQL;
 use futures_util::StreamExt;
@@ -34,8 +34,14 @@ impl Scratch {
         Self { url, name }
     }
 
+    /// An executor's database over the scratch database as the connection's own (the URL's path
+    /// names it), so that its schema is the test's tables.
     async fn db(&self, options: MyOptions) -> MyDb {
-        MyDb::connect(&self.url, options)
+        let base = self
+            .url
+            .rsplit_once('/')
+            .map_or(self.url.as_str(), |(base, _)| base);
+        MyDb::connect(&format!("{base}/{}", self.name), options)
             .await
             .unwrap_or_else(|e| panic!("connect: {e}"))
     }
@@ -108,6 +114,21 @@ impl Database for Scratch {
 
     fn param(&self, _n: usize) -> String {
         "?".to_owned()
+    }
+
+    async fn schema(&self) -> SchemaCache {
+        self.db(MyOptions::default()).await.schema().clone()
+    }
+
+    async fn query_executor(&self, select: String) -> Arc<dyn QueryExecutor> {
+        Arc::new(self.db(MyOptions::default()).await.query_executor(move |params| {
+            let n = params["n"].as_u64().ok_or("`n` is required")?;
+            Ok(MyQuery::new(select.clone()).bind(n))
+        }))
+    }
+
+    fn quote(&self, name: &str) -> String {
+        format!("`{}`", name.replace('`', "``"))
     }
 
     fn typed_table(&self, table: &str) -> (String, Vec<Value>) {
@@ -200,62 +221,11 @@ async fn into_outfile_and_ddl_never_reach_the_server() {
     assert!(!std::path::Path::new(&format!("/tmp/{}.txt", scratch.name)).exists());
 }
 
+/// Two columns of one name would lose one in a row object: refused before any row, saying how.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn describes_its_tables_and_suggests_close_names_without_applying_them() {
+async fn two_columns_of_one_name_are_refused() {
     let scratch = Scratch::new().await;
-    scratch
-        .execute(
-            "CREATE TABLE institutions (id INT PRIMARY KEY, enrollment INT, state VARCHAR(2) NOT NULL);
-             CREATE VIEW public_ones AS SELECT id, state FROM institutions;",
-        )
-        .await;
-    // The scratch database as the connection's own (the URL's path names it).
-    let base = scratch
-        .url
-        .rsplit_once('/')
-        .map_or(scratch.url.as_str(), |(base, _)| base);
-    let url = format!("{base}/{}", scratch.name);
-    let db = MyDb::connect(&url, MyOptions::default())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let tables = db.schema().tables().await.unwrap_or_else(|e| panic!("{e}"));
-    let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["institutions", "public_ones"]);
-    let columns: Vec<(&str, &str, bool)> = tables[0]
-        .columns
-        .iter()
-        .map(|c| (c.name.as_str(), c.data_type.as_str(), c.nullable))
-        .collect();
-    assert_eq!(
-        columns,
-        [
-            ("id", "int(11)", false),
-            ("enrollment", "int(11)", true),
-            ("state", "varchar(2)", false)
-        ]
-    );
-    assert_eq!(tables[1].kind, dual_core::schema::TableKind::View);
-    let executor = Arc::new(db.sql_executor());
-    let mut stream = Arc::clone(&executor).stream(
-        json!({"sql": "SELECT enrolment FROM institutions"}),
-        QueryStart::detached(),
-    );
-    let message = match stream.next().await {
-        Some(Err(error)) => error.message().to_owned(),
-        other => panic!("{other:?}"),
-    };
-    assert!(message.starts_with("Unknown column 'enrolment'"), "{message}");
-    assert!(message.ends_with("Did you mean `enrollment`?"), "{message}");
-    let mut stream = Arc::clone(&executor).stream(
-        json!({"sql": "SELECT * FROM institution"}),
-        QueryStart::detached(),
-    );
-    let message = match stream.next().await {
-        Some(Err(error)) => error.message().to_owned(),
-        other => panic!("{other:?}"),
-    };
-    assert!(message.ends_with("Did you mean `institutions`?"), "{message}");
-    // Two columns of one name would lose one in a row object: refused before any row, saying how.
+    let executor = Arc::new(scratch.db(MyOptions::default()).await.sql_executor());
     let mut stream =
         Arc::clone(&executor).stream(json!({"sql": "SELECT 1 AS id, 2 AS id"}), QueryStart::detached());
     let message = match stream.next().await {
@@ -297,57 +267,4 @@ async fn a_connection_cut_mid_stream_fails_the_stream_never_shortens_it() {
     let error = fails_when_cut(stream, &proxy, 1_000_000, Duration::from_secs(60)).await;
     assert!(!error.to_string().is_empty());
     drop(scratch);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn live_paging_counts_sorts_and_seeks() {
-    let scratch = Scratch::new().await;
-    let db = scratch.db(MyOptions::default()).await;
-    let table = format!("{}.numbers", scratch.name);
-    let mut admin = admin(&scratch.url).await;
-    admin
-        .query_drop(format!(
-            "CREATE TABLE {table} (id INT PRIMARY KEY, `odd name` VARCHAR(10))"
-        ))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let values: Vec<String> = (1..=50).map(|i| format!("({i}, 'n{i}')")).collect();
-    admin
-        .query_drop(format!("INSERT INTO {table} VALUES {}", values.join(", ")))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let select = format!("SELECT id, `odd name` FROM {table} WHERE id <= ?");
-    let executor = db.query_executor(move |params| {
-        let n = params["n"].as_u64().ok_or("`n` is required")?;
-        Ok(dual_mysql::MyQuery::new(select.clone()).bind(n))
-    });
-    let live = executor.live().unwrap_or_else(|| panic!("live paging"));
-    let params = json!({"n": 50});
-    assert_eq!(live.count(&params).await.ok(), Some(50));
-    let sort = dual_core::Sort::new("id", dual_core::SortOrder::Desc);
-    let rows = live
-        .fetch(&params, RowWindow::new(10, 3).sorted(Some(&sort)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let ids: Vec<u64> = rows.iter().filter_map(|r| r["id"].as_u64()).collect();
-    assert_eq!(ids, [40, 39, 38]);
-    let by_name = dual_core::Sort::new("odd name", dual_core::SortOrder::Asc);
-    let rows = live
-        .fetch(&params, RowWindow::new(0, 2).sorted(Some(&by_name)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(rows[0]["odd name"], "n1");
-    assert_eq!(rows[1]["odd name"], "n10", "text order");
-    let refused = live.count(&json!({})).await.err().map(|e| e.message().to_owned());
-    assert_eq!(refused.as_deref(), Some("`n` is required"));
-    // The model's SQL pages live too, with its own parameters.
-    let sql = Arc::new(db.sql_executor());
-    let live = sql.live().unwrap_or_else(|| panic!("live paging"));
-    let params = json!({"sql": format!("SELECT id FROM {table} WHERE id > ?"), "params": [45]});
-    assert_eq!(live.count(&params).await.ok(), Some(5));
-    let rows = live
-        .fetch(&params, RowWindow::new(1, 10))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(rows.len(), 4);
 }

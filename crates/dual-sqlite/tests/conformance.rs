@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use dual_server::QueryExecutor;
-use dual_sqlite::{SqliteDb, SqliteOptions};
+use dual_server::{QueryExecutor, SchemaCache};
+use dual_sqlite::{SqliteDb, SqliteOptions, SqliteQuery};
 use dual_testkit::database::{Database, Limits};
 use serde_json::{Value, json};
 
@@ -21,6 +21,12 @@ impl Drop for Sqlite {
     }
 }
 
+impl Sqlite {
+    fn db(&self, options: SqliteOptions) -> SqliteDb {
+        SqliteDb::open_with(&self.path, options).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
 #[async_trait]
 impl Database for Sqlite {
     /// `pool_size` streams at once: SQLite's pool keeps one connection more than its export slots,
@@ -31,8 +37,7 @@ impl Database for Sqlite {
             .export_slots(limits.pool_size)
             .wait(limits.wait)
             .time_limit(limits.time_limit);
-        let db = SqliteDb::open_with(&self.path, options).unwrap_or_else(|e| panic!("{e}"));
-        Arc::new(db.sql_executor())
+        Arc::new(self.db(options).sql_executor())
     }
 
     async fn execute(&self, sql: &str) {
@@ -53,6 +58,18 @@ impl Database for Sqlite {
 
     fn param(&self, n: usize) -> String {
         format!("?{n}")
+    }
+
+    async fn schema(&self) -> SchemaCache {
+        self.db(SqliteOptions::default()).schema().clone()
+    }
+
+    async fn query_executor(&self, select: String) -> Arc<dyn QueryExecutor> {
+        Arc::new(self.db(SqliteOptions::default()).query_executor(move |params| {
+            let n = params["n"].as_u64().ok_or("`n` is required")?;
+            let n = i64::try_from(n).map_err(|_| "`n` is too large")?;
+            Ok(SqliteQuery::new(select.clone()).bind(n))
+        }))
     }
 
     fn typed_table(&self, table: &str) -> (String, Vec<Value>) {

@@ -1,11 +1,12 @@
-//! The conformance suite every executor passes (`dual_testkit::database`), and a connection cut
-//! mid-stream, both over the scratch schema of [`Db`].
+//! The conformance suite every executor passes (`dual_testkit::database`: the guard, the types,
+//! the bounds, the schema and its suggestions, live paging), and a connection cut mid-stream, both
+//! over the scratch schema of [`Db`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use dual_postgres::{PgDb, PgOptions};
-use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor};
+use dual_postgres::{PgDb, PgOptions, PgQuery};
+use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor, SchemaCache};
 use dual_testkit::database::fails_when_cut;
 use serde_json::{Value, json};
 
@@ -40,6 +41,22 @@ impl dual_testkit::database::Database for Conformance {
 
     fn param(&self, n: usize) -> String {
         format!("${n}")
+    }
+
+    async fn schema(&self) -> SchemaCache {
+        self.db.pg(PgOptions::default()).await.schema().clone()
+    }
+
+    async fn query_executor(&self, select: String) -> Arc<dyn QueryExecutor> {
+        Arc::new(
+            self.db
+                .pg(PgOptions::default())
+                .await
+                .query_executor(move |params| {
+                    let n = params["n"].as_u64().ok_or("`n` is required")?;
+                    Ok(PgQuery::new(select.clone()).bind(n))
+                }),
+        )
     }
 
     fn typed_table(&self, table: &str) -> (String, Vec<Value>) {

@@ -9,10 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dual_core::{PageRequest, Row};
-use dual_postgres::{NumericMode, PgDb, PgOptions, PgQuery};
+use dual_postgres::{NumericMode, PgDb, PgOptions};
 use dual_server::{
-    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, QueryStart, RowBatch,
-    RowStream, RowWindow,
+    Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, QueryStart, RowBatch, RowStream,
 };
 use dual_testkit::Scratch;
 use futures_util::StreamExt;
@@ -396,92 +395,11 @@ async fn an_exhausted_pool_answers_overloaded_within_its_wait() {
     drop(busy);
 }
 
-#[tokio::test]
-async fn live_paging_counts_sorts_and_seeks() {
-    let db = Db::new().await;
-    let pg = db.pg(PgOptions::default()).await;
-    let executor = pg.query_executor(|params| {
-        let n = params["n"].as_u64().ok_or("`n` is required")?;
-        Ok(PgQuery::new("SELECT g AS id FROM generate_series(1, $1::int) g").bind(n))
-    });
-    let live = executor.live().unwrap_or_else(|| panic!("live paging"));
-    let params = json!({"n": 50});
-    assert_eq!(live.count(&params).await.ok(), Some(50));
-    let sort = dual_core::Sort::new("id", dual_core::SortOrder::Desc);
-    let rows = live
-        .fetch(&params, RowWindow::new(10, 3).sorted(Some(&sort)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let ids: Vec<u64> = rows.iter().filter_map(|r| r["id"].as_u64()).collect();
-    assert_eq!(ids, [40, 39, 38]);
-    let refused = live.count(&json!({})).await.err().map(|e| e.message().to_owned());
-    assert_eq!(refused.as_deref(), Some("`n` is required"));
-}
-
 fn fastrand_marker() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| u64::try_from(d.as_nanos() % 1_000_000_007).unwrap_or(0))
         .unwrap_or(0)
-}
-
-#[tokio::test]
-async fn describes_its_tables_and_suggests_close_names_without_applying_them() {
-    let db = Db::new().await;
-    let t = db.table("institutions");
-    db.exec(&format!(
-        "CREATE TABLE {t} (id int PRIMARY KEY, enrollment int, state text NOT NULL);
-         CREATE VIEW {t}_public AS SELECT id, state FROM {t};"
-    ))
-    .await;
-    let pg = db.pg(PgOptions::default()).await;
-    let tables = pg.schema().tables().await.unwrap_or_else(|e| panic!("{e}"));
-    let mine: Vec<_> = tables
-        .iter()
-        .filter(|s| s.name.starts_with(db.scratch.name()))
-        .collect();
-    assert_eq!(mine.len(), 2, "{mine:?}");
-    assert_eq!(mine[0].name, t);
-    assert_eq!(mine[0].kind, dual_core::schema::TableKind::Table);
-    let columns: Vec<(&str, &str, bool)> = mine[0]
-        .columns
-        .iter()
-        .map(|c| (c.name.as_str(), c.data_type.as_str(), c.nullable))
-        .collect();
-    assert_eq!(
-        columns,
-        [
-            ("id", "integer", false),
-            ("enrollment", "integer", true),
-            ("state", "text", false)
-        ]
-    );
-    assert_eq!(mine[1].kind, dual_core::schema::TableKind::View);
-
-    let (rows, _) = run(&pg, &format!("SELECT enrolment FROM {t}"), Value::Null).await;
-    let message = rows.err().map(|e| e.message().to_owned()).unwrap_or_default();
-    assert!(
-        message.starts_with("column \"enrolment\" does not exist"),
-        "{message}"
-    );
-    assert!(message.ends_with("Did you mean `enrollment`?"), "{message}");
-    let (rows, _) = run(
-        &pg,
-        &format!("SELECT * FROM {}.institution", db.scratch.name()),
-        Value::Null,
-    )
-    .await;
-    let message = rows.err().map(|e| e.message().to_owned()).unwrap_or_default();
-    assert!(
-        message.contains("Did you mean `institutions`") || message.contains(&format!("`{t}`")),
-        "{message}"
-    );
-    let (rows, _) = run(&pg, &format!("SELECT revenue FROM {t}"), Value::Null).await;
-    let message = rows.err().map(|e| e.message().to_owned()).unwrap_or_default();
-    assert!(
-        !message.contains("Did you mean"),
-        "no close name, no suggestion: {message}"
-    );
 }
 
 #[tokio::test]

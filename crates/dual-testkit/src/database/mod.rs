@@ -14,10 +14,15 @@
 //!   as the crate documents them;
 //! * the time limit stops a slow query with an error that says so;
 //! * a dropped stream frees its connection for the next query at once (the query is cancelled);
-//! * an exhausted pool answers the retryable `overloaded` within its wait.
+//! * an exhausted pool answers the retryable `overloaded` within its wait;
+//! * its tables and views are described with their columns, and a misspelt name gets the closest
+//!   one as a suggestion, never applied;
+//! * a developer's query and the model's SQL page live: count, sorted windows, their parameters.
 
 mod cases;
 mod cut;
+mod live;
+mod names;
 mod round_trip;
 
 use std::sync::Arc;
@@ -25,7 +30,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::Row;
-use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowStream};
+use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowStream, SchemaCache};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
@@ -37,6 +42,8 @@ pub use cases::{
     the_time_limit_stops_a_slow_query, writes_are_refused_before_they_run,
 };
 pub use cut::fails_when_cut;
+pub use live::live_pages_count_sort_and_seek;
+pub use names::close_names_are_suggested_never_applied;
 pub use round_trip::types_round_trip_through_snapshot_page_and_exports;
 
 /// The bounds of an executor a case asks for.
@@ -81,6 +88,20 @@ pub trait Database: Send + Sync + 'static {
     /// The statements that make `table` with one row of every type the crate maps (and one of
     /// NULLs, ordered after it by its first column), and those two rows as the executor writes them.
     fn typed_table(&self, table: &str) -> (String, Vec<Value>);
+
+    /// What the crate's `describe_schema` tool reads: its schema cache, over a connection that
+    /// sees the tables [`table`](Self::table) names.
+    async fn schema(&self) -> SchemaCache;
+
+    /// An executor of a query the developer writes (the crate's `query_executor`): `select`, whose
+    /// one parameter is bound to the tool call's `n` (an unsigned integer); a call without `n` is
+    /// refused with the message `` `n` is required ``.
+    async fn query_executor(&self, select: String) -> Arc<dyn QueryExecutor>;
+
+    /// `name` quoted as an identifier in the database's SQL; by default in double quotes.
+    fn quote(&self, name: &str) -> String {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
 }
 
 /// Runs every case against `database`, each in its own task; panics naming the first that fails.
@@ -100,6 +121,8 @@ pub async fn run(database: Arc<dyn Database>) {
         the_time_limit_stops_a_slow_query,
         a_dropped_stream_frees_its_connection,
         an_exhausted_pool_is_overloaded,
+        close_names_are_suggested_never_applied,
+        live_pages_count_sort_and_seek,
     ];
 }
 
