@@ -7,7 +7,7 @@
 
 use http::request::Parts;
 use http::{Method, StatusCode};
-use metrics::{Unit, counter, describe_counter};
+use metrics::{SharedString, Unit, counter, describe_counter};
 
 use crate::HttpConfig;
 use crate::rejection::Rejection;
@@ -56,9 +56,46 @@ pub(crate) fn request(config: &HttpConfig, parts: &Parts, status: StatusCode) {
         REQUESTS_TOTAL,
         "route" => route,
         "method" => method(&parts.method),
-        "status" => status.as_u16().to_string(),
+        "status" => status_label(status),
     )
     .increment(1);
+}
+
+/// The `status` label of a response: the code as text, without an allocation for the codes the
+/// handler answers with (every request pays for this label, recorder or not).
+#[must_use]
+pub fn status_label(status: StatusCode) -> SharedString {
+    const ANSWERED: [(u16, &str); 24] = [
+        (200, "200"),
+        (201, "201"),
+        (204, "204"),
+        (206, "206"),
+        (304, "304"),
+        (400, "400"),
+        (401, "401"),
+        (403, "403"),
+        (404, "404"),
+        (405, "405"),
+        (406, "406"),
+        (408, "408"),
+        (409, "409"),
+        (410, "410"),
+        (411, "411"),
+        (412, "412"),
+        (413, "413"),
+        (415, "415"),
+        (416, "416"),
+        (422, "422"),
+        (429, "429"),
+        (500, "500"),
+        (503, "503"),
+        (504, "504"),
+    ];
+    let code = status.as_u16();
+    match ANSWERED.binary_search_by_key(&code, |&(c, _)| c) {
+        Ok(at) => SharedString::const_str(ANSWERED[at].1),
+        Err(_) => SharedString::from_owned(code.to_string()),
+    }
 }
 
 /// A request was answered with `rejection`.
@@ -87,6 +124,14 @@ mod tests {
     use dual_testkit::metrics::Captured;
 
     use super::*;
+
+    #[test]
+    fn status_labels_are_the_codes_as_text() {
+        for code in 100..=999 {
+            let status = StatusCode::from_u16(code).unwrap_or_else(|e| panic!("{code}: {e}"));
+            assert_eq!(&*status_label(status), code.to_string(), "{code}");
+        }
+    }
 
     #[test]
     fn quota_rejections_name_the_quota() {

@@ -28,7 +28,7 @@ pub(crate) fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) 
     let mut preflight_allow = None;
     let mut out = match response {
         ApiResponse::Metadata(metadata) => json(StatusCode::OK, &metadata),
-        ApiResponse::Page(page) => json_bytes(StatusCode::OK, page.to_json()),
+        ApiResponse::Page(page) => json_bytes(StatusCode::OK, page.into_json()),
         ApiResponse::Pinned(pin) => json(StatusCode::OK, &pin),
         ApiResponse::Deleted => status_only(StatusCode::NO_CONTENT),
         ApiResponse::Export(export) => export_response(

@@ -156,21 +156,22 @@ pub async fn read_resource_for(
         }
         Err(error) => return Err(read_error(uri, error, max_error)),
     };
+    let (offset, freshness) = (page.pagination().offset, page.freshness());
     let text = page
-        .to_json()
+        .into_json()
         .ok()
         .and_then(|json| String::from_utf8(json).ok())
         .ok_or_else(|| ErrorData::internal_error("the page could not be serialised", None))?;
     if text.len() > max_read {
         // Only a page of one row passes the cap: that row alone is too large for the model.
-        return Err(row_too_large(page.pagination().offset, text.len(), max_read));
+        return Err(row_too_large(offset, text.len(), max_read));
     }
     let result = ReadResourceResult::new(vec![
         ResourceContents::text(text, uri).with_mime_type(JSON_MIME_TYPE),
     ]);
     Ok(cache::page_hints(
         result,
-        page.freshness(),
+        freshness,
         server.clock().now(),
         version,
     ))

@@ -1,7 +1,6 @@
 //! Rows as the wire carries them: pages and export batches whose rows may still be the compact JSON
 //! the snapshot stores, so that a JSON page or export is written without decoding a row.
 
-use bytes::Bytes;
 use dual_core::{
     PageResponse, ResourceId, Row,
     budget::{RowBudget, row_json_len},
@@ -10,6 +9,7 @@ use dual_core::{
 use dual_spool::SpoolError;
 
 use crate::ServerError;
+use crate::stored_rows::{OPENING, StoredRows};
 
 /// A page from [`DualResponseServer::fetch_page_encoded`](crate::DualResponseServer::fetch_page_encoded):
 /// the pagination of a [`PageResponse`] and its rows, decoded (a live resource) or still the compact
@@ -40,7 +40,7 @@ pub struct PageFreshness {
 #[derive(Debug, Clone)]
 enum PageRows {
     Decoded(Vec<Row>),
-    Json(Vec<Bytes>),
+    Json(StoredRows),
 }
 
 /// `{"data":[]`, how the serialisation of a [`PageResponse`] with no rows starts.
@@ -80,7 +80,7 @@ impl EncodedPage {
     }
 
     /// A page of rows encoded as compact JSON objects, already cut: `page` is its pagination.
-    pub(crate) fn json(rows: Vec<Bytes>, page: PageResponse) -> Self {
+    pub(crate) fn json(rows: StoredRows, page: PageResponse) -> Self {
         Self {
             page,
             rows: PageRows::Json(rows),
@@ -101,36 +101,27 @@ impl EncodedPage {
     /// Serialising a decoded row failed (a JSON map cannot fail to serialise).
     pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
         match &self.rows {
-            PageRows::Decoded(rows) => {
-                let mut out = serde_json::to_vec(&self.page)?;
-                // Splice the rows in, as for encoded rows: no clone of the page.
-                let tail = out.split_off(EMPTY_DATA.len());
-                out.truncate(EMPTY_DATA.len() - 1);
-                for (i, row) in rows.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    serde_json::to_writer(&mut out, row)?;
-                }
-                out.push(b']');
-                out.extend_from_slice(&tail);
-                Ok(out)
-            }
+            PageRows::Decoded(rows) => decoded_json(&self.page, rows),
             PageRows::Json(rows) => {
-                let meta = serde_json::to_vec(&self.page)?;
-                let data: usize = rows.iter().map(|row| row.len() + 1).sum();
-                let mut out = Vec::with_capacity(meta.len() + data);
-                out.extend_from_slice(&EMPTY_DATA[..EMPTY_DATA.len() - 1]);
-                for (i, row) in rows.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    out.extend_from_slice(row);
-                }
-                out.push(b']');
-                out.extend_from_slice(&meta[EMPTY_DATA.len()..]);
-                Ok(out)
+                let meta = meta_json(&self.page)?;
+                let mut out = Vec::with_capacity(meta.len() + rows.joined().len());
+                out.extend_from_slice(OPENING);
+                out.extend_from_slice(rows.joined());
+                Ok(close(out, &meta))
             }
+        }
+    }
+
+    /// The same bytes as [`EncodedPage::to_json`], written into the buffer a snapshot's rows were
+    /// read into: no second copy of them.
+    ///
+    /// # Errors
+    ///
+    /// As [`EncodedPage::to_json`].
+    pub fn into_json(self) -> Result<Vec<u8>, serde_json::Error> {
+        match self.rows {
+            PageRows::Decoded(rows) => decoded_json(&self.page, &rows),
+            PageRows::Json(rows) => Ok(close(rows.into_opened(), &meta_json(&self.page)?)),
         }
     }
 
@@ -147,6 +138,38 @@ impl EncodedPage {
         };
         Ok(page)
     }
+}
+
+/// The JSON of `page` (whose `data` is empty) with `rows` in its `data`: no clone of the page.
+fn decoded_json(page: &PageResponse, rows: &[Row]) -> Result<Vec<u8>, serde_json::Error> {
+    let mut out = serde_json::to_vec(page)?;
+    // Splice the rows in, as for encoded rows.
+    let tail = out.split_off(EMPTY_DATA.len());
+    out.truncate(EMPTY_DATA.len() - 1);
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, row)?;
+    }
+    out.push(b']');
+    out.extend_from_slice(&tail);
+    Ok(out)
+}
+
+/// The JSON of `page` with no rows: `{"data":[]` and the pagination after it (about 100 bytes).
+fn meta_json(page: &PageResponse) -> Result<Vec<u8>, serde_json::Error> {
+    let mut meta = Vec::with_capacity(256);
+    serde_json::to_writer(&mut meta, page)?;
+    Ok(meta)
+}
+
+/// `opened` (the page's JSON up to its last row) closed with `]` and the rest of `meta`, the JSON
+/// of the page with no rows.
+fn close(mut opened: Vec<u8>, meta: &[u8]) -> Vec<u8> {
+    opened.push(b']');
+    opened.extend_from_slice(meta.get(EMPTY_DATA.len()..).unwrap_or_default());
+    opened
 }
 
 /// Decodes one stored row (the compact JSON of a [`Row`]).
@@ -175,6 +198,7 @@ pub(crate) fn cut(budget: &RowBudget, page: &ValidPage, total_count: u64) -> Pag
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::Bytes;
     use dual_core::PageRequest;
     use serde_json::json;
 
@@ -212,8 +236,14 @@ mod tests {
                 .collect();
             let json = json_page(encoded, &page, usize::MAX);
             assert_eq!(json.to_json().ok(), expected, "{n} rows, offset {offset}");
+            assert_eq!(
+                json.clone().into_json().ok(),
+                expected,
+                "{n} rows, offset {offset}"
+            );
             let decoded = EncodedPage::decoded(rows(n), &page, RowBudget::for_page(&page, usize::MAX), 99);
             assert_eq!(decoded.to_json().ok(), expected);
+            assert_eq!(decoded.into_json().ok(), expected);
             let back = json.into_response(id).ok();
             assert_eq!(back, Some(PageResponse::from_rows(rows(n), &page, 99)));
         }
@@ -224,7 +254,7 @@ mod tests {
         let mut budget = RowBudget::for_page(page, max_bytes);
         let kept = encoded.iter().take_while(|row| budget.admit(row.len())).count();
         encoded.truncate(kept);
-        EncodedPage::json(encoded, budget.paginate(page, 99))
+        EncodedPage::json(encoded.iter().collect(), budget.paginate(page, 99))
     }
 
     #[test]

@@ -92,6 +92,7 @@ mod sorted;
 mod source;
 mod sql_kind;
 mod start;
+mod stored_rows;
 mod sweeper;
 mod tasks;
 mod typed;

@@ -46,6 +46,12 @@ impl RowRun {
         self.start == self.end
     }
 
+    /// The bytes of the run's rows together.
+    #[must_use]
+    pub fn byte_len(&self) -> usize {
+        self.segment.span(self.start..self.end).len()
+    }
+
     /// The run's row bytes, concatenated without separators: one slice of the segment.
     #[must_use]
     pub fn bytes(&self) -> Bytes {
@@ -58,6 +64,12 @@ impl RowRun {
         let i = u32::try_from(i).ok().filter(|i| *i < self.end - self.start)?;
         let span = self.segment.row_span(self.start, self.start + i);
         Some(self.bytes().slice(span))
+    }
+
+    /// The rows one by one, borrowed from the segment: no reference count is touched (a page
+    /// copies them out this way).
+    pub fn slices(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        self.segment.row_slices(self.start..self.end)
     }
 
     /// The rows one by one, each its own slice.

@@ -170,10 +170,28 @@ impl Segment {
 
     /// The bytes of rows `range` (clamped to the segment), concatenated: one slice, no copy.
     pub(crate) fn slice(&self, range: Range<u32>) -> Bytes {
+        self.bytes.slice(self.span(range))
+    }
+
+    /// Where the bytes of rows `range` (clamped to the segment) are.
+    pub(crate) fn span(&self, range: Range<u32>) -> Range<usize> {
         let end = range.end.min(self.rows);
         let start = range.start.min(end);
         let to = self.bound(end);
-        self.bytes.slice(self.bound(start).min(to)..to)
+        self.bound(start).min(to)..to
+    }
+
+    /// The bytes of each row of `range` (clamped to the segment), borrowed, reading each bound once.
+    pub(crate) fn row_slices(&self, range: Range<u32>) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        let end = range.end.min(self.rows);
+        let start = range.start.min(end);
+        let mut from = self.bound(start);
+        (start..end).map(move |i| {
+            let to = self.bound(i + 1).max(from);
+            let row = self.bytes.get(from..to).unwrap_or_default();
+            from = to;
+            row
+        })
     }
 
     /// The byte range of row `i` inside the bytes of rows starting at `from` (see [`Segment::slice`]).
@@ -231,6 +249,10 @@ mod tests {
         assert_eq!(&segment.slice(2..9)[..], b"ccc");
         assert!(segment.slice(5..9).is_empty());
         assert_eq!(segment.row_span(1, 2), 1..4);
+        let rows: Vec<&[u8]> = segment.row_slices(0..3).collect();
+        assert_eq!(rows, [&b"aa"[..], b"b", b"ccc"]);
+        let rows: Vec<&[u8]> = segment.row_slices(1..9).collect();
+        assert_eq!(rows, [&b"b"[..], b"ccc"], "clamped to the segment");
         let empty = Segment::decode(id, encode(&[])).expect("valid");
         assert_eq!((empty.rows(), empty.slice(0..1).len()), (0, 0));
     }

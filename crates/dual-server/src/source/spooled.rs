@@ -8,6 +8,7 @@ use dual_core::{ResourceId, Sort, budget::RowBudget, page::ValidPage, range::Row
 use dual_spool::{Manifest, Spool, SpoolError};
 
 use crate::sorted::SortCache;
+use crate::stored_rows::StoredRows;
 use crate::{ExecutorError, JsonRows, RowBatch, RowStream, ServerError};
 
 /// The rows of `page` of the snapshot of `id` in its sort order (snapshot order without), as
@@ -22,8 +23,8 @@ pub(crate) async fn page(
     stored: Option<&Manifest>,
     page: &ValidPage,
     budget: &mut RowBudget,
-) -> Result<Vec<Bytes>, ServerError> {
-    let mut out = Vec::new();
+) -> Result<StoredRows, ServerError> {
+    let mut out = StoredRows::default();
     match page.sort.as_ref() {
         None => {
             let mut cursor = match stored {
@@ -34,7 +35,8 @@ pub(crate) async fn page(
                     .map_err(ServerError::spool)?,
             };
             while let Some(run) = cursor.next().await.map_err(ServerError::spool)? {
-                for row in run.iter() {
+                out.reserve(run.len(), run.byte_len().min(budget.remaining()));
+                for row in run.slices() {
                     if !budget.admit(row.len()) {
                         return Ok(out);
                     }
@@ -57,7 +59,7 @@ pub(crate) async fn page(
                     if !budget.admit(row.len()) {
                         return Ok(out);
                     }
-                    out.push(row);
+                    out.push(&row);
                 }
             }
         }

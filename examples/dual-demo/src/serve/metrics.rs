@@ -91,7 +91,7 @@ pub(super) fn answered(endpoint: Endpoint, status: StatusCode) {
     counter!(
         DEMO_REQUESTS_TOTAL,
         "endpoint" => endpoint.as_str(),
-        "status" => status.as_u16().to_string(),
+        "status" => dual_http::metrics::status_label(status),
     )
     .increment(1);
 }
