@@ -8,6 +8,8 @@ use std::time::Duration;
 use dual_postgres::{PgDb, PgOptions, PgQuery};
 use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor, SchemaCache};
 use dual_testkit::database::fails_when_cut;
+use dual_testkit::proxy::{Mode, Proxy};
+use dual_testkit::services::POSTGRES;
 use serde_json::{Value, json};
 
 use crate::{Db, start_channel};
@@ -85,18 +87,9 @@ async fn postgres_keeps_the_executor_contract() {
     dual_testkit::database::run(Arc::new(Conformance { db: Db::new().await })).await;
 }
 
-/// The database connection cut in the middle of a stream (PostgreSQL gone, a network partition):
-/// the stream ends with an error naming the lost connection, never as a short result, and a
-/// resource whose snapshot was being written turns `failed`, never `ready` with fewer rows.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_connection_cut_mid_stream_fails_the_result_never_shortens_it() {
-    use dual_testkit::proxy::{Mode, Proxy};
-    use dual_testkit::services::POSTGRES;
-
+/// A proxy in front of PostgreSQL, and a `PgDb` through it that fetches 200 rows at a time.
+async fn through_proxy() -> (Proxy, PgDb) {
     let upstream = POSTGRES.addr().unwrap_or_else(|e| panic!("{e}"));
-    let sql = json!({"sql": "SELECT g AS id, md5(g::text) AS h FROM generate_series(1, 300000) g"});
-
-    // The executor's stream: a batch, the cut, then an error and nothing after it.
     let proxy = Proxy::start(upstream)
         .await
         .unwrap_or_else(|e| panic!("proxy: {e}"));
@@ -106,6 +99,18 @@ async fn a_connection_cut_mid_stream_fails_the_result_never_shortens_it() {
     let pg = PgDb::connect(&url, PgOptions::default().fetch_rows(200))
         .await
         .unwrap_or_else(|e| panic!("connect: {e}"));
+    (proxy, pg)
+}
+
+/// The database connection cut in the middle of a stream (PostgreSQL gone, a network partition):
+/// the stream ends with an error naming the lost connection, never as a short result, and a
+/// resource whose snapshot was being written turns `failed`, never `ready` with fewer rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_cut_mid_stream_fails_the_result_never_shortens_it() {
+    let sql = json!({"sql": "SELECT g AS id, md5(g::text) AS h FROM generate_series(1, 300000) g"});
+
+    // The executor's stream: a batch, the cut, then an error and nothing after it.
+    let (proxy, pg) = through_proxy().await;
     let executor = Arc::new(pg.sql_executor());
     let (start, _announced) = start_channel();
     let stream = executor.stream(sql.clone(), start);
@@ -117,15 +122,7 @@ async fn a_connection_cut_mid_stream_fails_the_result_never_shortens_it() {
     );
 
     // Behind a server: the snapshot being written fails the resource; its count is never shortened.
-    let proxy = Proxy::start(upstream)
-        .await
-        .unwrap_or_else(|e| panic!("proxy: {e}"));
-    let url = POSTGRES
-        .url_through(proxy.addr())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let pg = PgDb::connect(&url, PgOptions::default().fetch_rows(200))
-        .await
-        .unwrap_or_else(|e| panic!("connect: {e}"));
+    let (proxy, pg) = through_proxy().await;
     let server = DualResponseServer::builder()
         .base_url("http://127.0.0.1:1/resources")
         .shared_executor("sql", Arc::new(pg.sql_executor()) as Arc<dyn QueryExecutor>)
