@@ -14,10 +14,9 @@ use bytes::Bytes;
 use http::{Method, Request, StatusCode, header};
 use http_body_util::Full;
 use serde_json::{Value, json};
-use session::{PER_REQUEST_VERSION, Session};
 use support::TempDb;
 use support::in_process::InProcess;
-use support::raw_mcp::{exchange, messages};
+use support::raw_mcp::{PER_REQUEST_VERSION, RawMcp, exchange, messages};
 use support::schema::{assert_valid, validator};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::time::timeout;
@@ -49,8 +48,8 @@ fn read_more_uri(summary: &str) -> String {
 /// `search_institutions` call with the `resources/read` their summaries point to, and a tool error.
 /// From 2025-06-18 on the successful calls must carry the `resource_link` and `structuredContent`
 /// being validated.
-async fn validate_results(session: &mut Session) {
-    let version = session.version;
+async fn validate_results(session: &mut RawMcp) {
+    let version = session.version();
     let tools = session.result("tools/list", json!({})).await;
     assert_valid(version, "ListToolsResult", &tools);
     let templates = session.result("resources/templates/list", json!({})).await;
@@ -107,8 +106,8 @@ async fn validate_results(session: &mut Session) {
 /// `resources/list`, `prompts/list` and both `prompts/get` validate against the session version's
 /// schema; the list holds the results just created, newest first; an unknown resource is
 /// `-32002` before 2026-07-28 and `-32602` from it on.
-async fn validate_discovery(session: &mut Session, read_uri: &str) {
-    let version = session.version;
+async fn validate_discovery(session: &mut RawMcp, read_uri: &str) {
+    let version = session.version();
     let listed = session.result("resources/list", json!({})).await;
     assert_valid(version, "ListResourcesResult", &listed);
     let uris: Vec<&str> = listed["resources"]
@@ -154,9 +153,9 @@ async fn validate_discovery(session: &mut Session, read_uri: &str) {
 async fn validate_a_session(version: &'static str) {
     with_server(async |server| {
         let mut session = if version >= PER_REQUEST_VERSION {
-            Session::new(server, version)
+            session::new(server, version)
         } else {
-            let (session, initialize) = Session::open(server, version).await;
+            let (session, initialize) = session::open(server, version).await;
             assert_eq!(initialize["result"]["protocolVersion"], version, "{initialize}");
             session
         };
@@ -218,7 +217,7 @@ fn the_schema_check_catches_what_a_version_does_not_define() {
 async fn newer_versions_get_the_resource_link_and_structured_content() {
     with_server(async |server| {
         for version in ["2025-06-18", "2025-11-25"] {
-            let (mut session, _) = Session::open(server, version).await;
+            let (mut session, _) = session::open(server, version).await;
             let result = session
                 .result(
                     "tools/call",
@@ -244,7 +243,7 @@ async fn newer_versions_get_the_resource_link_and_structured_content() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2025_03_26_session_works_end_to_end() {
     with_server(async |server| {
-        let (mut session, initialize) = Session::open(server, "2025-03-26").await;
+        let (mut session, initialize) = session::open(server, "2025-03-26").await;
         assert_eq!(initialize["result"]["protocolVersion"], "2025-03-26");
         let tools = session.result("tools/list", json!({})).await;
         for tool in tools["tools"].as_array().expect("tools") {
@@ -284,7 +283,7 @@ async fn a_2025_03_26_session_works_end_to_end() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_text_is_lean_on_the_demo_dataset() {
     with_server(async |server| {
-        let (mut session, _) = Session::open(server, "2025-06-18").await;
+        let (mut session, _) = session::open(server, "2025-06-18").await;
         let sql = "SELECT * FROM degrees_awarded ORDER BY id";
         let mut bytes = Vec::new();
         let mut rows = Vec::new();
@@ -331,7 +330,7 @@ async fn the_text_is_lean_on_the_demo_dataset() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_requests_get_json_rpc_answers() {
     with_server(async |server| {
-        let (mut session, _) = Session::open(server, "2025-06-18").await;
+        let (mut session, _) = session::open(server, "2025-06-18").await;
         for (method, params) in [
             ("tools/call", json!({"name": 5})),
             ("resources/read", json!({"uri": 7})),
@@ -419,9 +418,9 @@ async fn the_whole_tool_result_stays_within_max_sample_bytes_in_every_version() 
                 PER_REQUEST_VERSION,
             ] {
                 let mut session = if version >= PER_REQUEST_VERSION {
-                    Session::new(server, version)
+                    session::new(server, version)
                 } else {
-                    Session::open(server, version).await.0
+                    session::open(server, version).await.0
                 };
                 let result = session
                     .result(
@@ -449,7 +448,7 @@ async fn the_whole_tool_result_stays_within_max_sample_bytes_in_every_version() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_07_28_mcp_name_header_must_name_what_the_body_reads() {
     with_server(async |server| {
-        let mut session = Session::new(server, PER_REQUEST_VERSION);
+        let mut session = session::new(server, PER_REQUEST_VERSION);
         let listed = session.result("resources/list", json!({})).await;
         assert_eq!(listed["resources"], json!([]), "nothing created yet");
         let meta = json!({
@@ -488,7 +487,7 @@ async fn a_2026_07_28_mcp_name_header_must_name_what_the_body_reads() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_07_28_listen_request_carries_the_updates_of_its_results() {
     with_server(async |server| {
-        let mut session = Session::new(server, PER_REQUEST_VERSION);
+        let mut session = session::new(server, PER_REQUEST_VERSION);
         let result = session
             .result(
                 "tools/call",

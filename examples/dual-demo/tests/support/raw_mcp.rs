@@ -17,7 +17,7 @@ pub(crate) fn apps_capabilities() -> Value {
     json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}})
 }
 
-/// One session.
+/// One session; see the module docs.
 #[derive(Debug)]
 pub(crate) struct RawMcp {
     url: String,
@@ -25,41 +25,73 @@ pub(crate) struct RawMcp {
     version: &'static str,
     capabilities: Value,
     token: Option<String>,
+    /// Whether every answer is checked for an SSE event without data (rmcp's priming event).
+    no_priming: bool,
     next: u64,
 }
 
 impl RawMcp {
+    /// A session with the MCP endpoint at `url` as a client of `version` with no capabilities,
+    /// not opened: before 2026-07-28 its requests carry no session id until [`Self::handshake`].
+    pub(crate) fn new(url: String, version: &'static str) -> Self {
+        Self {
+            url,
+            id: None,
+            version,
+            capabilities: json!({}),
+            token: None,
+            no_priming: false,
+            next: 0,
+        }
+    }
+
+    /// The client's `capabilities`, sent at the handshake or in every request's `_meta`.
+    pub(crate) fn capabilities(mut self, capabilities: Value) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// Asserts that no answer holds an empty SSE event (rmcp's priming event), which clients before
+    /// 2025-11-25 do not expect.
+    pub(crate) fn no_priming(mut self) -> Self {
+        self.no_priming = true;
+        self
+    }
+
     /// Opens a session with the server at `addr` as a client of `version` with `capabilities`,
-    /// sending `Authorization: Bearer TOKEN` when `token` is given.
+    /// sending `Authorization: Bearer TOKEN` when `token` is given: the handshake before
+    /// 2026-07-28, nothing from then on.
     pub(crate) async fn open(
         addr: SocketAddr,
         version: &'static str,
         capabilities: Value,
         token: Option<&str>,
     ) -> Self {
-        let mut session = Self {
-            url: format!("http://{addr}/mcp"),
-            id: None,
-            version,
-            capabilities,
-            token: token.map(str::to_owned),
-            next: 0,
-        };
-        if version >= PER_REQUEST_VERSION {
-            return session;
+        let mut session = Self::new(format!("http://{addr}/mcp"), version).capabilities(capabilities);
+        session.token = token.map(str::to_owned);
+        if !session.per_request() {
+            session.handshake().await;
         }
-        let params = json!({"protocolVersion": version, "capabilities": session.capabilities,
-                            "clientInfo": {"name": "apps-test", "version": "0"}});
-        let (status, id, body) = session
-            .send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}))
-            .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        session.id = id;
-        let (status, _, body) = session
-            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
         session
+    }
+
+    /// The `initialize` handshake and its `notifications/initialized`: the response to
+    /// `initialize`, whose session id the session keeps.
+    pub(crate) async fn handshake(&mut self) -> Value {
+        let params = json!({"protocolVersion": self.version, "capabilities": self.capabilities,
+                            "clientInfo": {"name": "raw-mcp-test", "version": "0"}});
+        let (status, id, body) = exchange(self.post(&json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params
+        })))
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        self.check(&body);
+        self.id = id;
+        let initialize = messages(&body).into_iter().next().unwrap_or_default();
+        let (status, _, body) =
+            exchange(self.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        initialize
     }
 
     /// The protocol version the session speaks.
@@ -67,53 +99,66 @@ impl RawMcp {
         self.version
     }
 
-    async fn send(&self, message: &Value) -> (StatusCode, Option<String>, String) {
+    /// Whether the session speaks a version without a handshake (the version in every request).
+    pub(crate) fn per_request(&self) -> bool {
+        self.version >= PER_REQUEST_VERSION
+    }
+
+    /// A `POST` of `message` with the session's headers, and from 2026-07-28 on the SEP-2243
+    /// `Mcp-Method` and `Mcp-Name` headers.
+    pub(crate) fn post(&self, message: &Value) -> Request<Full<Bytes>> {
+        let mut request = self.raw(Method::POST, "application/json", message.to_string());
+        if self.per_request() {
+            let params = &message["params"];
+            let name = params["name"].as_str().or_else(|| params["uri"].as_str());
+            for (header, value) in [("mcp-method", message["method"].as_str()), ("mcp-name", name)] {
+                if let Some(value) = value {
+                    request
+                        .headers_mut()
+                        .insert(header, value.parse().expect("an ASCII header value"));
+                }
+            }
+        }
+        request
+    }
+
+    /// A request to the endpoint with the session's headers (session id, version, token) and `body`.
+    pub(crate) fn raw(&self, method: Method, content_type: &str, body: String) -> Request<Full<Bytes>> {
         let mut builder = Request::builder()
-            .method(Method::POST)
+            .method(method)
             .uri(&self.url)
-            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::CONTENT_TYPE, content_type)
             .header(header::ACCEPT, "application/json, text/event-stream");
+        if let Some(id) = &self.id {
+            builder = builder.header("mcp-session-id", id);
+        }
         // The header exists from 2025-06-18 on; a 2025-03-26 client does not send it.
         if self.version >= "2025-06-18" {
             builder = builder.header("mcp-protocol-version", self.version);
         }
-        if let Some(id) = &self.id {
-            builder = builder.header("mcp-session-id", id);
-        }
         if let Some(token) = &self.token {
             builder = builder.header(header::AUTHORIZATION, format!("Bearer {token}"));
         }
-        if self.version >= PER_REQUEST_VERSION {
-            let params = &message["params"];
-            let name = params["name"].as_str().or_else(|| params["uri"].as_str());
-            if let Some(method) = message["method"].as_str() {
-                builder = builder.header("mcp-method", method);
-            }
-            if let Some(name) = name {
-                builder = builder.header("mcp-name", name);
-            }
-        }
-        let request = builder
-            .body(Full::new(Bytes::from(message.to_string())))
-            .expect("a request");
-        exchange(request).await
+        builder.body(Full::new(Bytes::from(body))).expect("a request")
     }
 
     /// The whole JSON-RPC response to `method` with `params`.
     pub(crate) async fn request(&mut self, method: &str, mut params: Value) -> Value {
         self.next += 1;
         let id = self.next;
-        if self.version >= PER_REQUEST_VERSION {
+        if self.per_request() {
             params["_meta"] = json!({
                 "io.modelcontextprotocol/protocolVersion": self.version,
                 "io.modelcontextprotocol/clientCapabilities": self.capabilities,
-                "io.modelcontextprotocol/clientInfo": {"name": "apps-test", "version": "0"},
+                "io.modelcontextprotocol/clientInfo": {"name": "raw-mcp-test", "version": "0"},
             });
         }
-        let (status, _, body) = self
-            .send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
+        let (status, _, body) = exchange(self.post(&json!({
+            "jsonrpc": "2.0", "id": id, "method": method, "params": params
+        })))
+        .await;
         assert_eq!(status, StatusCode::OK, "{method}: {body}");
+        self.check(&body);
         messages(&body)
             .into_iter()
             .find(|message| message["id"] == id)
@@ -131,6 +176,23 @@ impl RawMcp {
     pub(crate) async fn call(&mut self, tool: &str, arguments: Value) -> Value {
         self.result("tools/call", json!({"name": tool, "arguments": arguments}))
             .await
+    }
+
+    /// With [`Self::no_priming`]: no event of `body` lacks data.
+    fn check(&self, body: &str) {
+        if !self.no_priming {
+            return;
+        }
+        for event in body.split("\n\n") {
+            let has_data = event.lines().any(|line| {
+                line.strip_prefix("data:")
+                    .is_some_and(|data| !data.trim().is_empty())
+            });
+            assert!(
+                event.trim().is_empty() || has_data,
+                "an event without data: {event:?}"
+            );
+        }
     }
 }
 
