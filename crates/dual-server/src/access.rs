@@ -2,6 +2,8 @@
 //! the caller may see it (and, for reads, the access counted in the same store call), and exactly
 //! what an unknown id gets when not. A pending or spooling record whose lease lapsed is failed here.
 
+use std::sync::Arc;
+
 use dual_core::{
     ResourceId, ResourceRecord,
     status::{FailureCode, QueryFailure, ResourceStatus},
@@ -35,15 +37,18 @@ pub(crate) async fn authorized(
 /// The authorization check of a read and its count, in one store round trip: the store counts
 /// the access only when `caller` may see the record ([`Caller::viewer`]), and a record it may
 /// not see is answered exactly like an unknown id (`RESOURCE_NOT_FOUND`), its count untouched. A
-/// running record whose lease lapsed is failed as [`authorized`] fails it.
+/// running record whose lease lapsed is failed as [`authorized`] fails it. The record is the
+/// store's, shared (a memory store's read copies nothing).
 pub(crate) async fn accessed(
     inner: &Inner,
     id: ResourceId,
     caller: &Caller,
-) -> Result<ResourceRecord, ServerError> {
+) -> Result<Arc<ResourceRecord>, ServerError> {
     let now = inner.clock.now();
     match inner.store.record_access(id, caller.viewer(), now).await? {
-        Access::Counted(record) if record.lease_lapsed_at(now) => Ok(inner.interrupted(record).await),
+        Access::Counted(record) if record.lease_lapsed_at(now) => {
+            Ok(Arc::new(inner.interrupted(Arc::unwrap_or_clone(record)).await))
+        }
         Access::Counted(record) => Ok(record),
         Access::NotVisible => {
             tracing::debug!(%id, "caller may not see the resource: answered as not found");

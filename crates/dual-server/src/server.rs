@@ -237,7 +237,7 @@ impl DualResponseServer {
         request: &PageRequest,
         max_bytes: usize,
     ) -> Result<EncodedPage, ServerError> {
-        let span = tracing::info_span!("dual_fetch_page", %id);
+        let span = tracing::debug_span!("dual_fetch_page", %id);
         async move {
             let limits = self.inner.config.page_limits;
             // What can be refused without the record (the limit) is refused before the store call,
@@ -327,7 +327,7 @@ impl DualResponseServer {
         let sort = sort.map(|s| validate_sort(&s, &record.columns)).transpose()?;
         range.check(record.total_count)?;
         let stream = Source::of(&self.inner, &record).export(sort, range).await?;
-        Ok((record, stream))
+        Ok((Arc::unwrap_or_clone(record), stream))
     }
 
     /// The record of `id` when [`DualResponseServer::export_range`] with `sort` and `range` would

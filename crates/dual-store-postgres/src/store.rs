@@ -119,7 +119,7 @@ impl ResourceStore for PostgresStore {
             .first()
             .ok_or_else(|| StoreError::backend("postgres record_access: no row returned"))?;
         Ok(match row::decode_access(row)? {
-            Ok(record) => Access::Counted(record),
+            Ok(record) => Access::Counted(Arc::new(record)),
             Err(Some(true)) => Access::Expired,
             Err(Some(false)) => Access::NotVisible,
             Err(None) => Access::Missing,

@@ -67,7 +67,8 @@ impl RedisStore {
         match status {
             0 => Ok(Access::Missing),
             1 => Ok(Access::Expired),
-            2 => Stored::decode_script((json, query, count, last_access, pinned)).map(Access::Counted),
+            2 => Stored::decode_script((json, query, count, last_access, pinned))
+                .map(|record| Access::Counted(Arc::new(record))),
             3 => Ok(Access::NotVisible),
             4 => Err(StoreError::corrupt("record JSON: its owner cannot be read")),
             other => Err(StoreError::backend(format!(
@@ -216,7 +217,7 @@ impl ResourceStore for RedisStore {
     async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {
         let extra = [id.to_string(), String::new(), String::new()];
         match self.run_script("pin", &scripts::PIN, id, now, extra).await? {
-            Access::Counted(record) => Ok(Lookup::Found(record)),
+            Access::Counted(record) => Ok(Lookup::Found(Arc::unwrap_or_clone(record))),
             Access::Expired => Ok(Lookup::Expired),
             Access::Missing => Ok(Lookup::Missing),
             Access::NotVisible => Err(StoreError::backend("redis pin: unexpected script status 3")),

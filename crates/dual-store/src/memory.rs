@@ -253,7 +253,7 @@ impl ResourceStore for MemoryStore {
             counted.last_accessed_at = Some(now);
             Arc::clone(record)
         };
-        Ok(Access::Counted(Arc::unwrap_or_clone(record)))
+        Ok(Access::Counted(record))
     }
 
     async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {

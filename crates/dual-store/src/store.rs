@@ -1,6 +1,7 @@
 //! The `ResourceStore` trait.
 
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use dual_core::task::{TaskId, TaskRecord};
@@ -110,14 +111,11 @@ impl OwnerFilter<'_> {
 
 /// The outcome of [`ResourceStore::record_access`].
 #[derive(Debug, Clone, PartialEq)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "returned once per read and matched immediately; boxing would add an allocation per read"
-)]
 pub enum Access {
     /// The record is live and the viewer may see it: the access was counted, and this is the record
-    /// with the count.
-    Counted(ResourceRecord),
+    /// with the count. Shared: a store that keeps its records in memory answers without copying one
+    /// per read (a page's read needs the record only to look at it).
+    Counted(Arc<ResourceRecord>),
     /// The record is live but the viewer may not see it: nothing was changed. A server answers this
     /// exactly like [`Access::Missing`], so a resource's existence never leaks.
     NotVisible,
@@ -128,11 +126,11 @@ pub enum Access {
 }
 
 impl Access {
-    /// The record, when the access was counted.
+    /// The record, when the access was counted (copied only when the store still shares it).
     #[must_use]
     pub fn counted(self) -> Option<ResourceRecord> {
         match self {
-            Self::Counted(record) => Some(record),
+            Self::Counted(record) => Some(Arc::unwrap_or_clone(record)),
             Self::NotVisible | Self::Expired | Self::Missing => None,
         }
     }

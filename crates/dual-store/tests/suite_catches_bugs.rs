@@ -130,7 +130,7 @@ impl ResourceStore for Buggy {
         record.access_count += 1;
         record.last_accessed_at = Some(now);
         self.inner.save(&record).await?;
-        Ok(Access::Counted(record))
+        Ok(Access::Counted(Arc::new(record)))
     }
 
     async fn pin(&self, id: ResourceId, now: OffsetDateTime) -> Result<Lookup, StoreError> {

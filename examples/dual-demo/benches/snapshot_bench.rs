@@ -19,7 +19,9 @@
 //! * a 1,000,000 × 8 snapshot under a 64 MiB spool budget: peak RSS of a child process.
 //!
 //! `BENCH_SECONDS` (default 5) sets the length of each load run, `BENCH_CONNECTIONS` (default 32) the
-//! load generator's connections, `BENCH_ROUNDS` (default 5) the timed rounds of the other figures;
+//! load generator's connections, `BENCH_PAGE_ROUNDS` (default 3) the rounds of the page figures (each
+//! a run of the demo and of the handler between two bare runs; medians of the ratios),
+//! `BENCH_ROUNDS` (default 5) the timed rounds of the other figures;
 //! `BENCH_ONLY=pages` stops after the page figures (for profiling them).
 
 use std::convert::Infallible;
@@ -124,6 +126,7 @@ fn main() -> Result<(), BoxError> {
     // connection (what a user who mounts it on raw hyper serves).
     let seconds = env_u64("BENCH_SECONDS", 5);
     let connections = usize::try_from(env_u64("BENCH_CONNECTIONS", 32)).unwrap_or(32);
+    let page_rounds = env_u64("BENCH_PAGE_ROUNDS", 3).max(1);
     let handler = servers.block_on(async {
         let loopback = Loopback::bind().await;
         let addr = loopback.addr();
@@ -140,18 +143,30 @@ fn main() -> Result<(), BoxError> {
         let bare = servers.block_on(bare_server(page.clone(), false))?;
         let bare_url = format!("http://{bare}/");
         let load = |target: &str| clients.block_on(load(target, connections, seconds, Some(&body)));
-        let (b1, dual, alone, b2) = (
-            load(&bare_url)?,
-            load(&url)?,
-            load(&handler_url)?,
-            load(&bare_url)?,
-        );
-        let bare_rps = (b1 + b2) / 2.0;
-        for (what, rps) in [("demo stack", dual), ("dual-http alone", alone)] {
+        // Rounds of bare, demo, handler alone, bare, …: each ratio is against the mean of the bare
+        // runs just before and just after it, so a machine that slows down or speeds up between
+        // rounds moves both sides; the figures are the medians over the rounds.
+        let mut before = load(&bare_url)?;
+        let (mut bares, mut demo, mut alone) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..page_rounds {
+            let (dual, handler) = (load(&url)?, load(&handler_url)?);
+            let after = load(&bare_url)?;
+            let bare_rps = (before + after) / 2.0;
+            bares.push(bare_rps);
+            demo.push((dual, dual / bare_rps));
+            alone.push((handler, handler / bare_rps));
+            before = after;
+        }
+        let bare_rps = median_f64(bares.clone());
+        for (what, runs) in [("demo stack", demo), ("dual-http alone", alone)] {
+            let ratios: Vec<f64> = runs.iter().map(|(_, ratio)| 100.0 * ratio).collect();
+            let rps = median_f64(runs.iter().map(|(rps, _)| *rps).collect());
             println!(
-                "| `POST` 100 rows at offset {offset} ({} B), {what} | {rps:.0} req/s | {bare_rps:.0} req/s (runs {b1:.0}, {b2:.0}) | {:.0}% | ≥ 80% |",
+                "| `POST` 100 rows at offset {offset} ({} B), {what} | {rps:.0} req/s | {bare_rps:.0} req/s (rounds {}) | {:.0}% (rounds {}) | ≥ 80% |",
                 page.len(),
-                100.0 * rps / bare_rps
+                list(&bares, ""),
+                median_f64(ratios.clone()),
+                list(&ratios, "%"),
             );
         }
     }
@@ -437,6 +452,21 @@ fn curl(url: &str) -> Result<Duration, BoxError> {
     }
     let secs: f64 = String::from_utf8_lossy(&output.stdout).trim().parse()?;
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// The median of `values` (the upper one of an even count); 0 for none.
+fn median_f64(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or_default()
+}
+
+/// `values` as `a, b, c`, each rounded and followed by `unit`.
+fn list(values: &[f64], unit: &str) -> String {
+    values
+        .iter()
+        .map(|value| format!("{value:.0}{unit}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn row_ms(what: &str, ours: Duration, floor_what: &str, floor: Duration, target: f64) {

@@ -1,5 +1,7 @@
 //! Fixtures and helpers shared by the suite's cases.
 
+use std::sync::Arc;
+
 use dual_core::{
     Column, ColumnType, QuerySpec, ResourceId, ResourceRecord, Row,
     consistency::Consistency,
@@ -184,7 +186,7 @@ pub(super) async fn get_found(
 #[track_caller]
 pub(super) fn counted(access: Access, what: &str) -> ResourceRecord {
     match access {
-        Access::Counted(record) => record,
+        Access::Counted(record) => Arc::unwrap_or_clone(record),
         other => panic!("{what}: expected Access::Counted, got {other:?}"),
     }
 }
@@ -209,7 +211,7 @@ pub(super) async fn access_found(
 /// What `record_access` answers where `get` answers `lookup` (`Missing` or `Expired`).
 pub(super) fn access_of(lookup: &Lookup) -> Access {
     match lookup {
-        Lookup::Found(record) => Access::Counted(record.clone()),
+        Lookup::Found(record) => Access::Counted(Arc::new(record.clone())),
         Lookup::Expired => Access::Expired,
         Lookup::Missing => Access::Missing,
     }

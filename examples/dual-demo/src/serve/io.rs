@@ -52,8 +52,12 @@ pub(super) struct TimedIo<T> {
     phase: Phase,
     /// [`Activity::started`] when the reader last looked.
     seen: u64,
+    /// When the current phase times out; `None` while busy.
+    read_deadline: Option<Instant>,
+    /// The timer of reads, set to `read_deadline` or earlier (it is re-armed when it fires early).
     read_timer: Pin<Box<Sleep>>,
-    read_armed: bool,
+    /// What `read_timer` is set to; `None` after it fired.
+    read_timer_at: Option<Instant>,
     write_timer: Pin<Box<Sleep>>,
     write_armed: bool,
 }
@@ -61,31 +65,56 @@ pub(super) struct TimedIo<T> {
 impl<T> TimedIo<T> {
     /// A fresh connection: its first request head is due within `timeouts.header`.
     pub(super) fn new(inner: T, activity: Arc<Activity>, timeouts: IoTimeouts) -> Self {
+        let deadline = Instant::now() + timeouts.header;
         Self {
             inner,
             activity,
             timeouts,
             phase: Phase::Head,
             seen: 0,
-            read_timer: Box::pin(tokio::time::sleep(timeouts.header)),
-            read_armed: true,
+            read_deadline: Some(deadline),
+            read_timer: Box::pin(tokio::time::sleep_until(deadline)),
+            read_timer_at: Some(deadline),
             write_timer: Box::pin(tokio::time::sleep(timeouts.write_stall)),
             write_armed: false,
         }
     }
 
+    /// Enters `phase`, moving the read deadline. The timer is not touched here: a read that completes
+    /// at once (the usual case on a busy connection) never needs it, see [`Self::read_timed_out`].
     fn enter(&mut self, phase: Phase) {
         self.phase = phase;
-        let limit = match phase {
-            Phase::Head => self.timeouts.header,
-            Phase::Idle => self.timeouts.idle,
-            Phase::Busy => {
-                self.read_armed = false;
-                return;
-            }
+        self.read_deadline = match phase {
+            Phase::Head => Some(Instant::now() + self.timeouts.header),
+            Phase::Idle => Some(Instant::now() + self.timeouts.idle),
+            Phase::Busy => None,
         };
-        self.read_timer.as_mut().reset(Instant::now() + limit);
-        self.read_armed = true;
+    }
+
+    /// After the inner read returned `Pending`: whether the phase's deadline has passed, else the
+    /// read timer is set to wake the task by then. A timer set later than the deadline is moved
+    /// earlier; one set earlier (a deadline that moved on, as every request on a kept-alive
+    /// connection moves it) is left to fire and is then moved to the deadline. So a connection
+    /// serving requests back to back resets its timer about once per idle period, not once per
+    /// request, and never takes the timer wheel's lock for a read that did not wait.
+    fn read_timed_out(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(deadline) = self.read_deadline else {
+            return false;
+        };
+        loop {
+            if self.read_timer_at.is_none_or(|at| at > deadline) {
+                self.read_timer.as_mut().reset(deadline);
+                self.read_timer_at = Some(deadline);
+            }
+            if self.read_timer.as_mut().poll(cx).is_pending() {
+                return false;
+            }
+            self.read_timer_at = None;
+            if Instant::now() >= deadline {
+                self.read_deadline = None;
+                return true;
+            }
+        }
     }
 
     /// After the inner write returned `Pending`: starts the stall timer, or fails once it ran out.
@@ -139,8 +168,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for TimedIo<T> {
             }
             Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
             Poll::Pending => {
-                if this.read_armed && this.read_timer.as_mut().poll(cx).is_ready() {
-                    this.read_armed = false;
+                if this.read_timed_out(cx) {
                     let (limit, what) = match this.phase {
                         Phase::Idle => (this.timeouts.idle, "idle timeout"),
                         Phase::Head | Phase::Busy => (this.timeouts.header, "header timeout"),
@@ -261,6 +289,25 @@ mod tests {
         let ((error, _), ()) = tokio::join!(read_until_error(&mut io), send);
         assert_eq!(error.to_string(), "header timeout");
         assert_eq!(started.elapsed(), Duration::from_secs(3) + TIMEOUTS.header);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn requests_that_keep_coming_move_the_idle_deadline_each_time() {
+        let (mut io, _client, activity) = pair(1024);
+        drop(activity.begin()); // one request served: the connection is idle now
+        let started = Instant::now();
+        // Five requests 5 s apart (each idle gap under the 7 s idle timeout, 25 s in all): the
+        // timer set for an earlier deadline fires, moves on to the later one, and never cuts.
+        let requests = async {
+            for _ in 0..5 {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                drop(activity.begin());
+            }
+        };
+        let ((error, after), ()) = tokio::join!(read_until_error(&mut io), requests);
+        assert_eq!(error.to_string(), "idle timeout");
+        assert_eq!(after, Duration::from_secs(25) + TIMEOUTS.idle);
+        assert_eq!(started.elapsed(), after);
     }
 
     #[tokio::test(start_paused = true)]

@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http_body::{Body, Frame, SizeHint};
-use tokio::time::Sleep;
+use tokio::time::{Instant, Sleep};
 
 /// The boxed error of a request body.
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -34,7 +34,9 @@ pub(super) enum RequestBodyError {
 pub(super) struct TimedBody<B> {
     inner: B,
     limit: Duration,
-    deadline: Pin<Box<Sleep>>,
+    deadline: Instant,
+    /// Made the first time the body waits: a body that came with its head (most do) needs none.
+    timer: Option<Pin<Box<Sleep>>>,
     expired: Arc<AtomicBool>,
 }
 
@@ -44,7 +46,8 @@ impl<B> TimedBody<B> {
         Self {
             inner,
             limit,
-            deadline: Box::pin(tokio::time::sleep(limit)),
+            deadline: Instant::now() + limit,
+            timer: None,
             expired: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -71,7 +74,11 @@ where
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(frame) => Poll::Ready(frame.map(|f| f.map_err(|e| RequestBodyError::Read(e.into())))),
             Poll::Pending => {
-                if this.deadline.as_mut().poll(cx).is_ready() {
+                let deadline = this.deadline;
+                let timer = this
+                    .timer
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+                if timer.as_mut().poll(cx).is_ready() {
                     this.expired.store(true, Ordering::Release);
                     tracing::debug!(limit = ?this.limit, "a request body did not arrive in time");
                     return Poll::Ready(Some(Err(RequestBodyError::TimedOut(this.limit))));
