@@ -9,7 +9,7 @@ use dual_core::{
 use dual_spool::SpoolError;
 
 use crate::ServerError;
-use crate::stored_rows::{OPENING, StoredRows};
+use crate::stored_rows::StoredRows;
 
 /// A page from [`DualResponseServer::fetch_page_encoded`](crate::DualResponseServer::fetch_page_encoded):
 /// the pagination of a [`PageResponse`] and its rows, decoded (a live resource) or still the compact
@@ -104,9 +104,9 @@ impl EncodedPage {
             PageRows::Decoded(rows) => decoded_json(&self.page, rows),
             PageRows::Json(rows) => {
                 let meta = meta_json(&self.page)?;
-                let mut out = Vec::with_capacity(meta.len() + rows.joined().len());
-                out.extend_from_slice(OPENING);
-                out.extend_from_slice(rows.joined());
+                let opened = rows.opened();
+                let mut out = Vec::with_capacity(opened.len() + meta.len());
+                out.extend_from_slice(opened);
                 Ok(close(out, &meta))
             }
         }

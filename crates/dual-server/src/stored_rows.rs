@@ -42,12 +42,18 @@ impl StoredRows {
     }
 
     /// The rows, joined by `,`.
+    #[cfg(test)]
     pub(crate) fn joined(&self) -> &[u8] {
         self.json.get(OPENING.len()..).unwrap_or_default()
     }
 
     /// [`OPENING`] and the rows joined by `,`: the page's JSON so far, to be closed with `]` and
     /// the rest of the page.
+    pub(crate) fn opened(&self) -> &[u8] {
+        &self.json
+    }
+
+    /// [`StoredRows::opened`], without a copy.
     pub(crate) fn into_opened(self) -> Vec<u8> {
         self.json
     }

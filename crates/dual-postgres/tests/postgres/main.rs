@@ -406,7 +406,6 @@ fn fastrand_marker() -> u64 {
 async fn the_csv_and_arrow_exports_honour_the_type_mapping() {
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Date32Type, Float64Type, Int64Type};
-    use http_body_util::{BodyExt, Empty};
 
     let db = Db::new().await;
     let t = db.table("exported");
@@ -420,23 +419,7 @@ async fn the_csv_and_arrow_exports_honour_the_type_mapping() {
     let (server, created) = created(&pg, format!("SELECT * FROM {t} ORDER BY id")).await;
     let id = created.id;
     let handler = dual_http::DualHttp::new(server);
-    let export = |accept: &'static str| {
-        let handler = handler.clone();
-        async move {
-            let request = http::Request::get(format!("/{id}/data"))
-                .header(http::header::ACCEPT, accept)
-                .body(Empty::<bytes::Bytes>::new())
-                .unwrap_or_else(|e| panic!("{e}"));
-            let response = handler.handle(request).await;
-            assert_eq!(response.status(), 200, "{accept}");
-            response
-                .into_body()
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default()
-        }
-    };
+    let export = |accept: &'static str| dual_testkit::database::export(&handler, id, accept);
     let csv = String::from_utf8(export("text/csv").await.to_vec()).unwrap_or_default();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], "id,f,n,d,tz,j,a");

@@ -44,7 +44,7 @@ pub use cases::{
 pub use cut::fails_when_cut;
 pub use live::live_pages_count_sort_and_seek;
 pub use names::close_names_are_suggested_never_applied;
-pub use round_trip::types_round_trip_through_snapshot_page_and_exports;
+pub use round_trip::{export, types_round_trip_through_snapshot_page_and_exports};
 
 /// The bounds of an executor a case asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

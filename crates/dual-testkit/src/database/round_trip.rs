@@ -59,7 +59,9 @@ pub async fn types_round_trip_through_snapshot_page_and_exports(db: Arc<dyn Data
     assert_eq!(csv.lines().count(), expected.len() + 1, "{csv}");
 }
 
-async fn export(handler: &DualHttp, id: dual_core::ResourceId, accept: &str) -> bytes::Bytes {
+/// The body of `GET /{id}/data` with `Accept: accept` from `handler`, which must answer `200`;
+/// panics (failing the test) otherwise.
+pub async fn export(handler: &DualHttp, id: dual_core::ResourceId, accept: &str) -> bytes::Bytes {
     let request = http::Request::get(format!("/{id}/data"))
         .header(header::ACCEPT, accept)
         .body(Empty::<bytes::Bytes>::new())
