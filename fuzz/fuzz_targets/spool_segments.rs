@@ -161,15 +161,20 @@ async fn read_cursor(spool: &Spool, id: ResourceId, offset: u64, limit: u64) {
     assert!(returned <= limit);
 }
 
-/// Every row of `run` is the slice of its bytes that `row(i)` and the iterator agree on, and the rows
-/// concatenated are the run's bytes.
+/// Every row of `run` is the slice of its bytes that `row(i)`, the iterator and the borrowed slices
+/// agree on, and the rows joined by commas are the run's joined bytes.
 fn check_run(run: &dual_spool::RowRun) {
-    let all = run.bytes();
+    let all = run.joined();
+    assert_eq!(all.len(), run.byte_len());
     let mut joined = Vec::with_capacity(all.len());
-    for (i, row) in run.iter().enumerate() {
+    for ((i, row), slice) in run.iter().enumerate().zip(run.slices()) {
         assert_eq!(run.row(i).as_ref(), Some(&row));
+        assert_eq!(&row[..], slice);
+        if i > 0 {
+            joined.push(b',');
+        }
         joined.extend_from_slice(&row);
     }
     assert_eq!(run.row(run.len()), None);
-    assert_eq!(joined, all, "the rows concatenated are the run's bytes");
+    assert_eq!(joined, all, "the rows joined by commas are the run's joined bytes");
 }

@@ -21,6 +21,9 @@ pub struct ResponseBody {
 
 enum Kind {
     Full(Option<Bytes>),
+    /// Buffers sent one after another (a page whose rows are slices of the spool's segments), the
+    /// last first, and how many bytes they hold.
+    Parts(Vec<Bytes>, u64),
     Export(Box<ExportBody>),
 }
 
@@ -42,6 +45,17 @@ impl ResponseBody {
         }
     }
 
+    /// A body of `parts`, sent one after another (each as its own frame; hyper writes them with one
+    /// vectored write).
+    pub(crate) fn parts(mut parts: Vec<Bytes>) -> Self {
+        parts.retain(|part| !part.is_empty());
+        parts.reverse();
+        let len = parts.iter().map(|part| part.len() as u64).sum();
+        Self {
+            kind: Kind::Parts(parts, len),
+        }
+    }
+
     pub(crate) fn export(body: ExportBody) -> Self {
         Self {
             kind: Kind::Export(Box::new(body)),
@@ -55,6 +69,11 @@ impl std::fmt::Debug for ResponseBody {
             Kind::Full(bytes) => f
                 .debug_struct("ResponseBody")
                 .field("len", &bytes.as_ref().map_or(0, Bytes::len))
+                .finish(),
+            Kind::Parts(parts, len) => f
+                .debug_struct("ResponseBody")
+                .field("len", len)
+                .field("parts", &parts.len())
                 .finish(),
             Kind::Export(export) => f.debug_tuple("ResponseBody").field(export).finish(),
         }
@@ -77,6 +96,10 @@ impl Body for ResponseBody {
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         match &mut self.get_mut().kind {
             Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Kind::Parts(parts, len) => Poll::Ready(parts.pop().map(|part| {
+                *len -= part.len() as u64;
+                Ok(Frame::data(part))
+            })),
             Kind::Export(export) => export.poll_frame(cx),
         }
     }
@@ -84,6 +107,7 @@ impl Body for ResponseBody {
     fn is_end_stream(&self) -> bool {
         match &self.kind {
             Kind::Full(bytes) => bytes.is_none(),
+            Kind::Parts(parts, _) => parts.is_empty(),
             Kind::Export(export) => export.is_end_stream(),
         }
     }
@@ -91,6 +115,7 @@ impl Body for ResponseBody {
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
             Kind::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
+            Kind::Parts(_, len) => SizeHint::with_exact(*len),
             Kind::Export(_) => SizeHint::default(),
         }
     }
@@ -235,5 +260,38 @@ mod export_tests {
         assert!(body.prime().await.is_ok());
         let collected = ResponseBody::export(body).collect().await.map(|c| c.to_bytes());
         assert_eq!(collected.ok().as_deref(), Some(&b"[]"[..]));
+    }
+}
+
+#[cfg(test)]
+mod parts_tests {
+    use bytes::Bytes;
+    use http_body::Body;
+    use http_body_util::BodyExt;
+
+    use super::ResponseBody;
+
+    #[tokio::test]
+    async fn parts_are_sent_in_order_as_frames_of_an_exact_length() {
+        let parts = ["{\"data\":[", "{\"a\":1},{\"a\":2}", "", ",", "{}", "]}"]
+            .map(|part| Bytes::from_static(part.as_bytes()));
+        let mut body = ResponseBody::parts(parts.to_vec());
+        assert_eq!(body.size_hint().exact(), Some(29));
+        let mut frames = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let data = frame
+                .ok()
+                .and_then(|frame| frame.into_data().ok())
+                .unwrap_or_default();
+            frames.push(data);
+            assert_eq!(
+                body.size_hint().exact(),
+                Some(29 - frames.iter().map(|f| f.len() as u64).sum::<u64>())
+            );
+        }
+        assert_eq!(frames.len(), 5, "the empty part is no frame");
+        assert_eq!(frames.concat(), parts.concat());
+        assert!(body.is_end_stream());
+        assert!(ResponseBody::parts(Vec::new()).is_end_stream());
     }
 }

@@ -1,5 +1,6 @@
 //! Render: from an operation's outcome to the HTTP response, headers and all.
 
+use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderValue};
 use http::request::Parts;
 use http::{Method, Response, StatusCode};
@@ -28,7 +29,7 @@ pub(crate) fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) 
     let mut preflight_allow = None;
     let mut out = match response {
         ApiResponse::Metadata(metadata) => json(StatusCode::OK, &metadata),
-        ApiResponse::Page(page) => json_bytes(StatusCode::OK, page.into_json()),
+        ApiResponse::Page(page) => json_parts(page.into_json_parts()),
         ApiResponse::Pinned(pin) => json(StatusCode::OK, &pin),
         ApiResponse::Deleted => status_only(StatusCode::NO_CONTENT),
         ApiResponse::Export(export) => export_response(
@@ -132,10 +133,19 @@ fn json(status: StatusCode, value: &impl Serialize) -> Response<ResponseBody> {
 }
 
 fn json_bytes(status: StatusCode, bytes: Result<Vec<u8>, serde_json::Error>) -> Response<ResponseBody> {
-    match bytes {
-        Ok(bytes) => {
-            let len = bytes.len();
-            let mut out = Response::new(ResponseBody::full(bytes));
+    json_body(status, bytes.map(ResponseBody::full))
+}
+
+/// A `200` of JSON sent as `parts`, one after another (a page: see `EncodedPage::into_json_parts`).
+fn json_parts(parts: Result<Vec<Bytes>, serde_json::Error>) -> Response<ResponseBody> {
+    json_body(StatusCode::OK, parts.map(ResponseBody::parts))
+}
+
+fn json_body(status: StatusCode, body: Result<ResponseBody, serde_json::Error>) -> Response<ResponseBody> {
+    match body {
+        Ok(body) => {
+            let len = http_body::Body::size_hint(&body).exact().unwrap_or_default();
+            let mut out = Response::new(body);
             *out.status_mut() = status;
             let headers = out.headers_mut();
             headers.insert(header::CONTENT_TYPE, JSON);

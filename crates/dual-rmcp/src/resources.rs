@@ -158,7 +158,7 @@ pub async fn read_resource_for(
     };
     let (offset, freshness) = (page.pagination().offset, page.freshness());
     let text = page
-        .into_json()
+        .to_json()
         .ok()
         .and_then(|json| String::from_utf8(json).ok())
         .ok_or_else(|| ErrorData::internal_error("the page could not be serialised", None))?;

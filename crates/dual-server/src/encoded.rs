@@ -1,6 +1,7 @@
 //! Rows as the wire carries them: pages and export batches whose rows may still be the compact JSON
 //! the snapshot stores, so that a JSON page or export is written without decoding a row.
 
+use bytes::Bytes;
 use dual_core::{
     PageResponse, ResourceId, Row,
     budget::{RowBudget, row_json_len},
@@ -9,7 +10,7 @@ use dual_core::{
 use dual_spool::SpoolError;
 
 use crate::ServerError;
-use crate::stored_rows::StoredRows;
+use crate::stored_rows::{OPENING, StoredRows};
 
 /// A page from [`DualResponseServer::fetch_page_encoded`](crate::DualResponseServer::fetch_page_encoded):
 /// the pagination of a [`PageResponse`] and its rows, decoded (a live resource) or still the compact
@@ -104,24 +105,35 @@ impl EncodedPage {
             PageRows::Decoded(rows) => decoded_json(&self.page, rows),
             PageRows::Json(rows) => {
                 let meta = meta_json(&self.page)?;
-                let opened = rows.opened();
-                let mut out = Vec::with_capacity(opened.len() + meta.len());
-                out.extend_from_slice(opened);
-                Ok(close(out, &meta))
+                let mut out = Vec::with_capacity(OPENING.len() + rows.joined_len() + meta.len());
+                out.extend_from_slice(OPENING);
+                rows.write_joined(&mut out);
+                out.extend_from_slice(closing(&meta));
+                Ok(out)
             }
         }
     }
 
-    /// The same bytes as [`EncodedPage::to_json`], written into the buffer a snapshot's rows were
-    /// read into: no second copy of them.
+    /// The same bytes as [`EncodedPage::to_json`], as buffers to send one after another: a
+    /// snapshot's rows are slices of the segments that hold them (when the spool keeps those in
+    /// memory), not copies. Their lengths add up to the page's `Content-Length`.
     ///
     /// # Errors
     ///
     /// As [`EncodedPage::to_json`].
-    pub fn into_json(self) -> Result<Vec<u8>, serde_json::Error> {
+    pub fn into_json_parts(self) -> Result<Vec<Bytes>, serde_json::Error> {
         match self.rows {
-            PageRows::Decoded(rows) => decoded_json(&self.page, &rows),
-            PageRows::Json(rows) => Ok(close(rows.into_opened(), &meta_json(&self.page)?)),
+            PageRows::Decoded(rows) => Ok(vec![Bytes::from(decoded_json(&self.page, &rows)?)]),
+            PageRows::Json(rows) => {
+                let mut meta = meta_json(&self.page)?;
+                // The closing: the empty page's JSON from the `]` of its `{"data":[]` on.
+                meta.drain(..EMPTY_DATA.len() - 1);
+                let mut out = Vec::with_capacity(4);
+                out.push(Bytes::from_static(OPENING));
+                out.extend(rows.into_joined());
+                out.push(Bytes::from(meta));
+                Ok(out)
+            }
         }
     }
 
@@ -134,7 +146,11 @@ impl EncodedPage {
         let mut page = self.page;
         page.data = match self.rows {
             PageRows::Decoded(rows) => rows,
-            PageRows::Json(rows) => rows.iter().map(|row| decode(id, row)).collect::<Result<_, _>>()?,
+            PageRows::Json(rows) => rows
+                .rows()
+                .into_iter()
+                .map(|row| decode(id, row))
+                .collect::<Result<_, _>>()?,
         };
         Ok(page)
     }
@@ -164,12 +180,10 @@ fn meta_json(page: &PageResponse) -> Result<Vec<u8>, serde_json::Error> {
     Ok(meta)
 }
 
-/// `opened` (the page's JSON up to its last row) closed with `]` and the rest of `meta`, the JSON
-/// of the page with no rows.
-fn close(mut opened: Vec<u8>, meta: &[u8]) -> Vec<u8> {
-    opened.push(b']');
-    opened.extend_from_slice(meta.get(EMPTY_DATA.len()..).unwrap_or_default());
-    opened
+/// What closes a page after its rows (`]` and the pagination): `meta`, the JSON of the page with
+/// no rows, after its `{"data":[]` but for that `]`.
+fn closing(meta: &[u8]) -> &[u8] {
+    meta.get(EMPTY_DATA.len() - 1..).unwrap_or_default()
 }
 
 /// Decodes one stored row (the compact JSON of a [`Row`]).
@@ -237,13 +251,16 @@ mod tests {
             let json = json_page(encoded, &page, usize::MAX);
             assert_eq!(json.to_json().ok(), expected, "{n} rows, offset {offset}");
             assert_eq!(
-                json.clone().into_json().ok(),
+                json.clone().into_json_parts().ok().map(|parts| parts.concat()),
                 expected,
                 "{n} rows, offset {offset}"
             );
             let decoded = EncodedPage::decoded(rows(n), &page, RowBudget::for_page(&page, usize::MAX), 99);
             assert_eq!(decoded.to_json().ok(), expected);
-            assert_eq!(decoded.into_json().ok(), expected);
+            assert_eq!(
+                decoded.into_json_parts().ok().map(|parts| parts.concat()),
+                expected
+            );
             let back = json.into_response(id).ok();
             assert_eq!(back, Some(PageResponse::from_rows(rows(n), &page, 99)));
         }

@@ -51,9 +51,11 @@
 //!
 //! # Segment format
 //!
-//! A segment is a 16-byte header (`"DSG1"`, row count n, row-byte count d, reserved), a table of
-//! n + 1 row bounds (u32 little-endian), and the row bytes concatenated without separators. Rows
-//! `i..j` of a segment are one slice, `data[b[i]..b[j]]`, found with two table reads. A writer
+//! A segment is a 16-byte header (`"DSG2"`, row count n, data byte count d, reserved), a table of
+//! n + 1 row starts (u32 little-endian), and the rows joined by commas. Rows `i..j` of a segment
+//! are one slice, `data[s[i]..s[j] - 1]`, found with two table reads: already the inside of a JSON
+//! array, so a page of stored rows is sent as slices of its segments ([`RowRun::joined`]), never
+//! copied. Segments of version 1 (`"DSG1"`, rows without separators) are still read. A writer
 //! closes a segment before a row would take it past [`SegmentLimits`] (1 MiB or 65,536 rows by
 //! default; a larger row gets a segment of its own). The [`Manifest`] lists the segments with their
 //! first row, row count and size; it is the offset index, searched by binary search, and it is

@@ -46,16 +46,39 @@ impl RowRun {
         self.start == self.end
     }
 
-    /// The bytes of the run's rows together.
+    /// Whether the spool's storage keeps the run's segment in memory anyway (a memory backend's
+    /// segment, not one read from a file or an object store): holding [`RowRun::joined`] for as
+    /// long as a response is written then keeps no more memory alive. Otherwise holding it keeps
+    /// the whole segment (up to [`SegmentLimits`](crate::SegmentLimits)' bytes), and a caller that
+    /// keeps a few rows for long should copy them.
+    #[must_use]
+    pub fn resident(&self) -> bool {
+        self.segment.resident()
+    }
+
+    /// The length of [`RowRun::joined`]: the run's row bytes and the commas between them.
     #[must_use]
     pub fn byte_len(&self) -> usize {
         self.segment.span(self.start..self.end).len()
     }
 
-    /// The run's row bytes, concatenated without separators: one slice of the segment.
+    /// The run's rows joined by commas (what a JSON array holds between its brackets): one slice
+    /// of the segment, no copy.
     #[must_use]
-    pub fn bytes(&self) -> Bytes {
+    pub fn joined(&self) -> Bytes {
         self.segment.slice(self.start..self.end)
+    }
+
+    /// The run's first `rows` rows (all of them when it has fewer).
+    #[must_use]
+    pub fn head(&self, rows: usize) -> Self {
+        let rows = u32::try_from(rows).unwrap_or(u32::MAX);
+        Self {
+            segment: self.segment.clone(),
+            start: self.start,
+            end: self.start.saturating_add(rows).min(self.end),
+            first_row: self.first_row,
+        }
     }
 
     /// Row `i` of the run.
@@ -63,7 +86,8 @@ impl RowRun {
     pub fn row(&self, i: usize) -> Option<Bytes> {
         let i = u32::try_from(i).ok().filter(|i| *i < self.end - self.start)?;
         let span = self.segment.row_span(self.start, self.start + i);
-        Some(self.bytes().slice(span))
+        let all = self.joined();
+        (span.end <= all.len()).then(|| all.slice(span))
     }
 
     /// The rows one by one, borrowed from the segment: no reference count is touched (a page
@@ -74,8 +98,11 @@ impl RowRun {
 
     /// The rows one by one, each its own slice.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Bytes> + '_ {
-        let all = self.bytes();
-        (self.start..self.end).map(move |i| all.slice(self.segment.row_span(self.start, i)))
+        let all = self.joined();
+        (self.start..self.end).map(move |i| {
+            let span = self.segment.row_span(self.start, i);
+            all.get(span.clone()).map_or_else(Bytes::new, |_| all.slice(span))
+        })
     }
 }
 
@@ -105,7 +132,7 @@ impl Rows {
         self.runs.is_empty()
     }
 
-    /// The runs, in row order; a JSON page is `[` + rows joined by `,` + `]`.
+    /// The runs, in row order; a JSON page is `[`, the runs' [`RowRun::joined`] joined by `,`, and `]`.
     #[must_use]
     pub fn runs(&self) -> &[RowRun] {
         &self.runs

@@ -202,3 +202,28 @@ async fn a_directory_a_live_spool_holds_is_refused_and_free_again_once_it_is_gon
     drop(again);
     std::fs::remove_dir_all(&base).expect("clean up");
 }
+
+#[tokio::test]
+async fn runs_say_whether_their_segment_stays_in_memory_and_join_their_rows_with_commas() {
+    let backend = MemorySpool::builder()
+        .memory_budget(1_000)
+        .build()
+        .await
+        .expect("spool");
+    let spool = spool_on(&backend);
+    // Segments of 9 rows (960 bytes): the first stays in memory, the rest spill to disk.
+    let id = write(&spool, 20).await.expect("written");
+    let rows = spool.read_rows(id, 0, 20).await.expect("read");
+    let resident: Vec<bool> = rows.runs().iter().map(dual_spool::RowRun::resident).collect();
+    assert_eq!(resident, [true, false, false]);
+    assert!(backend.stats().on_disk_bytes > 0);
+    for run in rows.runs() {
+        let joined = run.joined();
+        assert_eq!(joined.len(), run.byte_len());
+        assert_eq!(joined, vec![&ROW[..]; run.len()].join(&b","[..]));
+        assert_eq!(run.head(2).joined(), [&ROW[..], b",", &ROW[..]].concat());
+        assert_eq!(run.head(2).len(), 2);
+        assert_eq!(run.head(usize::MAX).len(), run.len());
+        assert!(run.head(0).joined().is_empty());
+    }
+}

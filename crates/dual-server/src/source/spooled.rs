@@ -14,7 +14,8 @@ use crate::{ExecutorError, JsonRows, RowBatch, RowStream, ServerError};
 /// The rows of `page` of the snapshot of `id` in its sort order (snapshot order without), as
 /// stored (each the compact JSON of one row), cut to the rows `budget` admits. Reading stops at the
 /// first row the budget refuses, so memory holds the page's rows and the segments they share, not
-/// `limit` rows. With `stored` (the segments of a snapshot still being written), an unsorted page
+/// `limit` rows; an unsorted page of segments the spool keeps in memory holds slices of them, no
+/// copy. With `stored` (the segments of a snapshot still being written), an unsorted page
 /// reads those; a sorted one needs the finished snapshot.
 pub(crate) async fn page(
     spool: &Spool,
@@ -35,12 +36,11 @@ pub(crate) async fn page(
                     .map_err(ServerError::spool)?,
             };
             while let Some(run) = cursor.next().await.map_err(ServerError::spool)? {
-                out.reserve(run.len(), run.byte_len().min(budget.remaining()));
-                for row in run.slices() {
-                    if !budget.admit(row.len()) {
-                        return Ok(out);
-                    }
-                    out.push(row);
+                let admitted = run.slices().take_while(|row| budget.admit(row.len())).count();
+                let whole = admitted == run.len();
+                out.push_run(run.head(admitted));
+                if !whole {
+                    return Ok(out);
                 }
             }
         }

@@ -56,9 +56,11 @@ pub async fn cursor_streams_every_range(spool: Spool) {
                 assert_eq!(run.first_row(), offset + got.len() as u64);
                 assert!(!run.is_empty() && run.len() <= super::LIMITS.rows as usize);
                 assert_eq!(
-                    run.bytes(),
-                    run.iter().flat_map(|r| r.to_vec()).collect::<Vec<u8>>()
+                    run.joined(),
+                    run.iter().map(|r| r.to_vec()).collect::<Vec<_>>().join(&b","[..]),
+                    "a run's rows, joined by commas, are one slice"
                 );
+                assert_eq!(run.joined().len(), run.byte_len());
                 got.extend(run.iter().map(|r| r.to_vec()));
                 runs += 1;
             }
