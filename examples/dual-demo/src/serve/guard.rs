@@ -1,5 +1,6 @@
-//! The checks in front of `/mcp` and `/resources`, as axum middleware: the bearer token (with
-//! `--auth-tokens`), and the request body's deadline (`408`, closing the connection, when it ran out).
+//! The checks in front of `/mcp` and `/resources` (`admit`, which the router calls for `/resources`
+//! and axum's middleware `check` for `/mcp`): the bearer token (with `--auth-tokens`), and the
+//! request body's deadline (`408`, closing the connection, when it ran out).
 //!
 //! A request to `/resources/…` whose query carries a `token` parameter is a capability link: it
 //! skips the bearer check, and dual-http verifies the token before any store access (a wrong,
@@ -27,12 +28,27 @@ pub(super) struct Guard {
     pub(super) body_timeout: Duration,
 }
 
-/// Authenticates `request`, gives its body a deadline and passes it on.
+/// Authenticates `request`, gives its body a deadline and passes it on: axum's middleware in front
+/// of `/mcp`.
 pub(super) async fn check(
     State(guard): State<Guard>,
-    mut request: Request,
+    request: Request,
     next: Next,
 ) -> http::Response<RouterBody> {
+    admit(&guard, request, |request| next.run(request.map(Body::new))).await
+}
+
+/// Authenticates `request`, gives its body a deadline and passes it to `next`; `408` when the body
+/// ran out of time, whatever `next` answered.
+pub(super) async fn admit<B, F, R>(
+    guard: &Guard,
+    mut request: http::Request<B>,
+    next: F,
+) -> http::Response<RouterBody>
+where
+    F: FnOnce(http::Request<TimedBody<B>>) -> R,
+    R: Future<Output = http::Response<RouterBody>>,
+{
     if let Some(tokens) = guard
         .auth
         .as_ref()
@@ -54,7 +70,7 @@ pub(super) async fn check(
     let (parts, body) = request.into_parts();
     let body = TimedBody::new(body, guard.body_timeout);
     let expired = body.expired_flag();
-    let response = next.run(Request::from_parts(parts, Body::new(body))).await;
+    let response = next(http::Request::from_parts(parts, body)).await;
     if expired.load(Ordering::Acquire) {
         return reply::request_timeout(guard.body_timeout);
     }

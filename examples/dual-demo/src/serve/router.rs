@@ -1,5 +1,7 @@
-//! The routes, on axum's [`Router`](axum::Router): rmcp at `/mcp` (`super::mcp_endpoint`) and
-//! dual-http under `/resources`, both behind `super::guard`; anything else is a JSON `404`.
+//! The routes: dual-http under `/resources`, called straight (a page is the request the demo serves
+//! most, so it does not pay for axum's routing and boxed middleware), and rmcp at `/mcp`
+//! (`super::mcp_endpoint`) on axum's [`Router`](axum::Router); both behind `super::guard`. Anything
+//! else is a JSON `404`.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -20,6 +22,8 @@ use super::{MCP_PATH, REST_PREFIX, RouterBody, ServeOptions, reply};
 /// Routes `/mcp` to rmcp and `/resources` to dual-http.
 #[derive(Debug, Clone)]
 pub struct Router {
+    rest: DualHttp,
+    guard: Guard,
     app: axum::Router,
 }
 
@@ -33,36 +37,68 @@ impl Router {
         options: &ServeOptions,
         switches: &Switches,
     ) -> Self {
-        // No prefix: `nest_service` strips `/resources` before dual-http sees the path.
         let rest = DualHttp::builder(server.clone())
+            .prefix(REST_PREFIX)
             .authorize(CallerFromExtensions)
             .build();
-        let mut app = axum::Router::new().nest_service(REST_PREFIX, rest);
-        if options.serve_mcp_over_http {
-            let hosts = mcp_endpoint::allowed_hosts(addr, base_url);
-            let endpoint = McpEndpoint::new(server, hosts, options, switches);
-            app = app.nest_service(MCP_PATH, any(mcp_endpoint::handle).with_state(endpoint));
-        }
         let guard = Guard {
             auth: options.auth_tokens.clone(),
             body_timeout: options.body_timeout,
         };
-        let mut app = app.route_layer(middleware::from_fn_with_state(guard, guard::check));
-        if !options.serve_mcp_over_http {
-            // After the guard: with MCP on stdio, `/mcp` is a 404 for everyone.
-            app = app.nest_service(MCP_PATH, any(|| async { reply::mcp_not_served() }));
-        }
+        let app = if options.serve_mcp_over_http {
+            let hosts = mcp_endpoint::allowed_hosts(addr, base_url);
+            let endpoint = McpEndpoint::new(server, hosts, options, switches);
+            axum::Router::new()
+                .nest_service(MCP_PATH, any(mcp_endpoint::handle).with_state(endpoint))
+                .route_layer(middleware::from_fn_with_state(guard.clone(), guard::check))
+        } else {
+            // No guard: with MCP on stdio, `/mcp` is a 404 for everyone.
+            axum::Router::new().nest_service(MCP_PATH, any(|| async { reply::mcp_not_served() }))
+        };
         Self {
+            rest,
+            guard,
             app: app.fallback(|| async { reply::not_found() }),
         }
     }
 
     /// Answers one request.
     pub async fn route(&self, request: Request<Incoming>) -> Response<RouterBody> {
+        if is_rest(request.uri().path()) {
+            return guard::admit(&self.guard, request, |request| async {
+                self.rest.handle(request).await.map(RouterBody::new)
+            })
+            .await;
+        }
         let result: Result<_, Infallible> = self.app.clone().oneshot(request).await;
         match result {
             Ok(response) => response,
             Err(never) => match never {},
+        }
+    }
+}
+
+/// Whether `path` is dual-http's: `/resources` and everything below it.
+fn is_rest(path: &str) -> bool {
+    path.strip_prefix(REST_PREFIX)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_rest;
+
+    #[test]
+    fn the_rest_prefix_is_a_whole_segment() {
+        for path in [
+            "/resources",
+            "/resources/",
+            "/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV/data",
+        ] {
+            assert!(is_rest(path), "{path}");
+        }
+        for path in ["/", "/resourcesX/1", "/mcp", "/mcp/resources/1", "/resource"] {
+            assert!(!is_rest(path), "{path}");
         }
     }
 }
