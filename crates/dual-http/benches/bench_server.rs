@@ -305,6 +305,14 @@ async fn micro(iterations: u32) -> Result<(), BoxError> {
         std::hint::black_box(page.to_json()?);
     }
     time("fetch_page_encoded + to_json", started);
+    let started = Instant::now();
+    for _ in 0..iterations {
+        let page = server
+            .fetch_page_encoded(id, &dual_server::Caller::anonymous(), &request)
+            .await?;
+        std::hint::black_box(page.into_json_parts()?);
+    }
+    time("fetch_page_encoded + into_json_parts", started);
     for method in [http::Method::POST, http::Method::GET] {
         let started = Instant::now();
         for _ in 0..iterations {

@@ -1,4 +1,4 @@
-//! The response body: a buffer for JSON answers, a stream for exports.
+//! The response body: a buffer for JSON answers, a few for a page, a stream for exports.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -9,8 +9,9 @@ use http_body::{Body, Frame, SizeHint};
 use crate::body_error::BodyError;
 use crate::export::ExportBody;
 
-/// The body of every response the handler sends: nothing, one buffer (JSON answers and errors), or an
-/// export streamed as the executor yields rows.
+/// The body of every response the handler sends: nothing, one buffer (JSON answers and errors), a
+/// few buffers sent one after another (a snapshot page, whose rows are slices of the spool's
+/// segments), or an export streamed as the executor yields rows.
 ///
 /// An export whose executor fails part-way ends with a [`BodyError`] instead of a clean end, so the
 /// server aborts the transfer (hyper resets the stream or closes the connection) and the client sees a
