@@ -127,7 +127,7 @@ impl EncodedPage {
             PageRows::Json(rows) => {
                 let mut meta = meta_json(&self.page)?;
                 // The closing: the empty page's JSON from the `]` of its `{"data":[]` on.
-                meta.drain(..EMPTY_DATA.len() - 1);
+                meta.drain(..(EMPTY_DATA.len() - 1).min(meta.len()));
                 let mut out = Vec::with_capacity(4);
                 out.push(Bytes::from_static(OPENING));
                 out.extend(rows.into_joined());

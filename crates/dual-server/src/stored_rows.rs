@@ -33,10 +33,27 @@ impl StoredRows {
         }
         if run.resident() {
             self.chunks.push(Chunk::Run(run));
-        } else {
-            self.reserve(run.len(), run.byte_len());
-            for row in run.slices() {
-                self.push(row);
+            return;
+        }
+        self.reserve(run.len(), run.byte_len());
+        match self.chunks.last_mut() {
+            // The run's rows are already joined by commas: one copy, then where each ends.
+            Some(Chunk::Copied { joined, ends }) => {
+                if !ends.is_empty() {
+                    joined.push(b',');
+                }
+                let mut end = joined.len();
+                joined.extend_from_slice(&run.joined());
+                for row in run.slices() {
+                    end += row.len();
+                    ends.push(end);
+                    end += 1;
+                }
+            }
+            _ => {
+                for row in run.slices() {
+                    self.push(row);
+                }
             }
         }
     }
