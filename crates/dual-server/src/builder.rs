@@ -204,8 +204,9 @@ impl DualResponseServerBuilder {
 
     /// Largest `POST /{id}` page, in bytes of JSON (default 16 MiB): a page that would pass it is
     /// cut to whole rows, with `returned_count`, `has_next` and `next_offset` exact, and no row after
-    /// the cut is read (from the snapshot or, through [`LiveQuery::fetch_page`](crate::LiveQuery::fetch_page), the executor).
-    /// A single row larger than the cap comes alone, so paging by `next_offset` always advances.
+    /// the cut is read (from the snapshot, or from the executor:
+    /// [`LiveQuery::fetch`](crate::LiveQuery::fetch) gets the budget in its window). A single
+    /// row larger than the cap comes alone, so paging by `next_offset` always advances.
     pub fn max_page_bytes(mut self, bytes: usize) -> Self {
         self.max_page_bytes = bytes;
         self

@@ -189,29 +189,17 @@ pub trait LiveQuery<P: ?Sized + Sync = Value>: Send + Sync {
     async fn count(&self, params: &P) -> Result<u64, ExecutorError>;
 
     /// The rows of `window`: up to `window.limit` rows from `window.offset`, sorted by `window.sort`
-    /// when given.
-    async fn fetch(&self, params: &P, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError>;
-
-    /// The rows of one page of a live resource: the rows of `window`, of which the server keeps those
-    /// within `max_bytes` (see [`RowBudget`]: each row counts its compact JSON plus one byte, the
-    /// first row is always kept, and the first row refused ends the page).
+    /// when given. Of these the server keeps the rows within `window.max_bytes` (see [`RowBudget`]:
+    /// each row counts its compact JSON plus one byte, the first row is always kept, and the first row
+    /// refused ends the page).
     ///
-    /// The default calls [`LiveQuery::fetch`], so memory holds all `window.limit` rows before the
-    /// server cuts them. Override it when rows can be read one at a time (a cursor): offer each row
-    /// to `RowBudget::new(window.limit, max_bytes)` and stop right after the first one it refuses
-    /// (return that one too: it tells the server that rows follow), so no more than the cap plus one
-    /// row is ever read.
+    /// Returning all `window.limit` rows is always correct. When rows can be read one at a time (a
+    /// cursor), offer each to `RowBudget::new(window.limit, window.max_bytes)` and stop right after the
+    /// first one it refuses (return that one too: it tells the server that rows follow), so that a
+    /// page of wide rows reads no more than the cap plus one row.
     ///
     /// [`RowBudget`]: dual_core::budget::RowBudget
-    async fn fetch_page(
-        &self,
-        params: &P,
-        window: RowWindow<'_>,
-        max_bytes: usize,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let _ = max_bytes;
-        self.fetch(params, window).await
-    }
+    async fn fetch(&self, params: &P, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError>;
 }
 
 /// What a live operation on an executor without [live paging](QueryExecutor::live) fails with.

@@ -226,7 +226,8 @@ impl DualResponseServer {
     /// `max_bytes`, and always its first row: a page cut short says `has_next` with the exact
     /// `next_offset` of the first row left out, and a single row larger than `max_bytes` comes alone.
     /// No row after the cut is read: a snapshot's segments are read one at a time, and a live
-    /// resource's rows come from [`LiveQuery::fetch_page`](crate::LiveQuery::fetch_page) with the byte budget.
+    /// resource's rows come from [`LiveQuery::fetch`](crate::LiveQuery::fetch) with the byte budget
+    /// in its window.
     ///
     /// # Errors
     /// As [`DualResponseServer::fetch_page`].

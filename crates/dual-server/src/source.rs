@@ -85,10 +85,11 @@ impl<'a> Source<'a> {
             Self::Live { inner, record } => {
                 let executor = inner.registry.get(&record.query.kind)?;
                 let rows = live_paging(executor)?
-                    .fetch_page(
+                    .fetch(
                         &record.query.params,
-                        RowWindow::new(page.offset, page.fetch_limit()).sorted(page.sort.as_ref()),
-                        budget.remaining(),
+                        RowWindow::new(page.offset, page.fetch_limit())
+                            .sorted(page.sort.as_ref())
+                            .capped(budget.remaining()),
                     )
                     .await
                     .map_err(ServerError::query_failed)?;

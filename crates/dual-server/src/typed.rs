@@ -129,14 +129,4 @@ impl<E: TypedExecutor> LiveQuery for Typed<E> {
         let params = decode(params)?;
         self.typed_live()?.fetch(&params, window).await
     }
-
-    async fn fetch_page(
-        &self,
-        params: &Value,
-        window: RowWindow<'_>,
-        max_bytes: usize,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        let params = decode(params)?;
-        self.typed_live()?.fetch_page(&params, window, max_bytes).await
-    }
 }

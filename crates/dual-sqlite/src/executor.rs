@@ -302,20 +302,15 @@ impl LiveQuery for SqliteExecutor {
         self.run(params, |lease, query| count(lease, &query)).await
     }
 
-    async fn fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
-        self.fetch_page(params, window, usize::MAX).await
-    }
-
     /// Steps the page's statement row by row and stops right after the first row the page's byte
     /// budget refuses: a page of wide rows reads the cap and one row, not `limit` rows.
-    async fn fetch_page(
-        &self,
-        params: &Value,
-        window: RowWindow<'_>,
-        max_bytes: usize,
-    ) -> Result<Vec<Row>, ExecutorError> {
+    async fn fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
         let RowWindow {
-            offset, limit, sort, ..
+            offset,
+            limit,
+            sort,
+            max_bytes,
+            ..
         } = window;
         let order = order_by(sort);
         self.run(params, move |lease, query| {

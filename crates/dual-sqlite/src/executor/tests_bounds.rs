@@ -184,7 +184,7 @@ async fn a_page_reads_its_byte_budget_and_one_row_then_stops() {
     let pool = Pool::new(2, 1, Duration::from_secs(2), Duration::from_secs(30));
     let rows = pool
         .exec
-        .fetch_page(&wide(), RowWindow::new(10, 1_000), 50_000)
+        .fetch(&wide(), RowWindow::new(10, 1_000).capped(50_000))
         .await
         .expect("page");
     // Each row is about 10,020 bytes: four fit in 50,000, the fifth is the one refused.
@@ -195,7 +195,7 @@ async fn a_page_reads_its_byte_budget_and_one_row_then_stops() {
         .fetch(&wide(), RowWindow::new(0, 1_000))
         .await
         .expect("fetch");
-    assert_eq!(all.len(), 300, "fetch itself is not capped");
+    assert_eq!(all.len(), 300, "a window without a cap is not capped");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

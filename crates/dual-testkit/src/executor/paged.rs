@@ -100,7 +100,7 @@ impl Paged {
         self
     }
 
-    /// A cursor: [`LiveQuery::fetch_page`] makes the rows one at a time, offers each to the page's
+    /// A cursor: [`LiveQuery::fetch`] makes the rows one at a time, offers each to the page's
     /// [`RowBudget`] and stops after the first one it refuses, as the trait's docs advise, so a page
     /// makes no more rows than the cap and one.
     #[must_use]
@@ -139,31 +139,22 @@ impl LiveQuery for Paged {
     }
 
     async fn fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
-        if let Some(check) = &self.check {
-            check(params, window.offset, window.limit)?;
-        }
-        Ok(rows(params, window.offset, window.limit)
-            .map(|i| (self.row)(params, i))
-            .collect())
-    }
-
-    async fn fetch_page(
-        &self,
-        params: &Value,
-        window: RowWindow<'_>,
-        max_bytes: usize,
-    ) -> Result<Vec<Row>, ExecutorError> {
-        if !self.cursor {
-            return self.fetch(params, window).await;
-        }
-        let RowWindow { offset, limit, .. } = window;
+        let RowWindow {
+            offset,
+            limit,
+            max_bytes,
+            ..
+        } = window;
         if let Some(check) = &self.check {
             check(params, offset, limit)?;
         }
+        let rows = rows(params, offset, limit).map(|i| (self.row)(params, i));
+        if !self.cursor {
+            return Ok(rows.collect());
+        }
         let mut budget = RowBudget::new(limit, max_bytes);
         let mut page = Vec::new();
-        for i in rows(params, offset, limit) {
-            let row = (self.row)(params, i);
+        for row in rows {
             let kept = budget.admit(serde_json::to_vec(&row).map(|v| v.len()).unwrap_or(0));
             page.push(row);
             if !kept {
