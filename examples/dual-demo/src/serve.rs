@@ -494,16 +494,19 @@ pub async fn start(options: &ServeOptions) -> Result<Running, ServeError> {
     let (server, db_path) = build_server(options, &base_url).await?;
     let router = Router::new(server.clone(), addr, &base_url, options, &switches);
     let connections = TaskTracker::new();
-    let acceptor = accept::Acceptor {
+    let listener = accept::Listener {
         listener,
-        router: Arc::new(router),
+        name: "main",
         max_connections: options.max_connections,
-        timeouts: options.io_timeouts(),
         stop: switches.stop_accepting.clone(),
-        cut: switches.cut.clone(),
-        tracker: connections.clone(),
     };
-    let accept = tokio::spawn(acceptor.run());
+    let accept = tokio::spawn(conn::serve_all(
+        listener,
+        Arc::new(router),
+        options.io_timeouts(),
+        switches.cut.clone(),
+        connections.clone(),
+    ));
     let mcp = if options.serve_mcp_over_http {
         format!("http://{addr}{MCP_PATH}")
     } else {
@@ -541,15 +544,18 @@ async fn serve_metrics(
     let bind_error = |source| ServeError::Bind { addr, source };
     let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
     let bound = listener.local_addr().map_err(bind_error)?;
-    let endpoint = metrics_endpoint::MetricsEndpoint {
+    let listener = accept::Listener {
+        listener,
+        name: "metrics",
+        max_connections: options.metrics_max_connections,
+        stop: switches.stop_accepting.clone(),
+    };
+    tokio::spawn(metrics_endpoint::serve_all(
         listener,
         handle,
-        max_connections: options.metrics_max_connections,
-        timeouts: options.io_timeouts(),
-        stop: switches.stop_accepting.clone(),
-        cut: switches.cut.clone(),
-    };
-    tokio::spawn(endpoint.run());
+        options.io_timeouts(),
+        switches.cut.clone(),
+    ));
     tracing::info!(
         metrics = %format_args!("http://{bound}{METRICS_PATH}"),
         max_connections = options.metrics_max_connections,

@@ -1,4 +1,5 @@
-//! The accept loop: at most `max_connections` connections at once, and never a busy loop.
+//! The accept loop of the main and the metrics listener: at most `max_connections` connections at
+//! once, and never a busy loop.
 //!
 //! Each connection holds a semaphore permit for its whole life. At the cap the loop stops
 //! accepting and waits for a permit (new clients wait in the kernel's listen backlog); after an
@@ -6,74 +7,55 @@
 //! to a second. Both situations log at most one line per second, with the number held back.
 //!
 //! Hand-written in the shape of hyper's server example (accept, spawn `serve_connection`, hyper-util's
-//! `GracefulShutdown`): `axum::serve` would need a custom `Listener` for the cap, the back-off and
-//! [`TimedIo`](super::io::TimedIo), and still could not cut the connections left after the grace period.
+//! `GracefulShutdown`, see `super::conn::serve_all`): `axum::serve` would need a custom `Listener`
+//! for the cap, the back-off and [`TimedIo`](super::io::TimedIo), and still could not cut the
+//! connections left after the grace period.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
-use super::Router;
 use super::backoff::{AcceptErrors, LogThrottle};
-use super::conn;
-use super::io::IoTimeouts;
 
-/// The accept loop's parts.
+/// A listener with its bounds, what the main and the metrics listener share: at most
+/// `max_connections` connections at once, accepting until `stop` is cancelled.
 #[derive(Debug)]
-pub(super) struct Acceptor {
+pub(super) struct Listener {
     pub(super) listener: TcpListener,
-    pub(super) router: Arc<Router>,
+    /// The listener's name in log lines: `main`, `metrics`.
+    pub(super) name: &'static str,
     pub(super) max_connections: usize,
-    pub(super) timeouts: IoTimeouts,
-    /// Stops the loop.
+    /// Stops the loop (and closes the listener).
     pub(super) stop: CancellationToken,
-    /// Cuts every connection.
-    pub(super) cut: CancellationToken,
-    /// Tracks the connection tasks.
-    pub(super) tracker: TaskTracker,
 }
 
-impl Acceptor {
-    /// Accepts until `stop` is cancelled; returns the handle that shuts the open connections down
-    /// gracefully. The listener is closed on return.
-    pub(super) async fn run(self) -> GracefulShutdown {
-        let graceful = GracefulShutdown::new();
+impl Listener {
+    /// Accepts until `stop` is cancelled and hands each connection to `start` with its slot, which
+    /// the connection's task holds until it ends. The listener is closed on return.
+    pub(super) async fn run(self, mut start: impl FnMut(TcpStream, OwnedSemaphorePermit)) {
         let slots = Arc::new(Semaphore::new(self.max_connections));
         let mut cap_log = LogThrottle::new(Duration::from_secs(1));
-        let mut errors = AcceptErrors::new("main");
+        let mut errors = AcceptErrors::new(self.name);
         loop {
             let Some(permit) = self.permit(&slots, &mut cap_log).await else {
-                return graceful;
+                return;
             };
             let accepted = tokio::select! {
                 accepted = self.listener.accept() => accepted,
-                () = self.stop.cancelled() => return graceful,
+                () = self.stop.cancelled() => return,
             };
             match accepted {
                 Ok((stream, _peer)) => {
                     errors.accepted();
-                    let _ = stream.set_nodelay(true);
-                    let connection = conn::serve(
-                        stream,
-                        Arc::clone(&self.router),
-                        self.timeouts,
-                        graceful.watcher(),
-                        self.cut.clone(),
-                    );
-                    self.tracker.spawn(async move {
-                        connection.await;
-                        drop(permit);
-                    });
+                    start(stream, permit);
                 }
                 Err(error) => {
                     drop(permit);
                     if !errors.pause(&error, &self.stop).await {
-                        return graceful;
+                        return;
                     }
                 }
             }
@@ -93,6 +75,7 @@ impl Acceptor {
         }
         if let Some(suppressed) = cap_log.admit() {
             tracing::warn!(
+                listener = self.name,
                 max_connections = self.max_connections,
                 suppressed,
                 "connection cap reached; new connections wait until one closes"

@@ -11,18 +11,49 @@ use std::sync::Arc;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::Watcher;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::Router;
+use super::accept::Listener;
 use super::activity::{Activity, in_flight};
 use super::io::{IoTimeouts, TimedIo};
+
+/// Serves every connection `listener` accepts with `router`, each a task of `tracker`, until the
+/// listener stops; returns the handle that shuts the open connections down gracefully.
+pub(super) async fn serve_all(
+    listener: Listener,
+    router: Arc<Router>,
+    timeouts: IoTimeouts,
+    cut: CancellationToken,
+    tracker: TaskTracker,
+) -> GracefulShutdown {
+    let graceful = GracefulShutdown::new();
+    listener
+        .run(|stream, permit| {
+            let _ = stream.set_nodelay(true);
+            let connection = serve(
+                stream,
+                Arc::clone(&router),
+                timeouts,
+                graceful.watcher(),
+                cut.clone(),
+            );
+            tracker.spawn(async move {
+                connection.await;
+                drop(permit);
+            });
+        })
+        .await;
+    graceful
+}
 
 /// Serves `stream` until the client closes it, a timeout or error ends it, it finishes after a
 /// graceful shutdown started (`watcher`), or `cut` is cancelled (the response in flight, if any, is
 /// dropped unfinished).
-pub(super) async fn serve(
+async fn serve(
     stream: TcpStream,
     router: Arc<Router>,
     timeouts: IoTimeouts,

@@ -3,7 +3,8 @@
 //! Bounded like the main listener, so it is no new way to exhaust the process: at most
 //! `--metrics-max-connections` connections (further clients wait in the listen backlog), the same
 //! header, idle and write-stall timeouts ([`TimedIo`]), one request per connection (no keep-alive),
-//! request bodies never read, a growing pause after accept errors. Every other path is `404`, every
+//! request bodies never read, a growing pause after accept errors (the accept loop is the main
+//! listener's, `super::accept`). Every other path is `404`, every
 //! other method `405`. The page is bounded too: every label of every metric takes its value from a
 //! fixed set, so no client can add series. It stops accepting with the main listener, and its
 //! connections are cut with the main ones.
@@ -18,12 +19,11 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use metrics_exporter_prometheus::PrometheusHandle;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
+use super::accept::Listener;
 use super::activity::{Activity, in_flight};
-use super::backoff::AcceptErrors;
 use super::io::{IoTimeouts, TimedIo};
 
 /// The only path served.
@@ -31,54 +31,22 @@ pub const METRICS_PATH: &str = "/metrics";
 /// The Prometheus text exposition format.
 const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// The metrics listener's parts.
-#[derive(Debug)]
-pub(super) struct MetricsEndpoint {
-    pub(super) listener: TcpListener,
-    pub(super) handle: PrometheusHandle,
-    pub(super) max_connections: usize,
-    pub(super) timeouts: IoTimeouts,
-    /// Stops the loop (and closes the listener).
-    pub(super) stop: CancellationToken,
-    /// Cuts every connection.
-    pub(super) cut: CancellationToken,
-}
-
-impl MetricsEndpoint {
-    /// Accepts until `stop` is cancelled.
-    pub(super) async fn run(self) {
-        let slots = Arc::new(Semaphore::new(self.max_connections));
-        let mut errors = AcceptErrors::new("metrics");
-        loop {
-            let permit = tokio::select! {
-                permit = Arc::clone(&slots).acquire_owned() => match permit {
-                    Ok(permit) => permit,
-                    Err(_) => return,
-                },
-                () = self.stop.cancelled() => return,
-            };
-            let accepted = tokio::select! {
-                accepted = self.listener.accept() => accepted,
-                () = self.stop.cancelled() => return,
-            };
-            match accepted {
-                Ok((stream, _peer)) => {
-                    errors.accepted();
-                    let connection = serve(stream, self.handle.clone(), self.timeouts, self.cut.clone());
-                    tokio::spawn(async move {
-                        connection.await;
-                        drop(permit);
-                    });
-                }
-                Err(error) => {
-                    drop(permit);
-                    if !errors.pause(&error, &self.stop).await {
-                        return;
-                    }
-                }
-            }
-        }
-    }
+/// Serves `GET /metrics` from `handle` on every connection `listener` accepts, until it stops.
+pub(super) async fn serve_all(
+    listener: Listener,
+    handle: PrometheusHandle,
+    timeouts: IoTimeouts,
+    cut: CancellationToken,
+) {
+    listener
+        .run(|stream, permit| {
+            let connection = serve(stream, handle.clone(), timeouts, cut.clone());
+            tokio::spawn(async move {
+                connection.await;
+                drop(permit);
+            });
+        })
+        .await;
 }
 
 /// Serves one request on `stream`, then closes it (or the timeouts or `cut` end it first).
