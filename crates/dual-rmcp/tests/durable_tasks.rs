@@ -12,6 +12,7 @@ use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor};
 use dual_store::{MemoryStore, ResourceStore};
 use dual_testkit::BreakableStore;
 use dual_testkit::executor::Numbers;
+use dual_testkit::wait::until;
 use rmcp::model::{ErrorCode, TaskStatus};
 use serde_json::Value;
 
@@ -45,17 +46,6 @@ fn request(owner: &str) -> CreateResponse {
 
 fn render() -> RenderOptions {
     RenderOptions::new(ProtocolVersion::V2025_11_25)
-}
-
-/// Polls `condition` every 10 ms for at most 5 s.
-async fn until(what: &str, mut condition: impl AsyncFnMut() -> bool) {
-    for _ in 0..500 {
-        if condition().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("{what}: not within 5 s");
 }
 
 async fn status(tasks: &DualTasks, id: &str, caller: &Caller) -> TaskStatus {

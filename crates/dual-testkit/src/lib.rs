@@ -15,6 +15,7 @@
 //! | `s3` | (feature `s3`) a bucket of one test on the S3-compatible server, removed with everything in it |
 //! | [`serve`] | a hyper service on a free loopback port |
 //! | [`services`] | the PostgreSQL, Redis and S3 servers some suites need, found through environment variables |
+//! | [`wait`] | [`until`](wait::until): polling a condition, failing the test with what it waited for |
 //! | [`cleanup`] | removing what a test wrote to Redis (feature `redis`) or PostgreSQL (feature `postgres`) |
 //! | [`Scratch`] | the place of one test on a shared server (a schema, a key prefix), removed when dropped |
 //! | [`BreakableStore`], [`BreakableSpool`] | a store and a spool backend a test switches off |
@@ -53,6 +54,7 @@ pub mod serve;
 pub mod services;
 pub mod spool;
 pub mod store;
+pub mod wait;
 
 pub use breakable_spool::BreakableSpool;
 pub use breakable_store::BreakableStore;

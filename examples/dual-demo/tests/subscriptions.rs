@@ -16,6 +16,7 @@ use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor};
 use dual_store::{MemoryStore, ResourceStore};
 use dual_testkit::BreakableStore;
 use dual_testkit::executor::Numbers;
+use dual_testkit::wait::until;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ErrorCode, Implementation,
     ResourceUpdatedNotificationParam, SubscribeRequestParams, UnsubscribeRequestParams,
@@ -98,17 +99,6 @@ async fn connect(
     (a, b, client)
 }
 
-/// Polls `condition` every 10 ms for at most 5 s.
-async fn until(what: &str, mut condition: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if condition() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("{what}: not within 5 s");
-}
-
 /// A pending result of the `query` tool: its URI.
 async fn pending_result(client: &RunningService<RoleClient, Client>) -> String {
     let result = client
@@ -152,14 +142,14 @@ async fn a_subscriber_is_told_when_its_result_is_ready_and_when_it_is_deleted_el
     );
 
     executor.open();
-    until("told it is ready", || client.updates().len() == 1).await;
+    until("told it is ready", async || client.updates().len() == 1).await;
     assert_eq!(client.updates(), std::slice::from_ref(&uri));
 
     // Deleted through the other instance: told once more, and then never again.
     b.delete_resource(id_of(&uri), &Caller::anonymous())
         .await
         .expect("deleted on B");
-    until("told it is gone", || client.updates().len() == 2).await;
+    until("told it is gone", async || client.updates().len() == 2).await;
     tokio::time::sleep(POLL * 4).await;
     assert_eq!(
         client.updates(),
@@ -245,7 +235,10 @@ async fn nothing_is_sent_after_unsubscribe_and_strangers_and_the_cap_are_refused
     assert!(error.message.contains("at most 2"), "{}", error.message);
 
     // The expiring one is told when it expires, and frees its place.
-    until("told it expired", || client.updates() == [expiring.uri.clone()]).await;
+    until("told it expired", async || {
+        client.updates() == [expiring.uri.clone()]
+    })
+    .await;
     tokio::time::sleep(POLL * 2).await;
     peer.subscribe(SubscribeRequestParams::new(third.uri))
         .await
@@ -266,7 +259,7 @@ async fn a_subscriber_is_told_when_its_query_fails() {
         .expect("resources/subscribe");
     executor.open();
     executor.open();
-    until("told it failed", || client.updates().len() == 1).await;
+    until("told it failed", async || client.updates().len() == 1).await;
     let record = a
         .get_resource(id_of(&uri), &Caller::anonymous())
         .await

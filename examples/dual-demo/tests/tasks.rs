@@ -10,6 +10,7 @@ use dual_demo::mcp_server::{DemoMcp, QUERY_TOOL};
 use dual_demo::sqlite::SQL_KIND;
 use dual_server::{DualResponseServer, LiveQuery, QueryExecutor};
 use dual_testkit::executor::Numbers;
+use dual_testkit::wait::until;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
     ClientConfig, DetailedTask, GetTaskParams, Implementation, NumberOrString, ProgressNotificationParam,
@@ -108,16 +109,6 @@ async fn terminal(client: &RunningService<RoleClient, Client>, task_id: &str) ->
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("task {task_id} still not terminal after 10 s");
-}
-
-async fn until(what: &str, mut condition: impl AsyncFnMut() -> bool) {
-    for _ in 0..500 {
-        if condition().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("{what}: not within 5 s");
 }
 
 fn read_text(result: &rmcp::model::ReadResourceResult) -> Value {
