@@ -40,8 +40,14 @@ fn two_instances(executor: &Arc<Numbers>) -> (DualResponseServer, DualResponseSe
     (instance(), instance())
 }
 
-fn request(owner: &str) -> CreateResponse {
-    CreateResponse::new(KIND, Value::Null).owner(owner)
+/// Starts a task of the caller `alice`, for a result she owns, on `tasks`: its id.
+async fn alices_task(tasks: &DualTasks) -> String {
+    let request = CreateResponse::new(KIND, Value::Null).owner("alice");
+    let created = tasks
+        .spawn(Caller::owner("alice"), request, render(), None)
+        .await
+        .unwrap_or_else(|e| panic!("spawn: {e:?}"));
+    created.task.task_id
 }
 
 fn render() -> RenderOptions {
@@ -63,11 +69,7 @@ async fn a_task_started_on_one_instance_is_read_on_another_by_its_owner_only() {
     let (a, b) = two_instances(&executor);
     let (on_a, on_b) = (DualTasks::new(a), DualTasks::new(b.clone()));
     let alice = Caller::owner("alice");
-    let created = on_a
-        .spawn(alice.clone(), request("alice"), render(), None)
-        .await
-        .unwrap_or_else(|e| panic!("spawn: {e:?}"));
-    let id = created.task.task_id.clone();
+    let id = alices_task(&on_a).await;
     assert_eq!(id.len(), 32, "128 random bits in hex: {id}");
     // Durable before the answer: B reads it at once.
     assert_eq!(status(&on_b, &id, &alice).await, TaskStatus::Working);
@@ -132,11 +134,7 @@ async fn cancelling_on_another_instance_stops_the_query_within_two_seconds() {
     let (a, b) = two_instances(&executor);
     let (on_a, on_b) = (DualTasks::new(a.clone()), DualTasks::new(b.clone()));
     let alice = Caller::owner("alice");
-    let created = on_a
-        .spawn(alice.clone(), request("alice"), render(), None)
-        .await
-        .unwrap_or_else(|e| panic!("spawn: {e:?}"));
-    let id = created.task.task_id.clone();
+    let id = alices_task(&on_a).await;
     let task_id = id.parse().unwrap_or_else(|e| panic!("{e}"));
     until("the task has its pending resource", async || {
         b.task(task_id, &alice)

@@ -117,6 +117,17 @@ async fn pending_result(client: &RunningService<RoleClient, Client>) -> String {
     structured["resource"]["uri"].as_str().expect("a URI").to_owned()
 }
 
+/// A pending result of the `query` tool, subscribed to: its URI.
+async fn subscribed_result(client: &RunningService<RoleClient, Client>) -> String {
+    let uri = pending_result(client).await;
+    client
+        .peer()
+        .subscribe(SubscribeRequestParams::new(uri.clone()))
+        .await
+        .expect("resources/subscribe");
+    uri
+}
+
 fn id_of(uri: &str) -> dual_core::ResourceId {
     uri.trim_start_matches("resource://")
         .parse()
@@ -128,12 +139,7 @@ async fn a_subscriber_is_told_when_its_result_is_ready_and_when_it_is_deleted_el
     let executor = Arc::new(Numbers::new().steps([2, 3]));
     let client = Client::default();
     let (_a, b, session) = connect(&executor, client.clone(), 4).await;
-    let uri = pending_result(&session).await;
-    session
-        .peer()
-        .subscribe(SubscribeRequestParams::new(uri.clone()))
-        .await
-        .expect("resources/subscribe");
+    let uri = subscribed_result(&session).await;
     tokio::time::sleep(POLL * 4).await;
     assert!(
         client.updates().is_empty(),
@@ -251,12 +257,7 @@ async fn a_subscriber_is_told_when_its_query_fails() {
     let executor = Arc::new(Numbers::new().steps([2, 3]).then_fail());
     let client = Client::default();
     let (a, _b, session) = connect(&executor, client.clone(), 4).await;
-    let uri = pending_result(&session).await;
-    session
-        .peer()
-        .subscribe(SubscribeRequestParams::new(uri.clone()))
-        .await
-        .expect("resources/subscribe");
+    let uri = subscribed_result(&session).await;
     executor.open();
     executor.open();
     until("told it failed", async || client.updates().len() == 1).await;
