@@ -32,38 +32,47 @@ pub struct Service {
 }
 
 /// Redis: `DUAL_TEST_REDIS_URL`, by default `redis://127.0.0.1:6379`.
-pub const REDIS: Service = Service {
-    name: "Redis",
-    env: "DUAL_TEST_REDIS_URL",
-    default_url: "redis://127.0.0.1:6379",
-    default_port: 6379,
-};
+pub const REDIS: Service = Service::new("Redis", "DUAL_TEST_REDIS_URL", "redis://127.0.0.1:6379", 6379);
 
 /// PostgreSQL: `DUAL_TEST_POSTGRES_URL`, by default `postgres://postgres@127.0.0.1:5432/test`.
-pub const POSTGRES: Service = Service {
-    name: "PostgreSQL",
-    env: "DUAL_TEST_POSTGRES_URL",
-    default_url: "postgres://postgres@127.0.0.1:5432/test",
-    default_port: 5432,
-};
+pub const POSTGRES: Service = Service::new(
+    "PostgreSQL",
+    "DUAL_TEST_POSTGRES_URL",
+    "postgres://postgres@127.0.0.1:5432/test",
+    5432,
+);
 
 /// MariaDB or MySQL: `DUAL_TEST_MYSQL_URL`, by default `mysql://root@127.0.0.1:3306/test`.
-pub const MYSQL: Service = Service {
-    name: "MariaDB/MySQL",
-    env: "DUAL_TEST_MYSQL_URL",
-    default_url: "mysql://root@127.0.0.1:3306/test",
-    default_port: 3306,
-};
+pub const MYSQL: Service = Service::new(
+    "MariaDB/MySQL",
+    "DUAL_TEST_MYSQL_URL",
+    "mysql://root@127.0.0.1:3306/test",
+    3306,
+);
 
 /// An S3-compatible server (moto in CI): `DUAL_TEST_S3_ENDPOINT`, by default `http://127.0.0.1:9000`.
-pub const S3: Service = Service {
-    name: "S3 (moto)",
-    env: "DUAL_TEST_S3_ENDPOINT",
-    default_url: "http://127.0.0.1:9000",
-    default_port: 9000,
-};
+pub const S3: Service = Service::new(
+    "S3 (moto)",
+    "DUAL_TEST_S3_ENDPOINT",
+    "http://127.0.0.1:9000",
+    9000,
+);
 
 impl Service {
+    const fn new(
+        name: &'static str,
+        env: &'static str,
+        default_url: &'static str,
+        default_port: u16,
+    ) -> Self {
+        Self {
+            name,
+            env,
+            default_url,
+            default_port,
+        }
+    }
+
     /// The server's name for messages, e.g. `Redis`.
     #[must_use]
     pub fn name(&self) -> &'static str {

@@ -290,29 +290,21 @@ mod tests {
 
     #[test]
     fn memory_spool_flags_are_refused_with_s3() {
+        /// Sets one memory-only flag.
+        type Set = fn(&mut SpoolOptions);
+        let flags: [(&str, Set); 4] = [
+            ("--spool-dir", |o| o.dir = Some(PathBuf::from("/tmp/spool"))),
+            ("--spool-memory-mb", |o| o.memory_mb = Some(64)),
+            ("--spool-max-mb", |o| o.max_mb = Some(1)),
+            ("--spool-min-free-mb", |o| o.min_free_mb = Some(1)),
+        ];
+        for (flag, set) in flags {
+            let mut options = SpoolOptions::new("s3://bucket");
+            set(&mut options);
+            let error = SpoolSpec::parse(&options).expect_err(flag).to_string();
+            assert_eq!(error, format!("{flag} applies to `--spool memory` only"));
+        }
         let mut options = SpoolOptions::new("s3://bucket");
-        options.dir = Some(PathBuf::from("/tmp/spool"));
-        let error = SpoolSpec::parse(&options).expect_err("--spool-dir").to_string();
-        assert_eq!(error, "--spool-dir applies to `--spool memory` only");
-        options.dir = None;
-        options.memory_mb = Some(64);
-        let error = SpoolSpec::parse(&options)
-            .expect_err("--spool-memory-mb")
-            .to_string();
-        assert_eq!(error, "--spool-memory-mb applies to `--spool memory` only");
-        options.memory_mb = None;
-        options.max_mb = Some(1);
-        let error = SpoolSpec::parse(&options)
-            .expect_err("--spool-max-mb")
-            .to_string();
-        assert_eq!(error, "--spool-max-mb applies to `--spool memory` only");
-        options.max_mb = None;
-        options.min_free_mb = Some(1);
-        let error = SpoolSpec::parse(&options)
-            .expect_err("--spool-min-free-mb")
-            .to_string();
-        assert_eq!(error, "--spool-min-free-mb applies to `--spool memory` only");
-        options.min_free_mb = None;
         options.memory_mb = Some(64);
         options.spec = "memory".to_owned();
         assert_eq!(

@@ -188,6 +188,22 @@ impl MemorySpool {
     }
 
     /// The state, or `Unavailable` once closed.
+    /// The manifest `pick` chooses of the resource `id` (the finished or the partial one), or
+    /// `NotFound`.
+    fn manifest_of(
+        &self,
+        id: ResourceId,
+        pick: impl Fn(&Entry) -> Option<&Manifest>,
+    ) -> Result<Manifest, SpoolError> {
+        let state = self.open_state()?;
+        state
+            .resources
+            .get(&id)
+            .and_then(pick)
+            .cloned()
+            .ok_or(SpoolError::NotFound(id))
+    }
+
     fn open_state(&self) -> Result<MutexGuard<'_, State>, SpoolError> {
         let state = self.lock();
         if state.closed {
@@ -378,12 +394,7 @@ impl SpoolBackend for MemorySpool {
     }
 
     async fn get_manifest(&self, id: ResourceId) -> Result<Manifest, SpoolError> {
-        let state = self.open_state()?;
-        state
-            .resources
-            .get(&id)
-            .and_then(|e| e.manifest.clone())
-            .ok_or(SpoolError::NotFound(id))
+        self.manifest_of(id, |entry| entry.manifest.as_ref())
     }
 
     /// Kept with the resource's segments; a resource with none (deleted meanwhile) keeps nothing.
@@ -396,12 +407,7 @@ impl SpoolBackend for MemorySpool {
     }
 
     async fn get_partial_manifest(&self, id: ResourceId) -> Result<Manifest, SpoolError> {
-        let state = self.open_state()?;
-        state
-            .resources
-            .get(&id)
-            .and_then(|e| e.partial.clone())
-            .ok_or(SpoolError::NotFound(id))
+        self.manifest_of(id, |entry| entry.partial.as_ref())
     }
 
     async fn delete(&self, id: ResourceId) -> Result<(), SpoolError> {
