@@ -5,6 +5,8 @@ use serde_json::{Map, Value};
 
 use crate::{Column, Row, Sort, SortOrder};
 
+mod plain;
+
 /// Default page limit when a request gives none.
 pub const DEFAULT_PAGE_LIMIT: u64 = 100;
 /// Largest page limit a request may ask for.
@@ -168,6 +170,9 @@ impl PageRequest {
     pub fn from_json(body: &[u8]) -> Result<Self, RequestError> {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(Self::default());
+        }
+        if let Some(request) = plain::parse(body) {
+            return Ok(request);
         }
         let value: Value =
             serde_json::from_slice(body).map_err(|e| RequestError::MalformedJson(e.to_string()))?;
