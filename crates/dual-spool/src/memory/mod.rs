@@ -187,7 +187,6 @@ impl MemorySpool {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The state, or `Unavailable` once closed.
     /// The manifest `pick` chooses of the resource `id` (the finished or the partial one), or
     /// `NotFound`.
     fn manifest_of(
@@ -204,6 +203,7 @@ impl MemorySpool {
             .ok_or(SpoolError::NotFound(id))
     }
 
+    /// The state, or `Unavailable` once closed.
     fn open_state(&self) -> Result<MutexGuard<'_, State>, SpoolError> {
         let state = self.lock();
         if state.closed {

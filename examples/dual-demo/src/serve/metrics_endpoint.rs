@@ -4,10 +4,10 @@
 //! `--metrics-max-connections` connections (further clients wait in the listen backlog), the same
 //! header, idle and write-stall timeouts ([`TimedIo`]), one request per connection (no keep-alive),
 //! request bodies never read, a growing pause after accept errors (the accept loop is the main
-//! listener's, `super::accept`). Every other path is `404`, every
-//! other method `405`. The page is bounded too: every label of every metric takes its value from a
-//! fixed set, so no client can add series. It stops accepting with the main listener, and its
-//! connections are cut with the main ones.
+//! listener's, `super::accept`). Every other path is `404`, every other method `405`. The page is
+//! bounded too: every label of every metric takes its value from a fixed set, so no client can add
+//! series. It stops accepting with the main listener, and its connections are cut with the main
+//! ones.
 
 use std::convert::Infallible;
 use std::sync::Arc;
