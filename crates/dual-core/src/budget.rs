@@ -161,20 +161,29 @@ pub fn cut_text(text: &str, max_bytes: usize) -> Cow<'_, str> {
 /// same row.
 #[must_use]
 pub fn row_json_len(row: &crate::Row) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 = self.0.saturating_add(buf.len());
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    // Serialising a JSON map cannot fail; a failure counts what was written.
-    let _ = serde_json::to_writer(&mut counter, row);
+    json_len(row)
+}
+
+/// The length of `value`'s compact JSON, written nowhere.
+pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
+    let mut counter = ByteCounter(0);
+    // Serialising plain data with string keys cannot fail; a failure counts what was written.
+    let _ = serde_json::to_writer(&mut counter, value);
     counter.0
+}
+
+/// Counts bytes written, storing none.
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 = self.0.saturating_add(buf.len());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::{DualResponse, ProtocolVersion, RenderOptions, TextFormat};
+use crate::budget::json_len;
 
 /// What rmcp adds to the serialised [`ToolResult`](super::ToolResult): `,"isError":false`.
 const IS_ERROR_BYTES: usize = 16;
@@ -33,7 +34,7 @@ impl DualResponse {
             .sample
             .iter()
             .take_while(|row| {
-                used = used.saturating_add(json_bytes(row).saturating_add(1));
+                used = used.saturating_add(json_len(row).saturating_add(1));
                 used <= max_bytes
             })
             .count();
@@ -79,29 +80,7 @@ fn renderings() -> impl Iterator<Item = RenderOptions> {
 }
 
 fn rendered_bytes(response: &DualResponse, options: &RenderOptions) -> usize {
-    json_bytes(&response.tool_result_with(options)).saturating_add(IS_ERROR_BYTES)
-}
-
-/// The length of `value`'s compact JSON, written nowhere.
-fn json_bytes(value: &impl serde::Serialize) -> usize {
-    let mut counter = ByteCounter(0);
-    // Serialising plain data with string keys cannot fail; a failure counts what was written.
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
-}
-
-/// Counts bytes written, storing none.
-struct ByteCounter(usize);
-
-impl std::io::Write for ByteCounter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 = self.0.saturating_add(buf.len());
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+    json_len(&response.tool_result_with(options)).saturating_add(IS_ERROR_BYTES)
 }
 
 #[cfg(test)]
