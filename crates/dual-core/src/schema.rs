@@ -73,6 +73,45 @@ impl TableSchema {
     }
 }
 
+/// The tables of an `information_schema`-style listing: one row per column, `(table, table_type,
+/// column)`, ordered so that each table's columns are consecutive and in their declared order. A
+/// `table_type` of `VIEW` makes a view, any other a table (`BASE TABLE`, `SYSTEM VERSIONED`, …).
+///
+/// ```
+/// use dual_core::schema::{ColumnSchema, TableKind, tables_from_columns};
+///
+/// let tables = tables_from_columns([
+///     ("orders", "BASE TABLE", ColumnSchema::new("id", "integer", false)),
+///     ("orders", "BASE TABLE", ColumnSchema::new("region", "text", true)),
+///     ("totals", "VIEW", ColumnSchema::new("sum", "numeric", true)),
+/// ]);
+/// assert_eq!(tables.len(), 2);
+/// assert_eq!(tables[0].columns.len(), 2);
+/// assert_eq!(tables[1].kind, TableKind::View);
+/// ```
+#[must_use]
+pub fn tables_from_columns<T, K>(columns: impl IntoIterator<Item = (T, K, ColumnSchema)>) -> Vec<TableSchema>
+where
+    T: Into<String> + AsRef<str>,
+    K: AsRef<str>,
+{
+    let mut tables: Vec<TableSchema> = Vec::new();
+    for (table, table_type, column) in columns {
+        match tables.last_mut() {
+            Some(last) if last.name == table.as_ref() => last.columns.push(column),
+            _ => {
+                let kind = if table_type.as_ref() == "VIEW" {
+                    TableKind::View
+                } else {
+                    TableKind::Table
+                };
+                tables.push(TableSchema::new(table, kind, vec![column]));
+            }
+        }
+    }
+    tables
+}
+
 /// The names among `candidates` closest to `name` (ignoring ASCII case), best first, at most
 /// `max`: those within an edit distance (a swap of neighbours counting one) of a third of the longer
 /// name (at least 1, at most 3), or

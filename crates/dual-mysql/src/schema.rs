@@ -3,7 +3,7 @@
 //! not have.
 
 use async_trait::async_trait;
-use dual_core::schema::{ColumnSchema, TableKind, TableSchema};
+use dual_core::schema::{ColumnSchema, TableSchema, tables_from_columns};
 use dual_server::{DEFAULT_SCHEMA_MAX_TABLES, ExecutorError, SchemaSource, Unknown};
 use mysql_async::Pool;
 use mysql_async::prelude::Queryable;
@@ -30,22 +30,11 @@ impl SchemaSource for Describer {
         let limit = u64::try_from(DEFAULT_SCHEMA_MAX_TABLES).unwrap_or(u64::MAX);
         let rows: Vec<(String, String, String, String, bool)> =
             conn.exec(DESCRIBE, (limit,)).await.map_err(failed)?;
-        let mut tables: Vec<TableSchema> = Vec::new();
-        for (table, kind, column, data_type, nullable) in rows {
-            let column = ColumnSchema::new(column, data_type, nullable);
-            match tables.last_mut() {
-                Some(last) if last.name == table => last.columns.push(column),
-                _ => {
-                    let kind = if kind == "VIEW" {
-                        TableKind::View
-                    } else {
-                        TableKind::Table
-                    };
-                    tables.push(TableSchema::new(table, kind, vec![column]));
-                }
-            }
-        }
-        Ok(tables)
+        Ok(tables_from_columns(rows.into_iter().map(
+            |(table, kind, column, data_type, nullable)| {
+                (table, kind, ColumnSchema::new(column, data_type, nullable))
+            },
+        )))
     }
 }
 

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use deadpool_postgres::Pool;
-use dual_core::schema::{ColumnSchema, TableKind, TableSchema};
+use dual_core::schema::{ColumnSchema, TableSchema, tables_from_columns};
 use dual_server::{DEFAULT_SCHEMA_MAX_TABLES, ExecutorError, SchemaSource, Unknown};
 
 use crate::error::pg_error;
@@ -35,28 +35,15 @@ impl SchemaSource for Describer {
             .query(DESCRIBE, &[&limit])
             .await
             .map_err(|e| pg_error(&e, None))?;
-        let mut tables: Vec<TableSchema> = Vec::new();
-        for row in rows {
+        Ok(tables_from_columns(rows.iter().map(|row| {
             let (schema, table, kind): (String, String, String) = (row.get(0), row.get(1), row.get(2));
-            let name = format!("{schema}.{table}");
             let column = ColumnSchema::new(
                 row.get::<_, String>(3),
                 row.get::<_, String>(4),
                 row.get::<_, bool>(5),
             );
-            match tables.last_mut() {
-                Some(last) if last.name == name => last.columns.push(column),
-                _ => {
-                    let kind = if kind == "VIEW" {
-                        TableKind::View
-                    } else {
-                        TableKind::Table
-                    };
-                    tables.push(TableSchema::new(name, kind, vec![column]));
-                }
-            }
-        }
-        Ok(tables)
+            (format!("{schema}.{table}"), kind, column)
+        })))
     }
 }
 
