@@ -16,7 +16,7 @@ use dual_server::{
 };
 use dual_store::{MemoryStore, ResourceStore};
 use dual_testkit::BreakableStore;
-use dual_testkit::executor::row;
+use dual_testkit::executor::{read_to_end, row};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
@@ -297,15 +297,9 @@ async fn a_writer_failing_after_the_answer_fails_the_resource_and_cuts_no_export
     let mut stream = export_all(&server, id).await;
     executor.open();
     let mut rows = 0;
-    let mut failed = false;
-    while let Some(batch) = stream.next().await {
-        match batch {
-            Ok(batch) => rows += batch.len(),
-            Err(_) => failed = true,
-        }
-    }
+    let failed = read_to_end(&mut stream, |batch| rows += batch.len()).await;
     assert!(
-        failed,
+        failed.is_some(),
         "the export ended with an error, not short after {rows} rows"
     );
     let record = written(&server, id).await;
@@ -503,15 +497,10 @@ async fn a_writer_failing_elsewhere_fails_the_other_instances_export_and_pages()
     let mut ids = Vec::new();
     next_ids(&mut stream, &mut ids, 20, "the spooled rows").await;
     executor.open();
-    let outcome = tokio::time::timeout(Duration::from_secs(5), async {
-        while let Some(batch) = stream.next().await {
-            match batch {
-                Ok(batch) => ids.extend(ids_of(batch)),
-                Err(error) => return Some(error),
-            }
-        }
-        None
-    })
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(5),
+        read_to_end(&mut stream, |batch| ids.extend(ids_of(batch))),
+    )
     .await
     .unwrap_or_else(|_| panic!("the export did not end after the writer failed"));
     let error =

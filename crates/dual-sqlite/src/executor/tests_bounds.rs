@@ -161,15 +161,9 @@ async fn a_stalled_export_releases_its_connection_and_ends_with_an_error() {
     drop(next);
     // The stalled reader, reading again, gets the buffered batches and then an error: never a clean end.
     let mut rows = 0;
-    let mut ended_with_error = false;
-    while let Some(batch) = stalled.next().await {
-        match batch {
-            Ok(batch) => rows += batch.len(),
-            Err(_) => ended_with_error = true,
-        }
-    }
+    let ended = dual_testkit::executor::read_to_end(&mut stalled, |batch| rows += batch.len()).await;
     assert!(
-        ended_with_error,
+        ended.is_some(),
         "a cut export must end with an error (read {rows} more rows)"
     );
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use dual_server::{ExecutorError, RowStream};
 use futures_util::StreamExt;
 
+use crate::executor::read_to_end;
 use crate::proxy::{Mode, Proxy};
 
 /// Reads the first batch of `stream` (a query of `total` rows whose connection goes through `proxy`,
@@ -24,15 +25,10 @@ pub async fn fails_when_cut(
         .unwrap_or_else(|| panic!("no batch"));
     let mut rows = first.unwrap_or_else(|e| panic!("{e}")).len();
     proxy.set(Mode::Refuse);
-    let ended = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(batch) = stream.next().await {
-            match batch {
-                Ok(batch) => rows += batch.len(),
-                Err(error) => return Some(error),
-            }
-        }
-        None
-    })
+    let ended = tokio::time::timeout(
+        Duration::from_secs(30),
+        read_to_end(&mut stream, |batch| rows += batch.len()),
+    )
     .await
     .unwrap_or_else(|_| panic!("the stream neither failed nor ended within 30 s of the cut"));
     let error = ended.unwrap_or_else(|| panic!("the stream ended cleanly after {rows} of {total} rows"));

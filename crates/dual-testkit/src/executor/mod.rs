@@ -3,12 +3,13 @@
 //! optional capabilities (live paging, consistent count).
 //!
 //! [`Paged`] makes a live executor of a test's own row function, [`Stored`] serves a table built
-//! once.
+//! once. [`read_to_end`] reads a stream to its end or its first error.
 //!
 //! It shows nothing about how to write an executor for a real backend; `dual-http`'s
 //! `examples/hyper_server.rs` and the [`QueryExecutor`] docs do that.
 
 mod paged;
+mod read;
 mod rows;
 mod stored;
 mod stream;
@@ -28,6 +29,7 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 
 pub use paged::Paged;
+pub use read::read_to_end;
 pub(crate) use rows::sorted;
 pub use rows::{object, row, wide_row};
 pub use stored::Stored;
