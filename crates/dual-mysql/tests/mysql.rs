@@ -5,13 +5,14 @@
 #![cfg(feature = "services")]
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_mysql::{MyDb, MyOptions, MyQuery};
 use dual_server::{QueryExecutor, QueryStart, SchemaCache};
 use dual_testkit::database::{Database, Limits, fails_when_cut};
 use dual_testkit::services::MYSQL;
+use dual_testkit::wait::until_within;
 use futures_util::StreamExt;
 use mysql_async::prelude::Queryable;
 use serde_json::{Value, json};
@@ -183,17 +184,19 @@ async fn dropping_the_stream_kills_the_query_on_the_server_within_two_seconds() 
             .await
             .is_err()
     );
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while running(&scratch.url, &marker).await == 0 {
-        assert!(Instant::now() < deadline, "the query never ran");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until_within(
+        "the query running on the server",
+        Duration::from_secs(5),
+        async || running(&scratch.url, &marker).await > 0,
+    )
+    .await;
     drop(stream);
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while running(&scratch.url, &marker).await > 0 {
-        assert!(Instant::now() < deadline, "the server still runs the query");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until_within(
+        "the server killing the query",
+        Duration::from_secs(2),
+        async || running(&scratch.url, &marker).await == 0,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

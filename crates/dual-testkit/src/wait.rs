@@ -1,6 +1,6 @@
 //! Waiting in a test for something another task does: [`until`] polls a condition until it holds,
 //! and fails the test, naming what it waited for, when it never does ([`until_within`]: with a limit
-//! of your own).
+//! of your own). [`done_within`] checks that something already done took less than a bound.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -15,7 +15,7 @@
 //! # }
 //! ```
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often [`until`] looks.
 pub const POLL: Duration = Duration::from_millis(10);
@@ -44,6 +44,17 @@ pub async fn until_within(what: &str, within: Duration, mut condition: impl Asyn
     }
 }
 
+/// Asserts that less than `limit` has passed since `started`: a bounded failure, a cancellation or a
+/// refusal that must come quickly came quickly.
+///
+/// # Panics
+/// With `"{what}: took {elapsed:?}, not under {limit:?}"` when it did not.
+#[track_caller]
+pub fn done_within(what: &str, started: Instant, limit: Duration) {
+    let elapsed = started.elapsed();
+    assert!(elapsed < limit, "{what}: took {elapsed:?}, not under {limit:?}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,6 +68,17 @@ mod tests {
         let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
         assert_eq!(message, "the impossible: not within 50ms");
         assert!(started.elapsed() >= within);
+    }
+
+    #[test]
+    fn something_slower_than_its_bound_fails_naming_it() {
+        let started = Instant::now();
+        done_within("a quick refusal", started, Duration::from_secs(60));
+        let late = std::panic::catch_unwind(|| done_within("a late refusal", started, Duration::ZERO));
+        let panic = late.expect_err("it fails");
+        let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(message.starts_with("a late refusal: took "), "{message}");
+        assert!(message.ends_with(", not under 0ns"), "{message}");
     }
 
     #[tokio::test]

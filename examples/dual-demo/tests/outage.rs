@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use dual_client::{ClientError, DualResponseClient, FetchOptions, ParsedDualResponse};
 use dual_core::error::ErrorCode;
 use dual_testkit::proxy::{Mode, Proxy};
+use dual_testkit::wait::done_within;
 use support::{
     Backend, Instance, LIMIT, Namespace, SQL, TempDb, create_via_mcp, query, rest_client, text_of, within,
 };
@@ -71,11 +72,7 @@ async fn assert_storage_error<T: std::fmt::Debug>(
     assert_eq!(body.error, ErrorCode::StorageError, "{what}: {body:?}");
     assert!(body.retryable, "{what}: {body:?}");
     assert!(error.is_retryable(), "{what}: {error}");
-    assert!(
-        started.elapsed() < FAIL_WITHIN,
-        "{what}: took {:?}",
-        started.elapsed()
-    );
+    done_within(what, started, FAIL_WITHIN);
 }
 
 /// Polls `probe` until it succeeds or [`RECOVER_WITHIN`] passes.
@@ -120,11 +117,7 @@ async fn fails_cleanly_and_recovers(backend: Backend, mode: Mode) {
 
     let started = Instant::now();
     let result = query(&mcp, SQL).await;
-    assert!(
-        started.elapsed() < FAIL_WITHIN,
-        "tools/call took {:?}",
-        started.elapsed()
-    );
+    done_within("tools/call", started, FAIL_WITHIN);
     assert_eq!(result.is_error, Some(true), "{result:?}");
     let text = text_of(&result);
     assert!(text.contains("storage unavailable"), "{text}");

@@ -1,8 +1,9 @@
 //! dual-postgres against a real PostgreSQL (feature `services`; `bash .ci/services` starts one at
 //! `DUAL_TEST_POSTGRES_URL`, by default `postgres://postgres@127.0.0.1:5432/test`): the type mapping,
-//! the read-only guard, the consistent count, the time limit, the cancel on drop (checked in
-//! `pg_stat_activity`), pool exhaustion, the database's message for the model, and a connection cut
-//! mid-stream (through a proxy) failing the result rather than shortening it.
+//! the read-only guard, the consistent count, the cancel on drop (checked in `pg_stat_activity`) and
+//! the database's message for the model; `contract.rs` runs the executor conformance suite (the time
+//! limit and pool exhaustion among its cases) and a connection cut mid-stream (through a proxy)
+//! failing the result rather than shortening it.
 #![cfg(feature = "services")]
 
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use dual_server::{
     Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, QueryStart, RowBatch, RowStream,
 };
 use dual_testkit::Scratch;
+use dual_testkit::wait::until_within;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio_postgres::NoTls;
@@ -293,27 +295,6 @@ async fn a_query_error_carries_postgres_message_for_the_model() {
     );
 }
 
-#[tokio::test]
-async fn the_time_limit_stops_a_slow_query_with_a_clear_error() {
-    let db = Db::new().await;
-    let pg = db
-        .pg(PgOptions::default().time_limit(Duration::from_millis(300)))
-        .await;
-    let started = Instant::now();
-    let (rows, _) = run(&pg, "SELECT pg_sleep(10) AS slept", Value::Null).await;
-    let error = rows.err().unwrap_or_else(|| panic!("slept through the limit"));
-    assert!(
-        error.message().contains("time limit of 300 ms"),
-        "{}",
-        error.message()
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
-}
-
 /// Backends of this test's queries (by a marker in their SQL) that are running.
 async fn running(db: &Db, marker: &str) -> i64 {
     let row = db
@@ -328,17 +309,6 @@ async fn running(db: &Db, marker: &str) -> i64 {
     row.get(0)
 }
 
-async fn until(db: &Db, marker: &str, want: i64, within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    while Instant::now() < deadline {
-        if running(db, marker).await == want {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
-
 #[tokio::test]
 async fn dropping_the_stream_stops_the_query_on_the_server_within_two_seconds() {
     let db = Db::new().await;
@@ -351,48 +321,24 @@ async fn dropping_the_stream_stops_the_query_on_the_server_within_two_seconds() 
     );
     let poll = tokio::time::timeout(Duration::from_millis(300), stream.next()).await;
     assert!(poll.is_err(), "the query answered before it was cancelled");
-    assert!(
-        until(&db, &marker, 1, Duration::from_secs(5)).await,
-        "the query runs on the server"
-    );
+    until_within(
+        "the query running on the server",
+        Duration::from_secs(5),
+        async || running(&db, &marker).await == 1,
+    )
+    .await;
     let dropped = Instant::now();
     drop(stream);
-    assert!(
-        until(&db, &marker, 0, Duration::from_secs(2)).await,
-        "the backend still runs the query"
-    );
+    until_within(
+        "the backend stopping the query",
+        Duration::from_secs(2),
+        async || running(&db, &marker).await == 0,
+    )
+    .await;
     // The pool's one connection is free again for the next query.
     let (rows, _) = run(&pg, "SELECT 1 AS one", Value::Null).await;
     assert_eq!(rows.ok().map(|r| r.len()), Some(1));
     assert!(dropped.elapsed() < Duration::from_secs(4));
-}
-
-#[tokio::test]
-async fn an_exhausted_pool_answers_overloaded_within_its_wait() {
-    let db = Db::new().await;
-    let pg = db
-        .pg(PgOptions::default().pool_size(1).wait(Duration::from_millis(200)))
-        .await;
-    let executor = Arc::new(pg.sql_executor());
-    let mut busy = Arc::clone(&executor).stream(
-        json!({"sql": "SELECT pg_sleep(3) AS busy"}),
-        QueryStart::detached(),
-    );
-    let _ = tokio::time::timeout(Duration::from_millis(300), busy.next()).await;
-    let started = Instant::now();
-    let (rows, _) = run(&pg, "SELECT 1 AS one", Value::Null).await;
-    let error = rows.err().unwrap_or_else(|| panic!("ran on a busy pool"));
-    assert!(
-        error.retry_after().is_some(),
-        "retryable overloaded: {}",
-        error.message()
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
-    drop(busy);
 }
 
 fn fastrand_marker() -> u64 {

@@ -12,6 +12,7 @@ use crate::options::*;
 #[allow(unused_imports)]
 use dual_core::SortOrder;
 use dual_server::RowBatch;
+use dual_testkit::wait::done_within;
 
 /// A pool of `pool_size` connections (`export_slots` of them for exports) on a fresh copy of the
 /// small dataset, removed on drop.
@@ -107,11 +108,7 @@ async fn unread_exports_never_take_the_connections_pages_need() {
             .await
             .expect("page");
         assert_eq!(page.len(), 10);
-        assert!(
-            started.elapsed() < Duration::from_millis(150),
-            "a page waited {:?}",
-            started.elapsed()
-        );
+        done_within("a page", started, Duration::from_millis(150));
     }
     drop(held);
 }
@@ -127,11 +124,7 @@ async fn a_query_that_cannot_get_a_connection_in_time_is_overloaded_not_a_hang()
         .await
         .expect_err("the only connection is held");
     assert!(error.retry_after().is_some(), "{}", error.message());
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "bounded wait, took {:?}",
-        started.elapsed()
-    );
+    done_within("the bounded wait", started, Duration::from_secs(2));
     drop(export);
     // Once the export's reader is gone, the connection comes back.
     let deadline = Instant::now() + Duration::from_secs(5);
