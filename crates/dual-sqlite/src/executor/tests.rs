@@ -322,31 +322,21 @@ async fn describes_its_tables_and_suggests_close_names_without_applying_them() {
     assert!(institutions.columns.iter().any(|c| c.name == "enrollment"));
 
     let exec = executor(&db, SQL_KIND);
-    let column = exec
-        .count(&sql("SELECT enrolment FROM institutions"))
-        .await
-        .expect_err("no such column");
-    assert_eq!(
-        column.message(),
-        "no such column: enrolment. Did you mean `enrollment`?"
-    );
-    let table = exec
-        .count(&sql("SELECT * FROM institution"))
-        .await
-        .expect_err("no such table");
-    assert_eq!(
-        table.message(),
-        "no such table: institution. Did you mean `institutions`?"
-    );
-    let far = exec
-        .count(&sql("SELECT revenue FROM institutions"))
-        .await
-        .expect_err("no such column");
-    assert_eq!(
-        far.message(),
-        "no such column: revenue",
-        "no close name, no suggestion"
-    );
+    for (query, message) in [
+        (
+            "SELECT enrolment FROM institutions",
+            "no such column: enrolment. Did you mean `enrollment`?",
+        ),
+        (
+            "SELECT * FROM institution",
+            "no such table: institution. Did you mean `institutions`?",
+        ),
+        // No close name, no suggestion.
+        ("SELECT revenue FROM institutions", "no such column: revenue"),
+    ] {
+        let error = exec.count(&sql(query)).await.expect_err(query);
+        assert_eq!(error.message(), message, "{query}");
+    }
     // The snapshot's stream words it the same way.
     let streamed =
         collect(Arc::clone(&exec).stream(sql("SELECT nmae FROM institutions"), QueryStart::detached())).await;

@@ -1,6 +1,6 @@
 //! Cases: `record_access` counts only for a viewer that may see the record.
 
-use dual_core::ResourceId;
+use dual_core::{ResourceId, ResourceRecord};
 use time::Duration;
 
 use super::support::{OrPanic, base_now, counted, get_found, record, with_micros};
@@ -27,23 +27,15 @@ pub async fn record_access_checks_the_viewer(store: &dyn ResourceStore) {
             Viewer::Grant(other),
         ];
         let mut want = owned.clone();
-        for (step, viewer) in [Viewer::Owner(owner), Viewer::Grant(owned.id)]
-            .into_iter()
-            .enumerate()
-        {
-            let when = with_micros(now + Duration::seconds(step as i64 + 1), 125);
-            let access = store
-                .record_access(owned.id, viewer, when)
-                .await
-                .or_panic("record_access");
-            want.access_count += 1;
-            want.last_accessed_at = Some(when);
-            assert_eq!(
-                counted(access, &format!("{viewer:?} of a record owned by {owner:?}")),
-                want,
-                "{viewer:?} counts on a record owned by {owner:?}"
-            );
-        }
+        let whose = format!("a record owned by {owner:?}");
+        counts_each(
+            store,
+            &mut want,
+            [Viewer::Owner(owner), Viewer::Grant(owned.id)],
+            125,
+            &whose,
+        )
+        .await;
         for viewer in strangers {
             if viewer == Viewer::Owner(owner) {
                 continue;
@@ -68,27 +60,12 @@ pub async fn record_access_checks_the_viewer(store: &dyn ResourceStore) {
     let unowned = record("unowned", now, expires);
     store.save(&unowned).await.or_panic("save");
     let mut want = unowned.clone();
-    for (step, viewer) in [
+    let viewers = [
         Viewer::Anonymous,
         Viewer::Owner("tenant-a"),
         Viewer::Grant(unowned.id),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let when = with_micros(now + Duration::seconds(step as i64 + 1), 500);
-        let access = store
-            .record_access(unowned.id, viewer, when)
-            .await
-            .or_panic("record_access");
-        want.access_count += 1;
-        want.last_accessed_at = Some(when);
-        assert_eq!(
-            counted(access, &format!("{viewer:?} of a record without owner")),
-            want,
-            "{viewer:?} counts on a record without owner"
-        );
-    }
+    ];
+    counts_each(store, &mut want, viewers, 500, "a record without owner").await;
     let access = store
         .record_access(unowned.id, Viewer::Grant(other), now + Duration::minutes(1))
         .await
@@ -103,6 +80,32 @@ pub async fn record_access_checks_the_viewer(store: &dyn ResourceStore) {
         want,
         "a grant of another id changes nothing"
     );
+}
+
+/// Counts an access of `want` by each of `viewers` in turn, one second apart (at `micros` µs past
+/// the second), and checks that each answers the record with its count and time moved on.
+async fn counts_each<const N: usize>(
+    store: &dyn ResourceStore,
+    want: &mut ResourceRecord,
+    viewers: [Viewer<'_>; N],
+    micros: u32,
+    whose: &str,
+) {
+    let start = want.created_at;
+    for (step, viewer) in viewers.into_iter().enumerate() {
+        let when = with_micros(start + Duration::seconds(step as i64 + 1), micros);
+        let access = store
+            .record_access(want.id, viewer, when)
+            .await
+            .or_panic("record_access");
+        want.access_count += 1;
+        want.last_accessed_at = Some(when);
+        assert_eq!(
+            counted(access, &format!("{viewer:?} of {whose}")),
+            *want,
+            "{viewer:?} counts on {whose}"
+        );
+    }
 }
 
 /// An expired record answers [`Access::Expired`] and an unknown id [`Access::Missing`] to every
