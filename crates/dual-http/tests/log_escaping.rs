@@ -86,17 +86,12 @@ async fn every_error_path_logs_hostile_text_escaped() {
 
     logs.assert_clean();
     let text = logs.text();
-    for path in [
+    let failures = [
         "query execution failed",
         "no capacity",
         "export aborted",
         "store unavailable",
-    ] {
-        let line = text
-            .lines()
-            .find(|line| line.contains(path))
-            .unwrap_or_else(|| panic!("no `{path}` event:\n{text}"));
-        assert!(line.contains(ESCAPED), "{path}: {line}");
-    }
+    ];
+    dual_testkit::logs::assert_each_line_escapes(&text, &failures, ESCAPED);
     assert!(text.contains(r"unknown query parameter `\n\u{1b}[2J`"), "{text}");
 }

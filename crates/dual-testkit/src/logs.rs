@@ -1,4 +1,5 @@
-//! Log output captured in a buffer, for tests of what reaches a log line: [`Logs`].
+//! Log output captured in a buffer, for tests of what reaches a log line: [`Logs`], and
+//! [`assert_each_line_escapes`] for a log read from anywhere (a child process's stderr).
 
 use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -64,6 +65,27 @@ impl Logs {
                 "a line that is not an event of its own: {line:?}\n{text}"
             );
         }
+    }
+}
+
+/// Panics, showing `log`, unless each of `events` (text of an event's message) has a line in `log`,
+/// and that line holds `escaped`: the escaped form of hostile text the event carried.
+///
+/// ```
+/// dual_testkit::logs::assert_each_line_escapes(
+///     "WARN query failed detail=x\\nFORGED\nINFO served\n",
+///     &["query failed"],
+///     r"x\nFORGED",
+/// );
+/// ```
+#[track_caller]
+pub fn assert_each_line_escapes(log: &str, events: &[&str], escaped: &str) {
+    for event in events {
+        let line = log
+            .lines()
+            .find(|line| line.contains(event))
+            .unwrap_or_else(|| panic!("no `{event}` line:\n{log}"));
+        assert!(line.contains(escaped), "{event}: {line}");
     }
 }
 

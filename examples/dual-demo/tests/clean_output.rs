@@ -12,6 +12,12 @@ use serde_json::Value;
 use support::http::Http;
 use support::{Instance, LIMIT, id_of, mcp, query, rest_client, text_of, within};
 
+/// The events of the hostile query's failures, each of which must log the hostile text escaped.
+const FAILURES: [&str; 3] = [
+    "tool call failed",
+    "resources/read failed",
+    "query execution failed",
+];
 /// A JSON path SQLite refuses, and whose text it repeats in its error: a newline, a forged line, a
 /// screen clear.
 const HOSTILE_PATH: &str = "'x'||char(10)||'FORGED'||char(27)||'[2J'";
@@ -89,14 +95,7 @@ async fn executor_text_with_a_newline_and_esc_never_forges_a_log_line() {
         // The events are logged as they happen; give stderr's reader a moment to catch up.
         let mut log = instance.log();
         for _ in 0..50 {
-            if [
-                "tool call failed",
-                "resources/read failed",
-                "query execution failed",
-            ]
-            .iter()
-            .all(|event| log.contains(event))
-            {
+            if FAILURES.iter().all(|event| log.contains(event)) {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -109,17 +108,7 @@ async fn executor_text_with_a_newline_and_esc_never_forges_a_log_line() {
                 assert!(line.contains(r"\nFORGED\u{1b}[2J"), "escaped in place: {line}");
             }
         }
-        for event in [
-            "tool call failed",
-            "resources/read failed",
-            "query execution failed",
-        ] {
-            let line = log
-                .lines()
-                .find(|line| line.contains(event))
-                .unwrap_or_else(|| panic!("no `{event}` line:\n{log}"));
-            assert!(line.contains(r"\nFORGED\u{1b}[2J"), "{event}: {line}");
-        }
+        dual_testkit::logs::assert_each_line_escapes(&log, &FAILURES, r"\nFORGED\u{1b}[2J");
     })
     .await;
 }
