@@ -1,5 +1,6 @@
 //! Checks of connecting a shared store that need no server: bad configurations are refused before
-//! any connection, and an unreachable server fails fast as `Unavailable`, never echoing a secret.
+//! any connection, an unreachable server fails fast as `Unavailable`, and neither an error nor a
+//! builder's `Debug` output echoes a secret.
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -58,5 +59,23 @@ where
         }
         other => panic!("expected Unavailable, got {other:?}"),
     }
-    assert!(started.elapsed() < FAIL_FAST, "took {:?}", started.elapsed());
+    crate::wait::done_within("connecting to nothing", started, FAIL_FAST);
+}
+
+/// `value`'s `Debug` output (a builder's, a store's) does not contain `secret`, and shows
+/// `redacted` (the URL's user with the password masked, `user:***@host`) in its place.
+///
+/// # Panics
+/// When the output contains `secret` or lacks `redacted`.
+#[track_caller]
+pub fn debug_hides_the_secret(value: &impl Debug, secret: &str, redacted: &str) {
+    let text = format!("{value:?}");
+    assert!(
+        !text.contains(secret),
+        "the Debug output shows the secret: {text}"
+    );
+    assert!(
+        text.contains(redacted),
+        "the Debug output lacks `{redacted}`: {text}"
+    );
 }
