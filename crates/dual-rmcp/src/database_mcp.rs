@@ -117,12 +117,7 @@ impl ServerHandler for DatabaseMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let version = crate::protocol_version(context.protocol_version().as_ref());
-        Ok(ListToolsResult::with_all_items(
-            self.tools
-                .iter()
-                .map(|tool| crate::tool_for_version(tool, version))
-                .collect(),
-        ))
+        Ok(crate::tools_list_for_version(&self.tools, version))
     }
 
     async fn call_tool(

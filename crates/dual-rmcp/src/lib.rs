@@ -10,9 +10,10 @@
 //!   `structuredContent`; earlier versions get the text blocks only. [`to_call_tool_result`] renders
 //!   for the newest version; [`TextFormat::Json`](dual_core::mcp::TextFormat::Json) puts the
 //!   `structuredContent` JSON in the text block instead of the table.
-//! * [`protocol_version`], [`tool_for_version`], [`resource_template_for_version`] — the negotiated
-//!   version of a request, and tools and templates stripped of the fields that version does not
-//!   define (rmcp sends every field it has, whatever was negotiated).
+//! * [`protocol_version`], [`tool_for_version`], [`tools_list_for_version`],
+//!   [`resource_template_for_version`] — the negotiated version of a request, and tools (one, or a
+//!   whole `tools/list` answer) and templates stripped of the fields that version does not define
+//!   (rmcp sends every field it has, whatever was negotiated).
 //! * [`output_schema`] — dual-core's output schema as the `Arc<JsonObject>` a [`Tool`](rmcp::model::Tool)
 //!   declares.
 //! * [`error_result`] / [`server_error_result`] — an `isError: true` result whose text the model reads
@@ -184,7 +185,9 @@ pub use tool_result::{error_result, error_result_within, to_call_tool_result, to
 pub use tool_result::{
     failure_result, failure_result_within, server_error_result, server_error_result_within,
 };
-pub use version::{protocol_version, resource_template_for_version, tool_for_version};
+pub use version::{
+    protocol_version, resource_template_for_version, tool_for_version, tools_list_for_version,
+};
 #[cfg(feature = "server")]
 pub use wait::{DEFAULT_POLL_INTERVAL, ReadFailed, WaitError, WaitOptions, wait_for_result};
 

@@ -35,6 +35,15 @@ pub fn tool_for_version(tool: &Tool, version: ProtocolVersion) -> Tool {
     tool
 }
 
+/// The `tools/list` answer for a client of `version`: every one of `tools` through
+/// [`tool_for_version`], in order, on one page.
+#[must_use]
+pub fn tools_list_for_version(tools: &[Tool], version: ProtocolVersion) -> rmcp::model::ListToolsResult {
+    rmcp::model::ListToolsResult::with_all_items(
+        tools.iter().map(|tool| tool_for_version(tool, version)).collect(),
+    )
+}
+
 /// `template` with only the fields `version` defines: no `title` or `_meta` before 2025-06-18, no
 /// `icons` before 2025-11-25.
 #[must_use]
@@ -70,6 +79,10 @@ mod tests {
         let mid = tool_for_version(&tool, ProtocolVersion::V2025_03_26);
         assert!(mid.annotations.is_some() && mid.output_schema.is_none() && mid.title.is_none());
         assert_eq!(tool_for_version(&tool, ProtocolVersion::V2025_06_18), tool);
+        let other = Tool::new("describe_schema", "Describe", JsonObject::new());
+        let listed = tools_list_for_version(&[tool, other.clone()], ProtocolVersion::V2024_11_05);
+        assert_eq!(listed.tools, [old, other], "every tool, in order, stripped alike");
+        assert!(listed.next_cursor.is_none(), "one page");
     }
 
     #[test]

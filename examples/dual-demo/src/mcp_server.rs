@@ -248,12 +248,7 @@ impl ServerHandler for DemoMcp {
         } else {
             &self.tools
         };
-        Ok(ListToolsResult::with_all_items(
-            tools
-                .iter()
-                .map(|tool| dual_rmcp::tool_for_version(tool, version))
-                .collect(),
-        ))
+        Ok(dual_rmcp::tools_list_for_version(tools, version))
     }
 
     async fn call_tool(
