@@ -1,68 +1,50 @@
-//! A pooled connection in use, and how a dropped query stops on the server: the cancel action sends
-//! `KILL QUERY` for the connection's running statement from a connection of its own, and a
-//! connection that was cancelled is closed instead of going back to the pool (so a late kill can
-//! never reach the next query on it).
+//! A pooled connection in use, and how a dropped query stops on the server (through
+//! [`CancelSlot`]): the cancel action sends `KILL QUERY` for the connection's running statement from
+//! a connection of its own, and a connection that was cancelled is closed instead of going back to
+//! the pool (so a late kill can never reach the next query on it).
 
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use dual_server::{CancelOnDrop, ExecutorError};
+use dual_server::{CancelOnDrop, CancelSlot, ExecutorError, SlotLease};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, Pool};
 
 use crate::error::my_error;
 
-/// What the cancel action finds.
-enum Slot {
-    /// The query runs on the connection with this id.
-    Running(u32),
-    /// The cancel action ran: the session must close its connection.
-    Cancelled,
-    /// The session ended (or has not started): nothing to cancel.
-    Idle,
-}
-
 /// A connection taken from the pool for one query.
-pub(crate) struct Session {
-    conn: Option<Conn>,
-    slot: Arc<Mutex<Slot>>,
-}
+pub(crate) type Session = SlotLease<Conn, u32>;
 
-/// The guard side: creates sessions and cancels the one running when dropped.
+/// The guard side: creates sessions and kills the one running when dropped.
 #[derive(Clone)]
 pub(crate) struct Canceller {
-    slot: Arc<Mutex<Slot>>,
+    slot: CancelSlot<u32>,
     opts: Opts,
 }
 
 impl Canceller {
     pub(crate) fn new(opts: Opts) -> Self {
         Self {
-            slot: Arc::new(Mutex::new(Slot::Idle)),
+            slot: CancelSlot::new(),
             opts,
         }
     }
 
     /// The guard to keep in the future or stream: dropping it kills the running query.
     pub(crate) fn guard(&self) -> CancelOnDrop {
-        let slot = Arc::clone(&self.slot);
         let opts = self.opts.clone();
-        CancelOnDrop::new(move || {
-            let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Slot::Running(id) = std::mem::replace(&mut *slot, Slot::Cancelled) {
-                tracing::debug!(connection = id, "query dropped: sending KILL QUERY");
-                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                    runtime.spawn(async move {
-                        let killed = async {
-                            let mut conn = Conn::new(opts).await?;
-                            conn.query_drop(format!("KILL QUERY {id}")).await?;
-                            conn.disconnect().await
-                        };
-                        if let Err(error) = killed.await {
-                            tracing::warn!(%error, "KILL QUERY did not reach the server");
-                        }
-                    });
-                }
+        self.slot.guard(move |id| {
+            tracing::debug!(connection = id, "query dropped: sending KILL QUERY");
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    let killed = async {
+                        let mut conn = Conn::new(opts).await?;
+                        conn.query_drop(format!("KILL QUERY {id}")).await?;
+                        conn.disconnect().await
+                    };
+                    if let Err(error) = killed.await {
+                        tracing::warn!(%error, "KILL QUERY did not reach the server");
+                    }
+                });
             }
         })
     }
@@ -87,42 +69,14 @@ impl Canceller {
                 ));
             }
         };
-        {
-            let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
-            if matches!(*slot, Slot::Cancelled) {
-                return Err(ExecutorError::new("the query was cancelled"));
-            }
-            *slot = Slot::Running(conn.id());
-        }
-        Ok(Session {
-            conn: Some(conn),
-            slot: Arc::clone(&self.slot),
-        })
-    }
-}
-
-impl Session {
-    /// The connection (held until the session is dropped).
-    pub(crate) fn conn(&mut self) -> Result<&mut Conn, ExecutorError> {
-        self.conn
-            .as_mut()
-            .ok_or_else(|| ExecutorError::new("the database connection was released"))
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
-        if matches!(std::mem::replace(&mut *slot, Slot::Idle), Slot::Cancelled)
-            && let Some(conn) = self.conn.take()
-        {
-            *slot = Slot::Cancelled;
-            // Closed, not pooled: a kill still on its way cannot hit another query.
+        let id = conn.id();
+        // Closed, not pooled: a kill still on its way cannot hit another query.
+        self.slot.lease(conn, id, |conn| {
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                 runtime.spawn(async move {
                     let _ = conn.disconnect().await;
                 });
             }
-        }
+        })
     }
 }

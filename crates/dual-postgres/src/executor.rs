@@ -203,7 +203,7 @@ impl PgExecutor {
     /// the time limit.
     async fn begin<'s>(&self, session: &'s mut Session) -> Result<Transaction<'s>, ExecutorError> {
         let txn = session
-            .client()?
+            .conn()?
             .build_transaction()
             .read_only(true)
             .isolation_level(IsolationLevel::RepeatableRead)

@@ -62,6 +62,7 @@ mod batch;
 mod builder;
 mod caller;
 mod cancel;
+mod cancel_slot;
 mod config;
 mod create;
 mod creation;
@@ -102,6 +103,7 @@ pub use batch::{JsonRows, RowBatch, RowStream};
 pub use builder::DualResponseServerBuilder;
 pub use caller::Caller;
 pub use cancel::CancelOnDrop;
+pub use cancel_slot::{CancelSlot, SlotLease};
 pub use config::{
     DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_ERROR_TEXT_BYTES, DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES, DEFAULT_PROGRESS_INTERVAL,
