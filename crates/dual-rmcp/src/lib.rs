@@ -113,6 +113,7 @@
 
 #[cfg(feature = "apps")]
 mod apps;
+mod arguments;
 #[cfg(feature = "client")]
 mod client;
 #[cfg(feature = "server")]
@@ -149,6 +150,7 @@ pub use apps::{
     apps_tool_result, call_download_link, capabilities_support_apps, client_supports_apps, declare_apps,
     download_link_tool, read_view, view_resource, with_view,
 };
+pub use arguments::{MAX_ECHO_BYTES, echo, reject_unknown_arguments};
 #[cfg(feature = "client")]
 pub use client::parse_call_tool_result;
 #[cfg(feature = "server")]

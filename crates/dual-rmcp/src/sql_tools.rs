@@ -52,16 +52,16 @@ pub fn describe_schema_tool() -> Tool {
 /// [`MAX_DESCRIBE_BYTES`], or the one table asked for. An unknown table is an error naming the
 /// closest tables; unknown arguments are errors.
 pub async fn call_describe_schema(schema: &SchemaCache, arguments: Option<&JsonObject>) -> CallToolResult {
-    let mut table = None;
-    for (key, value) in arguments.into_iter().flatten() {
-        match (key.as_str(), value) {
-            ("table", Value::String(name)) => table = Some(name.as_str()),
-            ("table", _) => return error_result("`table` must be a string"),
-            (other, _) => {
-                return error_result(format!("unknown argument `{other}`: only `table` is accepted"));
-            }
-        }
+    let none = JsonObject::new();
+    let arguments = arguments.unwrap_or(&none);
+    if let Err(message) = crate::reject_unknown_arguments(arguments, DESCRIBE_SCHEMA_TOOL, &["table"]) {
+        return error_result(message);
     }
+    let table = match arguments.get("table") {
+        None => None,
+        Some(Value::String(name)) => Some(name.as_str()),
+        Some(_) => return error_result("`table` must be a string"),
+    };
     let tables = match schema.tables().await {
         Ok(tables) => tables,
         Err(error) => return error_result(error.message()),
@@ -157,18 +157,19 @@ pub fn query_request(
     arguments: Option<&JsonObject>,
     owner: Option<&str>,
 ) -> Result<CreateResponse, String> {
-    let mut sql = None;
-    let mut params = Value::Null;
-    for (key, value) in arguments.into_iter().flatten() {
-        match (key.as_str(), value) {
-            ("sql", Value::String(text)) => sql = Some(text.clone()),
-            ("sql", _) => return Err("`sql` must be a string holding one SELECT statement".to_owned()),
-            ("params", Value::Array(_) | Value::Object(_) | Value::Null) => params = value.clone(),
-            ("params", _) => return Err("`params` must be an array or an object".to_owned()),
-            (other, _) => return Err(format!("unknown argument `{other}`: use `sql` and `params`")),
-        }
-    }
-    let sql = sql.ok_or_else(|| "the argument `sql` (one SELECT statement) is required".to_owned())?;
+    let none = JsonObject::new();
+    let arguments = arguments.unwrap_or(&none);
+    crate::reject_unknown_arguments(arguments, QUERY_TOOL, &["sql", "params"])?;
+    let sql = match arguments.get("sql") {
+        Some(Value::String(text)) => text.clone(),
+        None => return Err("the argument `sql` (one SELECT statement) is required".to_owned()),
+        Some(_) => return Err("`sql` must be a string holding one SELECT statement".to_owned()),
+    };
+    let params = match arguments.get("params") {
+        None => Value::Null,
+        Some(value @ (Value::Array(_) | Value::Object(_) | Value::Null)) => value.clone(),
+        Some(_) => return Err("`params` must be an array or an object".to_owned()),
+    };
     let request = CreateResponse::new(kind, json!({"sql": sql, "params": params}));
     Ok(match owner {
         Some(owner) => request.owner(owner),

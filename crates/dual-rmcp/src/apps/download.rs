@@ -1,11 +1,9 @@
 //! The app-only tool `dual_download_link`: the view asks it for a capability URL (a download, or
 //! the view as a REST page) and opens it with `ui/open-link`.
 
-use std::borrow::Cow;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use dual_core::budget::cut_text;
 use dual_core::page::parse_sort_param;
 use dual_core::range::RowRange;
 use dual_core::time::OffsetDateTime;
@@ -17,12 +15,10 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool, To
 use serde_json::{Value, json};
 
 use super::view::set_ui_field;
+use crate::echo;
 
 /// The name of the app-only tool.
 pub const DOWNLOAD_LINK_TOOL: &str = "dual_download_link";
-
-/// The most of an argument's name or value an error message repeats, in bytes.
-const MAX_ECHO_BYTES: usize = 128;
 
 /// The arguments the tool takes.
 const ARGUMENTS: [&str; 4] = ["uri", "format", "sort", "view"];
@@ -148,7 +144,7 @@ enum Target {
 impl LinkRequest {
     /// Checks every argument strictly; the error names the field and what it must be.
     fn parse(arguments: &JsonObject, scheme: &str) -> Result<Self, String> {
-        reject_unknown(arguments)?;
+        crate::reject_unknown_arguments(arguments, DOWNLOAD_LINK_TOOL, &ARGUMENTS)?;
         let uri = match arguments.get("uri") {
             Some(Value::String(uri)) => uri,
             None | Some(Value::Null) => {
@@ -222,33 +218,6 @@ impl LinkRequest {
             target,
         })
     }
-}
-
-/// An error naming every argument the tool does not take.
-fn reject_unknown(arguments: &JsonObject) -> Result<(), String> {
-    let unknown: Vec<String> = arguments
-        .keys()
-        .filter(|key| !ARGUMENTS.contains(&key.as_str()))
-        .take(8)
-        .map(|key| format!("`{}`", echo(key)))
-        .collect();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    let noun = if unknown.len() == 1 {
-        "argument"
-    } else {
-        "arguments"
-    };
-    Err(format!(
-        "unknown {noun} {}: `{DOWNLOAD_LINK_TOOL}` takes only `uri`, `format`, `sort` and `view`",
-        unknown.join(", ")
-    ))
-}
-
-/// `text` as an error message repeats it: cut to [`MAX_ECHO_BYTES`] with a marker.
-fn echo(text: &str) -> Cow<'_, str> {
-    cut_text(text, MAX_ECHO_BYTES)
 }
 
 fn object(value: Value) -> JsonObject {

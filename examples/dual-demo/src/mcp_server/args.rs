@@ -21,7 +21,7 @@ pub(super) fn echo(name: &str) -> std::borrow::Cow<'_, str> {
 /// The request of a `query` call: `sql` (a string, required) and `sample_size` (an integer from 1
 /// to [`MAX_SAMPLE_SIZE`], optional), nothing else.
 pub(super) fn query_request(arguments: &JsonObject) -> Result<CreateResponse, String> {
-    reject_unknown(arguments, "query", &["sql", "sample_size"])?;
+    dual_rmcp::reject_unknown_arguments(arguments, "query", &["sql", "sample_size"])?;
     let sql = match arguments.get("sql") {
         None | Some(Value::Null) => {
             return Err("`sql` is required: one read-only SELECT statement".to_owned());
@@ -51,7 +51,7 @@ pub(super) fn query_request(arguments: &JsonObject) -> Result<CreateResponse, St
 /// The request of a `search_institutions` call: `state` (two letters) and `control` (`public` or
 /// `private`), both optional, nothing else.
 pub(super) fn search_request(arguments: &JsonObject) -> Result<CreateResponse, String> {
-    reject_unknown(arguments, "search_institutions", &["state", "control"])?;
+    dual_rmcp::reject_unknown_arguments(arguments, "search_institutions", &["state", "control"])?;
     let state = match arguments.get("state") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if s.len() == 2 && s.chars().all(|c| c.is_ascii_alphabetic()) => {
@@ -83,30 +83,6 @@ pub(super) fn search_request(arguments: &JsonObject) -> Result<CreateResponse, S
         params.insert("control".to_owned(), Value::String(control));
     }
     Ok(CreateResponse::new(INSTITUTIONS_KIND, Value::Object(params)).name(title))
-}
-
-/// An error naming every argument `tool` does not take.
-fn reject_unknown(arguments: &JsonObject, tool: &str, known: &[&str]) -> Result<(), String> {
-    let unknown: Vec<String> = arguments
-        .keys()
-        .filter(|key| !known.contains(&key.as_str()))
-        .take(8)
-        .map(|key| format!("`{}`", echo(key)))
-        .collect();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    let known: Vec<String> = known.iter().map(|key| format!("`{key}`")).collect();
-    let noun = if unknown.len() == 1 {
-        "argument"
-    } else {
-        "arguments"
-    };
-    Err(format!(
-        "unknown {noun} {}: `{tool}` takes only {}",
-        unknown.join(", "),
-        known.join(" and ")
-    ))
 }
 
 /// The statement on one line, cut to [`MAX_TITLE_CHARS`] characters.
