@@ -115,7 +115,7 @@ impl DemoMcp {
             QUERY_TOOL => args::query_request(arguments),
             SEARCH_TOOL => args::search_request(arguments),
             other => {
-                let message = format!("unknown tool `{}`", args::echo(other));
+                let message = format!("unknown tool `{}`", dual_rmcp::echo(other));
                 return Err(ErrorData::invalid_params(
                     dual_core::budget::cut_text(&message, max_error).into_owned(),
                     None,

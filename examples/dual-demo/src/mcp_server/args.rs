@@ -9,15 +9,6 @@ use crate::sqlite::{INSTITUTIONS_KIND, SQL_KIND};
 
 /// The longest title derived from a SQL statement, in characters.
 const MAX_TITLE_CHARS: usize = 80;
-/// The most of a name (an argument, a tool) an error message repeats, in bytes.
-const MAX_ECHO_BYTES: usize = 128;
-
-/// `name` as an error message repeats it: cut to [`MAX_ECHO_BYTES`] with a marker, so a 1 MB
-/// argument name does not come back whole (the whole message is cut to the server's cap too).
-pub(super) fn echo(name: &str) -> std::borrow::Cow<'_, str> {
-    dual_core::budget::cut_text(name, MAX_ECHO_BYTES)
-}
-
 /// The request of a `query` call: `sql` (a string, required) and `sample_size` (an integer from 1
 /// to [`MAX_SAMPLE_SIZE`], optional), nothing else.
 pub(super) fn query_request(arguments: &JsonObject) -> Result<CreateResponse, String> {
