@@ -7,15 +7,15 @@
 //! | [`spool`] | the conformance suite every [`SpoolBackend`](dual_spool::SpoolBackend) runs, and its outage checks |
 //! | [`http`] | the HTTP conformance suite every adapter of `dual_http::DualHttp` runs, without sockets |
 //! | [`client`] | the client conformance suite, run against any server that speaks the REST contract |
-//! | [`executor`] | [`Numbers`](executor::Numbers), the one example executor of tests and benches (never of an example a user copies): numbered rows, failure switches, a gated slow mode |
+//! | [`executor`] | [`Numbers`](executor::Numbers), the one example executor of tests and benches (never of an example a user copies): numbered rows, failure switches, a gated slow mode; [`read_to_end`](executor::read_to_end), a stream read to its end or its first error |
 //! | [`metrics`] | [`Captured`](metrics::Captured), a `metrics` recorder a test installs on its thread and reads counters and gauges back from |
-//! | [`logs`] | log output captured in a buffer, and the check that no raw control character or forged line reached it |
+//! | [`logs`] | log output captured in a buffer, the check that no raw control character or forged line reached it, and that each failure's line escaped its hostile text |
 //! | [`proxy`] | a TCP proxy a test cuts and restores, to simulate an outage of a shared service |
 //! | [`round_robin`] | a TCP load balancer sending each new connection to the next instance |
 //! | `s3` | (feature `s3`) a bucket of one test on the S3-compatible server, removed with everything in it |
 //! | [`serve`] | a hyper service on a free loopback port |
 //! | [`services`] | the PostgreSQL, Redis and S3 servers some suites need, found through environment variables |
-//! | [`wait`] | [`until`](wait::until): polling a condition, failing the test with what it waited for |
+//! | [`wait`] | [`until`](wait::until): polling a condition, failing the test with what it waited for; [`done_within`](wait::done_within): a bounded failure that came in time |
 //! | [`cleanup`] | removing what a test wrote to Redis (feature `redis`) or PostgreSQL (feature `postgres`) |
 //! | [`Scratch`] | the place of one test on a shared server (a schema, a key prefix), removed when dropped |
 //! | [`BreakableStore`], [`BreakableSpool`] | a store and a spool backend a test switches off |
