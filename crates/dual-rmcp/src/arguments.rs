@@ -23,11 +23,13 @@ pub fn echo(text: &str) -> Cow<'_, str> {
 /// use dual_rmcp::reject_unknown_arguments;
 /// use serde_json::json;
 ///
-/// let arguments = json!({"sql": "SELECT 1", "limit": 5, "zip": 1});
-/// let arguments = arguments.as_object().unwrap();
-/// assert_eq!(reject_unknown_arguments(arguments, "query", &["sql", "limit", "zip"]), Ok(()));
+/// let mut arguments = serde_json::Map::new();
+/// arguments.insert("sql".to_owned(), json!("SELECT 1"));
+/// arguments.insert("limit".to_owned(), json!(5));
+/// arguments.insert("zip".to_owned(), json!(1));
+/// assert_eq!(reject_unknown_arguments(&arguments, "query", &["sql", "limit", "zip"]), Ok(()));
 /// assert_eq!(
-///     reject_unknown_arguments(arguments, "query", &["sql", "params"]),
+///     reject_unknown_arguments(&arguments, "query", &["sql", "params"]),
 ///     Err("unknown arguments `limit`, `zip`: `query` takes only `sql` and `params`".to_owned())
 /// );
 /// ```

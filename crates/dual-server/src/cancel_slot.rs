@@ -28,22 +28,26 @@ enum Slot<H> {
 /// cancel is refused.
 ///
 /// ```
-/// use std::sync::{Arc, Mutex};
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicU32, Ordering};
 /// use dual_server::CancelSlot;
 ///
-/// let cancelled = Arc::new(Mutex::new(Vec::new()));
-/// let discarded = Arc::new(Mutex::new(Vec::new()));
+/// # fn main() -> Result<(), dual_server::ExecutorError> {
+/// let cancelled = Arc::new(AtomicU32::new(0)); // the connection a cancel was sent for
+/// let discarded = Arc::new(AtomicU32::new(0)); // the connection taken out of the pool
 /// let slot: CancelSlot<u32> = CancelSlot::new();
 /// let seen = Arc::clone(&cancelled);
-/// let guard = slot.guard(move |connection_id| seen.lock().unwrap().push(connection_id));
+/// let guard = slot.guard(move |connection_id| seen.store(connection_id, Ordering::SeqCst));
 /// let bin = Arc::clone(&discarded);
-/// let lease = slot.lease("connection 7", 7, move |conn| bin.lock().unwrap().push(conn)).unwrap();
+/// let lease = slot.lease(7_u32, 7, move |conn| bin.store(conn, Ordering::SeqCst))?;
 ///
 /// drop(guard); // the server dropped the query: the statement on connection 7 is cancelled…
 /// drop(lease); // …and that connection is discarded, not pooled again.
-/// assert_eq!(*cancelled.lock().unwrap(), [7]);
-/// assert_eq!(*discarded.lock().unwrap(), ["connection 7"]);
-/// assert!(slot.lease("connection 8", 8, |_| ()).is_err(), "a cancelled query starts nothing");
+/// assert_eq!(cancelled.load(Ordering::SeqCst), 7);
+/// assert_eq!(discarded.load(Ordering::SeqCst), 7);
+/// assert!(slot.lease(8_u32, 8, |_| ()).is_err(), "a cancelled query starts nothing");
+/// # Ok(())
+/// # }
 /// ```
 pub struct CancelSlot<H> {
     slot: Arc<Mutex<Slot<H>>>,
