@@ -22,16 +22,6 @@ mod support;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
-fn kib(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
 fn arg(args: &[String], i: usize) -> Result<&str, Error> {
     args.get(i)
         .map(String::as_str)
@@ -81,7 +71,7 @@ async fn main() -> Result<(), Error> {
         mode @ ("fetch-all" | "stream") => {
             let text = std::fs::read_to_string(arg(&args, 2)?)?;
             let parsed = DualResponseClient::new().parse_str(&text)?;
-            let before = kib("VmRSS:");
+            let before = dual_testkit::memory::rss_kib();
             let start = Instant::now();
             let count = if mode == "fetch-all" {
                 parsed.fetch_all(FetchAllOptions::new()).await?.len()
@@ -97,7 +87,7 @@ async fn main() -> Result<(), Error> {
                 "{mode}: {count} rows in {:?}; RSS before {} MB, peak {} MB",
                 start.elapsed(),
                 before / 1024,
-                kib("VmHWM:") / 1024
+                dual_testkit::memory::peak_rss_kib() / 1024
             );
         }
         other => return Err(format!("unknown mode {other:?}").into()),

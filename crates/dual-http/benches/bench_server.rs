@@ -215,7 +215,7 @@ async fn export(rows: u64, accept: &str) -> Result<(), BoxError> {
     let loopback = Loopback::bind().await;
     let addr = loopback.addr();
     loopback.serve(handler);
-    let before = peak_rss_kib();
+    let before = dual_testkit::memory::peak_rss_kib();
     let started = Instant::now();
     let stream = TcpStream::connect(addr).await?;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
@@ -235,21 +235,9 @@ async fn export(rows: u64, accept: &str) -> Result<(), BoxError> {
         "rows={rows} accept={accept} bytes={bytes} seconds={:.2} peak_rss_before_kib={} peak_rss_kib={}",
         started.elapsed().as_secs_f64(),
         before,
-        peak_rss_kib()
+        dual_testkit::memory::peak_rss_kib()
     );
     Ok(())
-}
-
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// Per-request cost of each layer, in-process, no sockets: where the handler's time goes.

@@ -89,22 +89,11 @@ fn median(mut values: Vec<Duration>) -> Duration {
     values[values.len() / 2]
 }
 
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        })
-        .unwrap_or(0)
-}
-
 /// In a child process: streams the executor over `rows` rows, discarding them, and prints the peak RSS.
 async fn stream_child(rows: u64) -> Result<(), BoxError> {
     let db = PgDb::connect(&url(), options()).await?;
     let executor = Arc::new(db.sql_executor());
-    let before = peak_rss_kib();
+    let before = dual_testkit::memory::peak_rss_kib();
     let started = Instant::now();
     let mut stream = executor.stream(
         json!({"sql": format!("SELECT * FROM {}", table(rows))}),
@@ -117,7 +106,7 @@ async fn stream_child(rows: u64) -> Result<(), BoxError> {
     println!(
         "rows={n} seconds={:.2} peak_rss_before_kib={before} peak_rss_kib={}",
         started.elapsed().as_secs_f64(),
-        peak_rss_kib()
+        dual_testkit::memory::peak_rss_kib()
     );
     Ok(())
 }

@@ -8,6 +8,7 @@
 //! | [`http`] | the HTTP conformance suite every adapter of `dual_http::DualHttp` runs, without sockets |
 //! | [`client`] | the client conformance suite, run against any server that speaks the REST contract |
 //! | [`executor`] | [`Numbers`](executor::Numbers), the one example executor of tests and benches (never of an example a user copies): numbered rows, failure switches, a gated slow mode; [`read_to_end`](executor::read_to_end), a stream read to its end or its first error |
+//! | [`memory`] | the process's resident set now and at its peak (`/proc/self/status`), for benches |
 //! | [`metrics`] | [`Captured`](metrics::Captured), a `metrics` recorder a test installs on its thread and reads counters and gauges back from |
 //! | [`logs`] | log output captured in a buffer, the check that no raw control character or forged line reached it, and that each failure's line escaped its hostile text |
 //! | [`proxy`] | a TCP proxy a test cuts and restores, to simulate an outage of a shared service |
@@ -44,6 +45,7 @@ pub mod executor;
 pub mod http;
 mod in_process_spool;
 pub mod logs;
+pub mod memory;
 pub mod metrics;
 pub mod proxy;
 pub mod round_robin;

@@ -257,7 +257,7 @@ fn rss_child() -> Result<(), BoxError> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let before = peak_rss_mib();
+        let before = dual_testkit::memory::mib(dual_testkit::memory::peak_rss_kib());
         let spool = MemorySpool::builder().memory_budget_mb(BUDGET_MB).build().await?;
         let server = DualResponseServer::builder()
             .base_url("http://127.0.0.1/resources")
@@ -270,7 +270,7 @@ fn rss_child() -> Result<(), BoxError> {
             .create_response(CreateResponse::new("wide", json!({ "n": ROWS })))
             .await?;
         let created = started.elapsed();
-        let after_create = peak_rss_mib();
+        let after_create = dual_testkit::memory::mib(dual_testkit::memory::peak_rss_kib());
         let started = Instant::now();
         let (_, mut stream) = server
             .export_range(
@@ -291,7 +291,7 @@ fn rss_child() -> Result<(), BoxError> {
         if rows != ROWS || response.total_count != ROWS {
             return Err(format!("snapshot of {} rows exported {rows}", response.total_count).into());
         }
-        let peak = peak_rss_mib();
+        let peak = dual_testkit::memory::mib(dual_testkit::memory::peak_rss_kib());
         println!(
             "| 1,000,000 × 8 snapshot ({:.0} MB of rows), spool budget {BUDGET_MB} MiB | figure |",
             bytes as f64 / 1e6
@@ -476,17 +476,4 @@ fn row_ms(what: &str, ours: Duration, floor_what: &str, floor: Duration, target:
         floor.as_secs_f64() * 1e3,
         ours.as_secs_f64() / floor.as_secs_f64()
     );
-}
-
-/// The process's peak resident set (`VmHWM`) in MiB; 0 where /proc is not there.
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix("VmHWM:"))
-                .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
 }

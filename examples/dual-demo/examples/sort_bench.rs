@@ -121,9 +121,11 @@ fn child(scenario: &Scenario) -> Result<(), BoxError> {
         response.total_count,
         width * 2,
         started.elapsed().as_secs_f64(),
-        rss_mib("VmRSS:")
+        dual_testkit::memory::mib(dual_testkit::memory::rss_kib())
     );
-    reset_peak_rss();
+    if let Err(error) = dual_testkit::memory::reset_peak_rss() {
+        eprintln!("cannot reset the peak RSS ({error}): it includes writing the snapshot");
+    }
 
     let clients = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -183,8 +185,8 @@ fn child(scenario: &Scenario) -> Result<(), BoxError> {
     let all_sorts = started.elapsed();
     sorting.store(false, Ordering::Release);
     let mut latencies = prober.join().map_err(|_| "the prober panicked")??;
-    let peak = rss_mib("VmHWM:");
-    let after = rss_mib("VmRSS:");
+    let peak = dual_testkit::memory::mib(dual_testkit::memory::peak_rss_kib());
+    let after = dual_testkit::memory::mib(dual_testkit::memory::rss_kib());
     latencies.sort();
     let median = latencies.get(latencies.len() / 2).copied().unwrap_or_default();
     let max = latencies.last().copied().unwrap_or_default();
@@ -237,24 +239,4 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// A line of `/proc/self/status` in MiB (`VmRSS:`, `VmHWM:`); 0 where /proc is not there.
-fn rss_mib(field: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix(field))
-                .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
-/// Resets the peak RSS (`VmHWM`) to the current RSS (Linux: `5` to `/proc/self/clear_refs`).
-fn reset_peak_rss() {
-    if let Err(error) = std::fs::write("/proc/self/clear_refs", "5") {
-        eprintln!("cannot reset the peak RSS ({error}): it includes writing the snapshot");
-    }
 }
