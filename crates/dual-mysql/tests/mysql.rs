@@ -26,7 +26,7 @@ struct Scratch {
 impl Scratch {
     async fn new() -> Self {
         let url = MYSQL.require();
-        let name = format!("dual_test_{:016x}", fastrand_id());
+        let name = dual_testkit::unique_name("dual_test_");
         admin(&url)
             .await
             .query_drop(format!("CREATE DATABASE {name}"))
@@ -71,14 +71,6 @@ async fn admin(url: &str) -> mysql_async::Conn {
     mysql_async::Conn::from_url(url)
         .await
         .unwrap_or_else(|e| panic!("admin connection: {e}"))
-}
-
-fn fastrand_id() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_nanos() % u128::from(u64::MAX)).unwrap_or(0))
-        .unwrap_or(0)
-        ^ u64::from(std::process::id())
 }
 
 #[async_trait]
@@ -173,7 +165,7 @@ async fn running(url: &str, marker: &str) -> usize {
 async fn dropping_the_stream_kills_the_query_on_the_server_within_two_seconds() {
     let scratch = Scratch::new().await;
     let db = scratch.db(MyOptions::default().pool_size(1)).await;
-    let marker = format!("dual_kill_{}", fastrand_id());
+    let marker = dual_testkit::unique_name("dual_kill_");
     let executor = Arc::new(db.sql_executor());
     let mut stream = Arc::clone(&executor).stream(
         json!({"sql": format!("SELECT BENCHMARK(2000000000, MD5('x')) AS {marker}")}),

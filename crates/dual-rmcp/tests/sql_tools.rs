@@ -23,11 +23,7 @@ impl Drop for Fixture {
 }
 
 fn fixture() -> Fixture {
-    let dir = std::env::temp_dir().join(format!(
-        "dual-rmcp-sql-tools-{}-{}",
-        std::process::id(),
-        fastrand_id()
-    ));
+    let dir = std::env::temp_dir().join(dual_testkit::unique_name("dual-rmcp-sql-tools-"));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
     let path = dir.join("db.sqlite");
     let conn = dual_sqlite::rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
@@ -45,13 +41,6 @@ fn fixture() -> Fixture {
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     Fixture { db, server, dir }
-}
-
-fn fastrand_id() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0)
 }
 
 fn args(value: Value) -> JsonObject {

@@ -18,7 +18,7 @@
 //! | [`services`] | the PostgreSQL, Redis and S3 servers some suites need, found through environment variables |
 //! | [`wait`] | [`until`](wait::until): polling a condition, failing the test with what it waited for; [`done_within`](wait::done_within): a bounded failure that came in time |
 //! | [`cleanup`] | removing what a test wrote to Redis (feature `redis`) or PostgreSQL (feature `postgres`) |
-//! | [`Scratch`] | the place of one test on a shared server (a schema, a key prefix), removed when dropped |
+//! | [`Scratch`] | the place of one test on a shared server (a schema, a key prefix), removed when dropped; [`unique_name`] names it |
 //! | [`BreakableStore`], [`BreakableSpool`] | a store and a spool backend a test switches off |
 //! | [`InProcessShared`] | a process-local spool the server instances of one test share with a shared store |
 //!
@@ -61,4 +61,4 @@ pub mod wait;
 pub use breakable_spool::BreakableSpool;
 pub use breakable_store::BreakableStore;
 pub use in_process_spool::InProcessShared;
-pub use scratch::Scratch;
+pub use scratch::{Scratch, unique_name};

@@ -34,6 +34,19 @@ pub struct Scratch {
     remove: fn(&str, &str) -> Result<(), String>,
 }
 
+/// `prefix` and 16 random hex digits: a name (a schema, a database, a directory, a marker in a
+/// query's text) no other test run picks.
+///
+/// ```
+/// let name = dual_testkit::unique_name("dual_test_");
+/// assert!(name.starts_with("dual_test_") && name.len() == "dual_test_".len() + 16);
+/// assert_ne!(name, dual_testkit::unique_name("dual_test_"));
+/// ```
+#[must_use]
+pub fn unique_name(prefix: &str) -> String {
+    format!("{prefix}{:016x}", fastrand::u64(..))
+}
+
 impl Scratch {
     /// A fresh schema on the PostgreSQL of [`POSTGRES`]; panics (failing the test) with how to start
     /// PostgreSQL when it is unreachable.
@@ -42,7 +55,7 @@ impl Scratch {
     pub fn postgres_schema() -> Self {
         Self::new(
             POSTGRES.require(),
-            format!("dual_test_{:016x}", fastrand::u64(..)),
+            unique_name("dual_test_"),
             cleanup::drop_postgres_schema,
         )
     }
@@ -54,7 +67,7 @@ impl Scratch {
     pub fn redis_prefix() -> Self {
         Self::new(
             REDIS.require(),
-            format!("dual-test:{:016x}:", fastrand::u64(..)),
+            format!("{}:", unique_name("dual-test:")),
             |url, prefix| {
                 cleanup::delete_redis_keys(url, prefix)
                     .map(drop)

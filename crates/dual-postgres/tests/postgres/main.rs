@@ -313,7 +313,7 @@ async fn running(db: &Db, marker: &str) -> i64 {
 async fn dropping_the_stream_stops_the_query_on_the_server_within_two_seconds() {
     let db = Db::new().await;
     let pg = db.pg(PgOptions::default().pool_size(1)).await;
-    let marker = format!("dual_cancel_{}", fastrand_marker());
+    let marker = dual_testkit::unique_name("dual_cancel_");
     let executor = Arc::new(pg.sql_executor());
     let mut stream = Arc::clone(&executor).stream(
         json!({"sql": format!("SELECT pg_sleep(60) AS {marker}")}),
@@ -339,13 +339,6 @@ async fn dropping_the_stream_stops_the_query_on_the_server_within_two_seconds() 
     let (rows, _) = run(&pg, "SELECT 1 AS one", Value::Null).await;
     assert_eq!(rows.ok().map(|r| r.len()), Some(1));
     assert!(dropped.elapsed() < Duration::from_secs(4));
-}
-
-fn fastrand_marker() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_nanos() % 1_000_000_007).unwrap_or(0))
-        .unwrap_or(0)
 }
 
 #[tokio::test]
