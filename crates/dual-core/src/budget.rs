@@ -83,6 +83,42 @@ impl RowBudget {
         true
     }
 
+    /// Offers the next `rows` rows at once, whose compact JSON joined by commas (what a page's
+    /// `data` array holds between its brackets) takes `joined_bytes`: keeps them all and returns
+    /// `true` when offering them one by one with [`admit`](Self::admit) would keep every one;
+    /// otherwise changes nothing and returns `false`, and the caller offers them one by one. It
+    /// never keeps a row that `admit` would refuse, so it is a shortcut for rows stored joined (one
+    /// length for a run instead of a length per row), never a second rule.
+    ///
+    /// ```
+    /// use dual_core::budget::RowBudget;
+    ///
+    /// let mut budget = RowBudget::new(10, 100);
+    /// assert!(budget.admit_joined(2, 81)); // two rows of 40 bytes and a comma: 82 bytes counted
+    /// assert!(!budget.admit_joined(1, 40)); // 123 would not fit: nothing changes
+    /// assert!(!budget.admit(40)); // and one by one, the same row is refused
+    /// assert_eq!((budget.kept(), budget.used()), (2, 82));
+    /// ```
+    pub fn admit_joined(&mut self, rows: u64, joined_bytes: usize) -> bool {
+        let cost = joined_bytes.saturating_add(1);
+        let fits = self.used.saturating_add(cost) <= self.max_bytes;
+        if self.refused || rows == 0 || rows > self.rows_left() || !fits {
+            return false;
+        }
+        self.used += cost;
+        self.kept += rows;
+        true
+    }
+
+    /// Rows the limit still allows (the byte budget aside).
+    #[must_use]
+    pub fn rows_left(&self) -> u64 {
+        if self.refused {
+            return 0;
+        }
+        self.limit.saturating_sub(self.kept)
+    }
+
     /// Rows kept.
     #[must_use]
     pub fn kept(&self) -> u64 {

@@ -75,6 +75,46 @@ proptest! {
         prop_assert_eq!(seen, sizes.len() as u64);
     }
 
+    /// Offering rows in runs with `admit_joined` (one by one where a run is refused, as a page of
+    /// spooled rows does) keeps exactly the rows, bytes and `has_next` that offering them one by one
+    /// keeps.
+    #[test]
+    fn runs_admit_exactly_what_rows_one_by_one_admit(
+        sizes in prop::collection::vec(0usize..5_000, 0..300),
+        runs in prop::collection::vec(1usize..40, 1..40),
+        limit in 0u64..200,
+        cap in 0usize..40_000,
+    ) {
+        let mut one_by_one = RowBudget::new(limit, cap);
+        for &size in &sizes {
+            if !one_by_one.admit(size) {
+                break;
+            }
+        }
+        let mut by_runs = RowBudget::new(limit, cap);
+        let mut rest = sizes.as_slice();
+        'runs: for &len in runs.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (run, after) = rest.split_at(len.min(rest.len()));
+            rest = after;
+            let joined = run.iter().sum::<usize>() + run.len() - 1;
+            if by_runs.admit_joined(run.len() as u64, joined) {
+                continue;
+            }
+            for &size in run {
+                if !by_runs.admit(size) {
+                    break 'runs;
+                }
+            }
+        }
+        prop_assert_eq!(
+            (by_runs.kept(), by_runs.used(), by_runs.has_next()),
+            (one_by_one.kept(), one_by_one.used(), one_by_one.has_next())
+        );
+    }
+
     /// Text cut for the model stays within the cap, is a prefix of the text, and says it was cut.
     #[test]
     fn cut_text_is_a_bounded_prefix(text in "\\PC{0,300}", max in 0usize..400) {

@@ -183,8 +183,13 @@ pub(crate) fn is_json(headers: &HeaderMap) -> bool {
     let Some((ty, sub)) = essence.split_once('/') else {
         return false;
     };
-    let sub = sub.to_ascii_lowercase();
-    let json = sub == "json" || (sub.len() > 5 && sub.ends_with("+json"));
+    // Compared without case and without a lowercase copy: every `POST` asks.
+    let suffix = sub
+        .len()
+        .checked_sub(5)
+        .and_then(|start| sub.as_bytes().get(start..));
+    let json = sub.eq_ignore_ascii_case("json")
+        || (sub.len() > 5 && suffix.is_some_and(|suffix| suffix.eq_ignore_ascii_case(b"+json")));
     if !ty.eq_ignore_ascii_case("application") || !json {
         return false;
     }
@@ -309,6 +314,7 @@ mod tests {
             "application/json;charset=\"UTF-8\"",
             "application/merge-patch+json",
             "application/vnd.api+json; v=1",
+            "APPLICATION/Problem+JSON",
         ] {
             assert!(is_json(&headers(CONTENT_TYPE, &[good])), "{good}");
         }
@@ -317,6 +323,8 @@ mod tests {
             "application/x-www-form-urlencoded",
             "application/jsonx",
             "application/+json",
+            "application/x+jsonp",
+            "application/+JSON",
             "text/json",
             "application/json; charset=latin1",
             "json",

@@ -62,6 +62,14 @@ impl RowRun {
         self.segment.span(self.start..self.end).len()
     }
 
+    /// The length of the run's first `rows` rows joined by commas (of all of them when it has
+    /// fewer): [`RowRun::byte_len`] of [`RowRun::head`], without a new run.
+    #[must_use]
+    pub fn head_byte_len(&self, rows: usize) -> usize {
+        let end = u32::try_from(rows).map_or(self.end, |rows| self.start.saturating_add(rows).min(self.end));
+        self.segment.span(self.start..end).len()
+    }
+
     /// The run's rows joined by commas (what a JSON array holds between its brackets): one slice
     /// of the segment, no copy.
     #[must_use]
@@ -94,6 +102,13 @@ impl RowRun {
     /// copies them out this way).
     pub fn slices(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
         self.segment.row_slices(self.start..self.end)
+    }
+
+    /// The rows from the run's row `first` on, one by one, borrowed like [`RowRun::slices`].
+    pub fn slices_from(&self, first: usize) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        let start =
+            u32::try_from(first).map_or(self.end, |first| self.start.saturating_add(first).min(self.end));
+        self.segment.row_slices(start..self.end)
     }
 
     /// The rows one by one, each its own slice.

@@ -36,7 +36,21 @@ pub(crate) async fn page(
                     .map_err(ServerError::spool)?,
             };
             while let Some(run) = cursor.next().await.map_err(ServerError::spool)? {
-                let admitted = run.slices().take_while(|row| budget.admit(row.len())).count();
+                // The rows the limit allows in one step when they fit (the run's length is one
+                // subtraction), then one by one: at most one more row when the limit is reached.
+                let head = run
+                    .len()
+                    .min(usize::try_from(budget.rows_left()).unwrap_or(usize::MAX));
+                let bulk = if budget.admit_joined(head as u64, run.head_byte_len(head)) {
+                    head
+                } else {
+                    0
+                };
+                let admitted = bulk
+                    + run
+                        .slices_from(bulk)
+                        .take_while(|row| budget.admit(row.len()))
+                        .count();
                 let whole = admitted == run.len();
                 out.push_run(run.head(admitted));
                 if !whole {
