@@ -30,12 +30,14 @@ fn body() -> impl Strategy<Value = String> {
         1 => Just("offest"),
         1 => Just(""),
     ];
-    let object = prop::collection::vec((name, value()), 0..4).prop_map(|fields| {
+    // JSON's whitespace, none or some, between every token.
+    let space = prop_oneof![Just(""), Just(" "), Just("\n\t"), Just("\r\n ")];
+    let object = (prop::collection::vec((name, value()), 0..4), space).prop_map(|(fields, space)| {
         let fields: Vec<String> = fields
             .iter()
-            .map(|(key, value)| format!("{key:?}: {value}"))
+            .map(|(key, value)| format!("{space}{key:?}{space}:{space}{value}{space}"))
             .collect();
-        format!("{{{}}}", fields.join(", "))
+        format!("{space}{{{}}}{space}", fields.join(","))
     });
     prop_oneof![
         8 => object,
@@ -71,6 +73,10 @@ fn value() -> impl Strategy<Value = String> {
         any::<i64>().prop_map(|n| n.to_string()),
         (0u64..1_000).prop_map(|n| format!("{n}.0")),
         Just("1.5".to_owned()),
+        Just("0".to_owned()),
+        Just("-0".to_owned()),
+        Just("1e2".to_owned()),
+        Just("10E0".to_owned()),
         Just("18446744073709551616".to_owned()),
         Just("null".to_owned()),
         Just(r#""7""#.to_owned()),
