@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use dual_core::ResourceId;
+use dual_core::{ResourceId, id_hash::IdHashing};
 
 use crate::limits::SegmentLimits;
 use crate::rows::{RowRun, Rows};
@@ -26,7 +26,10 @@ pub struct Spool {
 /// bound-table scan. Only a marker (no bytes are kept alive); cleared when it grows past
 /// [`VALIDATED_MAX`].
 #[derive(Debug, Default)]
-struct Validated(std::sync::Mutex<std::collections::HashMap<(ResourceId, u32), (usize, usize)>>);
+struct Validated(std::sync::Mutex<Seen>);
+
+/// Segments validated, by resource and index: the address and length of the bytes validated.
+type Seen = std::collections::HashMap<(ResourceId, u32), (usize, usize), IdHashing>;
 
 /// The address and length of `bytes`: which allocation they are.
 fn address(bytes: &[u8]) -> (usize, usize) {
@@ -37,9 +40,7 @@ fn address(bytes: &[u8]) -> (usize, usize) {
 const VALIDATED_MAX: usize = 1 << 16;
 
 impl Validated {
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<(ResourceId, u32), (usize, usize)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Seen> {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 

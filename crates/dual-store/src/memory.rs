@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 use dual_core::task::{TaskId, TaskRecord};
-use dual_core::{ResourceId, ResourceRecord};
+use dual_core::{ResourceId, ResourceRecord, id_hash::IdHashing};
 use time::OffsetDateTime;
 
 use crate::{Access, ListPage, Lookup, ResourceStore, StoreError, Viewer};
@@ -73,7 +73,7 @@ impl Index {
 
 /// Records behind an `Arc`: a reader copies a pointer under the lock and the record after releasing it,
 /// and removed records are freed outside the lock.
-type Shard = HashMap<ResourceId, Arc<ResourceRecord>>;
+type Shard = HashMap<ResourceId, Arc<ResourceRecord>, IdHashing>;
 
 /// Std mutexes, not tokio's: none is held across an `.await`, and every critical section is a few map
 /// operations, so an async mutex would only add overhead. Lock order: `index`, then one shard.

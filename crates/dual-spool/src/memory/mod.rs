@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use dual_core::ResourceId;
+use dual_core::{ResourceId, id_hash::IdHashing};
 
 pub use builder::{
     DEFAULT_FREE_SPACE_PERCENT, DEFAULT_MEMORY_BUDGET, DEFAULT_MIN_FREE_BYTES, MemorySpoolBuilder,
@@ -64,7 +64,7 @@ pub(super) struct Caps {
 
 #[derive(Debug, Default)]
 struct State {
-    resources: HashMap<ResourceId, Entry>,
+    resources: HashMap<ResourceId, Entry, IdHashing>,
     in_memory: u64,
     on_disk: u64,
     /// Bytes of segment files being written (counted against the cap before they land).
