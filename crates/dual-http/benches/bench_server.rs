@@ -8,7 +8,10 @@
 //! bench_server micro [ITERATIONS]     # per-request cost of each layer, in-process, no sockets
 //! ```
 //!
-//! Without a command (a plain `cargo bench -p dual-http`) it runs `micro`. The `--bench` flag cargo
+//! Without a command (a plain `cargo bench -p dual-http`) it runs `micro`. `BENCH_MICRO_ONLY=POST`
+//! (or `GET`) runs only that method's handler loop of `micro`, for a profiler (e.g. `valgrind
+//! --tool=callgrind --toggle-collect='*ResponseFuture*as*Future*poll*'`, which counts the
+//! handler's instructions alone). The `--bench` flag cargo
 //! passes is ignored.
 //!
 //! `serve` runs both servers on one runtime whose worker count is `BENCH_WORKERS` (default 1), so the
@@ -303,7 +306,11 @@ async fn micro(iterations: u32) -> Result<(), BoxError> {
     time("fetch_page_encoded + into_json_parts", started);
     // The page request a client sends (the socket bench's body), and a metadata read.
     let page_body = Bytes::from_static(br#"{"offset":0,"limit":100}"#);
+    let only = std::env::var("BENCH_MICRO_ONLY").ok();
     for (method, body) in [(http::Method::POST, page_body), (http::Method::GET, Bytes::new())] {
+        if only.as_deref().is_some_and(|only| only != method.as_str()) {
+            continue;
+        }
         let started = Instant::now();
         for _ in 0..iterations {
             let request = http::Request::builder()
