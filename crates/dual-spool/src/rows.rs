@@ -158,3 +158,36 @@ impl Rows {
         self.runs.iter().flat_map(RowRun::iter)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use dual_core::ResourceId;
+
+    use super::*;
+    use crate::segment::SegmentBuilder;
+
+    #[test]
+    fn a_runs_head_and_tail_are_its_rows_joined_and_one_by_one() {
+        let mut builder = SegmentBuilder::new();
+        for row in [&b"aa"[..], b"b", b"ccc", b"dddd"] {
+            builder
+                .push(row)
+                .unwrap_or_else(|e| panic!("small rows fit: {e}"));
+        }
+        let segment =
+            Segment::decode(ResourceId::new(), builder.take()).unwrap_or_else(|e| panic!("valid: {e}"));
+        // Rows 1..4 of the segment: "b", "ccc", "dddd".
+        let run = RowRun::new(segment, 1, 4, 0);
+        for rows in 0..6 {
+            assert_eq!(run.head_byte_len(rows), run.head(rows).byte_len(), "{rows} rows");
+        }
+        assert_eq!(
+            (run.head_byte_len(0), run.head_byte_len(2), run.head_byte_len(9)),
+            (0, 5, 10)
+        );
+        let from = |first| run.slices_from(first).collect::<Vec<&[u8]>>();
+        assert_eq!(from(0), run.slices().collect::<Vec<_>>());
+        assert_eq!(from(2), [&b"dddd"[..]]);
+        assert!(from(3).is_empty() && from(usize::MAX).is_empty());
+    }
+}

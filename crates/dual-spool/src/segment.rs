@@ -366,25 +366,6 @@ mod tests {
     }
 
     #[test]
-    fn a_runs_head_and_tail_are_its_rows_joined_and_one_by_one() {
-        let id = ResourceId::new();
-        let segment = Segment::decode(id, encode(&[b"aa", b"b", b"ccc", b"dddd"])).expect("valid");
-        // Rows 1..4 of the segment: "b", "ccc", "dddd".
-        let run = crate::RowRun::new(segment, 1, 4, 0);
-        for rows in 0..6 {
-            assert_eq!(run.head_byte_len(rows), run.head(rows).byte_len(), "{rows} rows");
-        }
-        assert_eq!(
-            (run.head_byte_len(0), run.head_byte_len(2), run.head_byte_len(9)),
-            (0, 5, 10)
-        );
-        let from = |first| run.slices_from(first).collect::<Vec<&[u8]>>();
-        assert_eq!(from(0), run.slices().collect::<Vec<_>>());
-        assert_eq!(from(2), [&b"dddd"[..]]);
-        assert!(from(3).is_empty() && from(usize::MAX).is_empty());
-    }
-
-    #[test]
     fn version_1_is_read_as_version_2() {
         let id = ResourceId::new();
         let rows: [&[u8]; 4] = [b"{\"a\":1}", b"", b"[]", b"x,y"];
