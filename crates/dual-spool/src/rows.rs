@@ -66,8 +66,7 @@ impl RowRun {
     /// fewer): [`RowRun::byte_len`] of [`RowRun::head`], without a new run.
     #[must_use]
     pub fn head_byte_len(&self, rows: usize) -> usize {
-        let end = u32::try_from(rows).map_or(self.end, |rows| self.start.saturating_add(rows).min(self.end));
-        self.segment.span(self.start..end).len()
+        self.segment.span(self.start..self.after(rows)).len()
     }
 
     /// The run's rows joined by commas (what a JSON array holds between its brackets): one slice
@@ -80,13 +79,17 @@ impl RowRun {
     /// The run's first `rows` rows (all of them when it has fewer).
     #[must_use]
     pub fn head(&self, rows: usize) -> Self {
-        let rows = u32::try_from(rows).unwrap_or(u32::MAX);
         Self {
             segment: self.segment.clone(),
             start: self.start,
-            end: self.start.saturating_add(rows).min(self.end),
+            end: self.after(rows),
             first_row: self.first_row,
         }
+    }
+
+    /// The segment's index `rows` rows into the run, at most the run's end.
+    fn after(&self, rows: usize) -> u32 {
+        u32::try_from(rows).map_or(self.end, |rows| self.start.saturating_add(rows).min(self.end))
     }
 
     /// Row `i` of the run.
@@ -106,9 +109,7 @@ impl RowRun {
 
     /// The rows from the run's row `first` on, one by one, borrowed like [`RowRun::slices`].
     pub fn slices_from(&self, first: usize) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
-        let start =
-            u32::try_from(first).map_or(self.end, |first| self.start.saturating_add(first).min(self.end));
-        self.segment.row_slices(start..self.end)
+        self.segment.row_slices(self.after(first)..self.end)
     }
 
     /// The rows one by one, each its own slice.
