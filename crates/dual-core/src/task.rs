@@ -239,6 +239,17 @@ impl TaskRecord {
 mod tests {
     use super::*;
 
+    /// An unowned task made at `now`, living a minute, polled every `poll`.
+    fn unowned(id_byte: u8, now: OffsetDateTime, poll: Duration) -> TaskRecord {
+        TaskRecord::new(
+            TaskId::from_bytes([id_byte; 16]),
+            None,
+            now,
+            Duration::minutes(1),
+            poll,
+        )
+    }
+
     #[test]
     fn ids_round_trip_and_reject_other_spellings() {
         let id = TaskId::from_bytes([0xab; 16]);
@@ -260,13 +271,7 @@ mod tests {
     #[test]
     fn a_record_round_trips_through_json() {
         let now = OffsetDateTime::UNIX_EPOCH + Duration::days(20_000);
-        let mut task = TaskRecord::new(
-            TaskId::from_bytes([1; 16]),
-            None,
-            now,
-            Duration::minutes(1),
-            Duration::seconds(5),
-        );
+        let mut task = unowned(1, now, Duration::seconds(5));
         task.resource = Some(ResourceId::new());
         task.result = Some(serde_json::json!({"content": [], "isError": true}));
         let json = serde_json::to_string(&task).expect("json");
@@ -278,13 +283,7 @@ mod tests {
     #[test]
     fn only_a_working_task_lapses() {
         let now = OffsetDateTime::UNIX_EPOCH;
-        let mut task = TaskRecord::new(
-            TaskId::from_bytes([2; 16]),
-            None,
-            now,
-            Duration::minutes(1),
-            Duration::seconds(1),
-        );
+        let mut task = unowned(2, now, Duration::seconds(1));
         assert!(task.lapsed_at(now + Duration::seconds(1)));
         task.state = TaskState::Completed;
         assert!(!task.lapsed_at(now + Duration::seconds(1)));

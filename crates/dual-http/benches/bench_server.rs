@@ -243,6 +243,19 @@ async fn export(rows: u64, accept: &str) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// Evaluates `$op` `$iterations` times (keeping its value from the optimizer) and prints the
+/// time of one, in microseconds, after `$label`.
+macro_rules! per_call {
+    ($iterations:expr, $label:expr, $op:expr) => {{
+        let started = Instant::now();
+        for _ in 0..$iterations {
+            std::hint::black_box($op);
+        }
+        let micros = started.elapsed().as_secs_f64() * 1e6 / f64::from($iterations);
+        println!("{:<28} {micros:>8.2} µs", $label);
+    }};
+}
+
 /// Per-request cost of each layer, in-process, no sockets: where the handler's time goes.
 async fn micro(iterations: u32) -> Result<(), BoxError> {
     use hyper::service::Service;
@@ -255,55 +268,35 @@ async fn micro(iterations: u32) -> Result<(), BoxError> {
     let handler = DualHttp::new(server.clone());
     let executor = Stored::new((0..10_000).map(row).collect());
     let params = Value::Null;
-    let time = |label: &str, started: Instant| {
-        println!(
-            "{label:<28} {:>8.2} µs",
-            started.elapsed().as_secs_f64() * 1e6 / f64::from(iterations)
-        );
-    };
-    let started = Instant::now();
-    for _ in 0..iterations {
-        std::hint::black_box(executor.fetch(&params, RowWindow::new(0, 101)).await?);
-    }
-    time("executor fetch (101 rows)", started);
-    let started = Instant::now();
-    for _ in 0..iterations {
-        std::hint::black_box(server.get_resource(id, &dual_server::Caller::anonymous()).await?);
-    }
-    time("store get (record clone)", started);
-    let page = server
-        .fetch_page(id, &dual_server::Caller::anonymous(), &request)
-        .await?;
-    let started = Instant::now();
-    for _ in 0..iterations {
-        std::hint::black_box(serde_json::to_vec(&page)?);
-    }
-    time("serialize page", started);
-    let started = Instant::now();
-    for _ in 0..iterations {
-        std::hint::black_box(
-            server
-                .fetch_page(id, &dual_server::Caller::anonymous(), &request)
-                .await?,
-        );
-    }
-    time("server.fetch_page", started);
-    let started = Instant::now();
-    for _ in 0..iterations {
-        let page = server
-            .fetch_page_encoded(id, &dual_server::Caller::anonymous(), &request)
-            .await?;
-        std::hint::black_box(page.to_json()?);
-    }
-    time("fetch_page_encoded + to_json", started);
-    let started = Instant::now();
-    for _ in 0..iterations {
-        let page = server
-            .fetch_page_encoded(id, &dual_server::Caller::anonymous(), &request)
-            .await?;
-        std::hint::black_box(page.into_json_parts()?);
-    }
-    time("fetch_page_encoded + into_json_parts", started);
+    let anonymous = dual_server::Caller::anonymous();
+    per_call!(
+        iterations,
+        "executor fetch (101 rows)",
+        executor.fetch(&params, RowWindow::new(0, 101)).await?
+    );
+    per_call!(
+        iterations,
+        "store get (record clone)",
+        server.get_resource(id, &anonymous).await?
+    );
+    let page = server.fetch_page(id, &anonymous, &request).await?;
+    per_call!(iterations, "serialize page", serde_json::to_vec(&page)?);
+    per_call!(
+        iterations,
+        "server.fetch_page",
+        server.fetch_page(id, &anonymous, &request).await?
+    );
+    let encoded = || server.fetch_page_encoded(id, &anonymous, &request);
+    per_call!(
+        iterations,
+        "fetch_page_encoded + to_json",
+        encoded().await?.to_json()?
+    );
+    per_call!(
+        iterations,
+        "fetch_page_encoded + into_json_parts",
+        encoded().await?.into_json_parts()?
+    );
     // The page request a client sends (the socket bench's body), and a metadata read.
     let page_body = Bytes::from_static(br#"{"offset":0,"limit":100}"#);
     let only = std::env::var("BENCH_MICRO_ONLY").ok();
@@ -311,8 +304,7 @@ async fn micro(iterations: u32) -> Result<(), BoxError> {
         if only.as_deref().is_some_and(|only| only != method.as_str()) {
             continue;
         }
-        let started = Instant::now();
-        for _ in 0..iterations {
+        per_call!(iterations, format!("handler {method} (no socket)"), {
             let request = http::Request::builder()
                 .method(method.clone())
                 .uri(format!("/{id}"))
@@ -322,9 +314,8 @@ async fn micro(iterations: u32) -> Result<(), BoxError> {
             if response.status() != http::StatusCode::OK {
                 return Err(format!("handler {method}: {}", response.status()).into());
             }
-            std::hint::black_box(response.into_body().collect().await?.to_bytes());
-        }
-        time(&format!("handler {method} (no socket)"), started);
+            response.into_body().collect().await?.to_bytes()
+        });
     }
     Ok(())
 }
