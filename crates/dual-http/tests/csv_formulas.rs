@@ -5,7 +5,7 @@ mod common;
 mod handle;
 
 use dual_http::{CsvFormulas, DualHttp};
-use dual_server::{CreateResponse, DualResponseServer};
+use dual_server::DualResponseServer;
 use dual_testkit::executor::Stored;
 use handle::{bytes, get};
 use http::header;
@@ -32,11 +32,7 @@ async fn export(configure: impl FnOnce(dual_http::DualHttpBuilder) -> dual_http:
         .without_sweeper()
         .build()
         .expect("valid configuration");
-    let id = server
-        .create_response(CreateResponse::new("stored", json!({})))
-        .await
-        .expect("created")
-        .id;
+    let id = common::create_of(&server, "stored", json!({})).await;
     let handler = configure(DualHttp::builder(server)).build();
     let response = get(&handler, &format!("/{id}/data"), &[(header::ACCEPT, "text/csv")]).await;
     assert_eq!(response.status(), 200);

@@ -35,6 +35,21 @@ fn args(value: Value) -> JsonObject {
     value.as_object().cloned().unwrap_or_default()
 }
 
+/// The messages of prompt `name` for `caller` with `arguments`, as JSON text.
+async fn prompt_text(
+    prompts: &Prompts,
+    server: &DualResponseServer,
+    caller: &Caller,
+    name: &str,
+    arguments: Value,
+) -> String {
+    let prompt = prompts
+        .get(server, caller, name, Some(&args(arguments)))
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    serde_json::to_string(&prompt.messages).unwrap_or_default()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_caller_pages_through_its_own_results_newest_first() {
     let server = server();
@@ -123,16 +138,7 @@ async fn prompts_explain_a_result_only_to_whoever_may_read_it() {
     let prompts = Prompts::new("query");
     let uri = create(&server, Some("alice"), 12).await;
     let alice = Caller::owner("alice");
-    let explored = prompts
-        .get(
-            &server,
-            &alice,
-            "explore_result",
-            Some(&args(json!({"uri": uri}))),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e:?}"));
-    let text = serde_json::to_string(&explored.messages).unwrap_or_default();
+    let text = prompt_text(&prompts, &server, &alice, "explore_result", json!({"uri": uri})).await;
     assert!(
         text.contains("12 rows") && text.contains("- id (integer)"),
         "{text}"
@@ -173,16 +179,14 @@ async fn prompts_explain_a_result_only_to_whoever_may_read_it() {
     }
     let listed = serde_json::to_value(prompts.list()).unwrap_or_default();
     assert_eq!(listed["prompts"][0]["arguments"][0]["required"], true);
-    let answer = prompts
-        .get(
-            &server,
-            &alice,
-            "answer_from_data",
-            Some(&args(json!({"question": "How many?"}))),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e:?}"));
-    let text = serde_json::to_string(&answer.messages).unwrap_or_default();
+    let text = prompt_text(
+        &prompts,
+        &server,
+        &alice,
+        "answer_from_data",
+        json!({"question": "How many?"}),
+    )
+    .await;
     assert!(
         text.contains("`query`") && text.contains("exact total count"),
         "{text}"

@@ -7,10 +7,7 @@ use std::time::{Duration, Instant};
 
 use dual_core::mcp::{ProtocolVersion, RenderOptions};
 use dual_rmcp::DualTasks;
-use dual_server::dual_spool::{MemorySpool, Spool};
 use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor};
-use dual_store::{MemoryStore, ResourceStore};
-use dual_testkit::BreakableStore;
 use dual_testkit::executor::Numbers;
 use dual_testkit::wait::until;
 use rmcp::model::{ErrorCode, TaskStatus};
@@ -22,22 +19,12 @@ const LEASE: Duration = Duration::from_millis(600);
 
 /// Two instances over one store and one spool, running `executor`.
 fn two_instances(executor: &Arc<Numbers>) -> (DualResponseServer, DualResponseServer) {
-    let store: Arc<dyn ResourceStore> = Arc::new(MemoryStore::new());
-    let spool = Spool::new(dual_testkit::InProcessShared(
-        MemorySpool::new().unwrap_or_else(|e| panic!("{e}")),
-    ));
-    let instance = || {
-        DualResponseServer::builder()
-            .base_url("http://127.0.0.1:1/resources")
+    dual_testkit::instances::two(|builder| {
+        builder
             .shared_executor(KIND, Arc::clone(executor) as Arc<dyn QueryExecutor>)
-            .store(BreakableStore::wrapping(Arc::clone(&store), "unused").pretending_shared())
-            .spool(spool.clone())
             .pending_after(Duration::from_millis(30))
             .progress_interval(Duration::from_millis(100), LEASE)
-            .build()
-            .unwrap_or_else(|e| panic!("{e}"))
-    };
-    (instance(), instance())
+    })
 }
 
 /// Starts a task of the caller `alice`, for a result she owns, on `tasks`: its id.

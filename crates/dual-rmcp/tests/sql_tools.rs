@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use dual_core::mcp::RenderOptions;
-use dual_rmcp::rmcp::model::{CallToolResult, JsonObject};
+use dual_rmcp::rmcp::model::{CallToolResult, GetPromptRequestParams, JsonObject};
+use dual_rmcp::rmcp::{Peer, RoleClient};
 use dual_rmcp::{call_describe_schema, call_query, describe_schema_tool, query_tool};
 use dual_server::DualResponseServer;
 use dual_sqlite::{SqliteDb, SqliteOptions};
@@ -57,6 +58,31 @@ fn text(result: &CallToolResult) -> String {
         .filter_map(|block| block.as_text().map(|t| t.text.clone()))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The names of the tools and of the prompts the server lists.
+async fn listed_names(client: &Peer<RoleClient>) -> (Vec<String>, Vec<String>) {
+    let tools = client
+        .list_all_tools()
+        .await
+        .unwrap_or_else(|e| panic!("tools/list: {e}"));
+    let prompts = client
+        .list_all_prompts()
+        .await
+        .unwrap_or_else(|e| panic!("prompts/list: {e}"));
+    (
+        tools.into_iter().map(|t| t.name.into_owned()).collect(),
+        prompts.into_iter().map(|p| p.name).collect(),
+    )
+}
+
+/// The messages of prompt `name` with `arguments`, as JSON text.
+async fn prompt_text(client: &Peer<RoleClient>, name: &str, arguments: Value) -> String {
+    let prompt = client
+        .get_prompt(GetPromptRequestParams::new(name).with_arguments(args(arguments)))
+        .await
+        .unwrap_or_else(|e| panic!("prompts/get {name}: {e}"));
+    serde_json::to_string(&prompt.messages).unwrap_or_default()
 }
 
 #[tokio::test]
@@ -149,12 +175,10 @@ async fn database_mcp_serves_both_tools_and_the_results_to_an_mcp_client() {
         running.waiting().await.map_err(|e| e.to_string()).map(drop)
     });
     let client = ().serve(client_end).await.unwrap_or_else(|e| panic!("client: {e}"));
-    let tools = client
-        .list_all_tools()
-        .await
-        .unwrap_or_else(|e| panic!("tools/list: {e}"));
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["query", "describe_schema"]);
+    let (tools, prompts) = listed_names(&client).await;
+    assert_eq!(tools, ["query", "describe_schema"]);
+    // The prompts guide a read-only workflow over the results.
+    assert_eq!(prompts, ["explore_result", "answer_from_data"]);
 
     let result = client
         .call_tool(
@@ -187,43 +211,27 @@ async fn database_mcp_serves_both_tools_and_the_results_to_an_mcp_client() {
         schema.structured_content.map(|s| s["tables"][0]["name"].clone()),
         Some(json!("orders"))
     );
-    // The result is listed, and the prompts guide a read-only workflow over it.
+    // The result is listed, and the prompts explain it.
     let listed = client
         .list_resources(None)
         .await
         .unwrap_or_else(|e| panic!("resources/list: {e}"));
     let listed_uris: Vec<&str> = listed.resources.iter().map(|r| r.uri.as_str()).collect();
     assert_eq!(listed_uris, [uri.as_str()]);
-    let prompts = client
-        .list_all_prompts()
-        .await
-        .unwrap_or_else(|e| panic!("prompts/list: {e}"));
-    let prompt_names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(prompt_names, ["explore_result", "answer_from_data"]);
-    let explore = client
-        .get_prompt(
-            dual_rmcp::rmcp::model::GetPromptRequestParams::new("explore_result")
-                .with_arguments(args(json!({"uri": uri}))),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("prompts/get: {e}"));
-    let explained = serde_json::to_string(&explore.messages).unwrap_or_default();
-    assert!(
-        explained.contains("3 rows") && explained.contains("sort="),
-        "{explained}"
-    );
-    let answer = client
-        .get_prompt(
-            dual_rmcp::rmcp::model::GetPromptRequestParams::new("answer_from_data")
-                .with_arguments(args(json!({"question": "Which customer ordered most?"}))),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("prompts/get: {e}"));
-    let answered = serde_json::to_string(&answer.messages).unwrap_or_default();
-    assert!(
-        answered.contains("describe_schema") && answered.contains("never write"),
-        "{answered}"
-    );
+    for (name, arguments, expected) in [
+        ("explore_result", json!({"uri": uri}), ["3 rows", "sort="]),
+        (
+            "answer_from_data",
+            json!({"question": "Which customer ordered most?"}),
+            ["describe_schema", "never write"],
+        ),
+    ] {
+        let messages = prompt_text(&client, name, arguments).await;
+        assert!(
+            expected.iter().all(|part| messages.contains(part)),
+            "{name}: {messages}"
+        );
+    }
 
     let unknown = client.call_tool(CallToolRequestParams::new("drop_tables")).await;
     assert!(unknown.is_err(), "an unknown tool is a protocol error");

@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 
 use dual_core::{PageRequest, ResourceId};
-use dual_server::dual_spool::{MemorySpool, Spool};
+use dual_server::dual_spool::{MemorySpool, MemorySpoolBuilder, Spool};
 use dual_server::dual_store::{MemoryStore, ResourceStore};
 use dual_server::{
     Caller, CreateResponse, DualResponseServer, QueryExecutor, Quota, ServerBuildError, ServerError,
@@ -26,6 +26,11 @@ fn builder() -> dual_server::DualResponseServerBuilder {
         .base_url("http://localhost/resources")
         .executor("blobs", common::blobs())
         .without_sweeper()
+}
+
+/// [`builder`] with a memory spool as `spool` configures it.
+async fn builder_with_spool(spool: MemorySpoolBuilder) -> dual_server::DualResponseServerBuilder {
+    builder().spool(Spool::new(spool.build().await.expect("spool")))
 }
 
 fn quota_of(error: &ServerError) -> Option<(Quota, u64)> {
@@ -68,14 +73,8 @@ async fn served_then_room_after_deleting(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_snapshot_past_the_spool_cap_is_refused_naming_it_and_earlier_ones_are_still_served() {
-    let backend = MemorySpool::builder()
-        .memory_budget(0)
-        .max_bytes(200_000)
-        .build()
+    let server = builder_with_spool(MemorySpool::builder().memory_budget(0).max_bytes(200_000))
         .await
-        .expect("spool");
-    let server = builder()
-        .spool(Spool::new(backend.clone()))
         .build()
         .expect("server");
     let anyone = Caller::anonymous();
@@ -103,14 +102,15 @@ async fn a_snapshot_past_the_spool_cap_is_refused_naming_it_and_earlier_ones_are
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spill_past_the_free_space_floor_is_refused_naming_it() {
-    let backend = MemorySpool::builder()
-        .memory_budget(0)
-        .unlimited_bytes()
-        .min_free_bytes(u64::MAX / 2)
-        .build()
-        .await
-        .expect("spool");
-    let server = builder().spool(Spool::new(backend)).build().expect("server");
+    let server = builder_with_spool(
+        MemorySpool::builder()
+            .memory_budget(0)
+            .unlimited_bytes()
+            .min_free_bytes(u64::MAX / 2),
+    )
+    .await
+    .build()
+    .expect("server");
     let refused = server
         .create_response(blobs(10, 100))
         .await
@@ -211,9 +211,8 @@ async fn an_owner_at_its_resource_quota_is_refused_and_others_are_not() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_snapshot_past_the_owner_byte_quota_is_refused_and_removed() {
-    let backend = MemorySpool::builder().build().await.expect("spool");
-    let server = builder()
-        .spool(Spool::new(backend.clone()))
+    let server = builder_with_spool(MemorySpool::builder())
+        .await
         .owner_max_bytes(50_000)
         .build()
         .expect("server");

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use dual_core::{Row, Sort, SortOrder, range::RowRange};
 use dual_server::{
-    Caller, CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery,
-    QueryExecutor, QueryStart, RowStream, RowWindow, ServerErrorCode, paged_stream, take_rows,
+    Caller, CreateResponse, DualResponseServer, ExecutorError, LiveQuery, QueryExecutor, QueryStart,
+    RowStream, RowWindow, ServerErrorCode, take_rows,
 };
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -126,6 +126,7 @@ async fn an_offset_beyond_the_total_is_invalid_and_counted() {
 }
 
 /// A cursor executor that seeks: it ignores `limit` on purpose, to show the server cuts the surplus.
+/// Its whole result is one seek too, as a SQL executor's is.
 #[derive(Debug)]
 struct Seeking {
     ranges: Arc<AtomicUsize>,
@@ -134,7 +135,7 @@ struct Seeking {
 impl QueryExecutor for Seeking {
     fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
         start.started();
-        paged_stream(self, params, DEFAULT_STREAM_BATCH)
+        self.stream_range(params, None, RowRange::ALL)
     }
 
     fn live(&self) -> Option<&dyn LiveQuery> {

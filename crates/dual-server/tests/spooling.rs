@@ -147,6 +147,20 @@ async fn page(
         .collect())
 }
 
+/// The error of the page of `limit` rows from `offset`, which `what` says must not be served.
+async fn page_error(
+    server: &DualResponseServer,
+    id: ResourceId,
+    offset: u64,
+    limit: u64,
+    what: &str,
+) -> ServerError {
+    page(server, id, offset, limit)
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("{what}"))
+}
+
 /// The export of every row of `id`.
 async fn export_all(server: &DualResponseServer, id: ResourceId) -> RowStream {
     let (_, stream) = server
@@ -154,6 +168,47 @@ async fn export_all(server: &DualResponseServer, id: ResourceId) -> RowStream {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     stream
+}
+
+/// The ids of the next batches of `stream` until it holds `n` rows, each within 2 s.
+async fn next_ids(stream: &mut RowStream, ids: &mut Vec<u64>, n: usize, what: &str) {
+    while ids.len() < n {
+        let batch = tokio::time::timeout(Duration::from_secs(2), stream.next())
+            .await
+            .unwrap_or_else(|_| panic!("{what}: no rows within 2 s after {}", ids.len()))
+            .unwrap_or_else(|| panic!("{what}: the export ended after {} rows", ids.len()))
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        ids.extend(ids_of(batch));
+    }
+}
+
+/// Asserts that the export of `id` from `server` follows `executor`'s writer: the `spooled` rows stored
+/// so far come before the writer goes on, then the rest, every row of the count once, in order.
+async fn assert_export_follows_the_writer(
+    server: &DualResponseServer,
+    id: ResourceId,
+    executor: &Counted,
+    spooled: usize,
+) {
+    let mut stream = export_all(server, id).await;
+    let mut ids = Vec::new();
+    next_ids(
+        &mut stream,
+        &mut ids,
+        spooled,
+        "the spooled rows, before the writer ends",
+    )
+    .await;
+    executor.open();
+    while let Some(batch) = stream.next().await {
+        let batch = batch.unwrap_or_else(|e| panic!("{e}"));
+        ids.extend(ids_of(batch));
+    }
+    assert_eq!(
+        ids,
+        (0..executor.total).collect::<Vec<_>>(),
+        "every row once, in order"
+    );
 }
 
 /// Asserts that the page of `limit` rows from `offset` is served and holds the ids `expected`.
@@ -219,10 +274,7 @@ async fn pages_inside_the_spooled_rows_are_served_at_once_and_past_them_wait_the
     assert_page(&server, id, (5, 10), 5..15, "rows within the stored segments").await;
 
     let started = Instant::now();
-    let error = page(&server, id, 0, 100)
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("rows not yet written were served"));
+    let error = page_error(&server, id, 0, 100, "rows not yet written were served").await;
     assert_eq!(error.code(), ServerErrorCode::NotReady, "{error}");
     assert!(matches!(error, ServerError::NotReady { rows: 20 }), "{error:?}");
     assert!(
@@ -271,22 +323,7 @@ async fn an_export_streams_the_spooled_rows_before_the_writer_ends_and_ends_with
     let executor = Counted::new(500, 30);
     let server = server(&executor);
     let id = create(&server).await.id;
-    let mut stream = export_all(&server, id).await;
-    let mut ids = Vec::new();
-    while ids.len() < 30 {
-        let batch = tokio::time::timeout(Duration::from_secs(2), stream.next())
-            .await
-            .unwrap_or_else(|_| panic!("the spooled rows did not come before the writer ended"))
-            .unwrap_or_else(|| panic!("the export ended after {} rows", ids.len()))
-            .unwrap_or_else(|e| panic!("{e}"));
-        ids.extend(ids_of(batch));
-    }
-    executor.open();
-    while let Some(batch) = stream.next().await {
-        let batch = batch.unwrap_or_else(|e| panic!("{e}"));
-        ids.extend(ids_of(batch));
-    }
-    assert_eq!(ids, (0..500).collect::<Vec<_>>(), "every row once, in order");
+    assert_export_follows_the_writer(&server, id, &executor, 30).await;
 }
 
 #[tokio::test]
@@ -306,10 +343,7 @@ async fn a_writer_failing_after_the_answer_fails_the_resource_and_cuts_no_export
     assert_eq!(record.status, ResourceStatus::Failed);
     let failure = record.failure.unwrap_or_else(|| panic!("a failure"));
     assert!(failure.message.contains("disk on fire"), "{}", failure.message);
-    let error = page(&server, id, 0, 10)
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("a failed resource served a page"));
+    let error = page_error(&server, id, 0, 10, "a failed resource served a page").await;
     assert_eq!(error.code(), ServerErrorCode::ResourceFailed);
 }
 
@@ -400,18 +434,6 @@ fn two_instances(executor: &Arc<Counted>) -> (DualResponseServer, DualResponseSe
     (instance(spool.clone()), instance(spool))
 }
 
-/// The ids of the next batches of `stream` until it holds `n` rows, each within 2 s.
-async fn next_ids(stream: &mut RowStream, ids: &mut Vec<u64>, n: usize, what: &str) {
-    while ids.len() < n {
-        let batch = tokio::time::timeout(Duration::from_secs(2), stream.next())
-            .await
-            .unwrap_or_else(|_| panic!("{what}: no rows within 2 s after {}", ids.len()))
-            .unwrap_or_else(|| panic!("{what}: the export ended after {} rows", ids.len()))
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
-        ids.extend(ids_of(batch));
-    }
-}
-
 #[tokio::test]
 async fn another_instance_serves_the_spooled_rows_and_waits_for_the_rest() {
     let executor = Counted::new(300, 20);
@@ -440,10 +462,7 @@ async fn another_instance_serves_the_spooled_rows_and_waits_for_the_rest() {
     )
     .await;
     let started = Instant::now();
-    let error = page(&reader, id, 290, 10)
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("served rows not yet written"));
+    let error = page_error(&reader, id, 290, 10, "served rows not yet written").await;
     assert_eq!(error.code(), ServerErrorCode::NotReady, "{error}");
     assert!(
         started.elapsed() >= Duration::from_millis(250),
@@ -471,21 +490,7 @@ async fn an_export_on_another_instance_follows_the_writer_to_every_row() {
     let executor = Counted::new(400, 30);
     let (writer, reader) = two_instances(&executor);
     let id = create(&writer).await.id;
-    let mut stream = export_all(&reader, id).await;
-    let mut ids = Vec::new();
-    next_ids(
-        &mut stream,
-        &mut ids,
-        30,
-        "the spooled rows, before the writer ends",
-    )
-    .await;
-    executor.open();
-    while let Some(batch) = stream.next().await {
-        let batch = batch.unwrap_or_else(|e| panic!("{e}"));
-        ids.extend(ids_of(batch));
-    }
-    assert_eq!(ids, (0..400).collect::<Vec<_>>(), "every row once, in order");
+    assert_export_follows_the_writer(&reader, id, &executor, 30).await;
 }
 
 #[tokio::test]
@@ -507,10 +512,7 @@ async fn a_writer_failing_elsewhere_fails_the_other_instances_export_and_pages()
         outcome.unwrap_or_else(|| panic!("the export ended short without an error: {} rows", ids.len()));
     assert!(error.to_string().contains("failed"), "{error}");
     assert!(ids.len() < 300, "never the whole result: {}", ids.len());
-    let error = page(&reader, id, 0, 10)
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("a failed resource served a page"));
+    let error = page_error(&reader, id, 0, 10, "a failed resource served a page").await;
     assert_eq!(error.code(), ServerErrorCode::ResourceFailed, "{error}");
 }
 

@@ -10,7 +10,7 @@ use dual_core::{
     status::ResourceStatus,
 };
 use dual_server::dual_store::ResourceStore;
-use dual_server::{Caller, CreateResponse, DualResponseServer, ServerErrorCode};
+use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError, ServerErrorCode};
 use dual_testkit::BreakableStore;
 use serde_json::json;
 
@@ -48,14 +48,14 @@ async fn owned(server: &DualResponseServer, consistency: Consistency) -> Resourc
     id
 }
 
-/// How many store calls `read` makes.
-async fn calls_of<F: Future<Output = Option<ServerErrorCode>>>(
+/// How many store calls `read` makes, and its error code.
+async fn calls_of<T>(
     store: &BreakableStore,
-    read: F,
+    read: impl Future<Output = Result<T, ServerError>>,
 ) -> (u64, Option<ServerErrorCode>) {
     let before = store.calls();
-    let outcome = read.await;
-    (store.calls() - before, outcome)
+    let code = read.await.err().map(|e| e.code());
+    (store.calls() - before, code)
 }
 
 /// Every read of `id` as `caller`, each with the number of store calls it made and its error code.
@@ -64,57 +64,43 @@ async fn reads(
     store: &BreakableStore,
     id: ResourceId,
     caller: &Caller,
-) -> Vec<(&'static str, u64, Option<ServerErrorCode>)> {
-    let code = |r: Result<(), dual_server::ServerError>| r.err().map(|e| e.code());
+) -> Vec<(&'static str, (u64, Option<ServerErrorCode>))> {
     let page = PageRequest::default();
     let sorted = PageRequest {
         sort: Some(Sort::new("enrollment", SortOrder::Desc)),
         ..PageRequest::default()
     };
-    let mut out = Vec::new();
-    let (n, c) = calls_of(store, async { code(server.metadata(id, caller).await.map(drop)) }).await;
-    out.push(("metadata", n, c));
-    let (n, c) = calls_of(store, async {
-        code(server.fetch_page(id, caller, &page).await.map(drop))
-    })
-    .await;
-    out.push(("fetch_page", n, c));
-    let (n, c) = calls_of(store, async {
-        code(server.fetch_page(id, caller, &sorted).await.map(drop))
-    })
-    .await;
-    out.push(("sorted fetch_page", n, c));
-    let (n, c) = calls_of(store, async {
-        code(server.fetch_page_encoded(id, caller, &page).await.map(drop))
-    })
-    .await;
-    out.push(("fetch_page_encoded", n, c));
-    let (n, c) = calls_of(store, async {
-        code(server.fetch_page_within(id, caller, &page, 1024).await.map(drop))
-    })
-    .await;
-    out.push(("fetch_page_within", n, c));
-    let (n, c) = calls_of(store, async {
-        code(
-            server
-                .stream_range(id, caller, None, RowRange::new(5, Some(10)))
-                .await
-                .map(drop),
-        )
-    })
-    .await;
-    out.push(("stream_range", n, c));
-    let (n, c) = calls_of(store, async {
-        code(
-            server
-                .export_range(id, caller, None, RowRange::ALL)
-                .await
-                .map(drop),
-        )
-    })
-    .await;
-    out.push(("export_range", n, c));
-    out
+    vec![
+        ("metadata", calls_of(store, server.metadata(id, caller)).await),
+        (
+            "fetch_page",
+            calls_of(store, server.fetch_page(id, caller, &page)).await,
+        ),
+        (
+            "sorted fetch_page",
+            calls_of(store, server.fetch_page(id, caller, &sorted)).await,
+        ),
+        (
+            "fetch_page_encoded",
+            calls_of(store, server.fetch_page_encoded(id, caller, &page)).await,
+        ),
+        (
+            "fetch_page_within",
+            calls_of(store, server.fetch_page_within(id, caller, &page, 1024)).await,
+        ),
+        (
+            "stream_range",
+            calls_of(
+                store,
+                server.stream_range(id, caller, None, RowRange::new(5, Some(10))),
+            )
+            .await,
+        ),
+        (
+            "export_range",
+            calls_of(store, server.export_range(id, caller, None, RowRange::ALL)).await,
+        ),
+    ]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -123,7 +109,7 @@ async fn every_read_is_one_store_call_and_counts_one_access() {
         let (server, store) = server(snapshots);
         let id = owned(&server, consistency).await;
         let seen = reads(&server, &store, id, &Caller::owner("tenant-a")).await;
-        for (read, calls, code) in &seen {
+        for (read, (calls, code)) in &seen {
             assert_eq!(*code, None, "{consistency:?} {read} succeeds");
             assert_eq!(*calls, 1, "{consistency:?} {read}: one store call");
         }
@@ -143,17 +129,14 @@ async fn every_read_is_one_store_call_and_counts_one_access() {
 async fn a_strangers_reads_are_one_store_call_each_and_leave_the_count_alone() {
     let (server, store) = server(true);
     let id = owned(&server, Consistency::Snapshot).await;
-    let (calls, code) = calls_of(&store, async {
-        server
-            .fetch_page(id, &Caller::owner("tenant-a"), &PageRequest::default())
-            .await
-            .err()
-            .map(|e| e.code())
-    })
+    let (calls, code) = calls_of(
+        &store,
+        server.fetch_page(id, &Caller::owner("tenant-a"), &PageRequest::default()),
+    )
     .await;
     assert_eq!((calls, code), (1, None), "the owner's page");
     for stranger in [Caller::owner("tenant-b"), Caller::anonymous()] {
-        for (read, calls, code) in reads(&server, &store, id, &stranger).await {
+        for (read, (calls, code)) in reads(&server, &store, id, &stranger).await {
             assert_eq!(
                 code,
                 Some(ServerErrorCode::ResourceNotFound),

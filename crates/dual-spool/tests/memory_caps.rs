@@ -3,7 +3,9 @@
 //! stays, and room comes back after a delete; a directory a live spool holds is refused.
 
 use dual_core::ResourceId;
-use dual_spool::{MemorySpool, SegmentLimits, Spool, SpoolBackend, SpoolError, SpoolQuota};
+use dual_spool::{
+    MemorySpool, MemorySpoolBuilder, SegmentLimits, Spool, SpoolBackend, SpoolError, SpoolQuota,
+};
 
 const ROW: [u8; 100] = [b'r'; 100];
 
@@ -12,6 +14,13 @@ fn spool_on(backend: &MemorySpool) -> Spool {
         bytes: 1_000,
         rows: 1_000,
     })
+}
+
+/// The memory spool `builder` configures, and a [`Spool`] on it (see [`spool_on`]).
+async fn spool_with(builder: MemorySpoolBuilder) -> (MemorySpool, Spool) {
+    let backend = builder.build().await.expect("spool");
+    let spool = spool_on(&backend);
+    (backend, spool)
 }
 
 /// Writes `rows` rows of 100 bytes as the snapshot of a new resource.
@@ -23,6 +32,11 @@ async fn write(spool: &Spool, rows: usize) -> Result<ResourceId, SpoolError> {
     }
     writer.finish().await?;
     Ok(id)
+}
+
+/// How many rows `spool` serves of `id`'s snapshot, which `what` says it must serve.
+async fn rows_served(spool: &Spool, id: ResourceId, what: &str) -> usize {
+    spool.read_rows(id, 0, usize::MAX).await.expect(what).len()
 }
 
 /// Waits for the abandoned writer's clean-up task to remove `id`'s segments.
@@ -40,13 +54,7 @@ async fn gone(spool: &Spool, id: ResourceId) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_the_byte_cap_a_snapshot_is_refused_naming_it_and_nothing_stored_is_lost() {
     // 2 KB in memory, 10 KB in all: the second snapshot of ~6 KB does not fit after the first.
-    let backend = MemorySpool::builder()
-        .memory_budget(2_000)
-        .max_bytes(10_000)
-        .build()
-        .await
-        .expect("spool");
-    let spool = spool_on(&backend);
+    let (backend, spool) = spool_with(MemorySpool::builder().memory_budget(2_000).max_bytes(10_000)).await;
     let first = write(&spool, 60).await.expect("the first snapshot fits");
     let held = backend.stats();
     assert!(held.on_disk_bytes > 0, "it spilled: {held:?}");
@@ -74,10 +82,7 @@ async fn at_the_byte_cap_a_snapshot_is_refused_naming_it_and_nothing_stored_is_l
         );
     }
     assert_eq!(backend.stats(), held, "what was stored is untouched");
-    assert_eq!(
-        spool.read_rows(first, 0, 100).await.expect("still served").len(),
-        60
-    );
+    assert_eq!(rows_served(&spool, first, "still served").await, 60);
     let usage = spool.usage().expect("the memory spool keeps count");
     assert_eq!(
         (
@@ -90,19 +95,18 @@ async fn at_the_byte_cap_a_snapshot_is_refused_naming_it_and_nothing_stored_is_l
 
     spool.delete(first).await.expect("delete");
     let second = write(&spool, 60).await.expect("room again after a delete");
-    assert_eq!(spool.read_rows(second, 0, 100).await.expect("read").len(), 60);
+    assert_eq!(rows_served(&spool, second, "read").await, 60);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spill_that_would_pass_the_free_space_floor_is_refused_naming_it() {
-    let backend = MemorySpool::builder()
-        .memory_budget(1_000)
-        .unlimited_bytes()
-        .min_free_bytes(u64::MAX / 2)
-        .build()
-        .await
-        .expect("spool");
-    let spool = spool_on(&backend);
+    let (backend, spool) = spool_with(
+        MemorySpool::builder()
+            .memory_budget(1_000)
+            .unlimited_bytes()
+            .min_free_bytes(u64::MAX / 2),
+    )
+    .await;
     let in_memory = write(&spool, 5).await.expect("memory needs no disk");
     let refused = write(&spool, 30).await.expect_err("no disk has that much room");
     if cfg!(unix) {
@@ -118,24 +122,10 @@ async fn a_spill_that_would_pass_the_free_space_floor_is_refused_naming_it() {
         );
     }
     assert_eq!(backend.stats().on_disk_bytes, 0, "nothing was spilled");
-    assert_eq!(
-        spool
-            .read_rows(in_memory, 0, 10)
-            .await
-            .expect("still served")
-            .len(),
-        5
-    );
+    assert_eq!(rows_served(&spool, in_memory, "still served").await, 5);
 
-    let roomy = MemorySpool::builder()
-        .memory_budget(0)
-        .min_free_bytes(1)
-        .build()
-        .await
-        .expect("spool");
-    write(&spool_on(&roomy), 30)
-        .await
-        .expect("a low floor lets it spill");
+    let (roomy, on_roomy) = spool_with(MemorySpool::builder().memory_budget(0).min_free_bytes(1)).await;
+    write(&on_roomy, 30).await.expect("a low floor lets it spill");
     let usage = roomy.usage().expect("usage");
     assert!(
         usage.disk_bytes > 0 && usage.disk_bytes == roomy.stats().on_disk_bytes,
@@ -184,11 +174,7 @@ async fn a_directory_a_live_spool_holds_is_refused_and_free_again_once_it_is_gon
         "{refused}"
     );
     assert_eq!(
-        spool
-            .read_rows(kept, 0, 10)
-            .await
-            .expect("the first spool's snapshots stay")
-            .len(),
+        rows_served(&spool, kept, "the first spool's snapshots stay").await,
         3
     );
 
@@ -205,12 +191,7 @@ async fn a_directory_a_live_spool_holds_is_refused_and_free_again_once_it_is_gon
 
 #[tokio::test]
 async fn runs_say_whether_their_segment_stays_in_memory_and_join_their_rows_with_commas() {
-    let backend = MemorySpool::builder()
-        .memory_budget(1_000)
-        .build()
-        .await
-        .expect("spool");
-    let spool = spool_on(&backend);
+    let (backend, spool) = spool_with(MemorySpool::builder().memory_budget(1_000)).await;
     // Segments of 9 rows (960 bytes): the first stays in memory, the rest spill to disk.
     let id = write(&spool, 20).await.expect("written");
     let rows = spool.read_rows(id, 0, 20).await.expect("read");

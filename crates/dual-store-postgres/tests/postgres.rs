@@ -124,21 +124,7 @@ async fn json_keeps_its_text_and_timestamps_keep_microseconds() -> TestResult {
 async fn purges_in_batches() -> TestResult {
     let namespace = Namespace::new();
     let store = namespace.builder().purge_batch(3).connect().await?;
-    let now = now_micros();
-    for i in 0..10 {
-        store.save(&record(now, Some(now + Duration::seconds(i)))).await?;
-    }
-    let live = record(now, Some(now + Duration::hours(1)));
-    store.save(&live).await?;
-    assert_eq!(
-        store
-            .find_expired(now + Duration::minutes(1), usize::MAX)
-            .await?
-            .len(),
-        10
-    );
-    assert_eq!(store.purge_expired(now + Duration::minutes(1)).await?, 10);
-    assert!(matches!(store.get(live.id, now).await?, Lookup::Found(_)));
+    dual_testkit::store::purges_in_batches(&store, now_micros()).await;
     Ok(())
 }
 
@@ -171,8 +157,7 @@ async fn counts_beyond_bigint_are_refused() -> TestResult {
 #[tokio::test]
 async fn a_stores_debug_output_names_its_schema() {
     let namespace = Namespace::new();
-    let store = namespace.store().await;
-    assert!(format!("{store:?}").contains(namespace.schema()));
+    dual_testkit::store::connect::debug_shows(&namespace.store().await, namespace.schema());
 }
 
 /// A table of an earlier release: a table with one record, saved at `now`, from which `drop` (a list

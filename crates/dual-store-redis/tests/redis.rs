@@ -24,11 +24,7 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 #[tokio::test]
 async fn save_sets_a_ttl_of_time_left_plus_grace_and_pin_persists() -> TestResult {
     let namespace = Namespace::new();
-    let store = namespace
-        .builder()
-        .grace(StdDuration::from_secs(600))
-        .connect()
-        .await?;
+    let store = namespace.store_with_grace(StdDuration::from_secs(600)).await;
     let now = OffsetDateTime::now_utc();
     let fifteen_minutes = record(now, Some(now + Duration::minutes(15)));
     let (store, mut raw, saved, key) = namespace.save(store, fifteen_minutes).await?;
@@ -122,11 +118,7 @@ async fn membership(
 #[tokio::test]
 async fn an_already_expired_record_is_kept_for_the_grace_window() -> TestResult {
     let namespace = Namespace::new();
-    let store = namespace
-        .builder()
-        .grace(StdDuration::from_secs(60))
-        .connect()
-        .await?;
+    let store = namespace.store_with_grace(StdDuration::from_secs(60)).await;
     let now = OffsetDateTime::now_utc();
     let expired = record(now - Duration::hours(3), Some(now - Duration::hours(2)));
     let (store, mut raw, saved, key) = namespace.save(store, expired).await?;
@@ -142,15 +134,14 @@ async fn an_already_expired_record_is_kept_for_the_grace_window() -> TestResult 
 #[tokio::test]
 async fn records_redis_dropped_are_missing_and_leave_the_index() -> TestResult {
     let namespace = Namespace::new();
-    let store = namespace.store().await;
-    let mut raw = namespace.raw().await;
     let now = OffsetDateTime::now_utc();
-    let dropped = record(now, Some(now + Duration::minutes(1)));
+    let (store, mut raw, dropped, key) = namespace
+        .saved(record(now, Some(now + Duration::minutes(1))))
+        .await?;
     let kept = record(now, Some(now + Duration::minutes(2)));
-    store.save(&dropped).await?;
     store.save(&kept).await?;
     // What Redis does by itself once the grace window has passed.
-    let _: usize = raw.del(format!("{}r:{}", store.key_prefix(), dropped.id)).await?;
+    let _: usize = raw.del(&key).await?;
 
     let later = now + Duration::minutes(5);
     assert_eq!(store.get(dropped.id, later).await?, Lookup::Missing);
@@ -213,14 +204,7 @@ async fn expiry_is_exact_to_the_nanosecond() -> TestResult {
 async fn purges_in_batches() -> TestResult {
     let namespace = Namespace::new();
     let store = namespace.builder().purge_batch(3).connect().await?;
-    let now = OffsetDateTime::now_utc();
-    for i in 0..10 {
-        store.save(&record(now, Some(now + Duration::seconds(i)))).await?;
-    }
-    let live = record(now, Some(now + Duration::hours(1)));
-    store.save(&live).await?;
-    assert_eq!(store.purge_expired(now + Duration::minutes(1)).await?, 10);
-    assert!(matches!(store.get(live.id, now).await?, Lookup::Found(_)));
+    dual_testkit::store::purges_in_batches(&store, OffsetDateTime::now_utc()).await;
     Ok(())
 }
 
@@ -247,23 +231,20 @@ async fn prefixes_isolate_stores() -> TestResult {
 #[tokio::test]
 async fn a_corrupt_record_is_reported_not_served() -> TestResult {
     let namespace = Namespace::new();
-    let store = namespace.store().await;
-    let now = OffsetDateTime::now_utc();
-    let (store, mut raw, saved, key) = namespace.save(store, record(now, None)).await?;
+    let (store, mut raw, saved, key) = namespace.saved_pinned().await?;
     let _: usize = raw.hset(&key, "rec", "{not json").await?;
-    dual_testkit::store::reported_not_served(&store, saved.id, now, "record JSON").await;
+    dual_testkit::store::reported_not_served(&store, saved.id, saved.created_at, "record JSON").await;
     Ok(())
 }
 
 #[tokio::test]
 async fn update_query_writes_only_the_query_field_and_keeps_the_ttl() -> TestResult {
     let namespace = Namespace::new();
-    let store = namespace.store().await;
     let now = OffsetDateTime::now_utc();
     let mut pending = record(now, Some(now + Duration::minutes(15)));
     pending.status = ResourceStatus::Pending;
     pending.lease_expires_at = Some(now + Duration::seconds(15));
-    let (store, mut raw, saved, key) = namespace.save(store, pending).await?;
+    let (store, mut raw, saved, key) = namespace.saved(pending).await?;
     let rec_before: String = raw.hget(&key, "rec").await?;
     let ttl_before: i64 = raw.pttl(&key).await?;
     let has_query: bool = raw.hexists(&key, "q").await?;
@@ -346,10 +327,9 @@ async fn update_query_writes_only_the_query_field_and_keeps_the_ttl() -> TestRes
 #[tokio::test]
 async fn a_corrupt_query_field_is_reported_not_served() -> TestResult {
     let namespace = Namespace::new();
-    let store = namespace.store().await;
     let now = OffsetDateTime::now_utc();
     let five_minutes = record(now, Some(now + Duration::minutes(5)));
-    let (store, mut raw, saved, key) = namespace.save(store, five_minutes).await?;
+    let (store, mut raw, saved, key) = namespace.saved(five_minutes).await?;
     assert!(store.update_query(&saved).await?);
     let query: String = raw.hget(&key, "q").await?;
     let unknown = query.replace(r#""status":"ready""#, r#""status":"done""#);
@@ -364,9 +344,7 @@ async fn a_corrupt_query_field_is_reported_not_served() -> TestResult {
 #[tokio::test]
 async fn a_record_saved_before_statuses_reads_as_ready() -> TestResult {
     let namespace = Namespace::new();
-    let store = namespace.store().await;
-    let now = OffsetDateTime::now_utc();
-    let (store, mut raw, saved, key) = namespace.save(store, record(now, None)).await?;
+    let (store, mut raw, saved, key) = namespace.saved_pinned().await?;
     // The JSON an earlier release wrote: no status, lease or failure.
     let mut old = serde_json::to_value(&saved)?;
     if let Some(fields) = old.as_object_mut() {
@@ -375,7 +353,7 @@ async fn a_record_saved_before_statuses_reads_as_ready() -> TestResult {
         }
     }
     let _: usize = raw.hset(&key, "rec", serde_json::to_string(&old)?).await?;
-    let Lookup::Found(got) = store.get(saved.id, now).await? else {
+    let Lookup::Found(got) = store.get(saved.id, saved.created_at).await? else {
         panic!("an old record is served");
     };
     assert_eq!(got, saved, "read as ready, without lease or failure");
@@ -386,17 +364,16 @@ async fn a_record_saved_before_statuses_reads_as_ready() -> TestResult {
 async fn a_stores_debug_output_names_its_prefix() {
     let namespace = Namespace::new();
     let store = namespace.store().await;
-    assert!(format!("{store:?}").contains(store.key_prefix()));
+    dual_testkit::store::connect::debug_shows(&store, store.key_prefix());
 }
 
 #[tokio::test]
 async fn record_access_reads_the_owner_of_a_record_saved_before_the_owner_field() -> TestResult {
     let namespace = Namespace::new();
-    let store = namespace.store().await;
     let now = OffsetDateTime::now_utc();
     let mut owned = record(now, Some(now + Duration::minutes(15)));
     owned.owner = Some("tenant-a".to_owned());
-    let (store, mut raw, saved, key) = namespace.save(store, owned).await?;
+    let (store, mut raw, saved, key) = namespace.saved(owned).await?;
     let owner: Option<String> = raw.hget(&key, "o").await?;
     assert_eq!(
         owner.as_deref(),

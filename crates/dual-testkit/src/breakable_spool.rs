@@ -37,54 +37,50 @@ impl<B: SpoolBackend> BreakableSpool<B> {
         self.broken.store(false, Ordering::SeqCst);
     }
 
-    fn check(&self) -> Result<(), SpoolError> {
+    /// `call` on the inner backend, unless the storage is switched off.
+    async fn guarded<T, F>(&self, call: impl FnOnce() -> F) -> Result<T, SpoolError>
+    where
+        F: Future<Output = Result<T, SpoolError>>,
+    {
         if self.broken.load(Ordering::SeqCst) {
             return Err(SpoolError::unavailable("storage switched off by the test"));
         }
-        Ok(())
+        call().await
     }
 }
 
 #[async_trait]
 impl<B: SpoolBackend> SpoolBackend for BreakableSpool<B> {
     async fn put_segment(&self, id: ResourceId, index: u32, segment: Bytes) -> Result<(), SpoolError> {
-        self.check()?;
-        self.inner.put_segment(id, index, segment).await
+        self.guarded(|| self.inner.put_segment(id, index, segment)).await
     }
 
     async fn get_segment(&self, id: ResourceId, index: u32) -> Result<Bytes, SpoolError> {
-        self.check()?;
-        self.inner.get_segment(id, index).await
+        self.guarded(|| self.inner.get_segment(id, index)).await
     }
 
     async fn put_manifest(&self, manifest: &Manifest) -> Result<(), SpoolError> {
-        self.check()?;
-        self.inner.put_manifest(manifest).await
+        self.guarded(|| self.inner.put_manifest(manifest)).await
     }
 
     async fn get_manifest(&self, id: ResourceId) -> Result<Manifest, SpoolError> {
-        self.check()?;
-        self.inner.get_manifest(id).await
+        self.guarded(|| self.inner.get_manifest(id)).await
     }
 
     async fn put_partial_manifest(&self, manifest: &Manifest) -> Result<(), SpoolError> {
-        self.check()?;
-        self.inner.put_partial_manifest(manifest).await
+        self.guarded(|| self.inner.put_partial_manifest(manifest)).await
     }
 
     async fn get_partial_manifest(&self, id: ResourceId) -> Result<Manifest, SpoolError> {
-        self.check()?;
-        self.inner.get_partial_manifest(id).await
+        self.guarded(|| self.inner.get_partial_manifest(id)).await
     }
 
     async fn delete(&self, id: ResourceId) -> Result<(), SpoolError> {
-        self.check()?;
-        self.inner.delete(id).await
+        self.guarded(|| self.inner.delete(id)).await
     }
 
     async fn list(&self) -> Result<Vec<Spooled>, SpoolError> {
-        self.check()?;
-        self.inner.list().await
+        self.guarded(|| self.inner.list()).await
     }
 
     fn is_shared(&self) -> bool {

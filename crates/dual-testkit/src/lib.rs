@@ -21,6 +21,7 @@
 //! | [`Scratch`] | the place of one test on a shared server (a schema, a key prefix), removed when dropped; [`unique_name`] names it |
 //! | [`BreakableStore`], [`BreakableSpool`] | a store and a spool backend a test switches off |
 //! | [`InProcessShared`] | a process-local spool the server instances of one test share with a shared store |
+//! | [`instances`] | [`two`](instances::two): two server instances sharing one store and one spool in this process |
 //!
 //! Library crates depend on this one only as a dev-dependency, so none of it ships with them.
 //!
@@ -44,6 +45,7 @@ pub mod database;
 pub mod executor;
 pub mod http;
 mod in_process_spool;
+pub mod instances;
 pub mod logs;
 pub mod memory;
 pub mod metrics;

@@ -443,36 +443,33 @@ async fn without_tokens(backend: Option<Backend>) {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn matrix_on_the_memory_store() {
-    matrix(None).await;
+/// Three tests of `scenario` (an async fn of the store's backend, `None` for the memory store):
+/// `memory` on the memory store and, with the feature `services`, `redis` on Redis and `postgres` on
+/// PostgreSQL.
+macro_rules! on_every_store {
+    ($scenario:ident: $memory:ident, $redis:ident, $postgres:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $memory() {
+            $scenario(None).await;
+        }
+
+        #[cfg(feature = "services")]
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $redis() {
+            $scenario(Some(Backend::Redis)).await;
+        }
+
+        #[cfg(feature = "services")]
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            $scenario(Some(Backend::Postgres)).await;
+        }
+    };
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_tokens_an_owned_resource_is_hidden_on_the_memory_store() {
-    without_tokens(None).await;
-}
-
-#[cfg(feature = "services")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn matrix_on_redis() {
-    matrix(Some(Backend::Redis)).await;
-}
-
-#[cfg(feature = "services")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn matrix_on_postgres() {
-    matrix(Some(Backend::Postgres)).await;
-}
-
-#[cfg(feature = "services")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_tokens_an_owned_resource_is_hidden_on_redis() {
-    without_tokens(Some(Backend::Redis)).await;
-}
-
-#[cfg(feature = "services")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_tokens_an_owned_resource_is_hidden_on_postgres() {
-    without_tokens(Some(Backend::Postgres)).await;
-}
+on_every_store!(matrix: matrix_on_the_memory_store, matrix_on_redis, matrix_on_postgres);
+on_every_store!(
+    without_tokens: without_tokens_an_owned_resource_is_hidden_on_the_memory_store,
+    without_tokens_an_owned_resource_is_hidden_on_redis,
+    without_tokens_an_owned_resource_is_hidden_on_postgres
+);

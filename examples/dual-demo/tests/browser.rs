@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dual_demo::dataset::{self, DatasetSize};
-use support::{Instance, TempDb, serve_command};
+use support::{Instance, TempDb, serve_command, spawn_child};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
@@ -253,14 +253,8 @@ async fn the_result_view_in_headless_chromium() {
     if let Some(path) = std::env::var_os("DUAL_SCREENSHOT") {
         node.arg("--screenshot").arg(workspace_root().join(path));
     }
-    let mut child = node
-        .env_remove("DUAL_SCREENSHOT")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("node starts");
+    node.env_remove("DUAL_SCREENSHOT");
+    let mut child = spawn_child(&mut node, Stdio::piped(), "node starts");
     let (stdout, stdout_task) = drain(child.stdout.take().expect("node's stdout"));
     let (stderr, stderr_task) = drain(child.stderr.take().expect("node's stderr"));
     let outcome: Result<ExitStatus, String> = match timeout(run_limit, child.wait()).await {

@@ -27,15 +27,30 @@ const FREE_WITHIN: Duration = Duration::from_millis(1_000);
 /// The demo's default export slots: what snapshot queries share.
 const SLOTS: usize = 2;
 
-/// `dual-demo serve` on the small dataset (kept by the returned [`TempDb`]) with `args`.
-async fn serve(args: &[&str]) -> (Instance, TempDb) {
-    let db = TempDb::new();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
-    command
-        .args(["serve", "--addr", "127.0.0.1:0", "--db"])
-        .arg(db.path())
-        .args(args);
-    (Instance::launch(command).await, db)
+/// Runs `test` within [`LIMIT`] against `dual-demo serve` on the small dataset and an MCP session
+/// with it (closed afterwards). The server's queries go pending after `pending_after_ms`, its tool
+/// calls wait at most `db_wait_ms` for a connection, and it is given the flags `extra` too.
+async fn with_demo(
+    pending_after_ms: u64,
+    db_wait_ms: u64,
+    extra: &[&str],
+    test: impl AsyncFnOnce(&Instance, &RunningService<RoleClient, ()>),
+) {
+    within(LIMIT, async {
+        let db = TempDb::new();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
+        command
+            .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+            .arg(db.path())
+            .args(["--pending-after-ms", &pending_after_ms.to_string()])
+            .args(["--db-wait-ms", &db_wait_ms.to_string()])
+            .args(extra);
+        let instance = Instance::launch(command).await;
+        let mcp = mcp(&instance).await;
+        test(&instance, &mcp).await;
+        let _ = mcp.cancel().await;
+    })
+    .await;
 }
 
 /// The structured content of a tool result.
@@ -107,11 +122,9 @@ async fn assert_free(mcp: &RunningService<RoleClient, ()>, what: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_interrupts_pending_queries_and_frees_their_connections() {
-    within(LIMIT, async {
-        let (instance, _db) = serve(&["--pending-after-ms", "200", "--db-wait-ms", "1500"]).await;
-        let mcp = mcp(&instance).await;
-        let ids = saturate(&mcp).await;
-        assert_saturated(&mcp).await;
+    with_demo(200, 1500, &[], async |instance, mcp| {
+        let ids = saturate(mcp).await;
+        assert_saturated(mcp).await;
         let http = Http::new(instance.addr());
         for id in &ids {
             let reply = http
@@ -122,8 +135,7 @@ async fn delete_interrupts_pending_queries_and_frees_their_connections() {
                 .await;
             assert_eq!(reply.status, 204, "{}", reply.text());
         }
-        assert_free(&mcp, "after DELETE").await;
-        let _ = mcp.cancel().await;
+        assert_free(mcp, "after DELETE").await;
     })
     .await;
 }
@@ -143,8 +155,7 @@ impl ClientHandler for TaskClient {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_cancel_interrupts_the_query_and_frees_its_connection() {
-    within(LIMIT, async {
-        let (instance, _db) = serve(&["--pending-after-ms", "200", "--db-wait-ms", "1500"]).await;
+    with_demo(200, 1500, &[], async |instance, plain| {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let tasks = TaskClient
             .serve(StreamableHttpClientTransport::from_uri(instance.mcp_url()))
@@ -159,11 +170,10 @@ async fn tasks_cancel_interrupts_the_query_and_frees_its_connection() {
                 other => panic!("expected a task, got {other:?}"),
             }
         }
-        let plain = mcp(&instance).await;
         // Both tasks hold their connections: a further call finds none.
         let started = Instant::now();
         loop {
-            let result = query(&plain, SQL).await;
+            let result = query(plain, SQL).await;
             if result.is_error == Some(true) {
                 break;
             }
@@ -180,8 +190,7 @@ async fn tasks_cancel_interrupts_the_query_and_frees_its_connection() {
         }
         // The task deletes its resource as it ends: allow it that moment.
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert_free(&plain, "after tasks/cancel").await;
-        let _ = plain.cancel().await;
+        assert_free(plain, "after tasks/cancel").await;
         let _ = tasks.cancel().await;
     })
     .await;
@@ -189,18 +198,9 @@ async fn tasks_cancel_interrupts_the_query_and_frees_its_connection() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_time_limit_interrupts_pending_queries_and_frees_their_connections() {
-    within(LIMIT, async {
-        let (instance, _db) = serve(&[
-            "--pending-after-ms",
-            "200",
-            "--db-wait-ms",
-            "1500",
-            "--query-time-limit-secs",
-            "1",
-        ])
-        .await;
-        let mcp = mcp(&instance).await;
-        let ids = saturate(&mcp).await;
+    let one_second_limit = ["--query-time-limit-secs", "1"];
+    with_demo(200, 1500, &one_second_limit, async |instance, mcp| {
+        let ids = saturate(mcp).await;
         let http = Http::new(instance.addr());
         for id in &ids {
             let body = within(Duration::from_secs(5), settled(&http, id)).await;
@@ -213,8 +213,7 @@ async fn the_time_limit_interrupts_pending_queries_and_frees_their_connections()
                 "{body}"
             );
         }
-        assert_free(&mcp, "after the time limit").await;
-        let _ = mcp.cancel().await;
+        assert_free(mcp, "after the time limit").await;
     })
     .await;
 }
@@ -223,21 +222,11 @@ async fn the_time_limit_interrupts_pending_queries_and_frees_their_connections()
 /// find no connection get the retryable `overloaded` at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_waiting_for_a_connection_are_overloaded_never_pending_then_failed() {
-    within(LIMIT, async {
-        let (instance, _db) = serve(&[
-            "--pending-after-ms",
-            "100",
-            "--db-wait-ms",
-            "1000",
-            "--export-slots",
-            "1",
-        ])
-        .await;
-        let mcp = mcp(&instance).await;
+    with_demo(100, 1000, &["--export-slots", "1"], async |instance, mcp| {
         // A few hundred milliseconds of SQLite each: one at a time, most calls find no connection.
         let sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) \
                    SELECT count(*) AS n FROM c";
-        let calls = (0..50).map(|_| query(&mcp, sql));
+        let calls = (0..50).map(|_| query(mcp, sql));
         let results = futures_util::future::join_all(calls).await;
         let http = Http::new(instance.addr());
         let (mut ready, mut pending, mut overloaded) = (0, 0, 0);
@@ -264,7 +253,6 @@ async fn concurrent_calls_waiting_for_a_connection_are_overloaded_never_pending_
         );
         assert!(ready > 0, "some calls run");
         eprintln!("{ready} calls ran ({pending} of them pending first), {overloaded} overloaded");
-        let _ = mcp.cancel().await;
     })
     .await;
 }

@@ -22,9 +22,13 @@ const FAILURES: [&str; 3] = [
 /// screen clear.
 const HOSTILE_PATH: &str = "'x'||char(10)||'FORGED'||char(27)||'[2J'";
 
-/// A live resource (snapshots off, so every page and export runs the SQL again).
-async fn live() -> Instance {
-    Instance::start_memory(&["--snapshot-max-mb", "0"]).await
+/// A server of live resources (snapshots off, so every page and export runs the SQL again), an MCP
+/// session with it and a REST client of it.
+async fn live() -> (Instance, RunningService<RoleClient, ()>, Http) {
+    let instance = Instance::start_memory(&["--snapshot-max-mb", "0"]).await;
+    let client = mcp(&instance).await;
+    let http = Http::new(instance.addr());
+    (instance, client, http)
 }
 
 /// Runs `sql` through the `query` tool; the resource id of its (successful) result.
@@ -42,9 +46,7 @@ async fn create(instance: &Instance, client: &RunningService<RoleClient, ()>, sq
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn executor_text_with_a_newline_and_esc_never_forges_a_log_line() {
     within(LIMIT, async {
-        let instance = live().await;
-        let client = mcp(&instance).await;
-        let http = Http::new(instance.addr());
+        let (instance, client, http) = live().await;
 
         // The tool call itself fails (its sample runs the path).
         let failed = query(
@@ -69,13 +71,7 @@ async fn executor_text_with_a_newline_and_esc_never_forges_a_log_line() {
             .read_resource(ReadResourceRequestParams::new(format!("{uri}?offset=30&limit=5")))
             .await;
         assert!(read.is_err(), "resources/read of failing rows: {read:?}");
-        let page = http
-            .post_json(
-                &format!("/resources/{id}"),
-                None,
-                &serde_json::json!({"offset": 30}),
-            )
-            .await;
+        let page = http.page(&id, &serde_json::json!({"offset": 30})).await;
         assert_eq!(page.status, StatusCode::INTERNAL_SERVER_ERROR, "{}", page.text());
         let export = http
             .send(
@@ -116,9 +112,7 @@ async fn executor_text_with_a_newline_and_esc_never_forges_a_log_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn head_csv_table_and_early_failures_over_the_wire() {
     within(LIMIT, async {
-        let instance = live().await;
-        let client = mcp(&instance).await;
-        let http = Http::new(instance.addr());
+        let (instance, client, http) = live().await;
 
         // HEAD /{id}/data: the GET's headers, no body, no access counted.
         let (id, _) = create(

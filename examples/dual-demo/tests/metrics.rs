@@ -160,9 +160,8 @@ async fn requests_queries_sorts_spool_and_sweeps_are_reported() {
         // A sorted page, a 404 and a DELETE through the REST API.
         let api = Http::new(instance.addr());
         let page = api
-            .post_json(
-                &format!("/resources/{id}"),
-                None,
+            .page(
+                &id,
                 &json!({"limit": 5, "sort": {"field": "name", "order": "desc"}}),
             )
             .await;

@@ -34,13 +34,7 @@ fn resource_id(result: &rmcp::model::CallToolResult) -> String {
 
 /// Asserts that the server at `addr` serves the 5 rows of resource `id`, a [`SMALL`] result.
 async fn assert_serves_small(addr: SocketAddr, id: &str) {
-    let page = Http::new(addr)
-        .post_json(
-            &format!("/resources/{id}"),
-            None,
-            &serde_json::json!({"limit": 10}),
-        )
-        .await;
+    let page = Http::new(addr).page(id, &serde_json::json!({"limit": 10})).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.text());
     assert_eq!(page.json()["returned_count"], 5, "{}", page.text());
 }
@@ -86,11 +80,7 @@ async fn a_query_past_the_spool_cap_is_a_retryable_quota_error_and_earlier_resou
         assert_eq!(failed["error"]["code"], "storage_error", "{failed}");
         assert_eq!(failed["error"]["retryable"], true, "{failed}");
         let page = Http::new(server.addr())
-            .post_json(
-                &format!("/resources/{}", resource_id(&big)),
-                None,
-                &serde_json::json!({"limit": 10}),
-            )
+            .page(&resource_id(&big), &serde_json::json!({"limit": 10}))
             .await;
         assert_ne!(
             page.status,

@@ -11,10 +11,7 @@ use std::time::Duration;
 use dual_demo::mcp_server::{DemoMcp, QUERY_TOOL};
 use dual_demo::sqlite::SQL_KIND;
 use dual_rmcp::SubscriptionOptions;
-use dual_server::dual_spool::{MemorySpool, Spool};
 use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor};
-use dual_store::{MemoryStore, ResourceStore};
-use dual_testkit::BreakableStore;
 use dual_testkit::executor::Numbers;
 use dual_testkit::wait::until;
 use rmcp::model::{
@@ -58,32 +55,23 @@ impl ClientHandler for Client {
     }
 }
 
-/// Two instances over one store and spool, and a client in a session with the first.
+/// Two instances running `executor` over one store and spool, and a recording client in a session
+/// with the first (that may subscribe to `max` results at a time).
 async fn connect(
     executor: &Arc<Numbers>,
-    client: Client,
     max: usize,
 ) -> (
     DualResponseServer,
     DualResponseServer,
+    Client,
     RunningService<RoleClient, Client>,
 ) {
-    let store: Arc<dyn ResourceStore> = Arc::new(MemoryStore::new());
-    let spool = Spool::new(dual_testkit::InProcessShared(
-        MemorySpool::new().expect("a spool"),
-    ));
-    let instance = || {
-        DualResponseServer::builder()
-            .base_url("http://127.0.0.1:1/resources")
+    let (a, b) = dual_testkit::instances::two(|builder| {
+        builder
             .shared_executor(SQL_KIND, Arc::clone(executor) as Arc<dyn QueryExecutor>)
-            .store(BreakableStore::wrapping(Arc::clone(&store), "unused").pretending_shared())
-            .spool(spool.clone())
             .pending_after(Duration::from_millis(30))
             .progress_interval(Duration::from_millis(20), Duration::from_secs(2))
-            .build()
-            .expect("valid configuration")
-    };
-    let (a, b) = (instance(), instance());
+    });
     let (server_side, client_side) = tokio::io::duplex(64 * 1024);
     let mcp = DemoMcp::new(a.clone()).with_subscriptions(
         SubscriptionOptions::default()
@@ -95,8 +83,9 @@ async fn connect(
             let _ = running.waiting().await;
         }
     });
-    let client = client.serve(client_side).await.expect("initialized");
-    (a, b, client)
+    let client = Client::default();
+    let session = client.clone().serve(client_side).await.expect("initialized");
+    (a, b, client, session)
 }
 
 /// A pending result of the `query` tool: its URI.
@@ -137,8 +126,7 @@ fn id_of(uri: &str) -> dual_core::ResourceId {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_is_told_when_its_result_is_ready_and_when_it_is_deleted_elsewhere() {
     let executor = Arc::new(Numbers::new().steps([2, 3]));
-    let client = Client::default();
-    let (_a, b, session) = connect(&executor, client.clone(), 4).await;
+    let (_a, b, client, session) = connect(&executor, 4).await;
     let uri = subscribed_result(&session).await;
     tokio::time::sleep(POLL * 4).await;
     assert!(
@@ -168,8 +156,7 @@ async fn a_subscriber_is_told_when_its_result_is_ready_and_when_it_is_deleted_el
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_is_sent_after_unsubscribe_and_strangers_and_the_cap_are_refused() {
     let executor = Arc::new(Numbers::new().steps([2, 3]));
-    let client = Client::default();
-    let (a, _b, session) = connect(&executor, client.clone(), 2).await;
+    let (a, _b, client, session) = connect(&executor, 2).await;
     let uri = pending_result(&session).await;
     let peer = session.peer();
     peer.subscribe(SubscribeRequestParams::new(uri.clone()))
@@ -255,8 +242,7 @@ async fn nothing_is_sent_after_unsubscribe_and_strangers_and_the_cap_are_refused
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_is_told_when_its_query_fails() {
     let executor = Arc::new(Numbers::new().steps([2, 3]).then_fail());
-    let client = Client::default();
-    let (a, _b, session) = connect(&executor, client.clone(), 4).await;
+    let (a, _b, client, session) = connect(&executor, 4).await;
     let uri = subscribed_result(&session).await;
     executor.open();
     executor.open();

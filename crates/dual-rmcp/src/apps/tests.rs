@@ -14,6 +14,24 @@ fn host() -> ClientCapabilities {
     capabilities(json!({"extensions": {EXTENSION_ID: {"mimeTypes": [MIME_TYPE]}}}))
 }
 
+/// A server of the `numbers` executor on the tokio clock, without a sweeper, still to be built (the
+/// download link's tests cap its error texts).
+pub(super) fn server_builder() -> dual_server::DualResponseServerBuilder {
+    dual_server::DualResponseServer::builder()
+        .base_url("http://127.0.0.1:1/resources")
+        .clock(dual_store::Clock::tokio())
+        .without_sweeper()
+        .executor("numbers", dual_testkit::executor::Numbers::new())
+}
+
+/// The text of a tool result's first content block.
+pub(super) fn text(result: &rmcp::model::CallToolResult) -> String {
+    result.content[0]
+        .as_text()
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
+}
+
 #[test]
 fn the_extension_is_negotiated_only_with_the_view_mime_type() {
     assert!(capabilities_support_apps(&host()));
@@ -152,19 +170,11 @@ mod rendering {
     use std::time::Duration;
 
     use dual_server::{Caller, CreateResponse, DualResponseServer};
-    use dual_store::Clock;
-    use dual_testkit::executor::Numbers;
 
     use super::*;
 
     fn server() -> DualResponseServer {
-        DualResponseServer::builder()
-            .base_url("http://127.0.0.1:1/resources")
-            .clock(Clock::tokio())
-            .without_sweeper()
-            .executor("numbers", Numbers::new())
-            .build()
-            .expect("valid configuration")
+        server_builder().build().expect("valid configuration")
     }
 
     async fn create(server: &DualResponseServer, owner: &str) -> dual_core::DualResponse {
@@ -176,13 +186,6 @@ mod rendering {
             )
             .await
             .expect("created")
-    }
-
-    fn text(result: &rmcp::model::CallToolResult) -> String {
-        result.content[0]
-            .as_text()
-            .map(|t| t.text.clone())
-            .unwrap_or_default()
     }
 
     #[tokio::test]

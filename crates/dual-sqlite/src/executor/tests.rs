@@ -59,10 +59,24 @@ fn executor(db: &SqliteDb, kind: &str) -> Arc<SqliteExecutor> {
     })
 }
 
+/// Removes a test's copy of the dataset when the test ends, passed or failed.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// An executor of `kind` over a copy of the small dataset, and the copy's guard.
+fn small_executor(kind: &str) -> (Arc<SqliteExecutor>, RemoveOnDrop) {
+    let (db, dir) = small_db();
+    (executor(&db, kind), RemoveOnDrop(dir))
+}
+
 #[tokio::test]
 async fn counts_pages_and_sorts_wrapped_sql() {
-    let (db, dir) = small_db();
-    let exec = executor(&db, SQL_KIND);
+    let (exec, _dataset) = small_executor(SQL_KIND);
     let params = sql("SELECT id, name, enrollment FROM institutions WHERE control = 'public';");
     let total = exec.count(&params).await.expect("count");
     assert!(total > 50, "{total}");
@@ -100,13 +114,11 @@ async fn counts_pages_and_sorts_wrapped_sql() {
         exec.columns(&sql("SELECT COUNT(*) AS n FROM institutions"))
             .is_none()
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test]
 async fn sql_errors_carry_sqlites_message_and_writes_are_refused() {
-    let (db, dir) = small_db();
-    let exec = executor(&db, SQL_KIND);
+    let (exec, _dataset) = small_executor(SQL_KIND);
     let error = exec
         .count(&sql("SELECT nope FROM institutions"))
         .await
@@ -132,13 +144,11 @@ async fn sql_errors_carry_sqlites_message_and_writes_are_refused() {
     );
     let missing = exec.count(&json!({})).await.expect_err("no sql");
     assert!(missing.message().contains("sql"));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test]
 async fn institutions_filters_and_validates() {
-    let (db, dir) = small_db();
-    let exec = executor(&db, INSTITUTIONS_KIND);
+    let (exec, _dataset) = small_executor(INSTITUTIONS_KIND);
     let all = exec.count(&json!({})).await.expect("count");
     assert_eq!(all, u64::from(DatasetSize::SMALL.institutions));
     let params = json!({"state": "ca", "control": "public"});
@@ -155,13 +165,11 @@ async fn institutions_filters_and_validates() {
     ] {
         assert!(exec.count(&bad).await.is_err(), "{bad}");
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test]
 async fn stream_returns_every_row_once_in_order() {
-    let (db, dir) = small_db();
-    let exec = executor(&db, SQL_KIND);
+    let (exec, _dataset) = small_executor(SQL_KIND);
     // In the query's own order.
     let params = sql("SELECT id, count FROM degrees_awarded ORDER BY id DESC");
     let mut stream = Arc::clone(&exec).stream(params.clone(), QueryStart::detached());
@@ -176,13 +184,11 @@ async fn stream_returns_every_row_once_in_order() {
     let mut failing = exec.stream(sql("SELECT nope"), QueryStart::detached());
     let first = failing.next().await.expect("an item");
     assert!(first.is_err());
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test]
 async fn stream_range_seeks_with_limit_and_offset() {
-    let (db, dir) = small_db();
-    let exec = executor(&db, SQL_KIND);
+    let (exec, _dataset) = small_executor(SQL_KIND);
     let params = sql("SELECT id FROM degrees_awarded");
     let total = i64::from(DatasetSize::SMALL.degrees);
     let sort = Some(Sort::new("id", SortOrder::Desc));
@@ -211,7 +217,6 @@ async fn stream_range_seeks_with_limit_and_offset() {
     );
     let whole = collect(RowRange::ALL).await;
     assert_eq!(whole.len() as i64, total);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test]
@@ -236,8 +241,7 @@ async fn the_time_limit_interrupts_runaway_queries() {
 
 #[tokio::test]
 async fn the_models_sql_binds_params_by_position_and_by_name() {
-    let (db, dir) = small_db();
-    let exec = executor(&db, SQL_KIND);
+    let (exec, _dataset) = small_executor(SQL_KIND);
     let by_position = json!({
         "sql": "SELECT id, state FROM institutions WHERE state = ?1 AND control = ?2 ORDER BY id",
         "params": ["CA", "public"],
@@ -294,7 +298,6 @@ async fn the_models_sql_binds_params_by_position_and_by_name() {
         let error = exec.count(&bad).await.expect_err("refused");
         assert!(error.message().contains(says), "{bad}: {}", error.message());
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Every row of `stream`, or its first error.

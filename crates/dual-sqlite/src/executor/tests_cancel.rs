@@ -70,6 +70,12 @@ impl One {
         panic!("the query never took the connection");
     }
 
+    /// Spawns a count of [`RUNAWAY`]: it takes the only connection, or waits for it.
+    fn spawn_runaway(&self) -> tokio::task::JoinHandle<Result<u64, ExecutorError>> {
+        let exec = Arc::clone(&self.exec);
+        tokio::spawn(async move { exec.count(&json!({"sql": RUNAWAY})).await })
+    }
+
     /// A short query succeeds within [`RELEASED_WITHIN`]: the connection is free.
     async fn assert_free(&self, what: &str) {
         let started = Instant::now();
@@ -92,8 +98,7 @@ impl Drop for One {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_query_future_interrupts_the_statement() {
     let one = One::new(Duration::from_secs(5));
-    let exec = Arc::clone(&one.exec);
-    let running = tokio::spawn(async move { exec.count(&json!({"sql": RUNAWAY})).await });
+    let running = one.spawn_runaway();
     one.until_busy().await;
     running.abort();
     one.assert_free("count future dropped").await;
@@ -113,12 +118,10 @@ async fn a_dropped_export_stream_interrupts_the_statement() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_query_cancelled_while_it_waits_for_a_connection_never_runs() {
     let one = One::new(Duration::from_secs(10));
-    let exec = Arc::clone(&one.exec);
-    let holder = tokio::spawn(async move { exec.count(&json!({"sql": RUNAWAY})).await });
+    let holder = one.spawn_runaway();
     one.until_busy().await;
     // A second runaway waits for the connection; cancelled, it must not take it later.
-    let exec = Arc::clone(&one.exec);
-    let waiter = tokio::spawn(async move { exec.count(&json!({"sql": RUNAWAY})).await });
+    let waiter = one.spawn_runaway();
     tokio::time::sleep(Duration::from_millis(100)).await;
     waiter.abort();
     holder.abort();
@@ -184,8 +187,7 @@ fn server(one: &One) -> DualResponseServer {
 async fn waiting_for_a_connection_is_not_running_and_ends_overloaded() {
     let one = One::new(Duration::from_millis(600));
     let server = server(&one);
-    let exec = Arc::clone(&one.exec);
-    let holder = tokio::spawn(async move { exec.count(&json!({"sql": RUNAWAY})).await });
+    let holder = one.spawn_runaway();
     one.until_busy().await;
     // Past `pending_after` but still waiting for the connection: not pending, then `overloaded`.
     let created = server

@@ -5,6 +5,8 @@
     reason = "each test binary uses a different part of the support module"
 )]
 
+use std::time::Duration;
+
 use dual_core::ResourceRecord;
 use dual_store::{ResourceStore, StoreError};
 use dual_store_redis::{RedisStore, RedisStoreBuilder};
@@ -37,10 +39,12 @@ impl Namespace {
 
     /// A connected store with a fresh prefix. Panics (failing the test) when Redis is unreachable.
     pub(crate) async fn store(&self) -> RedisStore {
-        match self.builder().connect().await {
-            Ok(store) => store,
-            Err(e) => REDIS.unreachable(e),
-        }
+        connected(self.builder()).await
+    }
+
+    /// Like [`Namespace::store`], for a store that keeps expired records for `grace`.
+    pub(crate) async fn store_with_grace(&self, grace: Duration) -> RedisStore {
+        connected(self.builder().grace(grace)).await
     }
 
     /// A plain connection for inspecting what the store wrote.
@@ -71,6 +75,25 @@ impl Namespace {
         store.save(&record).await?;
         let key = format!("{}r:{}", store.key_prefix(), record.id);
         Ok((store, self.raw().await, record, key))
+    }
+
+    /// Saves `record` with a fresh store of this namespace.
+    pub(crate) async fn saved(&self, record: ResourceRecord) -> Result<Saved, StoreError> {
+        self.save(self.store().await, record).await
+    }
+
+    /// Saves a pinned record created now with a fresh store of this namespace; the record's
+    /// `created_at` is that now.
+    pub(crate) async fn saved_pinned(&self) -> Result<Saved, StoreError> {
+        self.saved(record(OffsetDateTime::now_utc(), None)).await
+    }
+}
+
+/// The store `builder` connects. Panics (failing the test) when Redis is unreachable.
+async fn connected(builder: RedisStoreBuilder) -> RedisStore {
+    match builder.connect().await {
+        Ok(store) => store,
+        Err(e) => REDIS.unreachable(e),
     }
 }
 

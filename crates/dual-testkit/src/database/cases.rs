@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dual_server::QueryStart;
+use dual_core::Row;
+use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowStream};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
@@ -22,11 +23,21 @@ async fn numbers(db: &dyn Database, name: &str, rows: u32) -> String {
     t
 }
 
-/// Writes, DDL, several statements and transaction control are refused, and nothing is written.
-pub async fn writes_are_refused_before_they_run(db: Arc<dyn Database>) {
-    let t = numbers(db.as_ref(), "kept", 2).await;
-    let executor = db.executor(Limits::default()).await;
-    for write in [
+/// Runs the model's `query`, without parameters: its rows, or its first error, and the count it
+/// announced.
+async fn run_sql(
+    executor: &Arc<dyn QueryExecutor>,
+    query: &str,
+) -> (Result<Vec<Row>, ExecutorError>, Option<u64>) {
+    stream(executor, sql(query, Value::Null)).await
+}
+
+/// The model's SQL that every executor refuses before it runs, over the table `t` (columns `x` and
+/// `label`): writes, DDL, several statements, transaction control and the empty statement. For a
+/// crate's own test of its guard, with the statements of its database's dialect added.
+#[must_use]
+pub fn refused_statements(t: &str) -> Vec<String> {
+    vec![
         format!("DELETE FROM {t}"),
         format!("UPDATE {t} SET x = 0"),
         format!("INSERT INTO {t} (x, label) VALUES (3, 'three')"),
@@ -36,16 +47,19 @@ pub async fn writes_are_refused_before_they_run(db: Arc<dyn Database>) {
         "BEGIN".to_owned(),
         "COMMIT".to_owned(),
         String::new(),
-    ] {
-        let (rows, _) = stream(&executor, sql(&write, Value::Null)).await;
+    ]
+}
+
+/// Writes, DDL, several statements and transaction control are refused, and nothing is written.
+pub async fn writes_are_refused_before_they_run(db: Arc<dyn Database>) {
+    let t = numbers(db.as_ref(), "kept", 2).await;
+    let executor = db.executor(Limits::default()).await;
+    for write in refused_statements(&t) {
+        let (rows, _) = run_sql(&executor, &write).await;
         let error = rows.err().unwrap_or_else(|| panic!("ran: {write}"));
         assert!(!error.message().is_empty(), "a refusal says why: {write}");
     }
-    let (rows, count) = stream(
-        &executor,
-        sql(&format!("SELECT x FROM {t} ORDER BY x"), Value::Null),
-    )
-    .await;
+    let (rows, count) = run_sql(&executor, &format!("SELECT x FROM {t} ORDER BY x")).await;
     let rows = rows.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rows.len(), 2, "nothing was written");
     assert!(count.is_none_or(|c| c == 2));
@@ -55,11 +69,7 @@ pub async fn writes_are_refused_before_they_run(db: Arc<dyn Database>) {
 pub async fn a_query_error_carries_the_databases_message(db: Arc<dyn Database>) {
     let t = numbers(db.as_ref(), "errors", 1).await;
     let executor = db.executor(Limits::default()).await;
-    let (rows, _) = stream(
-        &executor,
-        sql(&format!("SELECT no_such_column FROM {t}"), Value::Null),
-    )
-    .await;
+    let (rows, _) = run_sql(&executor, &format!("SELECT no_such_column FROM {t}")).await;
     let error = rows.err().unwrap_or_else(|| panic!("ran"));
     assert!(error.message().contains("no_such_column"), "{}", error.message());
 }
@@ -88,11 +98,7 @@ pub async fn params_are_bound_never_interpolated(db: Arc<dyn Database>) {
 pub async fn the_count_is_the_rows_streamed(db: Arc<dyn Database>) {
     let t = numbers(db.as_ref(), "counted", 2_500).await;
     let executor = db.executor(Limits::default()).await;
-    let (rows, count) = stream(
-        &executor,
-        sql(&format!("SELECT x FROM {t} ORDER BY x"), Value::Null),
-    )
-    .await;
+    let (rows, count) = run_sql(&executor, &format!("SELECT x FROM {t} ORDER BY x")).await;
     let ids: Vec<u64> = rows
         .unwrap_or_else(|e| panic!("{e}"))
         .iter()
@@ -110,7 +116,7 @@ pub async fn the_time_limit_stops_a_slow_query(db: Arc<dyn Database>) {
     };
     let executor = db.executor(limits).await;
     let started = Instant::now();
-    let (rows, _) = stream(&executor, sql(&db.slow_query(20), Value::Null)).await;
+    let (rows, _) = run_sql(&executor, &db.slow_query(20)).await;
     let error = rows.err().unwrap_or_else(|| panic!("ran through the time limit"));
     assert!(
         error.message().contains("time limit of 300 ms"),
@@ -120,16 +126,28 @@ pub async fn the_time_limit_stops_a_slow_query(db: Arc<dyn Database>) {
     done_within("the time-limited query", started, Duration::from_secs(5));
 }
 
-/// A stream dropped while its query runs frees the pool's one connection at once: the query was
-/// cancelled, not left to finish.
-pub async fn a_dropped_stream_frees_its_connection(db: Arc<dyn Database>) {
+/// An executor whose pool has one connection, waited for at most `wait`, and a detached stream of a
+/// query of about `seconds` on it, not yet polled: polled, it takes that one connection.
+async fn busy_pool_of_one(
+    db: &dyn Database,
+    wait: Duration,
+    seconds: u32,
+) -> (Arc<dyn QueryExecutor>, RowStream) {
     let limits = Limits {
         pool_size: 1,
-        wait: Duration::from_secs(5),
+        wait,
         ..Limits::default()
     };
     let executor = db.executor(limits).await;
-    let mut slow = Arc::clone(&executor).stream(sql(&db.slow_query(60), Value::Null), QueryStart::detached());
+    let slow =
+        Arc::clone(&executor).stream(sql(&db.slow_query(seconds), Value::Null), QueryStart::detached());
+    (executor, slow)
+}
+
+/// A stream dropped while its query runs frees the pool's one connection at once: the query was
+/// cancelled, not left to finish.
+pub async fn a_dropped_stream_frees_its_connection(db: Arc<dyn Database>) {
+    let (executor, mut slow) = busy_pool_of_one(db.as_ref(), Duration::from_secs(5), 60).await;
     assert!(
         tokio::time::timeout(Duration::from_millis(500), slow.next())
             .await
@@ -138,23 +156,17 @@ pub async fn a_dropped_stream_frees_its_connection(db: Arc<dyn Database>) {
     );
     drop(slow);
     let started = Instant::now();
-    let (rows, _) = stream(&executor, sql("SELECT 1 AS one", Value::Null)).await;
+    let (rows, _) = run_sql(&executor, "SELECT 1 AS one").await;
     assert_eq!(rows.map(|r| r.len()).ok(), Some(1));
     done_within("the connection's return", started, Duration::from_secs(3));
 }
 
 /// A query that finds no free connection within the wait is the retryable `overloaded`.
 pub async fn an_exhausted_pool_is_overloaded(db: Arc<dyn Database>) {
-    let limits = Limits {
-        pool_size: 1,
-        wait: Duration::from_millis(200),
-        ..Limits::default()
-    };
-    let executor = db.executor(limits).await;
-    let mut busy = Arc::clone(&executor).stream(sql(&db.slow_query(5), Value::Null), QueryStart::detached());
+    let (executor, mut busy) = busy_pool_of_one(db.as_ref(), Duration::from_millis(200), 5).await;
     let _ = tokio::time::timeout(Duration::from_millis(300), busy.next()).await;
     let started = Instant::now();
-    let (rows, _) = stream(&executor, sql("SELECT 1 AS one", Value::Null)).await;
+    let (rows, _) = run_sql(&executor, "SELECT 1 AS one").await;
     let error = rows.err().unwrap_or_else(|| panic!("ran on a busy pool"));
     assert!(error.retry_after().is_some(), "retryable: {}", error.message());
     done_within("the refusal of a busy pool", started, Duration::from_secs(3));

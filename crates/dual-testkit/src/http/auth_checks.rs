@@ -4,13 +4,9 @@ use http::{Method, header};
 use serde_json::json;
 
 use super::Target;
-use super::support::{Ctx, every_route, run_checks};
+use super::support::{Ctx, every_route};
 
-pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
-    run_checks!(passed: "owner_binding_404_for_others" => owner_binding(ctx));
-}
-
-async fn owner_binding<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn owner_binding<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create_with(json!({"n": 30}), Some("alice")).await;
     let unknown = ctx
         .get(&format!("/{}", dual_core::ResourceId::new()))

@@ -3,19 +3,12 @@
 use http::{Method, header};
 
 use super::Target;
-use super::support::{ALLOWED_ORIGIN, Ctx, Reply, run_checks};
+use super::support::{ALLOWED_ORIGIN, Ctx, Reply};
 
 /// The methods a resource's route takes with CORS configured.
 const ITEM_METHODS: &str = "GET, HEAD, POST, PUT, DELETE, OPTIONS";
 
-pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
-    run_checks!(passed:
-        "cors_preflight" => preflight(ctx),
-        "cors_response_headers" => simple(ctx),
-    );
-}
-
-async fn preflight<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn preflight<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     for (suffix, methods) in [
         (format!("/{id}"), ITEM_METHODS),
@@ -65,7 +58,7 @@ async fn preflight<T: Target>(ctx: &Ctx<T>, check: &str) {
     reply.expect_header(check, header::ALLOW, ITEM_METHODS);
 }
 
-async fn simple<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn simple<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     let get = |suffix: String, origin: Option<&str>| {
         ctx.get(&suffix).header_opt(header::ORIGIN, origin).send_cors()

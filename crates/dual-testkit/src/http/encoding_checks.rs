@@ -4,20 +4,12 @@ use http::header;
 
 use super::Target;
 use super::export_checks::FORMATS;
-use super::support::{Ctx, Reply, run_checks};
+use super::support::{Ctx, Reply};
 
 /// Rows of the encoding checks: enough for several frames.
-const ROWS: u64 = 3_000;
+pub(crate) const ROWS: u64 = 3_000;
 
-pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
-    let id = ctx.create(ROWS).await;
-    run_checks!(passed:
-        "export_not_acceptable" => not_acceptable(ctx, id),
-        "export_compression" => compression(ctx, id),
-    );
-}
-
-async fn not_acceptable<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
+pub(crate) async fn not_acceptable<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     let before = ctx.access_count(id).await;
     for accept in [
         "image/png",
@@ -82,7 +74,7 @@ async fn export<T: Target>(
 
 /// Compressed exports decompress to exactly the uncompressed export; `q=0` and unknown codings get
 /// the identity; compression never applies to JSON documents other than exports.
-async fn compression<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
+pub(crate) async fn compression<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     for accept in FORMATS {
         let plain = export(ctx, check, id, accept, "").await;
         assert_eq!(plain.header(header::CONTENT_ENCODING), "", "[{check}] identity");

@@ -6,25 +6,11 @@ use serde_json::json;
 
 use super::Target;
 use super::fixtures::{EXECUTOR_SECRET, STORE_SECRET};
-use super::support::{Ctx, every_route, run_checks};
+use super::read_checks::post_page;
+use super::support::{Ctx, every_route};
 use dual_http::DEFAULT_BODY_LIMIT;
 
-pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
-    run_checks!(passed:
-        "400_invalid_request_names_the_field" => invalid_bodies(ctx),
-        "404_not_found" => not_found(ctx),
-        "404_expired" => expired(ctx),
-        "409_not_ready_and_failed_resources" => not_ready(ctx),
-        "405_method_not_allowed" => method_not_allowed(ctx),
-        "413_payload_too_large" => too_large(ctx),
-        "415_unsupported_media_type" => not_json(ctx),
-        "500_query_failed" => query_failed(ctx),
-        "503_storage_error" => storage(ctx),
-        "hostile_input" => hostile(ctx),
-    );
-}
-
-async fn invalid_bodies<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn invalid_bodies<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(50).await;
     let nested = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
     let cases: Vec<(String, &str)> = vec![
@@ -87,7 +73,7 @@ async fn invalid_bodies<T: Target>(ctx: &Ctx<T>, check: &str) {
     );
 }
 
-async fn not_found<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn not_found<T: Target>(ctx: &Ctx<T>, check: &str) {
     let unknown = ResourceId::new();
     let suffixes = [
         format!("/{unknown}"),
@@ -114,7 +100,7 @@ async fn not_found<T: Target>(ctx: &Ctx<T>, check: &str) {
     }
 }
 
-async fn expired<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn expired<T: Target>(ctx: &Ctx<T>, check: &str) {
     let now = ctx.server.clock().now();
     let id = saved_copy(ctx, check, |record| {
         record.expires_at = Some(now - dual_core::time::Duration::minutes(1));
@@ -179,7 +165,7 @@ async fn copy_with_status<T: Target>(
 /// docs/DESIGN.md §8: a pending resource's metadata shows its progress, its pages and exports are
 /// 409 `not_ready` with `Retry-After`; a failed one's metadata shows the code, its pages and exports
 /// are 500 `query_failed`, retryable as its failure.
-async fn not_ready<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn not_ready<T: Target>(ctx: &Ctx<T>, check: &str) {
     let pending = copy_with_status(ctx, check, dual_core::status::ResourceStatus::Pending).await;
     let body = ctx.get(&format!("/{pending}")).send().await.json();
     assert_eq!(body["status"], "pending", "[{check}] {body}");
@@ -221,7 +207,7 @@ async fn not_ready<T: Target>(ctx: &Ctx<T>, check: &str) {
     }
 }
 
-async fn method_not_allowed<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn method_not_allowed<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     let item = "GET, HEAD, POST, PUT, DELETE";
     let data = "GET, HEAD";
@@ -247,7 +233,7 @@ async fn method_not_allowed<T: Target>(ctx: &Ctx<T>, check: &str) {
     reply.error(check, 405, "method_not_allowed");
 }
 
-async fn too_large<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn too_large<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     // Exactly at the limit is fine.
     let at_limit = padded(DEFAULT_BODY_LIMIT);
@@ -283,7 +269,7 @@ async fn too_large<T: Target>(ctx: &Ctx<T>, check: &str) {
     reply.error(check, 413, "payload_too_large");
 }
 
-async fn not_json<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn not_json<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     for content_type in [
         Some("text/plain"),
@@ -306,7 +292,7 @@ async fn not_json<T: Target>(ctx: &Ctx<T>, check: &str) {
     }
 }
 
-async fn query_failed<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn query_failed<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx
         .create_with(json!({"n": 500, "fail_fetch_over": 20}), None)
         .await;
@@ -319,16 +305,11 @@ async fn query_failed<T: Target>(ctx: &Ctx<T>, check: &str) {
         );
     }
     // The same resource still serves pages the executor can answer.
-    let page = ctx
-        .post(&format!("/{id}"))
-        .json(r#"{"limit": 10}"#)
-        .send()
-        .await
-        .ok_json(check);
+    let page = post_page(ctx, id, Some(r#"{"limit": 10}"#), check).await;
     assert_eq!(page["returned_count"], 10, "[{check}] small page");
 }
 
-async fn storage<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn storage<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     ctx.store.set_broken(true);
     let mut replies = Vec::new();
@@ -346,7 +327,7 @@ async fn storage<T: Target>(ctx: &Ctx<T>, check: &str) {
     ctx.get(&format!("/{id}")).send().await.ok_json(check);
 }
 
-async fn hostile<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn hostile<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(3).await;
     for suffix in [
         "/%00".to_owned(),

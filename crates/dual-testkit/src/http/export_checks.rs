@@ -5,29 +5,16 @@ use serde_json::{Value, json};
 
 use super::Target;
 use super::fixtures::{EXECUTOR_SECRET, row, sorted_rows};
-use super::support::{Ctx, Reply, run_checks};
+use super::support::{Ctx, Reply};
 
 /// Rows of the export checks: more than two executor batches.
-const ROWS: u64 = 2_500;
+pub(crate) const ROWS: u64 = 2_500;
 
 /// The NDJSON media type.
 pub(crate) const NDJSON: &str = "application/x-ndjson";
 
 /// The media types an export comes in.
 pub(crate) const FORMATS: [&str; 3] = ["application/json", NDJSON, "text/csv"];
-
-pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
-    let id = ctx.create(ROWS).await;
-    run_checks!(passed:
-        "export_json_array" => json_array(ctx, id),
-        "export_ndjson" => ndjson(ctx, id),
-        "export_csv" => csv(ctx, id),
-        "export_sort" => sorted(ctx, id),
-        "export_invalid_query" => bad_queries(ctx, id),
-        "export_empty_result" => empty(ctx),
-        "export_query_failures" => failures(ctx),
-    );
-}
 
 fn expect_export(reply: &Reply, check: &str, content_type: &str) {
     reply.expect_complete(check);
@@ -36,7 +23,7 @@ fn expect_export(reply: &Reply, check: &str, content_type: &str) {
     reply.expect_vary(check, "accept");
 }
 
-async fn json_array<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
+pub(crate) async fn json_array<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     let before = ctx.access_count(id).await;
     for accept in [
         None,
@@ -60,7 +47,7 @@ async fn json_array<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &
     );
 }
 
-async fn ndjson<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
+pub(crate) async fn ndjson<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     let reply = ctx.data(id, "").accept(NDJSON).send().await;
     expect_export(&reply, check, NDJSON);
     assert!(
@@ -74,7 +61,7 @@ async fn ndjson<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str)
     }
 }
 
-async fn csv<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
+pub(crate) async fn csv<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     let reply = ctx.data(id, "").accept("text/csv").send().await;
     expect_export(&reply, check, "text/csv; charset=utf-8; header=present");
     let text = String::from_utf8_lossy(&reply.body);
@@ -104,7 +91,7 @@ async fn csv<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     }
 }
 
-async fn sorted<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
+pub(crate) async fn sorted<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     for (query, field, order) in [
         ("sort=id:desc", "id", dual_core::SortOrder::Desc),
         ("sort=score", "score", dual_core::SortOrder::Asc),
@@ -122,7 +109,7 @@ async fn sorted<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str)
     }
 }
 
-async fn bad_queries<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
+pub(crate) async fn bad_queries<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     let before = ctx.access_count(id).await;
     for (query, field) in [
         ("sort=nope:desc", "sort.field"),
@@ -146,7 +133,7 @@ async fn bad_queries<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: 
     );
 }
 
-async fn empty<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn empty<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(0).await;
     let reply = ctx.data(id, "").send().await;
     expect_export(&reply, check, "application/json");
@@ -156,7 +143,7 @@ async fn empty<T: Target>(ctx: &Ctx<T>, check: &str) {
     assert!(reply.body.is_empty(), "[{check}] empty NDJSON");
 }
 
-async fn failures<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn failures<T: Target>(ctx: &Ctx<T>, check: &str) {
     // Fails before the first row: a proper 500.
     let id = ctx
         .create_with(json!({"n": 100, "fail_stream_at": 0}), None)

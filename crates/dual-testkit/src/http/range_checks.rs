@@ -6,19 +6,10 @@ use serde_json::Value;
 use super::Target;
 use super::export_checks::NDJSON;
 use super::fixtures::sorted_rows;
-use super::support::{Ctx, Reply, run_checks};
+use super::support::{Ctx, Reply};
 
 /// Rows of the range checks: more than two executor batches.
-const ROWS: u64 = 2_345;
-
-pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
-    let id = ctx.create(ROWS).await;
-    run_checks!(passed:
-        "export_ranges_cover_every_row_once" => split_into_ranges(ctx, id),
-        "export_range_edges" => edges(ctx, id),
-        "export_invalid_range" => bad_ranges(ctx, id),
-    );
-}
+pub(crate) const ROWS: u64 = 2_345;
 
 /// The NDJSON lines of a 200 export, as JSON values.
 fn lines(reply: &Reply, check: &str, what: &str) -> Vec<Value> {
@@ -32,7 +23,7 @@ async fn ndjson<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, query: &str)
 
 /// Ranges of varying sizes (1, a batch and more, the rest), with and without a sort, put together
 /// give every row exactly once and in order.
-async fn split_into_ranges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
+pub(crate) async fn split_into_ranges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     for sort in [None, Some("score:desc"), Some("id")] {
         let parsed = sort.and_then(|s| dual_core::page::parse_sort_param(s).ok());
         let expected: Vec<Value> = sorted_rows(ROWS, parsed.as_ref())
@@ -75,7 +66,7 @@ async fn split_into_ranges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, c
 
 /// A limit past the end is cut there; the empty range at `total_count` is an empty export in every
 /// format; `HEAD` answers a range like the `GET`.
-async fn edges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
+pub(crate) async fn edges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     let query = format!("offset={}&limit=18446744073709551615", ROWS - 3);
     let rows = lines(&ndjson(ctx, id, &query).await, check, &query);
     let ids: Vec<u64> = rows.iter().filter_map(|row| row["id"].as_u64()).collect();
@@ -101,7 +92,7 @@ async fn edges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) 
     reply.expect_header(&check, header::CONTENT_TYPE, "application/json");
 }
 
-async fn bad_ranges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
+pub(crate) async fn bad_ranges<T: Target>(ctx: &Ctx<T>, id: dual_core::ResourceId, check: &str) {
     let before = ctx.access_count(id).await;
     let beyond = format!("offset={}", ROWS + 1);
     for (query, names) in [

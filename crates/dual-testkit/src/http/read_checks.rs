@@ -5,21 +5,9 @@ use serde_json::{Value, json};
 
 use super::Target;
 use super::fixtures::row;
-use super::support::{Ctx, run_checks};
+use super::support::Ctx;
 
-pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
-    run_checks!(passed:
-        "get_metadata" => metadata(ctx),
-        "post_page_empty_body_defaults" => page_defaults(ctx),
-        "post_page_arithmetic_exact_has_next" => page_arithmetic(ctx),
-        "post_page_json_content_types" => page_content_types(ctx),
-        "post_page_sort" => page_sort(ctx),
-        "head_on_get_routes" => head(ctx),
-        "concurrent_posts" => concurrent_pages(ctx),
-    );
-}
-
-async fn metadata<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn metadata<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(847).await;
     let first = ctx.get(&format!("/{id}")).send().await.ok_json(check);
     let mut keys: Vec<&str> = first
@@ -67,7 +55,7 @@ async fn metadata<T: Target>(ctx: &Ctx<T>, check: &str) {
     );
 }
 
-async fn page_defaults<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn page_defaults<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(250).await;
     // No Content-Type and no body: the default request.
     let page = post_page(ctx, id, None, check).await;
@@ -107,7 +95,7 @@ async fn page_defaults<T: Target>(ctx: &Ctx<T>, check: &str) {
     assert_eq!(ctx.access_count(id).await, 4, "[{check}] each page counts");
 }
 
-async fn page_arithmetic<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn page_arithmetic<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(250).await;
     let cases = [
         // (offset, limit) → (returned, has_next, has_previous, next_offset)
@@ -156,7 +144,7 @@ async fn page_arithmetic<T: Target>(ctx: &Ctx<T>, check: &str) {
     assert_eq!(page["data"][0]["id"], 10, "[{check}] 10.0");
 }
 
-async fn page_content_types<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn page_content_types<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(20).await;
     for content_type in [
         "application/json",
@@ -183,7 +171,7 @@ async fn page_content_types<T: Target>(ctx: &Ctx<T>, check: &str) {
     assert_eq!(page["returned_count"], 20, "[{check}] empty text/plain body");
 }
 
-async fn page_sort<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn page_sort<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(300).await;
     let page = post_page(
         ctx,
@@ -220,7 +208,7 @@ async fn page_sort<T: Target>(ctx: &Ctx<T>, check: &str) {
     assert_eq!(page["data"][0]["id"], 5, "[{check}] ascending by default");
 }
 
-async fn head<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn head<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(30).await;
     let get = ctx.get(&format!("/{id}")).send().await;
     let head = ctx.head(&format!("/{id}")).send().await;
@@ -250,7 +238,7 @@ async fn head<T: Target>(ctx: &Ctx<T>, check: &str) {
     missing.expect_no_body(&format!("{check} HEAD of an unknown id"), 404);
 }
 
-async fn concurrent_pages<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn concurrent_pages<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(1000).await;
     let requests = (0..50u64).map(|i| {
         let body = format!(r#"{{"offset": {}, "limit": 10}}"#, i * 10);
@@ -264,7 +252,7 @@ async fn concurrent_pages<T: Target>(ctx: &Ctx<T>, check: &str) {
 }
 
 /// `POST /{id}`, with `body` as JSON (none: no body, no `Content-Type`); asserts a 200 JSON page.
-async fn post_page<T: Target>(
+pub(crate) async fn post_page<T: Target>(
     ctx: &Ctx<T>,
     id: dual_core::ResourceId,
     body: Option<&str>,

@@ -17,12 +17,12 @@ use crate::BreakableStore;
 use super::fixtures::{self, BearerIsOwner, STORE_SECRET};
 use dual_http::{Cors, DualHttp, DualHttpBuilder};
 
-/// Runs each check in turn, handing it its name (which its failure messages carry), and records the
-/// name in `passed` once the check returns.
+/// Runs each check (`module::check(args)`) in turn, handing it its name (which its failure messages
+/// carry), and records the name in `passed` once the check returns.
 macro_rules! run_checks {
-    ($passed:ident: $($name:literal => $check:ident($($arg:expr),*)),+ $(,)?) => {
+    ($passed:ident: $($name:literal => $module:ident::$check:ident($($arg:expr),*)),+ $(,)?) => {
         $(
-            $check($($arg,)* $name).await;
+            $module::$check($($arg,)* $name).await;
             $passed.push($name);
         )+
     };

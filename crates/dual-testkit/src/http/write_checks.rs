@@ -4,16 +4,9 @@ use http::{Method, header};
 use serde_json::json;
 
 use super::Target;
-use super::support::{Ctx, every_route, run_checks};
+use super::support::{Ctx, every_route};
 
-pub(crate) async fn run<T: Target>(ctx: &Ctx<T>, passed: &mut Vec<&'static str>) {
-    run_checks!(passed:
-        "put_pin" => pin(ctx),
-        "delete_204" => delete(ctx),
-    );
-}
-
-async fn pin<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn pin<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(5).await;
     let item = format!("/{id}");
     for _ in 0..2 {
@@ -39,7 +32,7 @@ async fn pin<T: Target>(ctx: &Ctx<T>, check: &str) {
         .ok_json(check);
 }
 
-async fn delete<T: Target>(ctx: &Ctx<T>, check: &str) {
+pub(crate) async fn delete<T: Target>(ctx: &Ctx<T>, check: &str) {
     let id = ctx.create(5).await;
     let reply = ctx.req(Method::DELETE, &format!("/{id}")).send().await;
     reply.expect_no_body(check, 204);

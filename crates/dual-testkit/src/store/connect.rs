@@ -1,6 +1,6 @@
 //! Checks of connecting a shared store that need no server: bad configurations are refused before
 //! any connection, an unreachable server fails fast as `Unavailable`, and neither an error nor a
-//! builder's `Debug` output echoes a secret.
+//! builder's `Debug` output echoes a secret. [`debug_shows`] also serves a connected store's tests.
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -74,8 +74,16 @@ pub fn debug_hides_the_secret(value: &impl Debug, secret: &str, redacted: &str) 
         !text.contains(secret),
         "the Debug output shows the secret: {text}"
     );
-    assert!(
-        text.contains(redacted),
-        "the Debug output lacks `{redacted}`: {text}"
-    );
+    debug_shows(value, redacted);
+}
+
+/// `value`'s `Debug` output (a builder's, a store's) shows `shown`: the table or key prefix a store
+/// works in, say.
+///
+/// # Panics
+/// When the output lacks `shown`.
+#[track_caller]
+pub fn debug_shows(value: &impl Debug, shown: &str) {
+    let text = format!("{value:?}");
+    assert!(text.contains(shown), "the Debug output lacks `{shown}`: {text}");
 }

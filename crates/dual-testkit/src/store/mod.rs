@@ -89,7 +89,10 @@ pub use listing::list_pages_one_owners_live_records;
 pub use live_count::live_count_counts_live_records;
 pub use lookup::{expired_is_never_found, expiry_boundary, record_access_counts, unknown_id_is_missing};
 pub use pin_delete::{delete_removes, pin_removes_expiry};
-pub use purge::{MANY_RECORDS, find_expired_order_and_limit, many_records_mixed_expiry, purge_expired_exact};
+pub use purge::{
+    MANY_RECORDS, find_expired_order_and_limit, many_records_mixed_expiry, purge_expired_exact,
+    purges_in_batches,
+};
 pub use query_state::update_query_touches_only_the_query;
 pub use round_trip::{round_trip_every_field, save_replaces};
 pub use support::record;

@@ -153,6 +153,30 @@ pub async fn purge_expired_exact(store: &dyn ResourceStore) {
     expect_none_expired(store, at, "after purge").await;
 }
 
+/// For a store that purges in batches smaller than ten (a backend's own option, `purge_batch(3)` say):
+/// ten records expiring within ten seconds of `now` are all found and purged a minute later, each
+/// counted once across the batches, and a record live for an hour is kept. `now` is the backend's
+/// clock at its resolution. Not part of [`run`](super::run): the batch size is the backend's builder's.
+///
+/// # Panics
+/// When a call fails or the store purges otherwise.
+pub async fn purges_in_batches(store: &dyn ResourceStore, now: OffsetDateTime) {
+    for i in 0..10 {
+        let expiring = record("expiring", now, Some(now + Duration::seconds(i)));
+        store.save(&expiring).await.or_panic("save");
+    }
+    let live = record("live", now, Some(now + Duration::hours(1)));
+    store.save(&live).await.or_panic("save");
+    let later = now + Duration::minutes(1);
+    let expired = store
+        .find_expired(later, usize::MAX)
+        .await
+        .or_panic("find_expired");
+    assert_eq!(expired.len(), 10, "find_expired before the purge");
+    assert_eq!(store.purge_expired(later).await.or_panic("purge_expired"), 10);
+    get_found(store, live.id, now, "the live record after the purge").await;
+}
+
 /// [`MANY_RECORDS`] records of four kinds, saved in shuffled order: expired at the check, live at the
 /// check, saved pinned, and pinned after saving. `find_expired` lists the expired ones in expiry order,
 /// `purge_expired` removes exactly them, then the live ones once they expire, and `live_count` counts

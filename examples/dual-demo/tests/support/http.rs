@@ -98,6 +98,11 @@ impl Http {
             .header(header::CONTENT_TYPE, "application/json");
         self.send(request, body.to_string()).await
     }
+
+    /// `POST /resources/{id}` with `body` and no token: a page of resource `id`.
+    pub(crate) async fn page(&self, id: &str, body: &Value) -> Reply {
+        self.post_json(&format!("/resources/{id}"), None, body).await
+    }
 }
 
 /// Sends `request` on a fresh connection and reads the whole reply; panics on a transport error or

@@ -232,6 +232,18 @@ pub(crate) fn serve_command_pending(db: &Path, pending_after_ms: u64) -> Command
     command
 }
 
+/// Spawns `command` as a child of the test: no stdin, `stdout` as given, stderr piped, killed when
+/// dropped (so it never outlives the test); panics with `starts` when it cannot start.
+pub(crate) fn spawn_child(command: &mut Command, stdout: Stdio, starts: &str) -> Child {
+    command
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect(starts)
+}
+
 /// Runs `command` (a [`serve_command`] given something it must refuse) to its end, with no stdin:
 /// it must fail to start; what it wrote to stderr.
 pub(crate) async fn start_up_error(mut command: Command) -> String {
@@ -288,15 +300,8 @@ impl Instance {
     /// Runs `command` (a `dual-demo serve`, possibly through a shell that `exec`s it) and waits until
     /// it prints its address.
     pub(crate) async fn launch(mut command: Command) -> Self {
-        let mut child = command
-            .env("RUST_LOG", "info")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the dual-demo binary starts");
+        command.env("RUST_LOG", "info").env("NO_COLOR", "1");
+        let mut child = spawn_child(&mut command, Stdio::null(), "the dual-demo binary starts");
         let stderr = child.stderr.take().expect("stderr");
         let log = Arc::new(Mutex::new(VecDeque::new()));
         let mut lines = BufReader::new(stderr).lines();

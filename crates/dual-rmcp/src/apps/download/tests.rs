@@ -1,11 +1,11 @@
 use std::time::Duration;
 
 use dual_server::{CreateResponse, DualResponseServer};
-use dual_store::Clock;
 use dual_testkit::executor::Numbers;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::apps::tests::{server_builder, text};
 
 fn arguments(value: Value) -> JsonObject {
     value.as_object().cloned().unwrap_or_default()
@@ -119,21 +119,10 @@ fn huge_arguments_are_not_echoed_whole() {
 }
 
 fn server() -> DualResponseServer {
-    DualResponseServer::builder()
-        .base_url("http://127.0.0.1:1/resources")
-        .clock(Clock::tokio())
-        .without_sweeper()
+    server_builder()
         .max_error_text_bytes(256)
-        .executor("numbers", Numbers::new())
         .build()
         .expect("valid configuration")
-}
-
-fn text(result: &CallToolResult) -> String {
-    result.content[0]
-        .as_text()
-        .map(|t| t.text.clone())
-        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -218,12 +207,9 @@ async fn argument_errors_are_cut_to_the_servers_cap() {
     }
     let result = call_download_link(&server, &Caller::anonymous(), &args).await;
     assert_eq!(result.is_error, Some(true));
-    assert!(text(&result).len() <= 256, "{} bytes", text(&result).len());
-    assert!(
-        text(&result).starts_with("unknown arguments"),
-        "{}",
-        text(&result)
-    );
+    let said = text(&result);
+    assert!(said.len() <= 256, "{} bytes", said.len());
+    assert!(said.starts_with("unknown arguments"), "{said}");
 }
 
 #[tokio::test]
