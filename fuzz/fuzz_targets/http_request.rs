@@ -16,7 +16,7 @@
 use std::sync::{Arc, LazyLock, Mutex};
 
 use bytes::Bytes;
-use dual_core::{ResourceId, Row, Sort, SortOrder};
+use dual_core::{ResourceId, Row, SortOrder};
 use dual_http::{Cors, DualHttp};
 use dual_server::{
     CreateResponse, DEFAULT_STREAM_BATCH, DualResponseServer, ExecutorError, LiveQuery, QueryExecutor, QueryStart,
