@@ -20,7 +20,7 @@ use crate::config::{
 };
 use crate::links::{DEFAULT_LINK_LIFETIME, LinkKey, Links, MAX_LINK_LIFETIME};
 use crate::registry::Registry;
-use crate::{DualResponseServer, OwnerQuotas, QueryExecutor, ServerBuildError};
+use crate::{DualResponseServer, OwnerQuotas, QueryExecutor, SchedulerLimits, ServerBuildError};
 use validate::{check, refuse_local_spool, validate_base_url, validate_scheme};
 
 /// How a server is made: the one `impl DualResponseServer` outside `server.rs`, which holds every
@@ -73,6 +73,7 @@ pub struct DualResponseServerBuilder {
     owner_quotas: OwnerQuotas,
     link_key: Option<LinkKey>,
     link_lifetime: Duration,
+    scheduler: SchedulerLimits,
     registry: Registry,
     clock: Clock,
 }
@@ -107,6 +108,7 @@ impl Default for DualResponseServerBuilder {
             owner_quotas: OwnerQuotas::default(),
             link_key: None,
             link_lifetime: DEFAULT_LINK_LIFETIME,
+            scheduler: SchedulerLimits::default(),
             registry: Registry::default(),
             clock: Clock::system(),
         }
@@ -269,6 +271,26 @@ impl DualResponseServerBuilder {
     /// the least recently used orders are evicted beyond it.
     pub fn sort_cache_bytes(mut self, bytes: u64) -> Self {
         self.sort_cache_bytes = bytes;
+        self
+    }
+
+    /// The scheduler of the server's own query work (docs/DESIGN.md §8, "Scheduling"): foreground
+    /// slots for tool calls until their sample and count ([`DEFAULT_FOREGROUND_SLOTS`](crate::DEFAULT_FOREGROUND_SLOTS)),
+    /// background slots for the snapshots written after the answer ([`DEFAULT_BACKGROUND_SLOTS`](crate::DEFAULT_BACKGROUND_SLOTS)),
+    /// and the most results holding a background place ([`DEFAULT_BACKGROUND_QUEUE`](crate::DEFAULT_BACKGROUND_QUEUE)):
+    /// past it a tool call is refused with the retryable `OVERLOADED` before its query runs.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), dual_server::ServerBuildError> {
+    /// let server = dual_server::DualResponseServer::builder()
+    ///     .base_url("http://localhost/resources")
+    ///     .scheduler_limits(dual_server::SchedulerLimits::default().background_slots(2))
+    ///     .build()?;
+    /// assert_eq!(server.config().scheduler.background_slots, 2);
+    /// # Ok(()) }
+    /// ```
+    pub fn scheduler_limits(mut self, limits: SchedulerLimits) -> Self {
+        self.scheduler = limits;
         self
     }
 
@@ -514,6 +536,21 @@ impl DualResponseServerBuilder {
         )?;
         check(!self.link_lifetime.is_zero(), "link_lifetime", "must be positive")?;
         check(
+            self.scheduler.foreground_slots > 0,
+            "scheduler_limits.foreground_slots",
+            "must be at least 1",
+        )?;
+        check(
+            self.scheduler.background_slots > 0,
+            "scheduler_limits.background_slots",
+            "must be at least 1",
+        )?;
+        check(
+            self.scheduler.background_queue >= self.scheduler.background_slots,
+            "scheduler_limits.background_queue",
+            "must be at least background_slots (it counts the running results too)",
+        )?;
+        check(
             self.link_lifetime <= MAX_LINK_LIFETIME,
             "link_lifetime",
             "must be at most 24 hours",
@@ -540,6 +577,7 @@ impl DualResponseServerBuilder {
             spool_wait: self.spool_wait,
             owner_quotas: self.owner_quotas,
             link_lifetime: self.link_lifetime,
+            scheduler: self.scheduler,
         };
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let spool = match (self.spool, config.snapshot_max_bytes) {

@@ -109,6 +109,8 @@ pub struct ServerConfig {
     /// How long a capability link lives
     /// ([`DualResponseServer::download_link`](crate::DualResponseServer::download_link)).
     pub link_lifetime: Duration,
+    /// The scheduler's slots and queue for the server's own query work (docs/DESIGN.md §8).
+    pub scheduler: crate::SchedulerLimits,
 }
 
 /// The limits of deriving sorted orders of snapshots: how many at once, how long a sort waits for

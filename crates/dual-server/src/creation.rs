@@ -14,6 +14,7 @@ use crate::inner::Inner;
 use crate::owners::SnapshotCharge;
 use crate::run::{Answer, Run, RunContext};
 use crate::sample::cut_sample;
+use crate::scheduler::WorkClass;
 use crate::snapshot::SnapshotQuery;
 use crate::{CreateResponse, ServerError, live};
 
@@ -41,6 +42,13 @@ pub(crate) async fn create(
     {
         return Err(ServerError::TooManyResources { max });
     }
+    let owner: crate::scheduler::Owner = request.owner.as_deref().map(Arc::from);
+    let snapshots = inner.spool.is_some() && inner.config.snapshot_max_bytes.is_some();
+    // The background place of the snapshot this call will announce, reserved before anything runs:
+    // the only moment the scheduler refuses.
+    let place = snapshots
+        .then(|| inner.scheduler.reserve(owner.clone()))
+        .transpose()?;
     let id = ResourceId::new();
     tracing::Span::current().record("id", tracing::field::display(id));
     let (admission, slot) =
@@ -54,8 +62,9 @@ pub(crate) async fn create(
         .take()
         .or_else(|| executor.columns(&request.query.params));
     let limit = inner.config.query_time_limit;
-    let mut run = match (&inner.spool, inner.config.snapshot_max_bytes) {
-        (Some(spool), Some(max_bytes)) => {
+    let mut run = match (&inner.spool, inner.config.snapshot_max_bytes, place) {
+        (Some(spool), Some(max_bytes), Some(place)) => {
+            let (answered, told) = tokio::sync::oneshot::channel();
             let query = SnapshotQuery {
                 executor: Arc::clone(&executor),
                 params: request.query.params.clone(),
@@ -63,12 +72,14 @@ pub(crate) async fn create(
                 id,
                 max_bytes,
                 sample_size: usize::try_from(sample_size).unwrap_or(usize::MAX),
+                slots: place.slots(),
+                answered: told,
             };
             let charge = SnapshotCharge {
                 slot,
                 meter: inner.owners.meter(id),
             };
-            Some(Run::start(query, charge, limit))
+            Some(Run::start(query, charge, limit, place, answered))
         }
         _ => None,
     };
@@ -109,8 +120,11 @@ pub(crate) async fn create(
         },
         // No snapshots, or a result over the snapshot cap: served live.
         None | Some(Answer::Ended(Ok(None))) => {
+            // The caller waits: foreground work.
+            let slot = inner.scheduler.slot(WorkClass::Foreground, &owner).await;
             let (total, sample) =
                 live::count_and_sample(&executor, &request.query.params, sample_size, limit).await?;
+            drop(slot);
             new(request, sample, total, Consistency::Live)
         }
     };

@@ -17,6 +17,7 @@ use crate::links::Links;
 use crate::owners::OwnerLedger;
 use crate::registry::Registry;
 use crate::runs::Runs;
+use crate::scheduler::Scheduler;
 use crate::sorted::SortCache;
 use crate::sweeper::Sweeper;
 
@@ -32,6 +33,8 @@ pub(crate) struct Inner {
     pub(crate) runs: Runs,
     /// What each owner holds here, against the per-owner quotas.
     pub(crate) owners: Arc<OwnerLedger>,
+    /// Admits the server's own query work: foreground and background slots, fair queues.
+    pub(crate) scheduler: Arc<Scheduler>,
     /// Signs and verifies capability links.
     pub(crate) links: Links,
     /// Taken by `shutdown`; a std mutex because it is only held to `take()` the handle.

@@ -86,6 +86,7 @@ mod row_writer;
 mod run;
 mod runs;
 mod sample;
+mod scheduler;
 mod schema_source;
 mod server;
 mod snapshot;
@@ -134,6 +135,10 @@ pub use owners::{
 pub use quota::{QUOTA_RETRY_AFTER, Quota};
 pub use row_channel::{RowSender, SendStop, row_channel};
 pub use row_writer::{JsonColumns, JsonRowWriter};
+pub use scheduler::{
+    DEFAULT_BACKGROUND_QUEUE, DEFAULT_BACKGROUND_SLOTS, DEFAULT_FOREGROUND_SLOTS, SCHEDULER_RETRY_AFTER,
+    SchedulerLimits,
+};
 pub use schema_source::{DEFAULT_SCHEMA_MAX_TABLES, DEFAULT_SCHEMA_TTL, SchemaCache, SchemaSource, Unknown};
 pub use server::DualResponseServer;
 pub use sorted::SORT_RETRY_AFTER;

@@ -7,9 +7,14 @@
 //! A figure of work in progress is a gauge held up by an [`InFlight`] guard, so a task that is
 //! cancelled (aborted, or dropped at an `.await`) takes itself off the gauge.
 
-use metrics::{Gauge, Unit, counter, describe_counter, describe_gauge, gauge};
+use std::time::Duration;
+
+use metrics::{
+    Gauge, Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+};
 
 use crate::ServerError;
+use crate::scheduler::WorkClass;
 
 /// Gauge: queries of `create_response` executing on this instance (writing a snapshot, or counting
 /// and sampling a live resource), including those left running for a pending resource.
@@ -33,6 +38,23 @@ pub const SWEEPS_TOTAL: &str = "dual_sweeps_total";
 /// Counter, label `what` (`expired`: resources purged, `orphans`: orphaned snapshots removed):
 /// what the sweeps removed.
 pub const SWEPT_TOTAL: &str = "dual_swept_total";
+
+/// Gauge, label `class` (`foreground`, `background`): the scheduler's work running now.
+pub const SCHEDULER_RUNNING: &str = "dual_scheduler_running";
+/// Gauge, label `class`: work waiting in the scheduler's queue of that class.
+pub const SCHEDULER_QUEUED: &str = "dual_scheduler_queued";
+/// Gauge: background places held (results running, waiting, or still answering their tool call),
+/// against `background_queue`.
+pub const SCHEDULER_PLACES: &str = "dual_scheduler_background_places";
+/// Counter, labels `class`, `owner` (`anonymous`, `authenticated`) and `how` (`at_once`, `queued`):
+/// work the scheduler admitted to a slot.
+pub const SCHEDULER_ADMITTED_TOTAL: &str = "dual_scheduler_admitted_total";
+/// Counter, labels `class`, `owner`: work refused because the queue was full (`OVERLOADED`).
+pub const SCHEDULER_REFUSED_TOTAL: &str = "dual_scheduler_refused_total";
+/// Histogram (seconds), label `class`: how long admitted work waited for its slot.
+pub const SCHEDULER_WAIT_SECONDS: &str = "dual_scheduler_wait_seconds";
+/// Histogram (seconds), label `class`: how long work held its slot.
+pub const SCHEDULER_RUN_SECONDS: &str = "dual_scheduler_run_seconds";
 
 /// Registers the descriptions of the server's metrics with the installed recorder, and shows its
 /// in-flight gauges at zero; call it once, after installing the recorder.
@@ -78,9 +100,49 @@ pub fn describe() {
         Unit::Count,
         "What sweeps removed: expired resources purged, orphaned snapshots removed"
     );
+    describe_gauge!(
+        SCHEDULER_RUNNING,
+        Unit::Count,
+        "Scheduled query work running, by class (foreground: a caller waits; background: after the answer)"
+    );
+    describe_gauge!(
+        SCHEDULER_QUEUED,
+        Unit::Count,
+        "Scheduled query work waiting for a slot, by class"
+    );
+    describe_gauge!(
+        SCHEDULER_PLACES,
+        Unit::Count,
+        "Background places held (results running, waiting, or answering), against background_queue"
+    );
+    describe_counter!(
+        SCHEDULER_ADMITTED_TOTAL,
+        Unit::Count,
+        "Query work admitted to a slot, by class, owner kind and whether it waited"
+    );
+    describe_counter!(
+        SCHEDULER_REFUSED_TOTAL,
+        Unit::Count,
+        "Query work refused because the queue was full, by class and owner kind"
+    );
+    describe_histogram!(
+        SCHEDULER_WAIT_SECONDS,
+        Unit::Seconds,
+        "Time admitted work waited for its slot, by class"
+    );
+    describe_histogram!(
+        SCHEDULER_RUN_SECONDS,
+        Unit::Seconds,
+        "Time work held its slot, by class"
+    );
     for name in [QUERIES_RUNNING, QUERIES_PENDING, QUERIES_WAITING, SORTS_IN_FLIGHT] {
         gauge!(name).increment(0.0);
     }
+    for class in [WorkClass::Foreground, WorkClass::Background] {
+        gauge!(SCHEDULER_RUNNING, "class" => class.as_str()).increment(0.0);
+        gauge!(SCHEDULER_QUEUED, "class" => class.as_str()).increment(0.0);
+    }
+    gauge!(SCHEDULER_PLACES).increment(0.0);
 }
 
 /// One unit of a gauge of work in progress, given back when dropped.
@@ -153,4 +215,42 @@ pub(crate) fn swept(expired: &Result<u64, ServerError>, orphans: &Result<usize, 
 /// The store holds `count` live resources.
 pub(crate) fn live_resources(count: u64) {
     gauge!(LIVE_RESOURCES).set(count as f64);
+}
+
+fn owner_kind(authenticated: bool) -> &'static str {
+    if authenticated { "authenticated" } else { "anonymous" }
+}
+
+/// `running` pieces of work of `class` hold a slot.
+pub(crate) fn scheduler_running(class: WorkClass, running: usize) {
+    gauge!(SCHEDULER_RUNNING, "class" => class.as_str()).set(running as f64);
+}
+
+/// `waiting` pieces of work of `class` wait in its queue.
+pub(crate) fn scheduler_queue(class: WorkClass, waiting: usize) {
+    gauge!(SCHEDULER_QUEUED, "class" => class.as_str()).set(waiting as f64);
+}
+
+/// `held` background places are held.
+pub(crate) fn scheduler_places(held: usize) {
+    gauge!(SCHEDULER_PLACES).set(held as f64);
+}
+
+/// Work of `class` got its slot after `waited` (`queued`: it waited in the queue).
+pub(crate) fn scheduler_admitted(class: WorkClass, authenticated: bool, waited: Duration, queued: bool) {
+    let how = if queued { "queued" } else { "at_once" };
+    counter!(SCHEDULER_ADMITTED_TOTAL, "class" => class.as_str(), "owner" => owner_kind(authenticated), "how" => how)
+        .increment(1);
+    histogram!(SCHEDULER_WAIT_SECONDS, "class" => class.as_str()).record(waited.as_secs_f64());
+}
+
+/// Work of `class` was refused: its queue was full.
+pub(crate) fn scheduler_refused(class: WorkClass, authenticated: bool) {
+    counter!(SCHEDULER_REFUSED_TOTAL, "class" => class.as_str(), "owner" => owner_kind(authenticated))
+        .increment(1);
+}
+
+/// Work of `class` held its slot for `ran`.
+pub(crate) fn scheduler_ran(class: WorkClass, ran: Duration) {
+    histogram!(SCHEDULER_RUN_SECONDS, "class" => class.as_str()).record(ran.as_secs_f64());
 }

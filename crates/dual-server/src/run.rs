@@ -19,13 +19,14 @@ use dual_core::{
     status::{FailureCode, QueryFailure, ResourceStatus},
 };
 use dual_spool::Manifest;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::inner::Inner;
 use crate::owners::SnapshotCharge;
 use crate::progress::{Progress, failure_of};
 use crate::sample::cut_sample;
+use crate::scheduler::{Reservation, WorkClass};
 use crate::snapshot::{self, SnapshotQuery, WriterResult, Written};
 use crate::{ExecutorError, ServerError, live};
 
@@ -55,6 +56,10 @@ pub(crate) struct Run {
     /// stored.
     publish: Arc<watch::Sender<Progress>>,
     sample_size: usize,
+    /// The run's background place, held until its outcome is stored.
+    place: Option<Reservation>,
+    /// Tells the writer that its caller was answered (it goes on in the background).
+    answered: Option<oneshot::Sender<()>>,
 }
 
 impl Drop for Run {
@@ -74,8 +79,15 @@ pub(crate) struct RunContext {
 }
 
 impl Run {
-    /// Starts writing the snapshot of `query` in a task of its own, under the query time `limit`.
-    pub(crate) fn start(query: SnapshotQuery, charge: SnapshotCharge, limit: Duration) -> Self {
+    /// Starts writing the snapshot of `query` in a task of its own, under the query time `limit`,
+    /// holding the background `place` reserved for it.
+    pub(crate) fn start(
+        query: SnapshotQuery,
+        charge: SnapshotCharge,
+        limit: Duration,
+        place: Reservation,
+        answered: oneshot::Sender<()>,
+    ) -> Self {
         let (publish, progress) = watch::channel(Progress::default());
         let publish = Arc::new(publish);
         let sample_size = query.sample_size;
@@ -85,6 +97,8 @@ impl Run {
             progress,
             publish,
             sample_size,
+            place: Some(place),
+            answered: Some(answered),
         }
     }
 
@@ -162,9 +176,14 @@ impl Run {
         let publish = Arc::clone(&self.publish);
         let inner = Arc::clone(&context.inner);
         let pending = crate::metrics::query_pending();
+        if let Some(answered) = self.answered.take() {
+            // The writer may have ended meanwhile: then nobody listens, and nothing is left to do.
+            let _ = answered.send(());
+        }
+        let place = self.place.take();
         let driver = tokio::spawn(async move {
             let _pending = pending;
-            drive(record, writer, progress, context).await;
+            drive(record, writer, progress, context, place).await;
             publish.send_modify(|p| p.settled = true);
         });
         inner
@@ -195,6 +214,7 @@ async fn drive(
     mut writer: JoinHandle<WriterResult>,
     progress: watch::Receiver<Progress>,
     context: RunContext,
+    place: Option<Reservation>,
 ) {
     let RunContext { inner, fixed_columns } = context;
     let id = record.id;
@@ -255,6 +275,11 @@ async fn drive(
             let limit = inner.config.query_time_limit;
             let outcome = match inner.registry.get(&record.query.kind) {
                 Ok(executor) => {
+                    // Background work: the caller was answered.
+                    let _slot = match &place {
+                        Some(place) => Some(place.slot(WorkClass::Background).await),
+                        None => None,
+                    };
                     live::count_and_sample(executor, &record.query.params, sample_size, limit).await
                 }
                 Err(error) => Err(error),

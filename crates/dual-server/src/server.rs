@@ -76,6 +76,7 @@ impl DualResponseServer {
         let owners = Arc::new(OwnerLedger::new(config.owner_quotas));
         Ok(Self {
             inner: Arc::new(Inner {
+                scheduler: crate::scheduler::Scheduler::new(config.scheduler),
                 config,
                 store,
                 spool,

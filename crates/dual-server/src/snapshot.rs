@@ -11,9 +11,9 @@ use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 
 use crate::batch::decode_row;
-use crate::live::time_limited;
 use crate::owners::{BytesMeter, SnapshotCharge};
 use crate::progress::{End, Progress, failure_of};
+use crate::scheduler::{Slots, TimeBudget, WorkClass};
 use crate::start::Started;
 use crate::{ExecutorError, QueryExecutor, QueryStart, RowBatch, ServerError};
 
@@ -44,23 +44,40 @@ pub(crate) struct SnapshotQuery {
     pub(crate) max_bytes: u64,
     /// Rows kept as the sample.
     pub(crate) sample_size: usize,
+    /// Where the writer takes its scheduler slots: foreground until the caller is answered,
+    /// background after.
+    pub(crate) slots: Slots,
+    /// Resolves when the caller was answered (the run was handed over): the writer goes on in the
+    /// background. Dropped unsent when the run ends before it.
+    pub(crate) answered: oneshot::Receiver<()>,
 }
 
 /// Runs `query` once through the executor's `stream` and writes every row to the snapshot of its
 /// resource, publishing on `progress` when the query starts (and its consistent count, when the
 /// executor gives one), the rows read, the sample and the segments stored, and at last how it
 /// ended. Each row's bytes are charged to the resource's owner through `charge` (`QUOTA_EXCEEDED`,
-/// `owner_bytes`, past the owner's quota), whose query slot is held until the write ends. Past the
-/// query time `limit` the write stops with `QUERY_TIMEOUT`. Dropping
-/// the future (a cancelled or timed-out query) drops the executor's stream and the spool writer,
-/// which removes what it stored.
+/// `owner_bytes`, past the owner's quota), whose query slot is held until the write ends.
+///
+/// The writer runs in a foreground slot of the scheduler until its caller was answered, then waits
+/// for a background slot (reading no rows meanwhile: the executor's stream keeps its database
+/// snapshot and is not polled) and finishes there, yielding between batches. Past the query time
+/// `limit`, counting the time it runs but not the time it waits for its background turn, the write
+/// stops with `QUERY_TIMEOUT`. Dropping the future (a cancelled or timed-out query) drops the
+/// executor's stream and the spool writer, which removes what it stored.
 pub(crate) async fn write(
     query: SnapshotQuery,
     progress: Arc<watch::Sender<Progress>>,
     charge: SnapshotCharge,
     limit: Duration,
 ) -> WriterResult {
-    let result = time_limited(limit, write_rows(query, &progress, charge)).await;
+    let budget = TimeBudget::new(limit);
+    let result = {
+        let _running = crate::metrics::query_running();
+        tokio::select! {
+            result = write_rows(query, &progress, charge, &budget) => result,
+            () = budget.spent() => Err(ServerError::QueryTimeout { limit }),
+        }
+    };
     let end = match &result {
         Ok(Some(written)) => End::Finished { rows: written.rows },
         Ok(None) => End::OverCap,
@@ -76,12 +93,15 @@ enum Next {
     Started(Started),
     /// A batch of rows, or the end of the stream.
     Batch(Option<Result<RowBatch, ExecutorError>>),
+    /// The caller was answered: the rest is background work.
+    Answered,
 }
 
 async fn write_rows(
     query: SnapshotQuery,
     progress: &watch::Sender<Progress>,
     charge: SnapshotCharge,
+    budget: &TimeBudget,
 ) -> WriterResult {
     let SnapshotQuery {
         executor,
@@ -90,7 +110,14 @@ async fn write_rows(
         id,
         max_bytes,
         sample_size,
+        slots,
+        answered,
     } = query;
+    // The caller waits: the query runs in a foreground slot (waiting for it counts against the time
+    // limit, and is not "running": the tool call is not told it is pending).
+    let mut slot = slots.slot(WorkClass::Foreground).await;
+    let mut answered = Some(answered);
+    let mut class = WorkClass::Foreground;
     let SnapshotCharge { slot: _slot, meter } = charge;
     let mut out = Out {
         writer: spool.writer(id).await.map_err(ServerError::spool_write)?,
@@ -106,12 +133,28 @@ async fn write_rows(
     let mut encoded = Vec::with_capacity(512);
     let mut segments = 0;
     loop {
+        if class == WorkClass::Background {
+            // Between batches, so that background work never holds a worker thread for long.
+            tokio::task::yield_now().await;
+        }
         let next = tokio::select! {
             biased;
+            () = answered_signal(&mut answered) => Next::Answered,
             signal = start_signal(&mut started) => Next::Started(signal),
             batch = stream.next() => Next::Batch(batch),
         };
         let batch = match next {
+            Next::Answered => {
+                // The foreground slot is given back at once; the stream is not polled until the
+                // background turn comes (its executor keeps the database snapshot meanwhile), and the
+                // time limit stops while it waits.
+                drop(slot);
+                budget.stop();
+                slot = slots.slot(WorkClass::Background).await;
+                budget.run();
+                class = WorkClass::Background;
+                continue;
+            }
             Next::Started(signal) => {
                 started = None;
                 out.total = signal.total;
@@ -168,6 +211,7 @@ async fn write_rows(
         });
     }
     drop(stream);
+    drop(slot);
     if out.total.is_some_and(|total| out.rows != total) {
         return Err(miscounted(out.total, out.rows));
     }
@@ -227,6 +271,21 @@ impl Out {
 async fn start_signal(started: &mut Option<oneshot::Receiver<Started>>) -> Started {
     match started {
         Some(receiver) => receiver.await.unwrap_or_default(),
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves when the caller was answered (then `answered` is `None`); never when the run ended
+/// without an answer (the sender was dropped), nor once it came.
+async fn answered_signal(answered: &mut Option<oneshot::Receiver<()>>) {
+    match answered {
+        Some(receiver) => {
+            let told = receiver.await.is_ok();
+            *answered = None;
+            if !told {
+                std::future::pending::<()>().await;
+            }
+        }
         None => std::future::pending().await,
     }
 }

@@ -225,14 +225,17 @@ impl SqliteExecutor {
         let runtime = tokio::runtime::Handle::current();
         let cancel = Arc::new(Cancel::default());
         let guard = cancel::on_drop(&cancel, &self.pool);
+        // The snapshot's stream is read by the server's writer, which stops reading while it waits
+        // for its background turn: no stall limit there (the server's time limit and its drop of
+        // the stream bound it), and a connection outside the pool's size (see `Use::Snapshot`).
+        let (purpose, stall) = match &begin {
+            Begin::Started(_) => (Use::Export, self.stall),
+            Begin::Counted(_) => (Use::Snapshot, Duration::MAX),
+        };
         tokio::task::spawn_blocking(move || {
-            let sender = Sender {
-                rows,
-                runtime,
-                stall: self.stall,
-            };
+            let sender = Sender { rows, runtime, stall };
             let result = (|| {
-                let lease = self.pool.get(Use::Export, &cancel).map_err(take_error)?;
+                let lease = self.pool.get(purpose, &cancel).map_err(take_error)?;
                 let counted = match begin {
                     Begin::Started(start) => {
                         start.started();
@@ -269,8 +272,10 @@ impl SqliteExecutor {
 impl QueryExecutor for SqliteExecutor {
     /// The whole result with the consistent count, in one read transaction on one connection (see
     /// the module docs). `start` is signalled once the query has its connection and its count (or
-    /// has counted for [`SqliteOptions::count_wait`]), so a tool call waiting for a connection is not
-    /// told the query runs, and gets the retryable `overloaded` when none comes within the wait limit.
+    /// has counted for [`SqliteOptions::count_wait`]). The connection is one of its own, outside the
+    /// pool's size and export slots (the server's scheduler bounds how many snapshots are written
+    /// at once), and the stream waits for its reader without a stall limit: the server's writer
+    /// pauses while it waits for its background turn.
     fn stream(self: Arc<Self>, params: Value, start: QueryStart) -> RowStream {
         let counting = Counting::signal(start, self.count_wait);
         self.export(params, None, RowRange::ALL, Begin::Counted(counting))

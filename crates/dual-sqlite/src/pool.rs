@@ -24,13 +24,20 @@ pub(crate) struct Slot {
 }
 
 /// What a connection is taken for. Exports hold theirs for as long as the client reads, so they may
-/// take at most `export_slots` of the pool: pages, counts and tool calls always find the rest.
+/// take at most `export_slots` of the pool: pages and counts always find the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Use {
     /// A count, a page, a sample: short.
     Query,
     /// A single-pass export stream: as long as the client reads.
     Export,
+    /// A snapshot's stream, for as long as the server writes it (waiting for its background turn
+    /// included). Never waits and never counts against the pool's size: the server's scheduler
+    /// bounds how many run at once (docs/DESIGN.md §8, "Scheduling"), so the background work of
+    /// answers already given never takes the connections of tool calls, pages and counts. An idle
+    /// pooled connection is used when there is one, else one is opened, and closed again when
+    /// returned to a pool that has its size.
+    Snapshot,
 }
 
 /// No connection could be taken.
@@ -68,6 +75,15 @@ struct PoolState {
     open: usize,
     /// Connections held by exports.
     exports: usize,
+    /// Connections held by snapshot streams (outside the pool's size).
+    snapshots: usize,
+}
+
+impl PoolState {
+    /// Open connections that count against the pool's size.
+    fn counted(&self) -> usize {
+        self.open - self.snapshots
+    }
 }
 
 impl std::fmt::Debug for Pool {
@@ -105,6 +121,7 @@ impl Pool {
                 idle: Vec::new(),
                 open: 0,
                 exports: 0,
+                snapshots: 0,
             }),
             returned: Condvar::new(),
         };
@@ -176,28 +193,25 @@ impl Pool {
             if cancel.is_cancelled() {
                 return Err(TakeError::Cancelled);
             }
-            let allowed = purpose == Use::Query || state.exports < self.export_slots;
+            let allowed = match purpose {
+                Use::Query | Use::Snapshot => true,
+                Use::Export => state.exports < self.export_slots,
+            };
             if allowed {
                 if let Some(slot) = state.idle.pop() {
-                    if purpose == Use::Export {
-                        state.exports += 1;
-                    }
+                    state.hold(purpose);
                     return Ok(self.lease(slot, purpose));
                 }
-                if state.open < self.size {
+                if purpose == Use::Snapshot || state.counted() < self.size {
                     state.open += 1;
-                    if purpose == Use::Export {
-                        state.exports += 1;
-                    }
+                    state.hold(purpose);
                     drop(state);
                     return match self.connect() {
                         Ok(slot) => Ok(self.lease(slot, purpose)),
                         Err(error) => {
                             let mut state = self.lock();
                             state.open -= 1;
-                            if purpose == Use::Export {
-                                state.exports -= 1;
-                            }
+                            state.release(purpose);
                             drop(state);
                             self.returned.notify_all();
                             Err(TakeError::Sqlite(error))
@@ -216,6 +230,12 @@ impl Pool {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
+    }
+
+    /// Connections held by snapshot streams now.
+    #[cfg(test)]
+    pub(crate) fn held_by_snapshots(&self) -> usize {
+        self.lock().snapshots
     }
 
     /// Wakes every thread waiting for a connection, so that a cancelled one gives up at once.
@@ -240,6 +260,26 @@ impl Pool {
         };
         lease.restart_clock();
         lease
+    }
+}
+
+impl PoolState {
+    /// Counts a connection taken for `purpose`.
+    fn hold(&mut self, purpose: Use) {
+        match purpose {
+            Use::Query => {}
+            Use::Export => self.exports += 1,
+            Use::Snapshot => self.snapshots += 1,
+        }
+    }
+
+    /// Counts a connection given back from `purpose`.
+    fn release(&mut self, purpose: Use) {
+        match purpose {
+            Use::Query => {}
+            Use::Export => self.exports -= 1,
+            Use::Snapshot => self.snapshots -= 1,
+        }
     }
 }
 
@@ -306,18 +346,18 @@ impl Drop for Lease {
             let reusable = slot.conn.is_autocommit()
                 || (slot.conn.execute_batch("ROLLBACK").is_ok() && slot.conn.is_autocommit());
             let mut state = self.pool.lock();
-            let closed = if reusable {
+            state.release(self.purpose);
+            // A connection beyond the pool's size (opened for a snapshot) is closed, not pooled.
+            let keep = reusable && state.counted() <= self.pool.size;
+            let closed = if keep {
                 state.idle.push(slot);
                 None
             } else {
                 state.open -= 1;
                 Some(slot)
             };
-            if self.purpose == Use::Export {
-                state.exports -= 1;
-            }
             drop(state);
-            if closed.is_some() {
+            if !reusable {
                 tracing::warn!("a pooled connection was still inside a transaction: closed");
             }
             // Closed outside the pool's lock.

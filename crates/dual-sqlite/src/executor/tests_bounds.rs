@@ -11,6 +11,7 @@ use crate::dataset::{self, DatasetSize};
 use crate::options::*;
 #[allow(unused_imports)]
 use dual_core::SortOrder;
+use dual_core::range::RowRange;
 use dual_server::RowBatch;
 use dual_testkit::wait::done_within;
 
@@ -44,9 +45,17 @@ impl Pool {
         Self { exec, _db: db, dir }
     }
 
-    /// An export of [`everything`].
+    /// An export of [`everything`] (a live export: the pool bounds those).
     fn stream(&self) -> RowStream {
-        Arc::clone(&self.exec).stream(everything(), QueryStart::detached())
+        Arc::clone(&self.exec).stream_range(everything(), None, RowRange::ALL)
+    }
+
+    /// A snapshot's stream of [`everything`] that has delivered its first batch, as the server's
+    /// writer holds it while it waits for its background turn.
+    async fn paused_snapshot(&self) -> RowStream {
+        let mut stream = Arc::clone(&self.exec).stream(everything(), QueryStart::detached());
+        assert!(stream.next().await.is_some_and(|b| b.is_ok()));
+        stream
     }
 
     /// An export of [`everything`] that has delivered its first batch.
@@ -111,6 +120,36 @@ async fn unread_exports_never_take_the_connections_pages_need() {
         done_within("a page", started, Duration::from_millis(150));
     }
     drop(held);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paused_snapshot_streams_never_take_the_pools_connections() {
+    // One connection, and a wait of 100 ms: before the scheduler, three snapshots held by their
+    // writers refused every tool call, page and count.
+    let pool = Pool::new(1, 1, Duration::from_millis(100), Duration::from_millis(50));
+    let mut paused = Vec::new();
+    for _ in 0..3 {
+        paused.push(pool.paused_snapshot().await);
+    }
+    // Far longer than the stall limit: a paused snapshot is not a stalled reader.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for _ in 0..3 {
+        let started = Instant::now();
+        let counted = pool.exec.count(&json!({"sql": "SELECT id FROM institutions"})).await;
+        assert!(counted.is_ok_and(|n| n > 0));
+        let mut export = pool.stream();
+        assert!(export.next().await.is_some_and(|b| b.is_ok()), "a live export runs");
+        drop(export);
+        done_within("a count and an export beside paused snapshots", started, Duration::from_secs(2));
+    }
+    // Each paused snapshot still gives every row when read again.
+    for stream in paused {
+        let rows: usize = stream
+            .map(|batch| batch.map(|b| b.len()).unwrap_or_else(|e| panic!("{}", e.message())))
+            .fold(0, |sum, n| async move { sum + n })
+            .await;
+        assert_eq!(rows, 100_000 - 1_000, "the rest after the first batch");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

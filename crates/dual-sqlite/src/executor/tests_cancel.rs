@@ -1,11 +1,12 @@
 //! Cancellation reaches SQLite: a query whose future or stream is dropped is interrupted and its
-//! connection is free again within a second, on a pool of one; and a query waiting for that
-//! connection is neither reported running nor left to run once cancelled.
+//! connection is free again within a second, on a pool of one; a query waiting for that
+//! connection is not left to run once cancelled; and a tool call's snapshot never waits for it.
 
 use std::time::{Duration, Instant};
 
 use dual_core::status::ResourceStatus;
-use dual_server::{CreateResponse, DualResponseServer, ServerErrorCode};
+use dual_server::{CreateResponse, DualResponseServer};
+use dual_testkit::wait::done_within;
 use futures_util::StreamExt;
 use serde_json::json;
 
@@ -184,34 +185,37 @@ fn server(one: &One) -> DualResponseServer {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn waiting_for_a_connection_is_not_running_and_ends_overloaded() {
+async fn a_tool_call_never_waits_for_the_pools_connections_and_a_delete_frees_its_own() {
     let one = One::new(Duration::from_millis(600));
     let server = server(&one);
     let holder = one.spawn_runaway();
     one.until_busy().await;
-    // Past `pending_after` but still waiting for the connection: not pending, then `overloaded`.
+    // The pool's one connection is held: the tool call's snapshot runs on a connection of its own
+    // (the server's scheduler bounds those), at once.
+    let started = Instant::now();
     let created = server
         .create_response(CreateResponse::new(SQL_KIND, json!({"sql": "SELECT x FROM t"})))
-        .await;
-    match created {
-        Err(error) => {
-            assert_eq!(error.code(), ServerErrorCode::Overloaded, "{error}");
-            assert!(error.is_retryable());
-        }
-        Ok(response) => panic!("expected overloaded, got a {} resource", response.status),
-    }
-    holder.abort();
+        .await
+        .expect("answered");
+    assert_eq!((created.status, created.total_count), (ResourceStatus::Ready, 1));
+    done_within("a tool call beside a held pool", started, Duration::from_millis(600));
 
-    // With the connection free, a runaway query reads as running (pending) and DELETE frees it.
-    one.assert_free("holder dropped").await;
+    // A runaway reads as running (pending), and DELETE gives its connection back.
     let created = server
         .create_response(CreateResponse::new(SQL_KIND, json!({"sql": RUNAWAY})))
         .await
         .expect("created");
     assert_eq!(created.status, ResourceStatus::Pending);
+    assert_eq!(one.db.pool.held_by_snapshots(), 1);
     server
         .delete_resource(created.id, &dual_server::Caller::anonymous())
         .await
         .expect("deleted");
-    one.assert_free("pending resource deleted").await;
+    let deleted = Instant::now();
+    while one.db.pool.held_by_snapshots() > 0 {
+        assert!(deleted.elapsed() < RELEASED_WITHIN, "the snapshot's connection was not given back");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    holder.abort();
+    one.assert_free("holder dropped").await;
 }

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dual_core::Row;
-use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowStream};
+use dual_core::{Row, range::RowRange};
+use dual_server::{ExecutorError, QueryExecutor, RowStream};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
@@ -126,8 +126,9 @@ pub async fn the_time_limit_stops_a_slow_query(db: Arc<dyn Database>) {
     done_within("the time-limited query", started, Duration::from_secs(5));
 }
 
-/// An executor whose pool has one connection, waited for at most `wait`, and a detached stream of a
-/// query of about `seconds` on it, not yet polled: polled, it takes that one connection.
+/// An executor whose pool has one connection for streams, waited for at most `wait`, and a live
+/// export of a query of about `seconds` on it, not yet polled: polled, it takes that one connection.
+/// (A snapshot's `stream` may take a connection of its own: the server's scheduler bounds those.)
 async fn busy_pool_of_one(
     db: &dyn Database,
     wait: Duration,
@@ -139,9 +140,13 @@ async fn busy_pool_of_one(
         ..Limits::default()
     };
     let executor = db.executor(limits).await;
-    let slow =
-        Arc::clone(&executor).stream(sql(&db.slow_query(seconds), Value::Null), QueryStart::detached());
+    let slow = export(&executor, &db.slow_query(seconds));
     (executor, slow)
+}
+
+/// A live export of the model's `query` (pool-bound on every executor).
+fn export(executor: &Arc<dyn QueryExecutor>, query: &str) -> RowStream {
+    Arc::clone(executor).stream_range(sql(query, Value::Null), None, RowRange::ALL)
 }
 
 /// A stream dropped while its query runs frees the pool's one connection at once: the query was
@@ -156,7 +161,7 @@ pub async fn a_dropped_stream_frees_its_connection(db: Arc<dyn Database>) {
     );
     drop(slow);
     let started = Instant::now();
-    let (rows, _) = run_sql(&executor, "SELECT 1 AS one").await;
+    let rows = super::collect(export(&executor, "SELECT 1 AS one")).await;
     assert_eq!(rows.map(|r| r.len()).ok(), Some(1));
     done_within("the connection's return", started, Duration::from_secs(3));
 }
@@ -166,7 +171,7 @@ pub async fn an_exhausted_pool_is_overloaded(db: Arc<dyn Database>) {
     let (executor, mut busy) = busy_pool_of_one(db.as_ref(), Duration::from_millis(200), 5).await;
     let _ = tokio::time::timeout(Duration::from_millis(300), busy.next()).await;
     let started = Instant::now();
-    let (rows, _) = run_sql(&executor, "SELECT 1 AS one").await;
+    let rows = super::collect(export(&executor, "SELECT 1 AS one")).await;
     let error = rows.err().unwrap_or_else(|| panic!("ran on a busy pool"));
     assert!(error.retry_after().is_some(), "retryable: {}", error.message());
     done_within("the refusal of a busy pool", started, Duration::from_secs(3));
