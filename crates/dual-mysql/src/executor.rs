@@ -4,12 +4,13 @@
 mod live;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use dual_core::budget::row_json_len;
 use dual_core::{Column, Row};
 use dual_server::{
-    ExecutorError, JsonColumns, QueryExecutor, QueryStart, RowSender, RowStream, SchemaCache, SendStop,
-    SqlKind, row_channel,
+    ExecutorError, JsonColumns, QueryExecutor, QueryStart, RowSender, RowStream, SchemaCache, SqlKind,
+    row_channel,
 };
 use mysql_async::prelude::Queryable;
 use mysql_async::{IsolationLevel, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, TxOpts};
@@ -22,6 +23,9 @@ use crate::query::{MyQuery, check_select};
 use crate::schema::{Describer, unknown};
 use crate::session::Canceller;
 
+/// `net_write_timeout` of the snapshot streams' connections: a day.
+const SNAPSHOT_NET_WRITE_TIMEOUT_SECS: u32 = 86_400;
+
 /// A MySQL or MariaDB database served read-only: connect once, then register
 /// [`MyDb::sql_executor`] or [`MyDb::query_executor`] for each kind. Clones share the pool.
 #[derive(Clone)]
@@ -31,6 +35,8 @@ pub struct MyDb {
 
 struct Shared {
     pool: Pool,
+    /// The connections of snapshot streams (see [`MyOptions::snapshot_connections`]).
+    snapshots: Pool,
     /// For the connections that send `KILL QUERY`.
     opts: Opts,
     options: MyOptions,
@@ -86,13 +92,28 @@ impl MyDb {
             limit,
         ];
         let pooled = OptsBuilder::from_opts(opts.clone())
-            .setup(setup)
+            .setup(setup.clone())
             .pool_opts(PoolOpts::default().with_constraints(constraints));
         let pool = Pool::new(pooled);
+        // A snapshot's stream reads its result unbuffered and stops reading while the server's writer
+        // waits for its background turn: the server must not drop it after its default 60 s of
+        // unread rows (`net_write_timeout`).
+        let mut snapshot_setup = setup;
+        snapshot_setup.push(format!(
+            "SET SESSION net_write_timeout = {SNAPSHOT_NET_WRITE_TIMEOUT_SECS}"
+        ));
+        let snapshot_constraints =
+            PoolConstraints::new(0, options.snapshot_connections.max(1)).unwrap_or_default();
+        let snapshots = Pool::new(
+            OptsBuilder::from_opts(opts.clone())
+                .setup(snapshot_setup)
+                .pool_opts(PoolOpts::default().with_constraints(snapshot_constraints)),
+        );
         let schema = SchemaCache::new(Arc::new(Describer(pool.clone())), options.schema_ttl);
         Ok(Self {
             shared: Arc::new(Shared {
                 pool,
+                snapshots,
                 opts,
                 options,
                 schema,
@@ -185,8 +206,10 @@ impl MyExecutor {
     ) -> Result<bool, ExecutorError> {
         let query = self.query(&params_json)?;
         let options = self.options();
+        // A connection of its own, waited for without a limit (the server's scheduler and time limit
+        // bound it).
         let mut session = canceller
-            .session(&self.shared.pool, options.wait, options.time_limit)
+            .session(&self.shared.snapshots, Duration::MAX, options.time_limit)
             .await?;
         let conn = session.conn()?;
         let mut txn = conn
@@ -246,13 +269,10 @@ impl MyExecutor {
             if !batch.is_empty() && (done || batch.len() >= fetch || bytes >= options.batch_bytes) {
                 bytes = 0;
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(fetch.min(4_096)));
-                match rows_out.send_within(full, options.stall).await {
-                    Ok(()) => {}
-                    Err(SendStop::Gone) => return Ok(false),
-                    Err(_) => {
-                        tracing::warn!("stream reader took nothing for the stall time; connection released");
-                        return Ok(false);
-                    }
+                // No stall limit: the server's writer stops reading while it waits for its
+                // background turn; its time limit and its drop of the stream bound the wait.
+                if rows_out.send_within(full, Duration::MAX).await.is_err() {
+                    return Ok(false);
                 }
             }
             if done {

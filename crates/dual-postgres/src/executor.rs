@@ -3,6 +3,7 @@
 
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::BytesMut;
@@ -11,7 +12,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use dual_core::{Column, Row, Sort, SortOrder};
 use dual_server::{
     ExecutorError, JsonColumns, JsonRowWriter, LiveQuery, QueryExecutor, QueryStart, RowBatch, RowSender,
-    RowStream, RowWindow, SchemaCache, SendStop, SqlKind, model_sql, row_channel,
+    RowStream, RowWindow, SchemaCache, SqlKind, model_sql, row_channel,
 };
 use futures_util::TryStreamExt;
 use serde_json::Value;
@@ -34,6 +35,8 @@ pub struct PgDb {
 
 struct Shared {
     pool: Pool,
+    /// The connections of snapshot streams (see [`PgOptions::snapshot_connections`]).
+    snapshots: Pool,
     options: PgOptions,
     schema: SchemaCache,
 }
@@ -68,29 +71,38 @@ impl PgDb {
                 source: None,
             });
         }
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(options.pool_size)
-            .runtime(Runtime::Tokio1)
-            .wait_timeout(Some(options.wait))
-            .create_timeout(Some(CONNECT_TIMEOUT))
-            .recycle_timeout(Some(CONNECT_TIMEOUT))
-            .build()
-            .map_err(|e| PgError::Config {
-                message: "the connection pool cannot be built".to_owned(),
-                source: Some(Box::new(e)),
-            })?;
+        let build = |manager, size, wait| {
+            Pool::builder(manager)
+                .max_size(size)
+                .runtime(Runtime::Tokio1)
+                .wait_timeout(wait)
+                .create_timeout(Some(CONNECT_TIMEOUT))
+                .recycle_timeout(Some(CONNECT_TIMEOUT))
+                .build()
+                .map_err(|e| PgError::Config {
+                    message: "the connection pool cannot be built".to_owned(),
+                    source: Some(Box::new(e)),
+                })
+        };
+        let manager_config = || ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let snapshots = build(
+            Manager::from_config(config.clone(), NoTls, manager_config()),
+            options.snapshot_connections.max(1),
+            None,
+        )?;
+        let pool = build(
+            Manager::from_config(config, NoTls, manager_config()),
+            options.pool_size,
+            Some(options.wait),
+        )?;
         drop(pool.get().await.map_err(|e| PgError::Connect(Box::new(e)))?);
         let schema = SchemaCache::new(Arc::new(Describer(pool.clone())), options.schema_ttl);
         Ok(Self {
             shared: Arc::new(Shared {
                 pool,
+                snapshots,
                 options,
                 schema,
             }),
@@ -227,7 +239,7 @@ impl PgExecutor {
         rows_out: &RowSender,
     ) -> Result<bool, ExecutorError> {
         let query = self.query(&params)?;
-        let mut session = canceller.session(&self.shared.pool).await?;
+        let mut session = canceller.session(&self.shared.snapshots).await?;
         let txn = self.begin(&mut session).await?;
         let statement = txn.prepare(&query.sql).await.map_err(|e| self.error(&e))?;
         let names: Vec<String> = statement.columns().iter().map(|c| c.name().to_owned()).collect();
@@ -281,13 +293,10 @@ impl PgExecutor {
                 let (batch, bytes) = self.batch(&rows, &columns, &names, &types, &mut scratch)?;
                 sizer.saw(rows.len(), bytes);
                 drop(rows);
-                match rows_out.send_within(batch, self.options().stall).await {
-                    Ok(()) => {}
-                    Err(SendStop::Gone) => return Ok(false),
-                    Err(_) => {
-                        tracing::warn!("stream reader took nothing for the stall time; connection released");
-                        return Ok(false);
-                    }
+                // No stall limit: the server's writer stops reading while it waits for its
+                // background turn; its time limit and its drop of the stream bound the wait.
+                if rows_out.send_within(batch, Duration::MAX).await.is_err() {
+                    return Ok(false);
                 }
             }
         }

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 /// Default number of pooled connections.
 pub const DEFAULT_POOL_SIZE: usize = 8;
+/// Default connections of their own for snapshot streams, beside the pool.
+pub const DEFAULT_SNAPSHOT_CONNECTIONS: usize = 16;
 /// Default longest wait for a free connection before answering `overloaded`.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(2);
 /// Default time limit of one statement, counted by the server.
@@ -37,16 +39,27 @@ pub enum NumericMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DatabaseOptions {
-    /// Pooled connections ([`DEFAULT_POOL_SIZE`]).
+    /// Pooled connections ([`DEFAULT_POOL_SIZE`]), for pages, counts and exports.
     pub pool_size: usize,
+    /// Connections of their own for snapshot streams ([`DEFAULT_SNAPSHOT_CONNECTIONS`]), beside the
+    /// pool: a snapshot's stream holds one from its start until its last row is written, waiting
+    /// for its background turn included, so the background work of answers already given never
+    /// takes the connections of pages, counts and exports. A snapshot's stream that finds them all
+    /// taken waits for one without a limit (it is not reported running meanwhile): the server's
+    /// scheduler and query time limit bound it (docs/DESIGN.md §8, "Scheduling"). Keep
+    /// `pool_size + snapshot_connections` within the database's connection limit.
+    pub snapshot_connections: usize,
     /// Longest wait for a free connection ([`DEFAULT_WAIT`]); then the query fails with the
     /// retryable `overloaded` error.
     pub wait: Duration,
     /// Time limit of every statement, counted by the server ([`DEFAULT_TIME_LIMIT`]): PostgreSQL's
     /// `statement_timeout`, MariaDB's `max_statement_time`, MySQL's `max_execution_time`.
     pub time_limit: Duration,
-    /// How long a stream waits for its reader to take a batch ([`DEFAULT_STALL`]) before it gives the
-    /// connection back and ends with an error.
+    /// How long an export stream of the executor's own waits for its reader to take a batch
+    /// ([`DEFAULT_STALL`]) before it gives the connection back and ends with an error. The
+    /// snapshot's stream has no stall limit (the server's writer stops reading while it waits for
+    /// its background turn; its time limit and its drop of the stream bound it), so the PostgreSQL
+    /// and MySQL executors, whose live exports page through short queries, do not use it today.
     pub stall: Duration,
     /// How long the snapshot's stream may count before it tells the server that its query runs
     /// without a count ([`DEFAULT_COUNT_WAIT`]). Give it the server's `pending_after`.
@@ -68,6 +81,7 @@ impl Default for DatabaseOptions {
     fn default() -> Self {
         Self {
             pool_size: DEFAULT_POOL_SIZE,
+            snapshot_connections: DEFAULT_SNAPSHOT_CONNECTIONS,
             wait: DEFAULT_WAIT,
             time_limit: DEFAULT_TIME_LIMIT,
             stall: DEFAULT_STALL,
@@ -85,6 +99,13 @@ impl DatabaseOptions {
     #[must_use]
     pub fn pool_size(mut self, connections: usize) -> Self {
         self.pool_size = connections;
+        self
+    }
+
+    /// Sets [`DatabaseOptions::snapshot_connections`].
+    #[must_use]
+    pub fn snapshot_connections(mut self, connections: usize) -> Self {
+        self.snapshot_connections = connections;
         self
     }
 

@@ -9,9 +9,7 @@
 
 use std::time::Duration;
 
-use metrics::{
-    Gauge, Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
-};
+use metrics::{Gauge, Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
 
 use crate::ServerError;
 use crate::scheduler::WorkClass;
@@ -218,7 +216,11 @@ pub(crate) fn live_resources(count: u64) {
 }
 
 fn owner_kind(authenticated: bool) -> &'static str {
-    if authenticated { "authenticated" } else { "anonymous" }
+    if authenticated {
+        "authenticated"
+    } else {
+        "anonymous"
+    }
 }
 
 /// `running` pieces of work of `class` hold a slot.

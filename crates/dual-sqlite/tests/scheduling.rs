@@ -107,7 +107,10 @@ async fn a_burst_is_never_refused_while_the_only_load_is_background_work() {
         if sql.contains("<=") {
             assert_eq!(response.total_count, 2);
         } else {
-            assert_eq!(response.total_count, ROWS, "the exact count, answered before the rows");
+            assert_eq!(
+                response.total_count, ROWS,
+                "the exact count, answered before the rows"
+            );
             big.push(response.id);
         }
     }
@@ -116,11 +119,15 @@ async fn a_burst_is_never_refused_while_the_only_load_is_background_work() {
     for id in big {
         wait_written(&server, id, Duration::from_secs(120)).await;
         let last = server
-            .fetch_page(id, &Caller::anonymous(), &dual_core::PageRequest {
-                offset: Some(ROWS - 1),
-                limit: Some(10),
-                sort: None,
-            })
+            .fetch_page(
+                id,
+                &Caller::anonymous(),
+                &dual_core::PageRequest {
+                    offset: Some(ROWS - 1),
+                    limit: Some(10),
+                    sort: None,
+                },
+            )
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(last.returned_count, 1);
@@ -136,9 +143,7 @@ async fn a_burst_is_never_refused_while_the_only_load_is_background_work() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_background_queue_refuses_before_the_query_runs_and_a_delete_frees_its_place() {
     let dataset = Dataset::new();
-    let limits = SchedulerLimits::default()
-        .background_slots(1)
-        .background_queue(1);
+    let limits = SchedulerLimits::default().background_slots(1).background_queue(1);
     let server = dataset.server(limits, Duration::from_millis(200));
     // A result that never ends within the test: answered pending, then written in the background.
     let endless = call(&server, "SELECT a.x, b.label FROM t AS a, t AS b")
@@ -153,7 +158,10 @@ async fn a_full_background_queue_refuses_before_the_query_runs_and_a_delete_free
     assert!(matches!(refused, ServerError::Overloaded(_)), "{refused}");
     assert_eq!(refused.retry_after(), Some(dual_server::SCHEDULER_RETRY_AFTER));
     let message = dual_core::error::Report::new(&refused).to_string();
-    assert!(message.contains("background_queue = 1"), "the limit is named: {message}");
+    assert!(
+        message.contains("background_queue = 1"),
+        "the limit is named: {message}"
+    );
 
     // Deleting the running result stops its writer and gives its place back.
     server

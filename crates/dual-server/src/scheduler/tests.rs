@@ -77,7 +77,11 @@ async fn a_busy_owner_does_not_hold_back_the_others() {
     while tasks.join_next().await.is_some() {}
     let served = served.lock().unwrap_or_else(PoisonError::into_inner).clone();
     let quiet = served.iter().position(|name| *name == "quiet");
-    assert_eq!(quiet, Some(1), "the quiet owner's turn comes after one of the busy owner's: {served:?}");
+    assert_eq!(
+        quiet,
+        Some(1),
+        "the quiet owner's turn comes after one of the busy owner's: {served:?}"
+    );
     assert_eq!(served.len(), 11);
 }
 
@@ -108,7 +112,10 @@ async fn a_slot_granted_to_a_waiter_that_is_dropped_before_it_looks_passes_on() 
     // The slot goes to the first waiter's channel, and that waiter is dropped without polling.
     drop(running);
     drop(granted_unseen);
-    assert!(now_or_never(after.as_mut()).is_some(), "the slot reached the next waiter");
+    assert!(
+        now_or_never(after.as_mut()).is_some(),
+        "the slot reached the next waiter"
+    );
 }
 
 #[tokio::test]

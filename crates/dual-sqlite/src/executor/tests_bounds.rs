@@ -135,17 +135,31 @@ async fn paused_snapshot_streams_never_take_the_pools_connections() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     for _ in 0..3 {
         let started = Instant::now();
-        let counted = pool.exec.count(&json!({"sql": "SELECT id FROM institutions"})).await;
+        let counted = pool
+            .exec
+            .count(&json!({"sql": "SELECT id FROM institutions"}))
+            .await;
         assert!(counted.is_ok_and(|n| n > 0));
         let mut export = pool.stream();
-        assert!(export.next().await.is_some_and(|b| b.is_ok()), "a live export runs");
+        assert!(
+            export.next().await.is_some_and(|b| b.is_ok()),
+            "a live export runs"
+        );
         drop(export);
-        done_within("a count and an export beside paused snapshots", started, Duration::from_secs(2));
+        done_within(
+            "a count and an export beside paused snapshots",
+            started,
+            Duration::from_secs(2),
+        );
     }
     // Each paused snapshot still gives every row when read again.
     for stream in paused {
         let rows: usize = stream
-            .map(|batch| batch.map(|b| b.len()).unwrap_or_else(|e| panic!("{}", e.message())))
+            .map(|batch| {
+                batch
+                    .map(|b| b.len())
+                    .unwrap_or_else(|e| panic!("{}", e.message()))
+            })
             .fold(0, |sum, n| async move { sum + n })
             .await;
         assert_eq!(rows, 100_000 - 1_000, "the rest after the first batch");

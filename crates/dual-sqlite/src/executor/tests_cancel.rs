@@ -198,7 +198,11 @@ async fn a_tool_call_never_waits_for_the_pools_connections_and_a_delete_frees_it
         .await
         .expect("answered");
     assert_eq!((created.status, created.total_count), (ResourceStatus::Ready, 1));
-    done_within("a tool call beside a held pool", started, Duration::from_millis(600));
+    done_within(
+        "a tool call beside a held pool",
+        started,
+        Duration::from_millis(600),
+    );
 
     // A runaway reads as running (pending), and DELETE gives its connection back.
     let created = server
@@ -213,7 +217,10 @@ async fn a_tool_call_never_waits_for_the_pools_connections_and_a_delete_frees_it
         .expect("deleted");
     let deleted = Instant::now();
     while one.db.pool.held_by_snapshots() > 0 {
-        assert!(deleted.elapsed() < RELEASED_WITHIN, "the snapshot's connection was not given back");
+        assert!(
+            deleted.elapsed() < RELEASED_WITHIN,
+            "the snapshot's connection was not given back"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     holder.abort();

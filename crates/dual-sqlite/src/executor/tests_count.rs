@@ -197,7 +197,10 @@ async fn the_transaction_ends_when_the_stream_is_dropped_ends_or_fails_and_a_pau
     Wal::insert(&wal.writer, 10);
     tokio::time::sleep(Duration::from_millis(400)).await;
     let rest: Vec<_> = stream.collect().await;
-    assert!(rest.iter().all(Result::is_ok), "a paused snapshot stream does not give up");
+    assert!(
+        rest.iter().all(Result::is_ok),
+        "a paused snapshot stream does not give up"
+    );
     let read = first.len() + rest.iter().flatten().map(RowBatch::len).sum::<usize>();
     assert_eq!(read as u64, expected, "the rows of the stream's own snapshot");
     expected += 10;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dual_core::{Row, range::RowRange};
-use dual_server::{ExecutorError, QueryExecutor, RowStream};
+use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowStream};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
@@ -176,4 +176,58 @@ pub async fn an_exhausted_pool_is_overloaded(db: Arc<dyn Database>) {
     assert!(error.retry_after().is_some(), "retryable: {}", error.message());
     done_within("the refusal of a busy pool", started, Duration::from_secs(3));
     drop(busy);
+}
+
+/// Snapshot streams — what the server's writers hold, unread while they wait for their background
+/// turn — never take the connections of pages, counts and exports: with a pool of one and three
+/// snapshot streams left unread longer than any stall limit, a count and an export still run within
+/// the pool's wait, and each snapshot stream then gives every row.
+pub async fn unread_snapshot_streams_leave_the_pool_to_pages_and_counts(db: Arc<dyn Database>) {
+    const ROWS: u32 = 30_000;
+    let t = numbers(db.as_ref(), "unread", ROWS).await;
+    let limits = Limits {
+        pool_size: 1,
+        wait: Duration::from_millis(500),
+        ..Limits::default()
+    };
+    let executor = db.executor(limits).await;
+    let everything = sql(&format!("SELECT x, label FROM {t} ORDER BY x"), Value::Null);
+    let mut unread = Vec::new();
+    for _ in 0..3 {
+        let mut stream = Arc::clone(&executor).stream(everything.clone(), QueryStart::detached());
+        let first = match stream.next().await {
+            Some(Ok(batch)) => batch.len(),
+            Some(Err(error)) => panic!("a snapshot stream failed: {}", error.message()),
+            None => panic!("a snapshot stream ended without rows"),
+        };
+        unread.push((first, stream));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let Some(live) = executor.live() else {
+        panic!("the executor has no live paging");
+    };
+    let few = sql(&format!("SELECT x FROM {t} WHERE x <= 3"), Value::Null);
+    for _ in 0..3 {
+        let started = Instant::now();
+        let counted = live.count(&few).await;
+        assert_eq!(counted.map_err(|e| e.message().to_owned()), Ok(3));
+        let exported =
+            super::collect(Arc::clone(&executor).stream_range(few.clone(), None, RowRange::ALL)).await;
+        assert_eq!(exported.map(|rows| rows.len()).ok(), Some(3));
+        done_within(
+            "a count and an export beside unread snapshots",
+            started,
+            Duration::from_secs(3),
+        );
+    }
+    for (first, stream) in unread {
+        let rest = super::collect(stream)
+            .await
+            .unwrap_or_else(|e| panic!("{}", e.message()));
+        assert_eq!(
+            first + rest.len(),
+            ROWS as usize,
+            "every row of the unread snapshot stream"
+        );
+    }
 }
