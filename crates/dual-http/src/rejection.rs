@@ -157,6 +157,9 @@ impl Rejection {
             Self::NotReady { retry_after_secs } => format!(
                 "The resource's query is still running; retry in {retry_after_secs} s (GET the resource for its progress)"
             ),
+            Self::ResourceFailed {
+                code: FailureCode::QueryInterrupted,
+            } => "The server running the resource's query stopped before it finished (query_interrupted); run the query again".to_owned(),
             Self::ResourceFailed { code } => format!("The resource's query failed ({code})"),
             Self::QueryFailed { .. } => "The query could not be executed".to_owned(),
             Self::Storage { .. } => "The resource store is unavailable; retry later".to_owned(),
@@ -385,5 +388,21 @@ mod tests {
         let long = "é".repeat(1000);
         assert_eq!(truncate(&long).chars().count(), ECHO_LIMIT + 1);
         assert_eq!(truncate("sort"), "sort");
+    }
+
+    #[test]
+    fn an_interrupted_result_says_to_run_the_query_again_and_is_retryable() {
+        let interrupted = Rejection::ResourceFailed {
+            code: FailureCode::QueryInterrupted,
+        };
+        let body = interrupted.body();
+        assert!(body.retryable, "query_interrupted is retryable");
+        let message = interrupted.message();
+        assert!(message.contains("run the query again"), "{message}");
+        assert!(!message.contains("could not be executed"), "{message}");
+        let failed = Rejection::ResourceFailed {
+            code: FailureCode::QueryExecutionFailed,
+        };
+        assert!(!failed.body().retryable);
     }
 }

@@ -15,8 +15,9 @@ use dual_store::{Clock, MemoryStore, ResourceStore};
 use crate::config::{
     DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_ERROR_TEXT_BYTES, DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES, DEFAULT_PROGRESS_INTERVAL,
-    DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE, DEFAULT_SNAPSHOT_MAX_BYTES,
-    DEFAULT_SORT_CACHE_BYTES, DEFAULT_SPOOL_WAIT, MAX_SAMPLE_SIZE, MAX_SPOOL_WAIT, ServerConfig, SortLimits,
+    DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE, DEFAULT_SHUTDOWN_GRACE,
+    DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SORT_CACHE_BYTES, DEFAULT_SPOOL_WAIT, MAX_SAMPLE_SIZE,
+    MAX_SPOOL_WAIT, ServerConfig, SortLimits,
 };
 use crate::links::{DEFAULT_LINK_LIFETIME, LinkKey, Links, MAX_LINK_LIFETIME};
 use crate::registry::Registry;
@@ -74,6 +75,7 @@ pub struct DualResponseServerBuilder {
     link_key: Option<LinkKey>,
     link_lifetime: Duration,
     scheduler: SchedulerLimits,
+    shutdown_grace: Duration,
     registry: Registry,
     clock: Clock,
 }
@@ -109,6 +111,7 @@ impl Default for DualResponseServerBuilder {
             link_key: None,
             link_lifetime: DEFAULT_LINK_LIFETIME,
             scheduler: SchedulerLimits::default(),
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             registry: Registry::default(),
             clock: Clock::system(),
         }
@@ -291,6 +294,15 @@ impl DualResponseServerBuilder {
     /// ```
     pub fn scheduler_limits(mut self, limits: SchedulerLimits) -> Self {
         self.scheduler = limits;
+        self
+    }
+
+    /// How long [`shutdown`](DualResponseServer::shutdown) lets the snapshots of results already
+    /// answered finish ([`DEFAULT_SHUTDOWN_GRACE`](crate::DEFAULT_SHUTDOWN_GRACE)) before it stores
+    /// those still being written as failed with the retryable `query_interrupted`. Zero interrupts
+    /// them at once.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
         self
     }
 
@@ -578,6 +590,7 @@ impl DualResponseServerBuilder {
             owner_quotas: self.owner_quotas,
             link_lifetime: self.link_lifetime,
             scheduler: self.scheduler,
+            shutdown_grace: self.shutdown_grace,
         };
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let spool = match (self.spool, config.snapshot_max_bytes) {

@@ -40,6 +40,9 @@ pub const DEFAULT_SORT_MAX_ROWS: u64 = 5_000_000;
 /// Default largest snapshot the server sorts: 512 MiB of compact JSON rows; a larger one is
 /// refused (`INVALID_REQUEST` naming `sort`).
 pub const DEFAULT_SORT_MAX_BYTES: u64 = 512 << 20;
+/// Default grace of a shutdown for the snapshots of results already answered: 20 seconds (within
+/// the 30 s a container orchestrator usually waits after SIGTERM).
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 /// Default time limit of a query: 300 seconds.
 pub const DEFAULT_QUERY_TIME_LIMIT: Duration = Duration::from_secs(300);
 /// Default interval at which a pending query's progress and lease are written to the store: 1 second.
@@ -111,6 +114,9 @@ pub struct ServerConfig {
     pub link_lifetime: Duration,
     /// The scheduler's slots and queue for the server's own query work (docs/DESIGN.md §8).
     pub scheduler: crate::SchedulerLimits,
+    /// How long [`DualResponseServer::shutdown`](crate::DualResponseServer::shutdown) lets the
+    /// snapshots of results already answered finish before it stores them as interrupted.
+    pub shutdown_grace: Duration,
 }
 
 /// The limits of deriving sorted orders of snapshots: how many at once, how long a sort waits for

@@ -65,10 +65,7 @@ impl Inner {
     /// the retryable `query_interrupted`; the new state is stored, best effort.
     pub(crate) async fn interrupted(&self, mut record: ResourceRecord) -> ResourceRecord {
         record.status = ResourceStatus::Failed;
-        record.failure = Some(QueryFailure::new(
-            FailureCode::QueryInterrupted,
-            "the server running the query stopped before it finished; run the query again",
-        ));
+        record.failure = Some(interrupted_failure());
         record.lease_expires_at = None;
         record.spooled_rows = None;
         if let Err(error) = self.store.update_query(&record).await {
@@ -77,4 +74,13 @@ impl Inner {
         tracing::info!(id = %record.id, "running query's lease lapsed: resource failed (query_interrupted)");
         record
     }
+}
+
+/// The failure of a query whose server stopped before it finished (its lease lapsed, or a shutdown's
+/// grace passed first): retryable, and telling the model to run the query again.
+pub(crate) fn interrupted_failure() -> QueryFailure {
+    QueryFailure::new(
+        FailureCode::QueryInterrupted,
+        "the server running the query stopped before it finished; run the query again",
+    )
 }

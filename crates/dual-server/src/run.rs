@@ -181,14 +181,25 @@ impl Run {
             let _ = answered.send(());
         }
         let place = self.place.take();
+        let (interrupt, interrupted) = oneshot::channel();
         let driver = tokio::spawn(async move {
             let _pending = pending;
-            drive(record, writer, progress, context, place).await;
+            let run = Driven {
+                writer,
+                progress,
+                place,
+                interrupted: Some(interrupted),
+            };
+            drive(record, run, context).await;
             publish.send_modify(|p| p.settled = true);
         });
-        inner
-            .runs
-            .insert(id, writer_abort, driver.abort_handle(), self.progress.clone());
+        inner.runs.insert(
+            id,
+            writer_abort,
+            driver.abort_handle(),
+            self.progress.clone(),
+            interrupt,
+        );
         if driver.is_finished() {
             inner.runs.remove(id);
         }
@@ -207,15 +218,34 @@ fn panicked_error() -> ServerError {
     ServerError::query_failed(ExecutorError::new("the query task failed unexpectedly"))
 }
 
-/// Renews the lease and progress of `record` every progress interval until the writer ends, then
-/// stores the outcome. A record deleted meanwhile (on any instance) cancels the query.
-async fn drive(
-    mut record: ResourceRecord,
-    mut writer: JoinHandle<WriterResult>,
+/// What the driver of a handed-over run holds.
+struct Driven {
+    writer: JoinHandle<WriterResult>,
     progress: watch::Receiver<Progress>,
-    context: RunContext,
+    /// The run's background place, given back when the outcome is stored.
     place: Option<Reservation>,
-) {
+    /// Sent at the end of a shutdown's grace: stop and store the run as interrupted.
+    interrupted: Option<oneshot::Receiver<()>>,
+}
+
+/// How the writer of a handed-over run ended.
+enum Ending {
+    /// It ended by itself (or panicked).
+    Joined(Result<WriterResult, tokio::task::JoinError>),
+    /// The shutdown's grace passed first: it was stopped.
+    Interrupted,
+}
+
+/// Renews the lease and progress of `record` every progress interval until the writer ends, then
+/// stores the outcome. A record deleted meanwhile (on any instance) cancels the query; an interrupt
+/// (the end of a shutdown's grace) stops it and stores it failed with `query_interrupted`.
+async fn drive(mut record: ResourceRecord, run: Driven, context: RunContext) {
+    let Driven {
+        mut writer,
+        progress,
+        place,
+        mut interrupted,
+    } = run;
     let RunContext { inner, fixed_columns } = context;
     let id = record.id;
     let mut tick = tokio::time::interval(inner.config.progress_interval);
@@ -223,9 +253,13 @@ async fn drive(
     tick.tick().await;
     // The rows of the last partial manifest published.
     let mut published: Option<u64> = None;
-    let joined = loop {
+    let ending = loop {
         tokio::select! {
-            joined = &mut writer => break joined,
+            joined = &mut writer => break Ending::Joined(joined),
+            () = crate::signal::fired(&mut interrupted) => {
+                writer.abort();
+                break Ending::Interrupted;
+            }
             _ = tick.tick() => {
                 let stored = {
                     let p = progress.borrow();
@@ -266,9 +300,13 @@ async fn drive(
     };
     record.lease_expires_at = None;
     record.spooled_rows = None;
-    match joined {
-        Ok(Ok(Some(written))) => ready(&inner, &mut record, written, fixed_columns),
-        Ok(Ok(None)) => {
+    match ending {
+        Ending::Interrupted => {
+            tracing::warn!(%id, "shutdown grace over before the result was written: marked interrupted");
+            fail(&mut record, crate::inner::interrupted_failure());
+        }
+        Ending::Joined(Ok(Ok(Some(written)))) => ready(&inner, &mut record, written, fixed_columns),
+        Ending::Joined(Ok(Ok(None))) => {
             // Over the snapshot cap: served live, counted and sampled as a live resource is.
             inner.delete_snapshot(id).await;
             let sample_size = inner.config.default_sample_size.max(record.sample.len() as u64);
@@ -292,8 +330,8 @@ async fn drive(
                 Err(error) => fail(&mut record, failure_of(&error)),
             }
         }
-        Ok(Err(error)) => fail(&mut record, failure_of(&error)),
-        Err(_) => fail(
+        Ending::Joined(Ok(Err(error))) => fail(&mut record, failure_of(&error)),
+        Ending::Joined(Err(_)) => fail(
             &mut record,
             QueryFailure::new(
                 FailureCode::QueryExecutionFailed,

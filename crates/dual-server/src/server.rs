@@ -49,6 +49,9 @@ impl fmt::Debug for DualResponseServer {
     }
 }
 
+/// How long a shutdown waits for the interrupted runs to store their state before it cancels them.
+const INTERRUPT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl DualResponseServer {
     pub(crate) fn start(
         config: ServerConfig,
@@ -153,6 +156,12 @@ impl DualResponseServer {
     /// and for a stream whose rows do not match the count it gave), `QUERY_TIMEOUT`, `OVERLOADED`, or
     /// `STORAGE_ERROR` (the store, or the spool).
     pub async fn create_response(&self, request: CreateResponse) -> Result<DualResponse, ServerError> {
+        if self.inner.shut_down.load(Ordering::Acquire) {
+            return Err(ServerError::Overloaded(crate::ExecutorError::overloaded(
+                "this server is shutting down: run the query again (another instance takes it)",
+                std::time::Duration::from_secs(1),
+            )));
+        }
         let span = tracing::info_span!("dual_create", kind = %dual_core::escape::log_safe(&request.query.kind), id = tracing::field::Empty);
         creation::create(&self.inner, request).instrument(span).await
     }
@@ -513,22 +522,47 @@ impl DualResponseServer {
         .await
     }
 
-    /// Stops the sweeper and closes the store. Idempotent; other clones see the store closed.
+    /// Shuts the server down within [`ServerConfig::shutdown_grace`]: see
+    /// [`DualResponseServer::shutdown_within`].
     ///
     /// # Errors
     /// `STORAGE_ERROR` when closing the store failed.
     pub async fn shutdown(&self) -> Result<(), ServerError> {
+        self.shutdown_within(self.inner.config.shutdown_grace).await
+    }
+
+    /// Shuts the server down, finishing what was announced (docs/DESIGN.md §8, "Shutdown"): new
+    /// tool calls are refused (the retryable `OVERLOADED`: another instance takes them); the
+    /// snapshots of results already answered are written to the end for at most `grace` (into the
+    /// shared spool when there is one, so every instance serves them); a result still being written
+    /// then is stopped and stored `failed` with the retryable `query_interrupted`, whose message
+    /// tells the model to run the query again. Then the sweeper stops and the spool and the store
+    /// close. Idempotent; other clones see the store closed.
+    ///
+    /// # Errors
+    /// `STORAGE_ERROR` when closing the store failed.
+    pub async fn shutdown_within(&self, grace: std::time::Duration) -> Result<(), ServerError> {
         if self.inner.shut_down.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
         let running = self.inner.runs.len();
         if running > 0 {
-            // Their resources stay pending until their lease lapses, then read as interrupted.
             tracing::info!(
                 running,
-                "shutting down: cancelling the queries of pending resources"
+                grace_ms = grace.as_millis() as u64,
+                "shutting down: finishing the results already answered"
             );
-            self.inner.runs.cancel_all();
+            if !self.inner.runs.drained_within(grace).await {
+                tracing::warn!(
+                    left = self.inner.runs.len(),
+                    "shutdown grace over: the results still being written are stored as interrupted"
+                );
+                self.inner.runs.interrupt_all();
+                if !self.inner.runs.drained_within(INTERRUPT_WAIT).await {
+                    // Their leases lapse, and every instance then reads them as interrupted.
+                    self.inner.runs.cancel_all();
+                }
+            }
         }
         let sweeper = self
             .inner

@@ -139,7 +139,7 @@ async fn write_rows(
         }
         let next = tokio::select! {
             biased;
-            () = answered_signal(&mut answered) => Next::Answered,
+            () = crate::signal::fired(&mut answered) => Next::Answered,
             signal = start_signal(&mut started) => Next::Started(signal),
             batch = stream.next() => Next::Batch(batch),
         };
@@ -271,21 +271,6 @@ impl Out {
 async fn start_signal(started: &mut Option<oneshot::Receiver<Started>>) -> Started {
     match started {
         Some(receiver) => receiver.await.unwrap_or_default(),
-        None => std::future::pending().await,
-    }
-}
-
-/// Resolves when the caller was answered (then `answered` is `None`); never when the run ended
-/// without an answer (the sender was dropped), nor once it came.
-async fn answered_signal(answered: &mut Option<oneshot::Receiver<()>>) {
-    match answered {
-        Some(receiver) => {
-            let told = receiver.await.is_ok();
-            *answered = None;
-            if !told {
-                std::future::pending::<()>().await;
-            }
-        }
         None => std::future::pending().await,
     }
 }

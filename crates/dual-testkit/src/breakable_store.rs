@@ -22,6 +22,8 @@ pub struct BreakableStore {
     calls: AtomicU64,
     message: String,
     shared: bool,
+    /// `close` leaves the wrapped store open.
+    keep_open: bool,
 }
 
 impl BreakableStore {
@@ -38,7 +40,16 @@ impl BreakableStore {
             calls: AtomicU64::new(0),
             message: message.into(),
             shared: false,
+            keep_open: false,
         }
+    }
+
+    /// `close` leaves the wrapped store open: a test reads what a server stored until it shut down
+    /// (closing a [`MemoryStore`] empties it).
+    #[must_use]
+    pub fn keeping_open(mut self) -> Self {
+        self.keep_open = true;
+        self
     }
 
     /// The store answers `true` to [`ResourceStore::is_shared`], as Redis and PostgreSQL do: for
@@ -170,6 +181,9 @@ impl ResourceStore for BreakableStore {
     }
 
     async fn close(&self) -> Result<(), StoreError> {
+        if self.keep_open {
+            return Ok(());
+        }
         self.inner.close().await
     }
 }

@@ -61,8 +61,13 @@ impl Running {
     /// connection after its response. What still runs when the grace period is over, or when
     /// `cut_now` completes (a second signal, say), is cut: an export cut this way ends without its
     /// terminal chunk, so its client sees an error, never a short body. Then ends the MCP sessions
-    /// and shuts the [`DualResponseServer`] down (sweeper, store).
+    /// and shuts the [`DualResponseServer`] down within what is left of the grace: the snapshots of
+    /// results already answered finish, or are stored as interrupted (retryable); then the sweeper
+    /// stops and the store closes.
     pub async fn shutdown_or(self, cut_now: impl Future<Output = ()>) {
+        // One grace for both: the requests in flight, and the snapshots of results already answered
+        // (which go on in the background meanwhile).
+        let deadline = tokio::time::Instant::now() + self.grace;
         self.switches.stop_accepting.cancel();
         let graceful = match self.accept.await {
             Ok(graceful) => Some(graceful),
@@ -98,7 +103,8 @@ impl Running {
         self.connections.close();
         self.connections.wait().await;
         self.switches.mcp_sessions.cancel();
-        if let Err(error) = self.server.shutdown().await {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        if let Err(error) = self.server.shutdown_within(left).await {
             tracing::warn!(error = %dual_core::escape::log_error(&error), "closing the store failed");
         }
         tracing::info!("shut down");
