@@ -211,34 +211,24 @@ impl Scheduler {
 
     /// Gives back a slot of `class`: the next waiter in fair order gets it.
     fn release(self: &Arc<Self>, class: WorkClass) {
-        {
-            let next = {
-                let mut state = self.class(class).lock();
-                match state.waiting.pop() {
-                    Some((owner, sender)) => {
-                        crate::metrics::scheduler_queue(class, state.waiting.len());
-                        Some((owner, sender))
-                    }
-                    None => {
-                        state.running = state.running.saturating_sub(1);
-                        None
-                    }
-                }
-            };
-            let Some((_owner, sender)) = next else {
-                crate::metrics::scheduler_running(class, self.class(class).lock().running);
-                return;
-            };
-            // The slot passes on without `running` changing.
-            let slot = Slot {
+        let next = {
+            let mut state = self.class(class).lock();
+            let next = state.waiting.pop().map(|(_owner, sender)| sender);
+            if next.is_none() {
+                state.running = state.running.saturating_sub(1);
+            }
+            crate::metrics::scheduler_queue(class, state.waiting.len());
+            crate::metrics::scheduler_running(class, state.running);
+            next
+        };
+        if let Some(sender) = next {
+            // The slot passes on without `running` changing. A waiter that went away between its
+            // pop and now hands the slot back: its drop releases it again, to the next waiter.
+            let _ = sender.send(Slot {
                 scheduler: Arc::clone(self),
                 class,
                 since: Instant::now(),
-            };
-            // A waiter that went away between its pop and now hands the slot back: its drop
-            // releases it again, to the next waiter.
-            let _ = sender.send(slot);
-            return;
+            });
         }
     }
 

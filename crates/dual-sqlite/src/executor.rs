@@ -53,13 +53,7 @@ impl SqliteDb {
     /// # Errors
     /// SQLite's error when the file cannot be opened as a database.
     pub fn open_with(path: &Path, options: SqliteOptions) -> Result<Self, rusqlite::Error> {
-        let pool = Pool::open(
-            path,
-            options.pool_size,
-            options.export_slots,
-            options.wait,
-            options.time_limit,
-        )?;
+        let pool = Pool::open(path, &options)?;
         let pool = Arc::new(pool);
         let schema = SchemaCache::new(Arc::new(Describer(Arc::clone(&pool))), options.schema_ttl);
         Ok(Self {

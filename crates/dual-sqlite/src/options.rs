@@ -14,6 +14,10 @@ pub const DEFAULT_WAIT: Duration = Duration::from_secs(2);
 pub const DEFAULT_STALL: Duration = Duration::from_secs(30);
 /// Default longest count the snapshot's stream announces (the library's default `pending_after`).
 pub const DEFAULT_COUNT_WAIT: Duration = Duration::from_secs(2);
+/// Default largest value or row SQLite builds for a result: 16 MiB. A query that needs a larger one
+/// (`randomblob(1000000000)`, a huge `printf`, a stored value over it) fails with an error naming the
+/// cap, instead of taking the server's memory.
+pub const DEFAULT_MAX_VALUE_BYTES: usize = 16 << 20;
 /// Most rows per batch of an export stream…
 pub const STREAM_BATCH: usize = 1_000;
 /// …and about the most bytes (a batch is sent once its rows reach this; a single wider row is a
@@ -44,6 +48,10 @@ pub struct SqliteOptions {
     pub count_wait: Duration,
     /// How long the database's description is kept ([`DEFAULT_SCHEMA_TTL`](dual_server::DEFAULT_SCHEMA_TTL)).
     pub schema_ttl: Duration,
+    /// Largest string, blob or row SQLite builds for a query ([`DEFAULT_MAX_VALUE_BYTES`]; SQLite's
+    /// `SQLITE_LIMIT_LENGTH` on every connection, at least 1 KiB and at most about 2 GiB): a query
+    /// that needs a larger one fails with an error naming this cap.
+    pub max_value_bytes: usize,
 }
 
 impl Default for SqliteOptions {
@@ -56,6 +64,7 @@ impl Default for SqliteOptions {
             stall: DEFAULT_STALL,
             count_wait: DEFAULT_COUNT_WAIT,
             schema_ttl: dual_server::DEFAULT_SCHEMA_TTL,
+            max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
         }
     }
 }
@@ -100,6 +109,13 @@ impl SqliteOptions {
     #[must_use]
     pub fn schema_ttl(mut self, ttl: Duration) -> Self {
         self.schema_ttl = ttl;
+        self
+    }
+
+    /// Sets [`SqliteOptions::max_value_bytes`].
+    #[must_use]
+    pub fn max_value_bytes(mut self, bytes: usize) -> Self {
+        self.max_value_bytes = bytes;
         self
     }
 

@@ -6,12 +6,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, limits::Limit};
 
 use super::cancel::{Attached, Cancel};
+use crate::options::SqliteOptions;
 
 /// SQLite VM instructions between two checks of the deadline.
 const PROGRESS_OPS: i32 = 10_000;
+/// The smallest cap on one value: below it, the schema's own statements could not run.
+const MIN_VALUE_BYTES: usize = 1 << 10;
 /// Prepared statements kept per connection (`prepare_cached`).
 const STATEMENT_CACHE: usize = 64;
 
@@ -65,6 +68,8 @@ pub(crate) struct Pool {
     export_slots: usize,
     wait: Duration,
     time_limit: Duration,
+    /// `SQLITE_LIMIT_LENGTH` of every connection.
+    max_value_bytes: i32,
     epoch: Instant,
     state: Mutex<PoolState>,
     returned: Condvar,
@@ -99,23 +104,18 @@ impl std::fmt::Debug for Pool {
 }
 
 impl Pool {
-    /// A pool of `size` connections over `path`, of which exports may hold `export_slots` (at most
-    /// `size - 1`, at least 1 unless `size` is 1); opens one connection now so that a missing or
-    /// unreadable file fails early.
-    pub(crate) fn open(
-        path: &Path,
-        size: usize,
-        export_slots: usize,
-        wait: Duration,
-        time_limit: Duration,
-    ) -> rusqlite::Result<Self> {
-        let size = size.max(1);
+    /// A pool of `options.pool_size` connections over `path`, of which exports may hold
+    /// `options.export_slots` (at most `size - 1`, at least 1 unless `size` is 1); opens one
+    /// connection now so that a missing or unreadable file fails early.
+    pub(crate) fn open(path: &Path, options: &SqliteOptions) -> rusqlite::Result<Self> {
+        let size = options.pool_size.max(1);
         let pool = Self {
             path: path.to_path_buf(),
             size,
-            export_slots: export_slots.clamp(1, size.saturating_sub(1).max(1)),
-            wait,
-            time_limit,
+            export_slots: options.export_slots.clamp(1, size.saturating_sub(1).max(1)),
+            wait: options.wait,
+            time_limit: options.time_limit,
+            max_value_bytes: i32::try_from(options.max_value_bytes.max(MIN_VALUE_BYTES)).unwrap_or(i32::MAX),
             epoch: Instant::now(),
             state: Mutex::new(PoolState {
                 idle: Vec::new(),
@@ -133,6 +133,11 @@ impl Pool {
         Ok(pool)
     }
 
+    /// The cap on one value or row, in bytes.
+    pub(crate) fn max_value_bytes(&self) -> usize {
+        usize::try_from(self.max_value_bytes).unwrap_or(usize::MAX)
+    }
+
     /// The time limit of one query (of one batch, for streams).
     pub(crate) fn time_limit(&self) -> Duration {
         self.time_limit
@@ -148,6 +153,9 @@ impl Pool {
         // Belt and braces: the connection is read-only, and SQLite refuses writes on it as well.
         conn.pragma_update(None, "query_only", true)?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        // SQLite refuses to build a longer string, blob or row (`SQLITE_TOOBIG`): a runaway value
+        // fails its query instead of taking the server's memory.
+        conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, self.max_value_bytes)?;
         let deadline = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let epoch = self.epoch;
@@ -314,6 +322,11 @@ impl Lease {
     /// The pool's time limit of one statement.
     pub(crate) fn time_limit(&self) -> Duration {
         self.pool.time_limit
+    }
+
+    /// The pool's cap on one value or row, in bytes.
+    pub(crate) fn max_value_bytes(&self) -> usize {
+        self.pool.max_value_bytes()
     }
 
     /// Starts a fresh time limit for what runs next on this connection.

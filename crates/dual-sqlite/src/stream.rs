@@ -170,6 +170,11 @@ pub(crate) fn order_by(sort: Option<&Sort>) -> String {
 }
 
 pub(crate) fn executor_error(error: &rusqlite::Error, lease: &Lease, limit: Duration) -> ExecutorError {
+    if let rusqlite::Error::SqliteFailure(code, _) = error
+        && code.code == rusqlite::ErrorCode::TooBig
+    {
+        return too_big(lease.max_value_bytes());
+    }
     let message = sqlite_message(error);
     if message == "interrupted" && lease.cancelled() {
         ExecutorError::new("the query was cancelled")
@@ -181,4 +186,14 @@ pub(crate) fn executor_error(error: &rusqlite::Error, lease: &Lease, limit: Dura
     } else {
         ExecutorError::new(message)
     }
+}
+
+/// A value or row past the cap: what SQLite refused to build, and what to do. SQLite does not say
+/// which column it was building.
+pub(crate) fn too_big(cap: usize) -> ExecutorError {
+    ExecutorError::new(format!(
+        "a value or row of the result is larger than the cap of {} bytes (max_value_bytes; SQLite does not \
+         say which column): select less of it, e.g. substr() or length() of a long column",
+        cap
+    ))
 }

@@ -79,11 +79,25 @@ struct ServeArgs {
     /// Retry-After), never a hang.
     #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
     db_wait_ms: u64,
-    /// How many of the 4 database connections exports may hold at once (at most 3); pages and tool
-    /// calls always have the rest.
+    /// How many of the 4 database connections exports may hold at once (at most 3); pages and counts
+    /// always have the rest (a tool call's snapshot takes a connection of its own).
     #[arg(long, value_name = "N", default_value_t = dual_demo::sqlite::DEFAULT_EXPORT_SLOTS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..=3))]
     export_slots: usize,
+    /// Tool calls computing their sample and count at once; more wait their turn, fairly by owner.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_FOREGROUND_SLOTS,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=4096))]
+    foreground_slots: usize,
+    /// Snapshots written at once after their tool call was answered; more wait their turn, fairly by
+    /// owner, keeping their database snapshot.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_BACKGROUND_SLOTS,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=4096))]
+    background_slots: usize,
+    /// Most results holding a background place (being written or waiting); past it a tool call is
+    /// refused with the retryable `overloaded` before its query runs.
+    #[arg(long, value_name = "N", default_value_t = dual_server::DEFAULT_BACKGROUND_QUEUE,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=65536))]
+    background_queue: usize,
     /// Largest tool result, in bytes of JSON: its text blocks and structuredContent together (the
     /// sample is sent twice, and counts twice). The sample keeps as many whole rows as fit, and says
     /// how many; the count and the link are always there.
@@ -363,6 +377,10 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.pending_after = (args.pending_after_ms > 0).then(|| Duration::from_millis(args.pending_after_ms));
     options.db_wait = Duration::from_millis(args.db_wait_ms);
     options.export_slots = args.export_slots;
+    options.scheduler = dual_server::SchedulerLimits::default()
+        .foreground_slots(args.foreground_slots)
+        .background_slots(args.background_slots)
+        .background_queue(args.background_queue.max(args.background_slots));
     options.max_sample_bytes = args.max_sample_bytes;
     options.max_page_bytes = args.max_page_bytes;
     options.max_read_bytes = args.max_read_bytes;

@@ -128,7 +128,9 @@ pub async fn build_server(
         .owner_max_queries(options.owner_max_queries)
         .owner_max_pins(options.owner_max_pins)
         .anonymous_pins(options.anonymous_pins)
-        .query_time_limit(options.query_time_limit);
+        .query_time_limit(options.query_time_limit)
+        .scheduler_limits(options.scheduler)
+        .shutdown_grace(options.shutdown_grace);
     if let Some(wait) = options.pending_after {
         builder = builder.pending_after(wait);
     }

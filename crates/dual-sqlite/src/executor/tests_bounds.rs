@@ -254,3 +254,61 @@ async fn export_batches_are_bounded_in_bytes() {
     assert_eq!(rows, 300);
     assert!(batches >= 3, "about 3 MB in batches of about 1 MiB: {batches}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_over_the_cap_fails_its_query_naming_the_cap() {
+    let dir = std::env::temp_dir().join(format!("dual-sqlite-values-{}", dual_testkit::unique_name("v")));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("empty.sqlite");
+    rusqlite::Connection::open(&path)
+        .and_then(|conn| conn.execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);"))
+        .expect("database");
+    let capped = SqliteDb::open_with(&path, SqliteOptions::default().max_value_bytes(4096)).expect("opens");
+    let exec = Arc::new(capped.sql_executor());
+    for sql in [
+        "SELECT randomblob(5000) AS b",
+        "SELECT printf('%.*c', 5000, 'x') AS s",
+        "SELECT x, zeroblob(8000) AS z FROM t",
+    ] {
+        let mut stream = Arc::clone(&exec).stream(json!({ "sql": sql }), QueryStart::detached());
+        let error = error_of(stream.next().await);
+        assert!(
+            error.message().contains("max_value_bytes") && error.message().contains("4096"),
+            "{sql}: {}",
+            error.message()
+        );
+        let page = exec.fetch(&json!({ "sql": sql }), RowWindow::new(0, 10)).await;
+        assert!(
+            page.is_err_and(|e| e.message().contains("max_value_bytes")),
+            "{sql}: the live page too"
+        );
+    }
+    // Under the cap, the same kinds of value come back.
+    let page = exec
+        .fetch(
+            &json!({"sql": "SELECT randomblob(1000) AS b"}),
+            RowWindow::new(0, 1),
+        )
+        .await
+        .expect("a value under the cap");
+    assert_eq!(
+        page[0]["b"].as_str().map(str::len),
+        Some(2000),
+        "hex of 1,000 bytes"
+    );
+    // With the default cap, a gigabyte blob is refused at once instead of allocated.
+    let default = SqliteDb::open(&path, 2, DEFAULT_TIME_LIMIT).expect("opens");
+    let started = Instant::now();
+    let mut stream = Arc::new(default.sql_executor()).stream(
+        json!({"sql": "SELECT randomblob(1000000000) AS b"}),
+        QueryStart::detached(),
+    );
+    let error = error_of(stream.next().await);
+    assert!(
+        error.message().contains(&DEFAULT_MAX_VALUE_BYTES.to_string()),
+        "{}",
+        error.message()
+    );
+    done_within("the refusal of a gigabyte value", started, Duration::from_secs(2));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -68,8 +68,11 @@ pub struct ServeOptions {
     /// Longest wait for a free database connection; then the request is `503 overloaded`.
     pub db_wait: Duration,
     /// How many of the database connections exports may hold at once (the rest stay for pages and
-    /// tool calls).
+    /// counts; a tool call's snapshot takes a connection of its own).
     pub export_slots: usize,
+    /// The scheduler of the server's own query work: foreground slots, background slots, background
+    /// places (docs/DESIGN.md §8, "Scheduling").
+    pub scheduler: dual_server::SchedulerLimits,
     /// Largest tool result in bytes of JSON, text blocks and `structuredContent` together (the
     /// sample keeps the whole rows that fit).
     pub max_sample_bytes: usize,
@@ -183,6 +186,7 @@ impl ServeOptions {
             sample_size: dual_server::DEFAULT_SAMPLE_SIZE,
             query_time_limit: sqlite::DEFAULT_TIME_LIMIT,
             pending_after: None,
+            scheduler: dual_server::SchedulerLimits::default(),
             db_wait: sqlite::DEFAULT_WAIT,
             export_slots: sqlite::DEFAULT_EXPORT_SLOTS,
             max_sample_bytes: dual_server::DEFAULT_MAX_SAMPLE_BYTES,
