@@ -253,28 +253,15 @@ impl PgExecutor {
                 .map(|(name, ty)| Column::new(name.clone(), column_type(ty, numeric)))
                 .collect(),
         );
+        // The count runs beside the stream, on a connection of its own that reads this
+        // transaction's snapshot (exported), so a long query never runs twice in a row.
+        let snapshot: String = txn
+            .query_one("SELECT pg_export_snapshot()", &[])
+            .await
+            .and_then(|row| row.try_get(0))
+            .map_err(|e| self.error(&e))?;
+        let mut count = self.count_beside(snapshot, query.clone(), start);
         let texts = query.texts();
-        let count_sql = format!("SELECT count(*) FROM (\n{}\n) AS dual_count", query.sql);
-        let count_params = refs(&texts);
-        let mut start = Some(start);
-        let counted = {
-            let count = txn.query_one(&count_sql, &count_params);
-            tokio::pin!(count);
-            tokio::select! {
-                counted = &mut count => counted,
-                () = tokio::time::sleep(self.options().count_wait) => {
-                    if let Some(start) = start.take() {
-                        start.started();
-                    }
-                    (&mut count).await
-                }
-            }
-        }
-        .map_err(|e| self.error(&e))?;
-        let total: i64 = counted.try_get(0).map_err(|e| self.error(&e))?;
-        if let Some(start) = start.take() {
-            start.started_with_count(u64::try_from(total).unwrap_or_default());
-        }
         let portal = txn
             .bind_raw(&statement, texts.iter())
             .await
@@ -300,8 +287,48 @@ impl PgExecutor {
                 }
             }
         }
+        // A result shorter than its count: the exported snapshot stays until the count has read it
+        // (or gave up at `count_wait`), so that even a short result announces its count first.
+        count.settled().await;
         txn.rollback().await.map_err(|e| self.error(&e))?;
         Ok(true)
+    }
+
+    /// Counts `query` in the exported `snapshot` on a task of its own, and signals `start` with the
+    /// count when it is done within `count_wait`, else without one (the count is then cancelled: the
+    /// rows are counted as they come). Dropping what it returns cancels the count.
+    fn count_beside(&self, snapshot: String, query: PgQuery, start: QueryStart) -> CountBeside {
+        let me = self.clone();
+        let wait = self.options().count_wait;
+        let task = tokio::spawn(async move {
+            match tokio::time::timeout(wait, me.count_in_snapshot(&snapshot, &query)).await {
+                Ok(Ok(total)) => start.started_with_count(total),
+                // Too slow, or the snapshot was gone (the stream already ended): no count.
+                _ => start.started(),
+            }
+        });
+        CountBeside(task)
+    }
+
+    /// The rows of `query` in the exported `snapshot`, on a snapshot connection of its own.
+    async fn count_in_snapshot(&self, snapshot: &str, query: &PgQuery) -> Result<u64, ExecutorError> {
+        let canceller = Canceller::new();
+        let mut session = canceller.session(&self.shared.snapshots).await?;
+        let guard = canceller.guard();
+        let counted = async {
+            let txn = self.begin(&mut session).await?;
+            txn.batch_execute(&format!(
+                "SET TRANSACTION SNAPSHOT '{}'",
+                snapshot.replace('\'', "''")
+            ))
+            .await
+            .map_err(|e| self.error(&e))?;
+            count_rows(self, &txn, query).await
+        }
+        .await;
+        drop(session);
+        guard.disarm();
+        counted
     }
 
     /// Sends the `Execute` of the next `rows` rows of `portal` (without waiting for them).
@@ -408,14 +435,7 @@ impl PgExecutor {
 
     async fn count_in(&self, session: &mut Session, query: &PgQuery) -> Result<u64, ExecutorError> {
         let txn = self.begin(session).await?;
-        let texts = query.texts();
-        let sql = format!("SELECT count(*) FROM (\n{}\n) AS dual_count", query.sql);
-        let row = txn
-            .query_one(&sql, &refs(&texts))
-            .await
-            .map_err(|e| self.error(&e))?;
-        let total: i64 = row.try_get(0).map_err(|e| self.error(&e))?;
-        Ok(u64::try_from(total).unwrap_or_default())
+        count_rows(self, &txn, query).await
     }
 
     async fn live_fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
@@ -469,6 +489,38 @@ impl PgExecutor {
             })
             .collect()
     }
+}
+
+/// The count running beside a snapshot's stream (on a task of its own): cancelled when dropped.
+struct CountBeside(tokio::task::JoinHandle<()>);
+
+impl CountBeside {
+    /// Waits until the count has signalled the start (within `count_wait`).
+    async fn settled(&mut self) {
+        let _ = (&mut self.0).await;
+    }
+}
+
+impl Drop for CountBeside {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// `SELECT count(*)` of `query` in `txn`.
+async fn count_rows(
+    executor: &PgExecutor,
+    txn: &Transaction<'_>,
+    query: &PgQuery,
+) -> Result<u64, ExecutorError> {
+    let texts = query.texts();
+    let sql = format!("SELECT count(*) FROM (\n{}\n) AS dual_count", query.sql);
+    let row = txn
+        .query_one(&sql, &refs(&texts))
+        .await
+        .map_err(|e| executor.error(&e))?;
+    let total: i64 = row.try_get(0).map_err(|e| executor.error(&e))?;
+    Ok(u64::try_from(total).unwrap_or_default())
 }
 
 /// A value of column `name` that could not be decoded.

@@ -14,10 +14,10 @@ use dual_store::{Clock, MemoryStore, ResourceStore};
 
 use crate::config::{
     DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_ERROR_TEXT_BYTES, DEFAULT_MAX_PAGE_BYTES,
-    DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES, DEFAULT_PROGRESS_INTERVAL,
-    DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE, DEFAULT_SHUTDOWN_GRACE,
-    DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SORT_CACHE_BYTES, DEFAULT_SPOOL_WAIT, MAX_SAMPLE_SIZE,
-    MAX_SPOOL_WAIT, ServerConfig, SortLimits,
+    DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES, DEFAULT_PENDING_AFTER,
+    DEFAULT_PROGRESS_INTERVAL, DEFAULT_QUERY_LEASE, DEFAULT_QUERY_TIME_LIMIT, DEFAULT_SAMPLE_SIZE,
+    DEFAULT_SHUTDOWN_GRACE, DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SORT_CACHE_BYTES, DEFAULT_SPOOL_WAIT,
+    MAX_SAMPLE_SIZE, MAX_SPOOL_WAIT, ServerConfig, SortLimits,
 };
 use crate::links::{DEFAULT_LINK_LIFETIME, LinkKey, Links, MAX_LINK_LIFETIME};
 use crate::registry::Registry;
@@ -102,7 +102,7 @@ impl Default for DualResponseServerBuilder {
             snapshot_max_bytes: Some(DEFAULT_SNAPSHOT_MAX_BYTES),
             sort_cache_bytes: DEFAULT_SORT_CACHE_BYTES,
             sorts: SortLimits::default(),
-            pending_after: None,
+            pending_after: Some(DEFAULT_PENDING_AFTER),
             query_time_limit: DEFAULT_QUERY_TIME_LIMIT,
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
             query_lease: DEFAULT_QUERY_LEASE,
@@ -346,11 +346,20 @@ impl DualResponseServerBuilder {
         self
     }
 
-    /// Returns a `pending` resource when a snapshot's query has not finished within `wait`, and lets
-    /// it finish in the background (docs/DESIGN.md §8). Default: `create_response` waits for the end.
-    /// Resources served live (without snapshots, or over the snapshot cap) are never pending.
+    /// Returns a `pending` resource when a snapshot's query has not finished within `wait` of
+    /// starting to run (and gave no count with its sample), and lets it finish in the background
+    /// (docs/DESIGN.md §8). Default [`DEFAULT_PENDING_AFTER`](crate::DEFAULT_PENDING_AFTER), 2 s: the
+    /// `count_wait` the executors of this workspace default to. Resources served live (without
+    /// snapshots, or over the snapshot cap) are never pending.
     pub fn pending_after(mut self, wait: Duration) -> Self {
         self.pending_after = Some(wait);
+        self
+    }
+
+    /// `create_response` waits for the end of a snapshot's query, however long (under the query
+    /// time limit), instead of answering `pending` after [`pending_after`](Self::pending_after).
+    pub fn wait_for_end(mut self) -> Self {
+        self.pending_after = None;
         self
     }
 

@@ -40,6 +40,9 @@ pub const DEFAULT_SORT_MAX_ROWS: u64 = 5_000_000;
 /// Default largest snapshot the server sorts: 512 MiB of compact JSON rows; a larger one is
 /// refused (`INVALID_REQUEST` naming `sort`).
 pub const DEFAULT_SORT_MAX_BYTES: u64 = 512 << 20;
+/// Default time `create_response` waits for a snapshot's query before it answers `pending`: 2
+/// seconds, the executors' default `count_wait` (a count slower than that is not announced).
+pub const DEFAULT_PENDING_AFTER: Duration = Duration::from_secs(2);
 /// Default grace of a shutdown for the snapshots of results already answered: 20 seconds (within
 /// the 30 s a container orchestrator usually waits after SIGTERM).
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
@@ -95,7 +98,8 @@ pub struct ServerConfig {
     /// The limits of deriving sorted orders (docs/DESIGN.md §3).
     pub sorts: SortLimits,
     /// How long `create_response` waits for a snapshot's query before it returns a `pending`
-    /// resource and lets the query finish in the background; `None` waits for the end.
+    /// resource and lets the query finish in the background ([`DEFAULT_PENDING_AFTER`]); `None`
+    /// waits for the end.
     pub pending_after: Option<Duration>,
     /// The longest a query may run, in the background or not; past it, it is cancelled
     /// (`QUERY_TIMEOUT`, or a failed resource with `query_timeout`).

@@ -131,9 +131,10 @@ pub async fn build_server(
         .query_time_limit(options.query_time_limit)
         .scheduler_limits(options.scheduler)
         .shutdown_grace(options.shutdown_grace);
-    if let Some(wait) = options.pending_after {
-        builder = builder.pending_after(wait);
-    }
+    builder = match options.pending_after {
+        Some(wait) => builder.pending_after(wait),
+        None => builder.wait_for_end(),
+    };
     builder = builder
         .sort_concurrency(options.sort_concurrency)
         .sort_wait(options.sort_wait)

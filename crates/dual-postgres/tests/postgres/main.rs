@@ -389,3 +389,55 @@ async fn the_csv_and_arrow_exports_honour_the_type_mapping() {
     assert_eq!(batch.column(5).as_string::<i32>().value(0), r#"{"k":1}"#);
     assert_eq!(batch.column(6).as_string::<i32>().value(0), "[1,2]");
 }
+
+/// The count runs beside the stream, in the stream's exported snapshot: a query of two seconds
+/// takes about two, not four (count, then stream), and still announces its exact count.
+#[tokio::test]
+async fn the_count_runs_beside_the_stream_not_before_it() {
+    let db = Db::new().await;
+    let pg = db
+        .pg(PgOptions::default().count_wait(Duration::from_secs(10)))
+        .await;
+    let started = Instant::now();
+    let (rows, count) = run(
+        &pg,
+        "SELECT x FROM generate_series(1, 3) AS x, pg_sleep(2) AS s",
+        Value::Null,
+    )
+    .await;
+    let elapsed = started.elapsed();
+    assert_eq!(rows.map(|rows| rows.len()).ok(), Some(3));
+    assert_eq!(count, Some(3), "the consistent count");
+    assert!(
+        elapsed < Duration::from_millis(3_500),
+        "count and stream ran one after the other: {elapsed:?}"
+    );
+}
+
+/// With the library's default `pending_after` (2 s), a long query answers `pending` at once
+/// instead of holding the tool call until it ends.
+#[tokio::test]
+async fn a_long_query_answers_pending_with_the_library_defaults() {
+    let db = Db::new().await;
+    let pg = db.pg(PgOptions::default()).await;
+    let server = DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .executor("sql", pg.sql_executor())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let started = Instant::now();
+    let created = server
+        .create_response(CreateResponse::new(
+            "sql",
+            json!({"sql": "SELECT 1 AS one FROM pg_sleep(30)"}),
+        ))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let answered = started.elapsed();
+    assert_eq!(created.status, dual_core::status::ResourceStatus::Pending);
+    assert!(answered < Duration::from_secs(8), "answered after {answered:?}");
+    server
+        .delete_resource(created.id, &Caller::anonymous())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+}
