@@ -284,7 +284,8 @@ impl DualResponseServerBuilder {
     /// past it a tool call is refused with the retryable `OVERLOADED` before its query runs.
     ///
     /// ```
-    /// # fn main() -> Result<(), dual_server::ServerBuildError> {
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), dual_server::ServerBuildError> {
     /// let server = dual_server::DualResponseServer::builder()
     ///     .base_url("http://localhost/resources")
     ///     .scheduler_limits(dual_server::SchedulerLimits::default().background_slots(2))

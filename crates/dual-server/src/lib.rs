@@ -78,6 +78,7 @@ pub mod links;
 mod live;
 pub mod metrics;
 mod owners;
+mod pace;
 mod progress;
 mod quota;
 mod registry;
@@ -134,6 +135,7 @@ pub use owners::{
     DEFAULT_OWNER_MAX_BYTES, DEFAULT_OWNER_MAX_PINS, DEFAULT_OWNER_MAX_QUERIES, DEFAULT_OWNER_MAX_RESOURCES,
     OwnerQuotas,
 };
+pub use pace::{Pace, Paused};
 pub use quota::{QUOTA_RETRY_AFTER, Quota};
 pub use row_channel::{RowSender, SendStop, row_channel};
 pub use row_writer::{JsonColumns, JsonRowWriter};

@@ -128,6 +128,7 @@ async fn write_rows(
         total: None,
     };
     let (start, started) = QueryStart::channel();
+    let pace = start.pace();
     let mut started = Some(started);
     let mut stream = executor.stream(params, start);
     let mut encoded = Vec::with_capacity(512);
@@ -150,7 +151,9 @@ async fn write_rows(
                 // time limit stops while it waits.
                 drop(slot);
                 budget.stop();
+                let paused = pace.pause();
                 slot = slots.slot(WorkClass::Background).await;
+                drop(paused);
                 budget.run();
                 class = WorkClass::Background;
                 continue;

@@ -5,6 +5,8 @@
 use dual_core::Column;
 use tokio::sync::oneshot;
 
+use crate::Pace;
+
 /// Handed to [`QueryExecutor::stream`](crate::QueryExecutor::stream): call [`QueryStart::started`]
 /// once the query has what it needs to run (its database connection), or
 /// [`QueryStart::started_with_count`] when it also counted the result in the same database snapshot
@@ -26,6 +28,7 @@ use tokio::sync::oneshot;
 pub struct QueryStart {
     sender: Option<oneshot::Sender<Started>>,
     columns: Option<Vec<Column>>,
+    pace: Pace,
 }
 
 /// What an executor's [`QueryStart`] signalled: its consistent count, and the columns it declared.
@@ -50,6 +53,7 @@ impl QueryStart {
             Self {
                 sender: Some(sender),
                 columns: None,
+                pace: Pace::default(),
             },
             receiver,
         )
@@ -62,7 +66,15 @@ impl QueryStart {
         Self {
             sender: None,
             columns: None,
+            pace: Pace::default(),
         }
+    }
+
+    /// Whether the query may run now: the server pauses it while the snapshot's writer waits for
+    /// its background turn (see [`Pace`]). Take it before signalling; clones share it.
+    #[must_use]
+    pub fn pace(&self) -> Pace {
+        self.pace.clone()
     }
 
     /// Declares the result's columns, in order, with their types as the database gives them (for

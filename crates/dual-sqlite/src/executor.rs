@@ -136,6 +136,8 @@ enum Begin {
 
 /// What a counted export does around its count.
 struct Counting {
+    /// The query's pace: its statement waits while the server's writer waits for its turn.
+    pace: dual_server::Pace,
     /// Called once the query has its connection, before it counts.
     connected: Box<dyn FnOnce() + Send>,
     /// Called with the count, before the first row is read.
@@ -150,6 +152,7 @@ impl Counting {
         let (count, counted) = tokio::sync::oneshot::channel();
         let runtime = tokio::runtime::Handle::current();
         Self {
+            pace: start.pace(),
             connected: Box::new(move || {
                 runtime.spawn(async move {
                     match tokio::time::timeout(wait, counted).await {
@@ -236,6 +239,7 @@ impl SqliteExecutor {
                         None
                     }
                     Begin::Counted(counting) => {
+                        lease.follow_pace(counting.pace);
                         (counting.connected)();
                         Some(counting.counted)
                     }

@@ -10,6 +10,7 @@ use rusqlite::{Connection, OpenFlags, limits::Limit};
 
 use super::cancel::{Attached, Cancel};
 use crate::options::SqliteOptions;
+use dual_server::Pace;
 
 /// SQLite VM instructions between two checks of the deadline.
 const PROGRESS_OPS: i32 = 10_000;
@@ -24,6 +25,9 @@ pub(crate) struct Slot {
     pub(crate) conn: Connection,
     deadline: Arc<AtomicU64>,
     stop: Attached,
+    /// The pace of the snapshot query holding the connection, if any: its progress handler waits
+    /// while it is paused.
+    pace: Arc<Mutex<Option<Pace>>>,
 }
 
 /// What a connection is taken for. Exports hold theirs for as long as the client reads, so they may
@@ -158,14 +162,18 @@ impl Pool {
         conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, self.max_value_bytes)?;
         let deadline = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
+        let pace: Arc<Mutex<Option<Pace>>> = Arc::default();
         let epoch = self.epoch;
         let watched = Arc::clone(&deadline);
         let stopped = Arc::clone(&stop);
+        let paced = Arc::clone(&pace);
         conn.progress_handler(
             PROGRESS_OPS,
             Some(move || {
+                let stop = || stopped.load(Ordering::SeqCst);
+                wait_while_paused(&paced, &watched, &stop);
                 let deadline = watched.load(Ordering::Relaxed);
-                stopped.load(Ordering::SeqCst) || (deadline != 0 && nanos_since(epoch) > deadline)
+                stop() || (deadline != 0 && nanos_since(epoch) > deadline)
             }),
         )?;
         let interrupt = Arc::new(conn.get_interrupt_handle());
@@ -173,6 +181,7 @@ impl Pool {
             conn,
             deadline,
             stop: Attached { stop, interrupt },
+            pace,
         })
     }
 
@@ -291,6 +300,25 @@ impl PoolState {
     }
 }
 
+/// How often a paused statement looks at its stop flag.
+const PAUSED_CHECK: Duration = Duration::from_millis(50);
+
+/// In the progress handler: while the query's pace is paused (its snapshot's writer waits for its
+/// background turn), the statement waits here instead of running, its time limit pushed back by the
+/// wait, until it may run or is stopped.
+fn wait_while_paused(pace: &Mutex<Option<Pace>>, deadline: &AtomicU64, stopped: &dyn Fn() -> bool) {
+    let pace = pace.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let Some(pace) = pace.filter(Pace::is_paused) else {
+        return;
+    };
+    let started = Instant::now();
+    while !stopped() && !pace.wait_while_paused(PAUSED_CHECK) {}
+    let waited = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    let _ = deadline.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |at| {
+        (at != 0).then(|| at.saturating_add(waited))
+    });
+}
+
 fn nanos_since(epoch: Instant) -> u64 {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
@@ -324,6 +352,14 @@ impl Lease {
         self.pool.time_limit
     }
 
+    /// Attaches the pace of the snapshot query holding this connection (detached when the lease
+    /// drops): its statement waits while the pace is paused.
+    pub(crate) fn follow_pace(&self, pace: Pace) {
+        if let Some(slot) = &self.slot {
+            *slot.pace.lock().unwrap_or_else(PoisonError::into_inner) = Some(pace);
+        }
+    }
+
     /// The pool's cap on one value or row, in bytes.
     pub(crate) fn max_value_bytes(&self) -> usize {
         self.pool.max_value_bytes()
@@ -354,6 +390,7 @@ impl Drop for Lease {
         }
         if let Some(slot) = self.slot.take() {
             slot.deadline.store(0, Ordering::Relaxed);
+            *slot.pace.lock().unwrap_or_else(PoisonError::into_inner) = None;
             // A query that left its transaction open (its rollback failed) must not hand its
             // snapshot to the next query on this connection: roll back, or close the connection.
             let reusable = slot.conn.is_autocommit()

@@ -245,8 +245,9 @@ struct ServeArgs {
     #[arg(long, value_name = "SECS", default_value_t = serve::DEFAULT_MCP_SESSION_TTL.as_secs(),
           value_parser = secs())]
     mcp_session_ttl_secs: u64,
-    /// Seconds in-flight requests and exports get to finish after SIGTERM or SIGINT before they are
-    /// cut (a second signal cuts at once).
+    /// Seconds in-flight requests and exports, and the snapshots of results already answered, get to
+    /// finish after SIGTERM or SIGINT before they are cut (a second signal cuts the requests at once);
+    /// a result still being written then is stored `query_interrupted` (retryable: run it again).
     #[arg(long, value_name = "SECS", default_value_t = serve::DEFAULT_SHUTDOWN_GRACE.as_secs())]
     shutdown_grace_secs: u64,
     /// Require `Authorization: Bearer TOKEN` on /mcp and /resources. FILE holds one `TOKEN OWNER`

@@ -312,3 +312,58 @@ async fn a_value_over_the_cap_fails_its_query_naming_the_cap() {
     done_within("the refusal of a gigabyte value", started, Duration::from_secs(2));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_snapshot_query_stops_running_and_its_time_limit_with_it() {
+    // Far less than a second of SQLite when it runs; a time limit of 800 ms.
+    let dir = std::env::temp_dir().join(format!("dual-sqlite-pace-{}", dual_testkit::unique_name("p")));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("empty.sqlite");
+    rusqlite::Connection::open(&path)
+        .and_then(|conn| conn.execute_batch("CREATE TABLE t (x INTEGER);"))
+        .expect("database");
+    let db = SqliteDb::open_with(
+        &path,
+        SqliteOptions::default().time_limit(Duration::from_millis(800)),
+    )
+    .expect("opens");
+    let exec = Arc::new(db.sql_executor());
+    let sql = json!({"sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000) \
+                             SELECT count(*) AS n FROM c"});
+    let unpaused = Instant::now();
+    let failed = dual_testkit::executor::read_to_end(
+        &mut Arc::clone(&exec).stream(sql.clone(), QueryStart::detached()),
+        |_| {},
+    )
+    .await;
+    assert!(failed.is_none(), "the query runs");
+    let alone = unpaused.elapsed();
+    assert!(
+        alone < Duration::from_millis(700),
+        "the control run took {alone:?}"
+    );
+
+    let (start, _started) = QueryStart::channel();
+    let paused = start.pace().pause();
+    let mut stream = Arc::clone(&exec).stream(sql, start);
+    // Paused for longer than the query takes alone, and than its time limit.
+    let nothing = tokio::time::timeout(Duration::from_millis(1_500), stream.next()).await;
+    assert!(
+        nothing.is_err(),
+        "a paused query produced a row (or failed) while paused"
+    );
+    drop(paused);
+    let row = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("the row comes once the pause ends");
+    let batch = row
+        .expect("a batch")
+        .unwrap_or_else(|e| panic!("{}", e.message()));
+    let rows = batch.into_rows().expect("rows");
+    assert_eq!(
+        rows[0]["n"],
+        json!(200_000),
+        "the time limit stopped while paused"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -26,6 +26,7 @@ fn counted(
     counted: impl FnOnce(u64) + Send + 'static,
 ) -> RowStream {
     let counting = Counting {
+        pace: dual_server::Pace::default(),
         connected: Box::new(|| {}),
         counted: Box::new(counted),
     };
