@@ -36,10 +36,7 @@ impl Watch {
             Self::Local(progress) => {
                 let p = progress.borrow_and_update();
                 match &p.end {
-                    // Once the outcome is stored too, so that the metadata read after the export
-                    // ended says the snapshot is complete.
-                    Some(End::Finished { .. }) if p.settled => Readable::Finished,
-                    Some(End::Finished { .. }) => Readable::NotYet,
+                    Some(End::Finished { .. }) => Readable::Finished,
                     Some(End::Failed(_) | End::OverCap) => Readable::Failed(FAILED),
                     None => match p.stored.as_ref() {
                         Some(stored) if stored.rows() > next => Readable::Stored(Arc::clone(stored)),
