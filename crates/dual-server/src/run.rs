@@ -283,6 +283,16 @@ async fn drive(mut record: ResourceRecord, run: Driven, context: RunContext) {
                         Err(error) => tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "could not publish the rows spooled so far"),
                     }
                 }
+                // A lease that lapsed before this renewal (this instance was too busy to renew it)
+                // may have been turned failed by a reader: then it stays failed, and the query stops.
+                let lapsed = record.lease_expires_at.is_some_and(|at| at <= inner.clock.now());
+                if lapsed && marked_failed(&inner, id).await {
+                    writer.abort();
+                    tracing::warn!(%id, "the lease lapsed and the resource was marked failed: query stopped");
+                    inner.delete_snapshot(id).await;
+                    inner.runs.remove(id);
+                    return;
+                }
                 record.lease_expires_at = Some(inner.lease_from_now());
                 match inner.store.update_query(&record).await {
                     Ok(true) => {}
@@ -339,6 +349,15 @@ async fn drive(mut record: ResourceRecord, run: Driven, context: RunContext) {
             ),
         ),
     }
+    if record.status != ResourceStatus::Failed && marked_failed(&inner, id).await {
+        // Its lease lapsed while this instance was busy, and a reader turned it failed: a state
+        // never goes back from failed.
+        tracing::warn!(%id, "the resource was marked failed while its query ran: it stays failed");
+        record.status = ResourceStatus::Failed;
+        inner.delete_snapshot(id).await;
+        inner.runs.remove(id);
+        return;
+    }
     if record.status == ResourceStatus::Failed {
         inner.delete_snapshot(id).await;
     }
@@ -356,6 +375,15 @@ async fn drive(mut record: ResourceRecord, run: Driven, context: RunContext) {
         }
     }
     inner.runs.remove(id);
+}
+
+/// Whether the store holds `id` as failed already (a reader turned it failed when its lease
+/// lapsed); a store that cannot be read says no, and the outcome is stored as usual.
+async fn marked_failed(inner: &Inner, id: dual_core::ResourceId) -> bool {
+    matches!(
+        inner.store.get(id, inner.clock.now()).await,
+        Ok(dual_store::Lookup::Found(current)) if current.status == ResourceStatus::Failed
+    )
 }
 
 /// Publishes the segments stored so far in a shared spool, for readers on other instances.

@@ -45,10 +45,18 @@
 //!   (the row range; `LIMIT -1` for all rows), stepped once, in batches through a bounded channel.
 //!
 //! A slow or stalled reader never blocks anyone else: exports may hold at most
-//! [`SqliteOptions::export_slots`] of the pool's connections (pages, counts and tool calls always
-//! find the rest), waiting for a connection is bounded by [`SqliteOptions::wait`] (then the retryable
+//! [`SqliteOptions::export_slots`] of the pool's connections (pages and counts always find the
+//! rest), waiting for a connection is bounded by [`SqliteOptions::wait`] (then the retryable
 //! `overloaded` error, never a hang), and an export whose reader takes nothing for
 //! [`SqliteOptions::stall`] gives its connection back and ends with an error.
+//!
+//! The snapshot's stream never takes the pool's connections: it uses an idle one or opens one beside
+//! the pool (closed again when the pool has its size), because the server's writer holds it until
+//! the last row is written, waiting for its background turn included; the server's scheduler bounds
+//! how many run. While the writer waits for its turn, the statement waits too (its
+//! [`Pace`](dual_server::Pace), in SQLite's progress handler), its time limit stopped, so a queued
+//! result takes no core from the foreground. A value or row larger than
+//! [`SqliteOptions::max_value_bytes`] (16 MiB) fails its query with an error naming the cap.
 //!
 //! A count that takes longer than [`SqliteOptions::count_wait`] is not announced: the stream then
 //! tells the server it runs without a count (and the server counts the rows it streams), so a tool

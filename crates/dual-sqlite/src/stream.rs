@@ -192,8 +192,7 @@ pub(crate) fn executor_error(error: &rusqlite::Error, lease: &Lease, limit: Dura
 /// which column it was building.
 pub(crate) fn too_big(cap: usize) -> ExecutorError {
     ExecutorError::new(format!(
-        "a value or row of the result is larger than the cap of {} bytes (max_value_bytes; SQLite does not \
-         say which column): select less of it, e.g. substr() or length() of a long column",
-        cap
+        "a value or row of the result is larger than the cap of {cap} bytes (max_value_bytes; SQLite does \
+         not say which column): select less of it, e.g. substr() or length() of a long column"
     ))
 }

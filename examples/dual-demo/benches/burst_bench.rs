@@ -36,6 +36,10 @@ use dual_server::{CreateResponse, DualResponseServer};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::json;
 
+#[allow(
+    dead_code,
+    reason = "each bench program uses its own part of the shared helpers"
+)]
 mod common;
 use common::{BoxError, env_u64};
 
