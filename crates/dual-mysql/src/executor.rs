@@ -21,7 +21,7 @@ use crate::error::{MyError, my_error};
 use crate::options::{MyOptions, STREAM_BUFFER};
 use crate::query::{MyQuery, check_select};
 use crate::schema::{Describer, unknown};
-use crate::session::Canceller;
+use crate::session::{self, Canceller};
 
 /// `net_write_timeout` of the snapshot streams' connections: a day.
 const SNAPSHOT_NET_WRITE_TIMEOUT_SECS: u32 = 86_400;
@@ -212,6 +212,7 @@ impl MyExecutor {
             .session(&self.shared.snapshots, Duration::MAX, options.time_limit)
             .await?;
         let conn = session.conn()?;
+        let connection = conn.id();
         let mut txn = conn
             .start_transaction(
                 TxOpts::new()
@@ -232,24 +233,26 @@ impl MyExecutor {
                 .map(|c| Column::new(c.name_str().into_owned(), column_type(c, options.numeric)))
                 .collect(),
         );
+        // The count first, in the same transaction; one slower than `count_wait` is stopped (`KILL
+        // QUERY`: the statement ends, the transaction stays) and the rows are counted as they come,
+        // so a long query never runs twice in a row.
         let count_sql = format!("SELECT COUNT(*) FROM (\n{}\n) AS dual_count", query.sql);
-        let mut start = Some(start);
         let counted: Option<i64> = {
             let count = txn.exec_first(&count_sql, params(&query));
             tokio::pin!(count);
             tokio::select! {
-                counted = &mut count => counted,
+                counted = &mut count => counted.map_err(|e| self.error(&e))?,
                 () = tokio::time::sleep(options.count_wait) => {
-                    if let Some(start) = start.take() {
-                        start.started();
-                    }
-                    (&mut count).await
+                    session::kill_query(self.shared.opts.clone(), connection).await;
+                    // The count ends, killed (or done just before the kill): either way no count.
+                    let _ = (&mut count).await;
+                    None
                 }
             }
-        }
-        .map_err(|e| self.error(&e))?;
-        if let Some(start) = start.take() {
-            start.started_with_count(counted.and_then(|n| u64::try_from(n).ok()).unwrap_or_default());
+        };
+        match counted {
+            Some(total) => start.started_with_count(u64::try_from(total).unwrap_or_default()),
+            None => start.started(),
         }
         let fetch = usize::try_from(options.fetch_rows).unwrap_or(usize::MAX);
         let mut result = txn

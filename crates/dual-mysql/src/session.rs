@@ -35,16 +35,7 @@ impl Canceller {
         self.slot.guard(move |id| {
             tracing::debug!(connection = id, "query dropped: sending KILL QUERY");
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                runtime.spawn(async move {
-                    let killed = async {
-                        let mut conn = Conn::new(opts).await?;
-                        conn.query_drop(format!("KILL QUERY {id}")).await?;
-                        conn.disconnect().await
-                    };
-                    if let Err(error) = killed.await {
-                        tracing::warn!(%error, "KILL QUERY did not reach the server");
-                    }
-                });
+                runtime.spawn(kill_query(opts, id));
             }
         })
     }
@@ -78,5 +69,18 @@ impl Canceller {
                 });
             }
         })
+    }
+}
+
+/// Sends `KILL QUERY id` from a connection of its own: the statement running on connection `id`
+/// stops, the connection and its transaction stay. A failure is logged.
+pub(crate) async fn kill_query(opts: Opts, id: u32) {
+    let killed = async {
+        let mut conn = Conn::new(opts).await?;
+        conn.query_drop(format!("KILL QUERY {id}")).await?;
+        conn.disconnect().await
+    };
+    if let Err(error) = killed.await {
+        tracing::warn!(%error, "KILL QUERY did not reach the server");
     }
 }

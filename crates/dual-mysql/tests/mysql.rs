@@ -263,3 +263,37 @@ async fn a_connection_cut_mid_stream_fails_the_stream_never_shortens_it() {
     assert!(!error.to_string().is_empty());
     drop(scratch);
 }
+
+/// A count slower than `count_wait` is stopped (`KILL QUERY`) and the rows are counted as they
+/// come, in the same transaction: a query of two seconds takes about two, not four (count, then
+/// stream), and its start is told without a count.
+#[tokio::test]
+async fn a_slow_count_is_stopped_and_the_query_runs_once() {
+    let scratch = Scratch::new().await;
+    let db = scratch
+        .db(MyOptions::default().count_wait(Duration::from_millis(300)))
+        .await;
+    let executor = Arc::new(db.sql_executor());
+    let (start, announced) = QueryStart::channel();
+    let started = std::time::Instant::now();
+    let mut stream = executor.stream(
+        // `LIMIT`: the wrapped query is materialized, so its count sleeps as long as its rows.
+        json!({"sql": "SELECT SLEEP(2) AS x LIMIT 1"}),
+        start,
+    );
+    let mut rows = 0;
+    while let Some(batch) = stream.next().await {
+        rows += batch.unwrap_or_else(|e| panic!("{}", e.message())).len();
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(rows, 1);
+    assert_eq!(
+        announced.await.ok().and_then(|s| s.total),
+        None,
+        "no count was announced"
+    );
+    assert!(
+        elapsed < Duration::from_millis(3_500),
+        "the count and the rows ran one after the other: {elapsed:?}"
+    );
+}

@@ -50,8 +50,11 @@ async fn a_resource_failed_after_its_lease_lapsed_stays_failed_and_its_query_sto
     assert!(store.update_query(&record).await.unwrap_or(false));
     // The instance comes back after its lease (400 ms) lapsed: its next renewal finds the failure.
     tokio::time::advance(Duration::from_secs(1)).await;
-    for _ in 0..100 {
-        tokio::task::yield_now().await;
+    for _ in 0..200 {
+        if executor.alive() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let after = server
         .get_resource(response.id, &Caller::anonymous())

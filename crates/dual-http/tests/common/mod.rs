@@ -55,13 +55,16 @@ pub fn server_with(store: Arc<FlakyStore>) -> DualResponseServer {
     builder_with(store).build().expect("valid configuration")
 }
 
-/// What every server of these tests starts from: kind `numbers` on `store`, no sweeper.
+/// What every server of these tests starts from: kind `numbers` on `store`, no sweeper, and a tool
+/// call that waits for the end of its query (these tests read each result whole right after it was
+/// created; the pending path has tests of its own).
 pub fn builder_with(store: Arc<FlakyStore>) -> DualResponseServerBuilder {
     DualResponseServer::builder()
         .base_url("http://127.0.0.1/resources")
         .shared_store(store)
         .executor("numbers", numbers())
         .without_sweeper()
+        .wait_for_end()
 }
 
 /// A store that fails while broken, with an internal-looking message that must never reach a client.
