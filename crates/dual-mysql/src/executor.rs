@@ -241,6 +241,8 @@ impl MyExecutor {
             let count = txn.exec_first(&count_sql, params(&query));
             tokio::pin!(count);
             tokio::select! {
+                // A count done in time wins over the timer: no kill is sent to an idle connection.
+                biased;
                 counted = &mut count => counted.map_err(|e| self.error(&e))?,
                 () = tokio::time::sleep(options.count_wait) => {
                     session::kill_query(self.shared.opts.clone(), connection).await;

@@ -126,6 +126,7 @@ async fn write_rows(
         rows: 0,
         max_bytes,
         total: None,
+        answered: false,
     };
     let (start, started) = QueryStart::channel();
     let pace = start.pace();
@@ -156,6 +157,7 @@ async fn write_rows(
                 drop(paused);
                 budget.run();
                 class = WorkClass::Background;
+                out.answered = true;
                 continue;
             }
             Next::Started(signal) => {
@@ -218,7 +220,16 @@ async fn write_rows(
     if out.total.is_some_and(|total| out.rows != total) {
         return Err(miscounted(out.total, out.rows));
     }
-    let manifest = out.writer.finish().await.map_err(ServerError::spool_write)?;
+    let manifest = match out.writer.finish().await.map_err(ServerError::spool_write) {
+        Ok(manifest) => manifest,
+        Err(ServerError::QuotaExceeded { quota, limit }) if out.answered => {
+            // As in `Out::append`: the announced result is served live.
+            served_live(quota, limit, out.rows);
+            out.meter.release_all();
+            return Ok(None);
+        }
+        Err(error) => return Err(error),
+    };
     tracing::debug!(
         rows = manifest.rows(),
         bytes = manifest.bytes(),
@@ -243,12 +254,14 @@ struct Out {
     max_bytes: u64,
     /// The executor's consistent count, once announced.
     total: Option<u64>,
+    /// The caller was answered: from now on the result must not be lost.
+    answered: bool,
 }
 
 impl Out {
     /// Charges and appends one encoded row: `Ok(false)`, writing nothing, when it passes the
-    /// snapshot cap (the resource is served live; the caller releases the charges); an error past
-    /// the executor's count.
+    /// snapshot cap, or reaches a quota after the caller was answered (the resource is served live;
+    /// the caller releases the charges); an error past the executor's count.
     async fn append(&mut self, row: &[u8]) -> Result<bool, ServerError> {
         self.bytes = self.bytes.saturating_add(row.len() as u64);
         if self.bytes > self.max_bytes {
@@ -259,14 +272,37 @@ impl Out {
             );
             return Ok(false);
         }
-        self.meter.charge(row.len() as u64)?;
-        self.writer.append(row).await.map_err(ServerError::spool_write)?;
+        let stored = match self.meter.charge(row.len() as u64) {
+            Ok(()) => self.writer.append(row).await.map_err(ServerError::spool_write),
+            Err(error) => Err(error),
+        };
+        match stored {
+            Ok(()) => {}
+            // Once the caller was told about the result, a quota reached (the spool's bytes or free
+            // space, the owner's bytes) must not lose it: it is served live, as past the cap.
+            Err(ServerError::QuotaExceeded { quota, limit }) if self.answered => {
+                served_live(quota, limit, self.rows);
+                return Ok(false);
+            }
+            Err(error) => return Err(error),
+        }
         self.rows += 1;
         if self.total.is_some_and(|total| self.rows > total) {
             return Err(miscounted(self.total, self.rows));
         }
         Ok(true)
     }
+}
+
+/// Logs that `quota` (of `limit`) was reached after the answer, `rows` rows in: the result is served
+/// live instead of lost.
+fn served_live(quota: crate::Quota, limit: u64, rows: u64) {
+    tracing::warn!(
+        rows,
+        quota = quota.as_str(),
+        limit,
+        "a quota was reached after the answer: the result is served live"
+    );
 }
 
 /// The executor's start signal; never, once it came (`started` is `None`). A signal dropped unsent

@@ -330,3 +330,49 @@ async fn pins_are_capped_per_owner_and_anonymous_pins_can_be_off() {
         .await
         .expect("room again after a delete");
 }
+
+/// A spool cap reached after the tool call was answered must not lose the announced result: it is
+/// served live (recounted, every row readable), never `failed`.
+#[tokio::test]
+async fn a_spool_cap_reached_after_the_answer_serves_the_result_live() {
+    let executor = Arc::new(
+        dual_testkit::executor::Numbers::new()
+            .counted()
+            .steps([10, 9_990]),
+    );
+    let server = builder_with_spool(MemorySpool::builder().memory_budget(0).max_bytes(200_000))
+        .await
+        .shared_executor("gated", Arc::clone(&executor) as Arc<dyn QueryExecutor>)
+        .pending_after(std::time::Duration::from_millis(100))
+        .build()
+        .expect("server");
+    let anyone = Caller::anonymous();
+    let created = server
+        .create_response(CreateResponse::new("gated", json!({})).sample_size(5))
+        .await
+        .expect("answered with the count before the rows pass the cap");
+    assert_eq!(created.total_count, 10_000);
+    executor.open();
+    let record = common::record_once(&server, created.id, |r| !r.is_running(), "running").await;
+    assert_eq!(
+        record.status,
+        dual_core::status::ResourceStatus::Ready,
+        "{:?}",
+        record.failure
+    );
+    assert_eq!(record.consistency, dual_core::consistency::Consistency::Live);
+    assert_eq!(record.total_count, 10_000);
+    let last = server
+        .fetch_page(
+            created.id,
+            &anyone,
+            &PageRequest {
+                offset: Some(9_995),
+                limit: Some(10),
+                sort: None,
+            },
+        )
+        .await
+        .expect("the last rows, live");
+    assert_eq!(last.returned_count, 5);
+}
