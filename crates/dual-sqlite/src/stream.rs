@@ -38,8 +38,12 @@ impl Sender {
     }
 }
 
-/// Steps one statement over the whole result, sending batches of [`STREAM_BATCH`] rows or about
-/// [`STREAM_BATCH_BYTES`]; stops early when
+/// Rows of the first batch of a stream: more than the default sample (15), so that a tool call has
+/// its sample after one small batch.
+const FIRST_BATCH: usize = 32;
+
+/// Steps one statement over the whole result, sending a first batch of [`FIRST_BATCH`] rows, then
+/// batches of [`STREAM_BATCH`] rows or about [`STREAM_BATCH_BYTES`]; stops early when
 /// the receiver is dropped or stalls. The time limit applies to each batch. `Ok(true)` when every row
 /// was sent.
 pub(crate) fn stream_rows(
@@ -63,13 +67,17 @@ pub(crate) fn stream_rows(
     let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
     query.bind_to(&mut stmt, &[limit, offset])?;
     let mut rows = stmt.raw_query();
-    let mut batch = Vec::with_capacity(STREAM_BATCH);
+    // The first batch is small: the sample (and the first bytes of an export) leave at once,
+    // without waiting for a full batch to be read and converted.
+    let mut batch_rows = FIRST_BATCH;
+    let mut batch = Vec::with_capacity(batch_rows);
     let mut batch_bytes = 0usize;
     while let Some(row) = rows.next()? {
         let row = convert::row(row, &names)?;
         batch_bytes += convert::approx_len(&row);
         batch.push(row);
-        if batch.len() == STREAM_BATCH || batch_bytes >= STREAM_BATCH_BYTES {
+        if batch.len() >= batch_rows || batch_bytes >= STREAM_BATCH_BYTES {
+            batch_rows = STREAM_BATCH;
             batch_bytes = 0;
             let full = std::mem::replace(&mut batch, Vec::with_capacity(STREAM_BATCH));
             match sender.send(full) {
