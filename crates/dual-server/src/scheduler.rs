@@ -31,6 +31,8 @@ pub const DEFAULT_BACKGROUND_SLOTS: usize = 1;
 /// Default most results waiting for (or holding) a background slot; a tool call past it is refused
 /// with the retryable `OVERLOADED`.
 pub const DEFAULT_BACKGROUND_QUEUE: usize = 256;
+/// The longest a background writer gives way to foreground work before its next batch.
+pub(crate) const GIVE_WAY: Duration = Duration::from_millis(250);
 /// How long a refusal for a full queue asks the caller to wait before retrying.
 pub const SCHEDULER_RETRY_AFTER: Duration = Duration::from_secs(5);
 
@@ -115,6 +117,8 @@ pub(crate) struct Scheduler {
     foreground: Class,
     background: Class,
     background_places: usize,
+    /// Notified whenever the last foreground slot is given back.
+    foreground_idle: tokio::sync::Notify,
 }
 
 impl Scheduler {
@@ -123,6 +127,7 @@ impl Scheduler {
             foreground: Class::new(limits.foreground_slots),
             background: Class::new(limits.background_slots),
             background_places: limits.background_queue,
+            foreground_idle: tokio::sync::Notify::new(),
         })
     }
 
@@ -221,6 +226,9 @@ impl Scheduler {
             crate::metrics::scheduler_running(class, state.running);
             next
         };
+        if class == WorkClass::Foreground && self.foreground.lock().running == 0 {
+            self.foreground_idle.notify_waiters();
+        }
         if let Some(sender) = next {
             // The slot passes on without `running` changing. A waiter that went away between its
             // pop and now hands the slot back: its drop releases it again, to the next waiter.
@@ -237,6 +245,30 @@ impl Scheduler {
     pub(crate) fn load(&self, class: WorkClass) -> (usize, usize) {
         let state = self.class(class).lock();
         (state.running, state.waiting.len())
+    }
+}
+
+impl Scheduler {
+    /// Whether foreground work runs now.
+    fn foreground_busy(&self) -> bool {
+        self.foreground.lock().running > 0
+    }
+
+    /// Waits until no foreground work runs, at most `at_most`.
+    async fn foreground_idle(&self, at_most: Duration) {
+        let idle = async {
+            loop {
+                let notified = self.foreground_idle.notified();
+                tokio::pin!(notified);
+                // Registered before the count is read: a release in between still wakes it.
+                notified.as_mut().enable();
+                if !self.foreground_busy() {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(at_most, idle).await;
     }
 }
 
@@ -343,6 +375,17 @@ impl Slots {
     /// A slot of `class` for the owner.
     pub(crate) async fn slot(&self, class: WorkClass) -> Slot {
         self.scheduler.slot(class, &self.owner).await
+    }
+
+    /// Whether foreground work runs now: background work gives way to it.
+    pub(crate) fn foreground_busy(&self) -> bool {
+        self.scheduler.foreground_busy()
+    }
+
+    /// Waits until no foreground work runs, at most `at_most` (so that background work always
+    /// progresses, if slowly).
+    pub(crate) async fn foreground_idle(&self, at_most: Duration) {
+        self.scheduler.foreground_idle(at_most).await;
     }
 }
 

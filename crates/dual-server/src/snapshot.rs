@@ -13,7 +13,7 @@ use tokio::sync::{oneshot, watch};
 use crate::batch::decode_row;
 use crate::owners::{BytesMeter, SnapshotCharge};
 use crate::progress::{End, Progress, failure_of};
-use crate::scheduler::{Slots, TimeBudget, WorkClass};
+use crate::scheduler::{GIVE_WAY, Slots, TimeBudget, WorkClass};
 use crate::start::Started;
 use crate::{ExecutorError, QueryExecutor, QueryStart, RowBatch, ServerError};
 
@@ -136,7 +136,16 @@ async fn write_rows(
     let mut segments = 0;
     loop {
         if class == WorkClass::Background {
-            // Between batches, so that background work never holds a worker thread for long.
+            // Between batches: foreground work (a tool call computing its sample and count) goes
+            // first, for at most `GIVE_WAY` a batch, the query paused and its time limit stopped
+            // meanwhile; and the worker thread is never held for long.
+            if slots.foreground_busy() {
+                budget.stop();
+                let paused = pace.pause();
+                slots.foreground_idle(GIVE_WAY).await;
+                drop(paused);
+                budget.run();
+            }
             tokio::task::yield_now().await;
         }
         let next = tokio::select! {
