@@ -201,18 +201,8 @@ type Call = Result<(u64, Duration), BoxError>;
 fn reference(db: &Path, sql: &str) -> Call {
     let started = Instant::now();
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-    let count: i64 = conn.query_row(&format!("SELECT COUNT(*) FROM ({sql})"), [], |row| row.get(0))?;
-    let mut stmt = conn.prepare(&format!("SELECT * FROM ({sql}) LIMIT {SAMPLE}"))?;
-    let width = stmt.column_count();
-    let sample = stmt
-        .query_map([], |row| {
-            (0..width)
-                .map(|i| row.get::<_, rusqlite::types::Value>(i))
-                .collect::<Result<Vec<_>, _>>()
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    std::hint::black_box(sample);
-    Ok((u64::try_from(count).unwrap_or_default(), started.elapsed()))
+    let count = common::reference_work(&conn, sql, SAMPLE)?;
+    Ok((count, started.elapsed()))
 }
 
 /// `create_response` for `sql`: its total and the time to its answer.

@@ -165,20 +165,8 @@ fn reference(db: &Path, sql: &str, rounds: u64) -> Result<(u64, Duration), BoxEr
     let mut rows = 0;
     let time = median(rounds, || {
         let started = Instant::now();
-        let count: i64 = conn.query_row(&format!("SELECT COUNT(*) FROM ({sql})"), [], |row| row.get(0))?;
-        rows = u64::try_from(count).unwrap_or_default();
-        let mut stmt = conn.prepare(&format!("SELECT * FROM ({sql}) LIMIT {SAMPLE}"))?;
-        let width = stmt.column_count();
-        let sample = stmt
-            .query_map([], |row| {
-                (0..width)
-                    .map(|i| row.get::<_, rusqlite::types::Value>(i))
-                    .collect::<Result<Vec<_>, _>>()
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
-        let elapsed = started.elapsed();
-        std::hint::black_box(sample);
-        Ok(elapsed)
+        rows = common::reference_work(&conn, sql, SAMPLE)?;
+        Ok(started.elapsed())
     })?;
     Ok((rows, time))
 }

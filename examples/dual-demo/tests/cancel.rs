@@ -128,21 +128,26 @@ async fn assert_free(mcp: &RunningService<RoleClient, ()>, what: &str) {
     assert!(elapsed < FREE_WITHIN, "{what}: the call took {elapsed:?}");
 }
 
+/// `DELETE`s every resource of `ids` through `instance`'s REST API, each answered 204.
+async fn delete_all(instance: &Instance, ids: &[String]) {
+    let http = Http::new(instance.addr());
+    for id in ids {
+        let reply = http
+            .send(
+                http.request(http::Method::DELETE, &format!("/resources/{id}"), None),
+                "",
+            )
+            .await;
+        assert_eq!(reply.status, 204, "{}", reply.text());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_interrupts_pending_queries_and_frees_their_places() {
     with_demo(200, 1500, &PLACES, async |instance, mcp| {
         let ids = saturate(mcp).await;
         assert_saturated(mcp).await;
-        let http = Http::new(instance.addr());
-        for id in &ids {
-            let reply = http
-                .send(
-                    http.request(http::Method::DELETE, &format!("/resources/{id}"), None),
-                    "",
-                )
-                .await;
-            assert_eq!(reply.status, 204, "{}", reply.text());
-        }
+        delete_all(instance, &ids).await;
         assert_free(mcp, "after DELETE").await;
     })
     .await;
@@ -269,16 +274,7 @@ async fn a_cheap_call_is_answered_beside_runaway_queries() {
         for _ in 0..3 {
             assert_free(mcp, "beside two runaway queries").await;
         }
-        let http = Http::new(instance.addr());
-        for id in &ids {
-            let reply = http
-                .send(
-                    http.request(http::Method::DELETE, &format!("/resources/{id}"), None),
-                    "",
-                )
-                .await;
-            assert_eq!(reply.status, 204, "{}", reply.text());
-        }
+        delete_all(instance, &ids).await;
     })
     .await;
 }

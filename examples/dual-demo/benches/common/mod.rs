@@ -54,3 +54,21 @@ pub(crate) async fn spooled(
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
+
+/// What the Node reference server does in its database for one tool call, on `conn`: `SELECT
+/// COUNT(*) FROM (sql)`, then the first `sample` rows. Returns the count.
+#[allow(dead_code, reason = "snapshot_bench does not compare with the reference")]
+pub(crate) fn reference_work(conn: &rusqlite::Connection, sql: &str, sample: u64) -> Result<u64, BoxError> {
+    let count: i64 = conn.query_row(&format!("SELECT COUNT(*) FROM ({sql})"), [], |row| row.get(0))?;
+    let mut stmt = conn.prepare(&format!("SELECT * FROM ({sql}) LIMIT {sample}"))?;
+    let width = stmt.column_count();
+    let rows = stmt
+        .query_map([], |row| {
+            (0..width)
+                .map(|i| row.get::<_, rusqlite::types::Value>(i))
+                .collect::<Result<Vec<_>, _>>()
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    std::hint::black_box(rows);
+    Ok(u64::try_from(count).unwrap_or_default())
+}
