@@ -12,7 +12,6 @@ use std::time::Duration;
 use metrics::{Gauge, Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
 
 use crate::ServerError;
-use crate::scheduler::WorkClass;
 
 /// Gauge: queries of `create_response` executing on this instance (writing a snapshot, or counting
 /// and sampling a live resource), including those left running for a pending resource.
@@ -136,9 +135,9 @@ pub fn describe() {
     for name in [QUERIES_RUNNING, QUERIES_PENDING, QUERIES_WAITING, SORTS_IN_FLIGHT] {
         gauge!(name).increment(0.0);
     }
-    for class in [WorkClass::Foreground, WorkClass::Background] {
-        gauge!(SCHEDULER_RUNNING, "class" => class.as_str()).increment(0.0);
-        gauge!(SCHEDULER_QUEUED, "class" => class.as_str()).increment(0.0);
+    for class in ["foreground", "background"] {
+        gauge!(SCHEDULER_RUNNING, "class" => class).increment(0.0);
+        gauge!(SCHEDULER_QUEUED, "class" => class).increment(0.0);
     }
     gauge!(SCHEDULER_PLACES).increment(0.0);
 }
@@ -223,14 +222,15 @@ fn owner_kind(authenticated: bool) -> &'static str {
     }
 }
 
-/// `running` pieces of work of `class` hold a slot.
-pub(crate) fn scheduler_running(class: WorkClass, running: usize) {
-    gauge!(SCHEDULER_RUNNING, "class" => class.as_str()).set(running as f64);
+/// `running` pieces of work of `class` (the scheduler's label: `foreground`, `background`) hold a
+/// slot.
+pub(crate) fn scheduler_running(class: &'static str, running: usize) {
+    gauge!(SCHEDULER_RUNNING, "class" => class).set(running as f64);
 }
 
 /// `waiting` pieces of work of `class` wait in its queue.
-pub(crate) fn scheduler_queue(class: WorkClass, waiting: usize) {
-    gauge!(SCHEDULER_QUEUED, "class" => class.as_str()).set(waiting as f64);
+pub(crate) fn scheduler_queue(class: &'static str, waiting: usize) {
+    gauge!(SCHEDULER_QUEUED, "class" => class).set(waiting as f64);
 }
 
 /// `held` background places are held.
@@ -239,20 +239,19 @@ pub(crate) fn scheduler_places(held: usize) {
 }
 
 /// Work of `class` got its slot after `waited` (`queued`: it waited in the queue).
-pub(crate) fn scheduler_admitted(class: WorkClass, authenticated: bool, waited: Duration, queued: bool) {
+pub(crate) fn scheduler_admitted(class: &'static str, authenticated: bool, waited: Duration, queued: bool) {
     let how = if queued { "queued" } else { "at_once" };
-    counter!(SCHEDULER_ADMITTED_TOTAL, "class" => class.as_str(), "owner" => owner_kind(authenticated), "how" => how)
+    counter!(SCHEDULER_ADMITTED_TOTAL, "class" => class, "owner" => owner_kind(authenticated), "how" => how)
         .increment(1);
-    histogram!(SCHEDULER_WAIT_SECONDS, "class" => class.as_str()).record(waited.as_secs_f64());
+    histogram!(SCHEDULER_WAIT_SECONDS, "class" => class).record(waited.as_secs_f64());
 }
 
 /// Work of `class` was refused: its queue was full.
-pub(crate) fn scheduler_refused(class: WorkClass, authenticated: bool) {
-    counter!(SCHEDULER_REFUSED_TOTAL, "class" => class.as_str(), "owner" => owner_kind(authenticated))
-        .increment(1);
+pub(crate) fn scheduler_refused(class: &'static str, authenticated: bool) {
+    counter!(SCHEDULER_REFUSED_TOTAL, "class" => class, "owner" => owner_kind(authenticated)).increment(1);
 }
 
 /// Work of `class` held its slot for `ran`.
-pub(crate) fn scheduler_ran(class: WorkClass, ran: Duration) {
-    histogram!(SCHEDULER_RUN_SECONDS, "class" => class.as_str()).record(ran.as_secs_f64());
+pub(crate) fn scheduler_ran(class: &'static str, ran: Duration) {
+    histogram!(SCHEDULER_RUN_SECONDS, "class" => class).record(ran.as_secs_f64());
 }

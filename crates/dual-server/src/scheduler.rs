@@ -145,7 +145,7 @@ impl Scheduler {
             let mut state = self.background.lock();
             if state.reserved >= self.background_places {
                 drop(state);
-                crate::metrics::scheduler_refused(WorkClass::Background, owner.is_some());
+                crate::metrics::scheduler_refused(WorkClass::Background.as_str(), owner.is_some());
                 return Err(ServerError::Overloaded(ExecutorError::overloaded(
                     format!(
                         "the server is busy: {} results are waiting to be written (the background queue, \
@@ -174,12 +174,12 @@ impl Scheduler {
             if state.running < self.class(class).slots && state.waiting.is_empty() {
                 state.running += 1;
                 drop(state);
-                crate::metrics::scheduler_admitted(class, owner.is_some(), Duration::ZERO, false);
+                crate::metrics::scheduler_admitted(class.as_str(), owner.is_some(), Duration::ZERO, false);
                 return self.granted(class);
             }
             let (sender, receiver) = oneshot::channel();
             let id = state.waiting.push(owner.clone(), sender);
-            crate::metrics::scheduler_queue(class, state.waiting.len());
+            crate::metrics::scheduler_queue(class.as_str(), state.waiting.len());
             (id, receiver)
         };
         let (id, receiver) = receiver;
@@ -192,7 +192,7 @@ impl Scheduler {
         // future's own: the receiver always gets a slot.
         let slot = receiver.await;
         waiter.id = None;
-        crate::metrics::scheduler_admitted(class, owner.is_some(), queued_at.elapsed(), true);
+        crate::metrics::scheduler_admitted(class.as_str(), owner.is_some(), queued_at.elapsed(), true);
         match slot {
             Ok(slot) => slot,
             // Unreachable by the invariant above; a slot of its own keeps the books right anyway.
@@ -201,7 +201,7 @@ impl Scheduler {
     }
 
     fn granted(self: &Arc<Self>, class: WorkClass) -> Slot {
-        crate::metrics::scheduler_running(class, self.class(class).lock().running);
+        crate::metrics::scheduler_running(class.as_str(), self.class(class).lock().running);
         Slot {
             scheduler: Arc::clone(self),
             class,
@@ -222,8 +222,8 @@ impl Scheduler {
             if next.is_none() {
                 state.running = state.running.saturating_sub(1);
             }
-            crate::metrics::scheduler_queue(class, state.waiting.len());
-            crate::metrics::scheduler_running(class, state.running);
+            crate::metrics::scheduler_queue(class.as_str(), state.waiting.len());
+            crate::metrics::scheduler_running(class.as_str(), state.running);
             next
         };
         if class == WorkClass::Foreground && self.foreground.lock().running == 0 {
@@ -316,7 +316,7 @@ impl Drop for Waiter<'_> {
             let class = self.scheduler.class(self.class);
             let mut state = class.lock();
             if state.waiting.remove(id) {
-                crate::metrics::scheduler_queue(self.class, state.waiting.len());
+                crate::metrics::scheduler_queue(self.class.as_str(), state.waiting.len());
             } else {
                 // Granted meanwhile: the slot sits in the channel and is dropped with it, which
                 // releases it.
@@ -336,7 +336,7 @@ pub(crate) struct Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        crate::metrics::scheduler_ran(self.class, self.since.elapsed());
+        crate::metrics::scheduler_ran(self.class.as_str(), self.since.elapsed());
         self.scheduler.release(self.class);
     }
 }

@@ -183,3 +183,66 @@ fn executors_report_their_waits() {
     drop(second);
     assert_eq!(captured.gauge(QUERIES_WAITING, &[]), Some(0.0));
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_scheduler_reports_its_work_by_class_and_its_refusals() {
+    use dual_server::metrics::{
+        SCHEDULER_ADMITTED_TOTAL, SCHEDULER_PLACES, SCHEDULER_REFUSED_TOTAL, SCHEDULER_RUNNING,
+    };
+    let captured = Captured::new();
+    let _local = captured.local();
+    dual_server::metrics::describe();
+    let background = [("class", "background")];
+    assert_eq!(
+        captured.gauge(SCHEDULER_RUNNING, &background),
+        Some(0.0),
+        "shown at zero"
+    );
+    let executor = Arc::new(Numbers::new().steps([5, 5]));
+    let server = build(
+        builder(Arc::clone(&executor))
+            .pending_after(Duration::from_millis(100))
+            .progress_interval(Duration::from_millis(50), Duration::from_millis(400))
+            .scheduler_limits(dual_server::SchedulerLimits::default().background_queue(1))
+            .without_sweeper(),
+    );
+    let pending = server
+        .create_response(CreateResponse::new("numbers", json!({})))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(pending.status, ResourceStatus::Pending);
+    settle().await;
+    assert_eq!(captured.gauge(SCHEDULER_PLACES, &[]), Some(1.0));
+    assert_eq!(
+        captured.gauge(SCHEDULER_RUNNING, &background),
+        Some(1.0),
+        "written in the background"
+    );
+    let admitted = [
+        ("class", "foreground"),
+        ("owner", "anonymous"),
+        ("how", "at_once"),
+    ];
+    assert_eq!(captured.counter(SCHEDULER_ADMITTED_TOTAL, &admitted), 1);
+
+    let refused = server
+        .create_response(CreateResponse::new("numbers", json!({})))
+        .await;
+    assert!(refused.is_err(), "the one background place is held");
+    let refusals = [("class", "background"), ("owner", "anonymous")];
+    assert_eq!(captured.counter(SCHEDULER_REFUSED_TOTAL, &refusals), 1);
+
+    executor.open();
+    for _ in 0..100 {
+        if captured.gauge(SCHEDULER_PLACES, &[]) == Some(0.0) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        captured.gauge(SCHEDULER_PLACES, &[]),
+        Some(0.0),
+        "the place was given back"
+    );
+    assert_eq!(captured.gauge(SCHEDULER_RUNNING, &background), Some(0.0));
+}
