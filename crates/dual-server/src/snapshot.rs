@@ -140,11 +140,7 @@ async fn write_rows(
             // first, for at most `GIVE_WAY` a batch, the query paused and its time limit stopped
             // meanwhile; and the worker thread is never held for long.
             if slots.foreground_busy() {
-                budget.stop();
-                let paused = pace.pause();
-                slots.foreground_idle(GIVE_WAY).await;
-                drop(paused);
-                budget.run();
+                paused(budget, &pace, slots.foreground_idle(GIVE_WAY)).await;
             }
             tokio::task::yield_now().await;
         }
@@ -160,11 +156,7 @@ async fn write_rows(
                 // background turn comes (its executor keeps the database snapshot meanwhile), and the
                 // time limit stops while it waits.
                 drop(slot);
-                budget.stop();
-                let paused = pace.pause();
-                slot = slots.slot(WorkClass::Background).await;
-                drop(paused);
-                budget.run();
+                slot = paused(budget, &pace, slots.slot(WorkClass::Background)).await;
                 class = WorkClass::Background;
                 out.answered = true;
                 continue;
@@ -301,6 +293,16 @@ impl Out {
         }
         Ok(true)
     }
+}
+
+/// Waits for `turn` with the query paused (its [`Pace`](crate::Pace)) and its time limit stopped.
+async fn paused<T>(budget: &TimeBudget, pace: &crate::Pace, turn: impl Future<Output = T>) -> T {
+    budget.stop();
+    let pause = pace.pause();
+    let outcome = turn.await;
+    drop(pause);
+    budget.run();
+    outcome
 }
 
 /// Logs that `quota` (of `limit`) was reached after the answer, `rows` rows in: the result is served
