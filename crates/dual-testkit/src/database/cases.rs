@@ -231,3 +231,72 @@ pub async fn unread_snapshot_streams_leave_the_pool_to_pages_and_counts(db: Arc<
         );
     }
 }
+
+/// An agent's burst through a server over a pool of one connection and a short wait: ten tool calls
+/// at once, whole-table results and two-row questions mixed, are all answered (none refused for
+/// capacity), and every announced result is then written in full, exactly as counted.
+pub async fn a_burst_of_tool_calls_is_never_refused(db: Arc<dyn Database>) {
+    const ROWS: u32 = 20_000;
+    let t = numbers(db.as_ref(), "burst", ROWS).await;
+    let limits = Limits {
+        pool_size: 1,
+        wait: Duration::from_millis(200),
+        ..Limits::default()
+    };
+    let server = Arc::new(
+        dual_server::DualResponseServer::builder()
+            .base_url("http://localhost/resources")
+            .shared_executor("sql", db.executor(limits).await)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..10 {
+        let server = Arc::clone(&server);
+        let query = if i % 3 == 2 {
+            format!("SELECT x, label FROM {t} WHERE x <= 2")
+        } else {
+            format!("SELECT x, label FROM {t}")
+        };
+        calls.spawn(async move {
+            let request = dual_server::CreateResponse::new("sql", sql(&query, Value::Null));
+            server.create_response(request).await
+        });
+    }
+    let mut ids = Vec::new();
+    while let Some(joined) = calls.join_next().await {
+        let answered = joined.unwrap_or_else(|e| panic!("{e}"));
+        let response = answered.unwrap_or_else(|e| panic!("a tool call of the burst was refused: {e}"));
+        assert!(
+            [2, u64::from(ROWS)].contains(&response.total_count),
+            "{}",
+            response.total_count
+        );
+        ids.push((response.id, response.total_count));
+    }
+    let anyone = dual_server::Caller::anonymous();
+    for (id, total) in ids {
+        let started = Instant::now();
+        loop {
+            let record = server
+                .get_resource(id, &anyone)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_ne!(
+                record.status,
+                dual_core::status::ResourceStatus::Failed,
+                "{:?}",
+                record.failure
+            );
+            if record.status == dual_core::status::ResourceStatus::Ready && record.spooled_rows.is_none() {
+                assert_eq!(record.total_count, total);
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{id} not written within 60 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}

@@ -17,6 +17,8 @@
 //! * an exhausted pool answers the retryable `overloaded` within its wait;
 //! * unread snapshot streams (the server's writers waiting for their background turn) never take
 //!   the pool's connections, and have no stall limit;
+//! * a burst of ten tool calls through a server over a pool of one is never refused, and every
+//!   announced result is written in full;
 //! * its tables and views are described with their columns, and a misspelt name gets the closest
 //!   one as a suggestion, never applied;
 //! * a developer's query and the model's SQL page live: count, sorted windows, their parameters.
@@ -39,10 +41,11 @@ use serde_json::{Value, json};
 use crate::case::run_isolated;
 
 pub use cases::{
-    a_dropped_stream_frees_its_connection, a_query_error_carries_the_databases_message,
-    an_exhausted_pool_is_overloaded, params_are_bound_never_interpolated, refused_statements,
-    the_count_is_the_rows_streamed, the_time_limit_stops_a_slow_query,
-    unread_snapshot_streams_leave_the_pool_to_pages_and_counts, writes_are_refused_before_they_run,
+    a_burst_of_tool_calls_is_never_refused, a_dropped_stream_frees_its_connection,
+    a_query_error_carries_the_databases_message, an_exhausted_pool_is_overloaded,
+    params_are_bound_never_interpolated, refused_statements, the_count_is_the_rows_streamed,
+    the_time_limit_stops_a_slow_query, unread_snapshot_streams_leave_the_pool_to_pages_and_counts,
+    writes_are_refused_before_they_run,
 };
 pub use cut::fails_when_cut;
 pub use live::live_pages_count_sort_and_seek;
@@ -125,6 +128,7 @@ pub async fn run(database: Arc<dyn Database>) {
         a_dropped_stream_frees_its_connection,
         an_exhausted_pool_is_overloaded,
         unread_snapshot_streams_leave_the_pool_to_pages_and_counts,
+        a_burst_of_tool_calls_is_never_refused,
         close_names_are_suggested_never_applied,
         live_pages_count_sort_and_seek,
     ];
