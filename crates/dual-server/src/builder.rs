@@ -22,7 +22,7 @@ use crate::config::{
 use crate::links::{DEFAULT_LINK_LIFETIME, LinkKey, Links, MAX_LINK_LIFETIME};
 use crate::registry::Registry;
 use crate::{DualResponseServer, OwnerQuotas, QueryExecutor, SchedulerLimits, ServerBuildError};
-use validate::{check, refuse_local_spool, validate_base_url, validate_scheme};
+use validate::{check, refuse_local_spool, validate_base_url, validate_scheduler, validate_scheme};
 
 /// How a server is made: the one `impl DualResponseServer` outside `server.rs`, which holds every
 /// operation (the builder depends on the server, never the other way round).
@@ -557,21 +557,7 @@ impl DualResponseServerBuilder {
             "must be at most 60 s (a request holds its connection while it waits)",
         )?;
         check(!self.link_lifetime.is_zero(), "link_lifetime", "must be positive")?;
-        check(
-            self.scheduler.foreground_slots > 0,
-            "scheduler_limits.foreground_slots",
-            "must be at least 1",
-        )?;
-        check(
-            self.scheduler.background_slots > 0,
-            "scheduler_limits.background_slots",
-            "must be at least 1",
-        )?;
-        check(
-            self.scheduler.background_queue >= self.scheduler.background_slots,
-            "scheduler_limits.background_queue",
-            "must be at least background_slots (it counts the running results too)",
-        )?;
+        validate_scheduler(&self.scheduler)?;
         check(
             self.link_lifetime <= MAX_LINK_LIFETIME,
             "link_lifetime",

@@ -2,7 +2,7 @@
 
 use dual_store::ResourceStore;
 
-use crate::ServerBuildError;
+use crate::{SchedulerLimits, ServerBuildError};
 
 /// Refuses a process-local spool with a shared store: instances sharing the store would find each
 /// other's resources ready and their snapshots missing (docs/ARCHITECTURE.md).
@@ -58,6 +58,25 @@ pub(super) fn validate_scheme(scheme: &str) -> Result<(), ServerBuildError> {
     )
 }
 
+/// Slots of each class at least 1, and room in the background queue for the running results.
+pub(super) fn validate_scheduler(limits: &SchedulerLimits) -> Result<(), ServerBuildError> {
+    check(
+        limits.foreground_slots > 0,
+        "scheduler_limits.foreground_slots",
+        "must be at least 1",
+    )?;
+    check(
+        limits.background_slots > 0,
+        "scheduler_limits.background_slots",
+        "must be at least 1",
+    )?;
+    check(
+        limits.background_queue >= limits.background_slots,
+        "scheduler_limits.background_queue",
+        "must be at least background_slots (it counts the running results too)",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +111,30 @@ mod tests {
         assert!(validate_scheme("x-dual.v1").is_ok());
         for bad in ["", "1abc", "a b", "a/b", "a:"] {
             assert!(validate_scheme(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn scheduler_limits_need_a_slot_per_class_and_room_for_the_running() {
+        assert!(validate_scheduler(&SchedulerLimits::default()).is_ok());
+        for (limits, option) in [
+            (
+                SchedulerLimits::default().foreground_slots(0),
+                "scheduler_limits.foreground_slots",
+            ),
+            (
+                SchedulerLimits::default().background_slots(0),
+                "scheduler_limits.background_slots",
+            ),
+            (
+                SchedulerLimits::default().background_slots(4).background_queue(2),
+                "scheduler_limits.background_queue",
+            ),
+        ] {
+            match validate_scheduler(&limits) {
+                Err(ServerBuildError::InvalidOption { option: named, .. }) => assert_eq!(named, option),
+                other => panic!("{limits:?}: {other:?}"),
+            }
         }
     }
 }
