@@ -316,8 +316,9 @@ async fn drive(mut record: ResourceRecord, run: Driven, context: RunContext) {
             fail(&mut record, crate::inner::interrupted_failure());
         }
         Ending::Joined(Ok(Ok(Some(written)))) => ready(&inner, &mut record, written, fixed_columns),
-        Ending::Joined(Ok(Ok(None))) => {
-            // Over the snapshot cap: served live, counted and sampled as a live resource is.
+        // Over the snapshot cap, or a quota reached (the result was announced: it must not be
+        // lost): served live, counted and sampled as a live resource is.
+        Ending::Joined(Ok(Ok(None) | Err(ServerError::QuotaExceeded { .. }))) => {
             inner.delete_snapshot(id).await;
             let sample_size = inner.config.default_sample_size.max(record.sample.len() as u64);
             let limit = inner.config.query_time_limit;
