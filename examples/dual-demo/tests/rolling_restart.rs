@@ -2,8 +2,8 @@
 //! Redis store and an S3 spool; a tool call is answered by A while its snapshot is still being
 //! written, and A gets SIGTERM at once, as a deploy does. A finishes writing what it announced (into
 //! the shared spool) within `--shutdown-grace-secs`, exits 0, and B serves every row. With a grace too
-//! short, the result is stored `query_interrupted`: retryable, telling the model to run the query
-//! again, never "could not be executed".
+//! short, or after `kill -9`, the result reads `query_interrupted` on B (after the lease, for the
+//! crash): retryable, telling the model to run the query again, never "could not be executed".
 #![cfg(feature = "services")]
 
 mod support;
@@ -87,13 +87,35 @@ async fn interrupts_what_cannot_finish(shared: Shared) {
     a.signal("TERM");
     let status = a.exit_status(Duration::from_secs(30)).await;
     assert!(status.success(), "{status:?}\n{}", a.log());
+    assert_interrupted_on(&b, &id, Duration::ZERO).await;
+}
 
+async fn a_crash_reads_interrupted_after_the_lease(shared: Shared) {
+    let endpoint = S3.url();
+    let (a, b) = tokio::join!(shared.instance(&endpoint, &[]), shared.instance(&endpoint, &[]));
+    let (id, _) = announce(&a).await;
+    a.kill().await;
+    // The library's lease (15 s) must lapse before B calls the result interrupted.
+    assert_interrupted_on(&b, &id, Duration::from_secs(30)).await;
+}
+
+/// Asserts that `b` reads resource `id` as `query_interrupted` (retryable, "run the query again"),
+/// looking for at most `within`; returns early when the snapshot was written before its writer
+/// stopped (nothing was interrupted).
+async fn assert_interrupted_on(b: &support::Instance, id: &str, within: Duration) {
     let http_b = Http::new(b.addr());
-    let seen = metadata(&http_b, &id).await;
-    if seen["status"] == "ready" && seen.get("spooled_rows").is_none_or(Value::is_null) {
-        // The snapshot was written before the signal arrived: nothing was interrupted.
-        return;
-    }
+    let started = std::time::Instant::now();
+    let seen = loop {
+        let seen = metadata(&http_b, id).await;
+        if seen["status"] == "ready" && seen.get("spooled_rows").is_none_or(Value::is_null) {
+            // The snapshot was written before its writer stopped: nothing was interrupted.
+            return;
+        }
+        if seen["status"] == "failed" || started.elapsed() >= within {
+            break seen;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
     assert_eq!(seen["status"], "failed", "{seen}");
     assert_eq!(seen["error"]["code"], "query_interrupted", "{seen}");
     assert_eq!(seen["error"]["retryable"], true, "{seen}");
@@ -116,4 +138,9 @@ async fn sigterm_finishes_the_announced_snapshot_into_the_shared_spool() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_with_no_grace_leaves_a_retryable_interrupted_result() {
     with_bucket(Backend::Redis, interrupts_what_cannot_finish).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_leaves_a_retryable_interrupted_result_once_the_lease_lapses() {
+    with_bucket(Backend::Redis, a_crash_reads_interrupted_after_the_lease).await;
 }
