@@ -175,11 +175,7 @@ fn main() -> Result<(), BoxError> {
         );
     }
     runtime.block_on(running.shutdown());
-    println!();
-    println!(
-        "load average at end {}",
-        common::load_average().unwrap_or_default()
-    );
+    common::print_load_at_end();
     Ok(())
 }
 

@@ -143,11 +143,7 @@ fn main() -> Result<(), BoxError> {
     println!("| 100-row pages at offset 0 once written | {after:.0} pages/s |");
     println!("| during / after | **{:.2}** (target ≥ 0.8) |", during / after);
     runtime.block_on(running.shutdown());
-    println!();
-    println!(
-        "load average at end {}",
-        common::load_average().unwrap_or_default()
-    );
+    common::print_load_at_end();
     Ok(())
 }
 

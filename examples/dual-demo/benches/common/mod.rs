@@ -29,6 +29,13 @@ pub(crate) fn load_average() -> Option<String> {
         .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
 }
 
+/// Prints, after a blank line, the load average at the end of a run (beside the figures).
+#[allow(dead_code, reason = "snapshot_bench prints no load average")]
+pub(crate) fn print_load_at_end() {
+    println!();
+    println!("load average at end {}", load_average().unwrap_or_default());
+}
+
 /// Longest wait for a snapshot to be written.
 const SPOOL_LIMIT: Duration = Duration::from_secs(600);
 
