@@ -233,6 +233,8 @@ impl MyExecutor {
                 .map(|c| Column::new(c.name_str().into_owned(), column_type(c, options.numeric)))
                 .collect(),
         );
+        // The query runs from here: `pending_after` counts from now, not from the count's end.
+        start.running();
         // The count first, in the same transaction; one slower than `count_wait` is stopped (`KILL
         // QUERY`: the statement ends, the transaction stays) and the rows are counted as they come,
         // so a long query never runs twice in a row.
@@ -291,13 +293,19 @@ impl MyExecutor {
 
     fn row(&self, row: &mysql_async::Row) -> Result<Row, ExecutorError> {
         let numeric = self.options().numeric;
+        let mut cap = self.options().value_cap();
         let columns = row.columns_ref();
         let mut out = Row::with_capacity(columns.len());
         for (at, column) in columns.iter().enumerate() {
             let name = column.name_str();
             let cell = match row.as_ref(at) {
-                Some(raw) => value(column, raw, numeric)
-                    .map_err(|e| ExecutorError::new(format!("column `{name}` could not be read: {e}")))?,
+                Some(raw) => {
+                    if let mysql_async::Value::Bytes(bytes) = raw {
+                        cap.value(&name, bytes.len())?;
+                    }
+                    value(column, raw, numeric)
+                        .map_err(|e| ExecutorError::new(format!("column `{name}` could not be read: {e}")))?
+                }
                 None => Value::Null,
             };
             out.insert(name.into_owned(), cell);

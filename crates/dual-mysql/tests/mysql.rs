@@ -79,7 +79,8 @@ impl Database for Scratch {
         let options = MyOptions::default()
             .pool_size(limits.pool_size)
             .wait(limits.wait)
-            .time_limit(limits.time_limit);
+            .time_limit(limits.time_limit)
+            .max_value_bytes(limits.max_value_bytes);
         Arc::new(self.db(options).await.sql_executor())
     }
 

@@ -253,6 +253,8 @@ impl PgExecutor {
                 .map(|(name, ty)| Column::new(name.clone(), column_type(ty, numeric)))
                 .collect(),
         );
+        // The query runs from here: `pending_after` counts from now, not from the count's end.
+        start.running();
         // The count runs beside the stream, on a connection of its own that reads this
         // transaction's snapshot (exported), so a long query never runs twice in a row.
         let snapshot: String = txn
@@ -357,12 +359,15 @@ impl PgExecutor {
         scratch: &mut String,
     ) -> Result<(RowBatch, usize), ExecutorError> {
         let numeric = self.options().numeric;
+        let mut cap = self.options().value_cap();
         let mut out = JsonRowWriter::new(Arc::clone(columns), rows.len());
         for row in rows {
             for (at, (name, ty)) in names.iter().zip(types).enumerate() {
                 let raw: Raw<'_> = row.try_get(at).map_err(|e| self.error(&e))?;
+                cap.value(name, raw.0.map_or(0, <[u8]>::len))?;
                 write(&mut out, ty, raw.0, numeric, scratch).map_err(|e| unreadable(name, ty, &e))?;
             }
+            cap.end_row();
             out.end_row()?;
         }
         let bytes = out.bytes();
@@ -477,11 +482,14 @@ impl PgExecutor {
             .map_err(|e| self.error(&e))?;
         JsonColumns::new(&names)?;
         let numeric = self.options().numeric;
+        let mut cap = self.options().value_cap();
         rows.iter()
             .map(|row| {
                 let mut out = Row::with_capacity(names.len());
+                cap.end_row();
                 for (at, (name, ty)) in names.iter().zip(&types).enumerate() {
                     let raw: Raw<'_> = row.try_get(at).map_err(|e| self.error(&e))?;
+                    cap.value(name, raw.0.map_or(0, <[u8]>::len))?;
                     let cell = value(ty, raw.0, numeric).map_err(|e| unreadable(name, ty, &e))?;
                     out.insert(name.clone(), cell);
                 }

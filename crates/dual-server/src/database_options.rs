@@ -20,6 +20,9 @@ pub const DEFAULT_FETCH_ROWS: u32 = 10_000;
 /// Default bytes of JSON after which a batch is sent (fewer rows than `fetch_rows` when rows are
 /// wide): with [`DEFAULT_FETCH_ROWS`], the memory a stream holds per batch.
 pub const DEFAULT_BATCH_BYTES: usize = 1 << 20;
+/// Default largest value, and largest row, of a result the executor keeps (16 MiB): well under the
+/// spool's memory budget, and what MariaDB's default `max_allowed_packet` lets through.
+pub const DEFAULT_MAX_VALUE_BYTES: usize = 16 << 20;
 
 /// How exact decimal values (PostgreSQL `numeric`, MySQL `DECIMAL`) come out: exact decimal
 /// strings, or JSON numbers.
@@ -75,6 +78,12 @@ pub struct DatabaseOptions {
     pub numeric: NumericMode,
     /// How long the database's description is kept ([`DEFAULT_SCHEMA_TTL`](crate::DEFAULT_SCHEMA_TTL)).
     pub schema_ttl: Duration,
+    /// Largest value, and largest row, of a result ([`DEFAULT_MAX_VALUE_BYTES`]), in bytes as the
+    /// database sends them: a query with a larger one fails with an error naming this cap and the
+    /// column ([`ValueCap`](crate::ValueCap)). The database sends a row whole, so one row up to the
+    /// database's own limit (PostgreSQL: 1 GB a value; MySQL: `max_allowed_packet`) is received
+    /// before it is refused; the cap bounds everything kept and written after it.
+    pub max_value_bytes: usize,
 }
 
 impl Default for DatabaseOptions {
@@ -90,6 +99,7 @@ impl Default for DatabaseOptions {
             batch_bytes: DEFAULT_BATCH_BYTES,
             numeric: NumericMode::String,
             schema_ttl: crate::DEFAULT_SCHEMA_TTL,
+            max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
         }
     }
 }
@@ -156,6 +166,19 @@ impl DatabaseOptions {
     pub fn schema_ttl(mut self, ttl: Duration) -> Self {
         self.schema_ttl = ttl;
         self
+    }
+
+    /// Sets [`DatabaseOptions::max_value_bytes`].
+    #[must_use]
+    pub fn max_value_bytes(mut self, bytes: usize) -> Self {
+        self.max_value_bytes = bytes;
+        self
+    }
+
+    /// A [`ValueCap`](crate::ValueCap) of [`DatabaseOptions::max_value_bytes`], for one stream.
+    #[must_use]
+    pub fn value_cap(&self) -> crate::ValueCap {
+        crate::ValueCap::new(self.max_value_bytes)
     }
 
     /// Sets [`DatabaseOptions::numeric`].

@@ -100,6 +100,7 @@ mod stored_rows;
 mod sweeper;
 mod tasks;
 mod typed;
+mod value_cap;
 mod window;
 
 pub use batch::{JsonRows, RowBatch, RowStream};
@@ -149,6 +150,7 @@ pub use sorted::SORT_RETRY_AFTER;
 pub use sql_kind::{BuildQuery, SQL_PARAM_REQUIRED, SqlKind, model_sql};
 pub use start::{QueryStart, Started};
 pub use typed::{Typed, TypedExecutor};
+pub use value_cap::ValueCap;
 pub use window::RowWindow;
 
 pub use dual_core;

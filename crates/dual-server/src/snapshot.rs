@@ -95,6 +95,8 @@ enum Next {
     Batch(Option<Result<RowBatch, ExecutorError>>),
     /// The caller was answered: the rest is background work.
     Answered,
+    /// The executor's query runs; its count comes later ([`QueryStart::running`]).
+    Running,
 }
 
 async fn write_rows(
@@ -128,7 +130,8 @@ async fn write_rows(
         total: None,
         answered: false,
     };
-    let (start, started) = QueryStart::channel();
+    let (mut start, started) = QueryStart::channel();
+    let mut running = Some(start.watch_running());
     let pace = start.pace();
     let mut started = Some(started);
     let mut stream = executor.stream(params, start);
@@ -148,6 +151,7 @@ async fn write_rows(
             biased;
             () = crate::signal::fired(&mut answered) => Next::Answered,
             signal = start_signal(&mut started) => Next::Started(signal),
+            () = crate::signal::fired(&mut running) => Next::Running,
             batch = stream.next() => Next::Batch(batch),
         };
         let batch = match next {
@@ -161,8 +165,14 @@ async fn write_rows(
                 out.answered = true;
                 continue;
             }
+            Next::Running => {
+                // The `pending_after` clock starts; the count, if any, comes with `Started`.
+                progress.send_modify(|p| p.started = true);
+                continue;
+            }
             Next::Started(signal) => {
                 started = None;
+                running = None;
                 out.total = signal.total;
                 progress.send_modify(|p| {
                     p.started = true;

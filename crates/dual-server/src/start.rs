@@ -21,12 +21,17 @@ use crate::Pace;
 /// Dropping it without a signal counts as [`QueryStart::started`], so an executor that loses it
 /// cannot make a caller wait longer than before.
 ///
+/// An executor whose count takes a while beside its running query (PostgreSQL counts in an exported
+/// snapshot while the stream reads) calls [`QueryStart::running`] as soon as it holds its connection:
+/// the `pending_after` clock then starts at once, not when the count comes.
+///
 /// An executor that learns the result's columns and types from the database before the first row
 /// (a prepared statement's) declares them with [`QueryStart::declare_columns`] before it signals;
 /// the server then keeps them instead of inferring types from the sample.
 #[derive(Debug)]
 pub struct QueryStart {
     sender: Option<oneshot::Sender<Started>>,
+    running: Option<oneshot::Sender<()>>,
     columns: Option<Vec<Column>>,
     pace: Pace,
 }
@@ -52,11 +57,20 @@ impl QueryStart {
         (
             Self {
                 sender: Some(sender),
+                running: None,
                 columns: None,
                 pace: Pace::default(),
             },
             receiver,
         )
+    }
+
+    /// The receiver of [`QueryStart::running`] (the server's; an executor's test sees only
+    /// [`Started`]).
+    pub(crate) fn watch_running(&mut self) -> oneshot::Receiver<()> {
+        let (sender, receiver) = oneshot::channel();
+        self.running = Some(sender);
+        receiver
     }
 
     /// A signal nobody waits for (to call [`QueryExecutor::stream`](crate::QueryExecutor::stream)
@@ -65,6 +79,7 @@ impl QueryStart {
     pub fn detached() -> Self {
         Self {
             sender: None,
+            running: None,
             columns: None,
             pace: Pace::default(),
         }
@@ -81,6 +96,15 @@ impl QueryStart {
     /// the metadata and the typed exports); sent with the start signal.
     pub fn declare_columns(&mut self, columns: Vec<Column>) {
         self.columns = Some(columns);
+    }
+
+    /// The query runs (it holds its connection), and its count, if any, comes later with
+    /// [`QueryStart::started_with_count`] or [`QueryStart::started`]: the server's `pending_after`
+    /// clock starts now. Calling it again, or after nothing listens, does nothing.
+    pub fn running(&mut self) {
+        if let Some(running) = self.running.take() {
+            let _ = running.send(());
+        }
     }
 
     /// The query has started: it holds its connection and runs.
@@ -127,6 +151,18 @@ mod tests {
         let started = started.await.ok();
         assert_eq!(started.as_ref().and_then(|s| s.total), Some(1_234_567));
         assert_eq!(started.and_then(|s| s.columns), Some(columns));
+    }
+
+    #[tokio::test]
+    async fn running_is_told_before_the_count() {
+        let (mut start, started) = QueryStart::channel();
+        let mut running = start.watch_running();
+        assert!(running.try_recv().is_err(), "nothing told yet");
+        start.running();
+        assert_eq!(running.try_recv().ok(), Some(()));
+        start.running();
+        start.started_with_count(3);
+        assert_eq!(started.await.ok().and_then(|s| s.total), Some(3));
     }
 
     #[tokio::test]

@@ -1,6 +1,7 @@
 //! SQLite values and declared types as dual-core rows and columns.
 
 use dual_core::{Column, ColumnType, Row};
+use dual_server::{ExecutorError, ValueCap};
 use rusqlite::types::ValueRef;
 use serde_json::{Number, Value};
 
@@ -44,13 +45,30 @@ pub(crate) fn json_value(value: ValueRef<'_>) -> Value {
     }
 }
 
-/// Reads a result row into a [`Row`] keyed by `names`.
-pub(crate) fn row(row: &rusqlite::Row<'_>, names: &[String]) -> rusqlite::Result<Row> {
+/// Reads a result row into a [`Row`] keyed by `names`, its values counted against `cap` (SQLite
+/// refuses a single value over it; a row of several large values is refused here, naming the column
+/// that passed it, as a [`rusqlite::Error::FromSqlConversionFailure`] holding the [`ExecutorError`]).
+pub(crate) fn row(row: &rusqlite::Row<'_>, names: &[String], cap: &mut ValueCap) -> rusqlite::Result<Row> {
     let mut out = Row::with_capacity(names.len());
+    cap.end_row();
     for (i, name) in names.iter().enumerate() {
-        out.insert(name.clone(), json_value(row.get_ref(i)?));
+        let value = row.get_ref(i)?;
+        if let ValueRef::Text(bytes) | ValueRef::Blob(bytes) = value {
+            cap.value(name, bytes.len()).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(i, value.data_type(), Box::new(e))
+            })?;
+        }
+        out.insert(name.clone(), json_value(value));
     }
     Ok(out)
+}
+
+/// The [`ExecutorError`] [`row`] refused a row with, if `error` is one.
+pub(crate) fn refused_row(error: &rusqlite::Error) -> Option<&ExecutorError> {
+    match error {
+        rusqlite::Error::FromSqlConversionFailure(_, _, inner) => inner.downcast_ref::<ExecutorError>(),
+        _ => None,
+    }
 }
 
 /// About the bytes `row` holds (its keys and values, without serialising): what an export batch

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use dual_core::{Column, Row, Sort, budget::RowBudget, range::RowRange};
 use dual_server::{
     ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, RowWindow, SchemaCache, SqlKind,
-    model_sql, row_channel,
+    ValueCap, model_sql, row_channel,
 };
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -155,6 +155,9 @@ impl Counting {
             pace: start.pace(),
             connected: Box::new(move || {
                 runtime.spawn(async move {
+                    let mut start = start;
+                    // The query runs: `pending_after` counts from here, not from the count's end.
+                    start.running();
                     match tokio::time::timeout(wait, counted).await {
                         Ok(Ok(total)) => start.started_with_count(total),
                         _ => start.started(),
@@ -326,8 +329,9 @@ impl LiveQuery for SqliteExecutor {
             let mut rows = stmt.raw_query();
             let mut budget = (max_bytes < usize::MAX).then(|| RowBudget::new(limit, max_bytes));
             let mut out = Vec::new();
+            let mut cap = ValueCap::new(lease.max_value_bytes());
             while let Some(row) = rows.next()? {
-                let row = convert::row(row, &names)?;
+                let row = convert::row(row, &names, &mut cap)?;
                 let kept = budget
                     .as_mut()
                     .is_none_or(|budget| budget.admit(dual_core::budget::row_json_len(&row)));

@@ -17,7 +17,7 @@ pub const DEFAULT_COUNT_WAIT: Duration = Duration::from_secs(2);
 /// Default largest value or row SQLite builds for a result: 16 MiB. A query that needs a larger one
 /// (`randomblob(1000000000)`, a huge `printf`, a stored value over it) fails with an error naming the
 /// cap, instead of taking the server's memory.
-pub const DEFAULT_MAX_VALUE_BYTES: usize = 16 << 20;
+pub const DEFAULT_MAX_VALUE_BYTES: usize = dual_server::database_options::DEFAULT_MAX_VALUE_BYTES;
 /// Most rows per batch of an export stream…
 pub const STREAM_BATCH: usize = 1_000;
 /// …and about the most bytes (a batch is sent once its rows reach this; a single wider row is a

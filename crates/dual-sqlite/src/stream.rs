@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use dual_core::{Row, Sort, SortOrder, range::RowRange};
-use dual_server::{ExecutorError, RowSender, SendStop};
+use dual_server::{ExecutorError, RowSender, SendStop, ValueCap};
 
 use crate::convert::{self, quote_identifier};
 use crate::guard::sqlite_message;
@@ -72,8 +72,9 @@ pub(crate) fn stream_rows(
     let mut batch_rows = FIRST_BATCH;
     let mut batch = Vec::with_capacity(batch_rows);
     let mut batch_bytes = 0usize;
+    let mut cap = ValueCap::new(lease.max_value_bytes());
     while let Some(row) = rows.next()? {
-        let row = convert::row(row, &names)?;
+        let row = convert::row(row, &names, &mut cap)?;
         batch_bytes += convert::approx_len(&row);
         batch.push(row);
         if batch.len() >= batch_rows || batch_bytes >= STREAM_BATCH_BYTES {
@@ -182,6 +183,9 @@ pub(crate) fn executor_error(error: &rusqlite::Error, lease: &Lease, limit: Dura
         && code.code == rusqlite::ErrorCode::TooBig
     {
         return too_big(lease.max_value_bytes());
+    }
+    if let Some(refused) = convert::refused_row(error) {
+        return ExecutorError::new(refused.message());
     }
     let message = sqlite_message(error);
     if message == "interrupted" && lease.cancelled() {

@@ -36,7 +36,8 @@ impl Database for Sqlite {
             .pool_size(limits.pool_size + 1)
             .export_slots(limits.pool_size)
             .wait(limits.wait)
-            .time_limit(limits.time_limit);
+            .time_limit(limits.time_limit)
+            .max_value_bytes(limits.max_value_bytes);
         Arc::new(self.db(options).sql_executor())
     }
 

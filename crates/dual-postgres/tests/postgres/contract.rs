@@ -25,7 +25,8 @@ impl dual_testkit::database::Database for Conformance {
         let options = PgOptions::default()
             .pool_size(limits.pool_size)
             .wait(limits.wait)
-            .time_limit(limits.time_limit);
+            .time_limit(limits.time_limit)
+            .max_value_bytes(limits.max_value_bytes);
         Arc::new(self.db.pg(options).await.sql_executor())
     }
 

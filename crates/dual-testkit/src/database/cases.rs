@@ -300,3 +300,51 @@ pub async fn a_burst_of_tool_calls_is_never_refused(db: Arc<dyn Database>) {
         }
     }
 }
+
+/// A value over `max_value_bytes`, or a row whose values together pass it, fails the query — its
+/// snapshot stream and a live page — with an error naming the cap; a row's error names the column
+/// that passed it. (A single value may be refused by the database itself, SQLite's
+/// `SQLITE_LIMIT_LENGTH`, which does not say which column.) Under the cap, the same rows are read.
+pub async fn a_value_or_row_over_the_cap_fails_naming_it(db: Arc<dyn Database>) {
+    const CAP: usize = 4_096;
+    let t = db.table("wide");
+    let (big, half_a, half_b) = ("x".repeat(5_000), "y".repeat(3_000), "z".repeat(3_000));
+    db.execute(&format!(
+        "CREATE TABLE {t} (k INTEGER, a TEXT, b TEXT); \
+         INSERT INTO {t} (k, a, b) VALUES (1, '{big}', 'short'), (2, '{half_a}', '{half_b}'), (3, 'a', 'b');"
+    ))
+    .await;
+    let limits = Limits {
+        max_value_bytes: CAP,
+        ..Limits::default()
+    };
+    let executor = db.executor(limits).await;
+    let live = |query: String| {
+        let executor = Arc::clone(&executor);
+        async move {
+            let live = executor.live().unwrap_or_else(|| panic!("every SQL executor pages live"));
+            live.fetch(&sql(&query, Value::Null), dual_server::RowWindow::new(0, 10))
+                .await
+        }
+    };
+    for (query, column) in [
+        (format!("SELECT a FROM {t} WHERE k = 1"), None),
+        (format!("SELECT a, b FROM {t} WHERE k = 2"), Some("`b`")),
+    ] {
+        let (rows, _) = run_sql(&executor, &query).await;
+        let page = live(query.clone()).await;
+        for (surface, error) in [("stream", rows.err()), ("live page", page.err())] {
+            let error = error.unwrap_or_else(|| panic!("{surface} read past the cap: {query}"));
+            let message = error.message();
+            assert!(
+                message.contains("max_value_bytes") && message.contains(&CAP.to_string()),
+                "{surface}: names the cap: {message}"
+            );
+            if let Some(column) = column {
+                assert!(message.contains(column), "{surface}: names {column}: {message}");
+            }
+        }
+    }
+    let (rows, _) = run_sql(&executor, &format!("SELECT k, a, b FROM {t} WHERE k = 3")).await;
+    assert_eq!(rows.map(|rows| rows.len()).ok(), Some(1), "a row under the cap is read");
+}

@@ -13,6 +13,11 @@
 //! * the database's types round-trip through a snapshot, a page and the JSON, NDJSON and CSV exports
 //!   as the crate documents them;
 //! * the time limit stops a slow query with an error that says so;
+//! * through a server, a slow query answers `pending` at `pending_after` (not after its count), its
+//!   result then fails at the time limit naming it, and a tool call that waits for the end gets that
+//!   error instead of hanging;
+//! * a value or a row over `max_value_bytes` fails the query (snapshot stream and live page) with an
+//!   error naming the cap, and the column when the database lets it be known;
 //! * a dropped stream frees its connection for the next query at once (the query is cancelled);
 //! * an exhausted pool answers the retryable `overloaded` within its wait;
 //! * unread snapshot streams (the server's writers waiting for their background turn) never take
@@ -27,6 +32,7 @@ mod cases;
 mod cut;
 mod live;
 mod names;
+mod pending;
 mod round_trip;
 
 use std::sync::Arc;
@@ -42,7 +48,8 @@ use crate::case::run_isolated;
 
 pub use cases::{
     a_burst_of_tool_calls_is_never_refused, a_dropped_stream_frees_its_connection,
-    a_query_error_carries_the_databases_message, an_exhausted_pool_is_overloaded,
+    a_query_error_carries_the_databases_message, a_value_or_row_over_the_cap_fails_naming_it,
+    an_exhausted_pool_is_overloaded,
     params_are_bound_never_interpolated, refused_statements, the_count_is_the_rows_streamed,
     the_time_limit_stops_a_slow_query, unread_snapshot_streams_leave_the_pool_to_pages_and_counts,
     writes_are_refused_before_they_run,
@@ -50,6 +57,10 @@ pub use cases::{
 pub use cut::fails_when_cut;
 pub use live::live_pages_count_sort_and_seek;
 pub use names::close_names_are_suggested_never_applied;
+pub use pending::{
+    a_slow_query_answers_pending_then_fails_at_its_time_limit,
+    a_tool_call_waiting_for_the_end_gets_the_time_limit_error,
+};
 pub use round_trip::{export, types_round_trip_through_snapshot_page_and_exports};
 
 /// The bounds of an executor a case asks for.
@@ -61,6 +72,8 @@ pub struct Limits {
     pub wait: Duration,
     /// Time limit of a statement.
     pub time_limit: Duration,
+    /// Largest value, and row, of a result (the crate's `max_value_bytes`).
+    pub max_value_bytes: usize,
 }
 
 impl Default for Limits {
@@ -69,6 +82,7 @@ impl Default for Limits {
             pool_size: 4,
             wait: Duration::from_secs(2),
             time_limit: Duration::from_secs(30),
+            max_value_bytes: dual_server::database_options::DEFAULT_MAX_VALUE_BYTES,
         }
     }
 }
@@ -125,6 +139,9 @@ pub async fn run(database: Arc<dyn Database>) {
         the_count_is_the_rows_streamed,
         types_round_trip_through_snapshot_page_and_exports,
         the_time_limit_stops_a_slow_query,
+        a_slow_query_answers_pending_then_fails_at_its_time_limit,
+        a_tool_call_waiting_for_the_end_gets_the_time_limit_error,
+        a_value_or_row_over_the_cap_fails_naming_it,
         a_dropped_stream_frees_its_connection,
         an_exhausted_pool_is_overloaded,
         unread_snapshot_streams_leave_the_pool_to_pages_and_counts,
