@@ -2,8 +2,8 @@
 //! [`DatabaseOptions`](dual_server::DatabaseOptions).
 
 pub use dual_server::database_options::{
-    DEFAULT_BATCH_BYTES, DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_MAX_VALUE_BYTES, DEFAULT_POOL_SIZE, DEFAULT_STALL,
-    DEFAULT_TIME_LIMIT, DEFAULT_WAIT, NumericMode,
+    DEFAULT_BATCH_BYTES, DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_MAX_VALUE_BYTES, DEFAULT_POOL_SIZE,
+    DEFAULT_STALL, DEFAULT_TIME_LIMIT, DEFAULT_WAIT, NumericMode,
 };
 
 /// How a [`MyDb`](crate::MyDb) runs queries ([`dual_server::DatabaseOptions`]: the time limit is

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 pub use dual_server::database_options::{
-    DEFAULT_BATCH_BYTES, DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_MAX_VALUE_BYTES, DEFAULT_POOL_SIZE, DEFAULT_STALL,
-    DEFAULT_TIME_LIMIT, DEFAULT_WAIT, NumericMode,
+    DEFAULT_BATCH_BYTES, DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_MAX_VALUE_BYTES, DEFAULT_POOL_SIZE,
+    DEFAULT_STALL, DEFAULT_TIME_LIMIT, DEFAULT_WAIT, NumericMode,
 };
 
 /// How a [`PgDb`](crate::PgDb) runs queries ([`dual_server::DatabaseOptions`]: the time limit is

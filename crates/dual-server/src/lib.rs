@@ -82,6 +82,7 @@ mod pace;
 mod progress;
 mod quota;
 mod registry;
+mod renewal;
 mod row_channel;
 mod row_writer;
 mod run;

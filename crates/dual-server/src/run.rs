@@ -25,6 +25,7 @@ use tokio::task::JoinHandle;
 use crate::inner::Inner;
 use crate::owners::SnapshotCharge;
 use crate::progress::{Progress, failure_of};
+use crate::renewal::{Renewal, Stopped, marked_failed, renew, renewing};
 use crate::sample::cut_sample;
 use crate::scheduler::{Reservation, WorkClass};
 use crate::snapshot::{self, SnapshotQuery, WriterResult, Written};
@@ -283,27 +284,22 @@ async fn drive(mut record: ResourceRecord, run: Driven, context: RunContext) {
                         Err(error) => tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "could not publish the rows spooled so far"),
                     }
                 }
-                // A lease that lapsed before this renewal (this instance was too busy to renew it)
-                // may have been turned failed by a reader: then it stays failed, and the query stops.
-                let lapsed = record.lease_expires_at.is_some_and(|at| at <= inner.clock.now());
-                if lapsed && marked_failed(&inner, id).await {
-                    writer.abort();
-                    tracing::warn!(%id, "the lease lapsed and the resource was marked failed: query stopped");
-                    inner.delete_snapshot(id).await;
-                    inner.runs.remove(id);
-                    return;
-                }
-                record.lease_expires_at = Some(inner.lease_from_now());
-                match inner.store.update_query(&record).await {
-                    Ok(true) => {}
-                    Ok(false) => {
+                match renew(&inner, &mut record).await {
+                    Renewal::Renewed => {}
+                    Renewal::MarkedFailed => {
+                        writer.abort();
+                        tracing::warn!(%id, "the lease lapsed and the resource was marked failed: query stopped");
+                        inner.delete_snapshot(id).await;
+                        inner.runs.remove(id);
+                        return;
+                    }
+                    Renewal::Deleted => {
                         writer.abort();
                         tracing::info!(%id, "running resource deleted: query cancelled");
                         inner.delete_snapshot(id).await;
                         inner.runs.remove(id);
                         return;
                     }
-                    Err(error) => tracing::warn!(%id, error = %dual_core::escape::log_error(&error), "could not renew a running query's lease"),
                 }
             }
         }
@@ -324,21 +320,34 @@ async fn drive(mut record: ResourceRecord, run: Driven, context: RunContext) {
             let limit = inner.config.query_time_limit;
             let outcome = match inner.registry.get(&record.query.kind) {
                 Ok(executor) => {
-                    // Background work: the caller was answered.
-                    let _slot = match &place {
-                        Some(place) => Some(place.slot(WorkClass::Background).await),
-                        None => None,
+                    let params = record.query.params.clone();
+                    let recount = async {
+                        // Background work: the caller was answered.
+                        let _slot = match &place {
+                            Some(place) => Some(place.slot(WorkClass::Background).await),
+                            None => None,
+                        };
+                        live::count_and_sample(executor, &params, sample_size, limit).await
                     };
-                    live::count_and_sample(executor, &record.query.params, sample_size, limit).await
+                    // The recount may take until the time limit: the lease is renewed meanwhile.
+                    match renewing(&inner, &mut record, &mut interrupted, recount).await {
+                        Ok(counted) => counted.map_err(|e| failure_of(&e)),
+                        Err(Stopped::Interrupted) => Err(crate::inner::interrupted_failure()),
+                        Err(Stopped::Gone) => {
+                            tracing::info!(%id, "resource deleted or failed while recounted: recount stopped");
+                            inner.runs.remove(id);
+                            return;
+                        }
+                    }
                 }
-                Err(error) => Err(error),
+                Err(error) => Err(failure_of(&error)),
             };
             match outcome {
                 Ok((rows, sample)) => {
                     record.consistency = Consistency::Live;
                     ready(&inner, &mut record, Written { sample, rows }, fixed_columns);
                 }
-                Err(error) => fail(&mut record, failure_of(&error)),
+                Err(failure) => fail(&mut record, failure),
             }
         }
         Ending::Joined(Ok(Err(error))) => fail(&mut record, failure_of(&error)),
@@ -376,15 +385,6 @@ async fn drive(mut record: ResourceRecord, run: Driven, context: RunContext) {
         }
     }
     inner.runs.remove(id);
-}
-
-/// Whether the store holds `id` as failed already (a reader turned it failed when its lease
-/// lapsed); a store that cannot be read says no, and the outcome is stored as usual.
-async fn marked_failed(inner: &Inner, id: dual_core::ResourceId) -> bool {
-    matches!(
-        inner.store.get(id, inner.clock.now()).await,
-        Ok(dual_store::Lookup::Found(current)) if current.status == ResourceStatus::Failed
-    )
 }
 
 /// Publishes the segments stored so far in a shared spool, for readers on other instances.

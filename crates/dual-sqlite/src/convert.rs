@@ -54,9 +54,8 @@ pub(crate) fn row(row: &rusqlite::Row<'_>, names: &[String], cap: &mut ValueCap)
     for (i, name) in names.iter().enumerate() {
         let value = row.get_ref(i)?;
         if let ValueRef::Text(bytes) | ValueRef::Blob(bytes) = value {
-            cap.value(name, bytes.len()).map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(i, value.data_type(), Box::new(e))
-            })?;
+            cap.value(name, bytes.len())
+                .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, value.data_type(), Box::new(e)))?;
         }
         out.insert(name.clone(), json_value(value));
     }

@@ -8,6 +8,7 @@
 //! | [`http`] | the HTTP conformance suite every adapter of `dual_http::DualHttp` runs, without sockets |
 //! | [`client`] | the client conformance suite, run against any server that speaks the REST contract |
 //! | [`executor`] | [`Numbers`](executor::Numbers), the one example executor of tests and benches (never of an example a user copies): numbered rows, failure switches, a gated slow mode; [`read_to_end`](executor::read_to_end), a stream read to its end or its first error |
+//! | [`burst`] | an agent's burst of tool calls through a server, beside the same SQL in the database's client (`psql`, `mysql`): the burst benches of dual-postgres and dual-mysql |
 //! | [`memory`] | the process's resident set now and at its peak (`/proc/self/status`), for benches |
 //! | [`metrics`] | [`Captured`](metrics::Captured), a `metrics` recorder a test installs on its thread and reads counters and gauges back from |
 //! | [`logs`] | log output captured in a buffer, the check that no raw control character or forged line reached it, and that each failure's line escaped its hostile text |
@@ -38,6 +39,7 @@
 
 mod breakable_spool;
 mod breakable_store;
+pub mod burst;
 mod case;
 pub mod cleanup;
 pub mod client;

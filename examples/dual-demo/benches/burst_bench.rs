@@ -24,13 +24,12 @@
 //! Each figure is a tool call's time to its answer; "refused" counts calls that ended in an error.
 //! `BENCH_BACK_TO_BACK` (12), `BENCH_AT_ONCE` (10) and `BENCH_ROUNDS` (5) change the counts.
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dual_demo::dataset::{self, DatasetSize};
-use dual_demo::serve::{self, ServeOptions};
+use dual_demo::serve;
 use dual_demo::sqlite::SQL_KIND;
 use dual_server::{CreateResponse, DualResponseServer};
 use rusqlite::{Connection, OpenFlags};
@@ -92,7 +91,7 @@ fn main() -> Result<(), BoxError> {
         .map(|sql| reference(&path, sql))
         .collect::<Vec<_>>();
     let ours_calls = {
-        let running = runtime.block_on(serve::start(&options(&path)))?;
+        let running = runtime.block_on(serve::start(&common::serve_options(&path)))?;
         let server = running.server.clone();
         let calls = runtime.block_on(async {
             let mut calls = Vec::new();
@@ -126,7 +125,7 @@ fn main() -> Result<(), BoxError> {
             .collect::<Vec<_>>()
     });
     let ours_calls = {
-        let running = runtime.block_on(serve::start(&options(&path)))?;
+        let running = runtime.block_on(serve::start(&common::serve_options(&path)))?;
         let server = Arc::new(running.server.clone());
         let calls = runtime.block_on(async {
             let mut set = tokio::task::JoinSet::new();
@@ -151,7 +150,7 @@ fn main() -> Result<(), BoxError> {
         "| query ({rounds} calls back to back) | rows | reference median | dual-response median | ours / reference |"
     );
     println!("|---|---:|---:|---:|---:|");
-    let running = runtime.block_on(serve::start(&options(&path)))?;
+    let running = runtime.block_on(serve::start(&common::serve_options(&path)))?;
     let server = running.server.clone();
     for (name, sql) in QUERIES {
         let reference_calls: Vec<_> = (0..rounds).map(|_| reference(&path, sql)).collect();
@@ -177,16 +176,6 @@ fn main() -> Result<(), BoxError> {
     runtime.block_on(running.shutdown());
     common::print_load_at_end();
     Ok(())
-}
-
-/// The demo's server on `db` with the command line's defaults (`pending_after` 2 s), on loopback.
-fn options(db: &Path) -> ServeOptions {
-    let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
-    options.db = Some(db.to_path_buf());
-    options.pending_after = Some(serve::DEFAULT_PENDING_AFTER);
-    // The snapshots still being written when a part ends are not waited for.
-    options.shutdown_grace = Duration::ZERO;
-    options
 }
 
 /// One call's outcome: the rows it counted and its time, or why it was refused.

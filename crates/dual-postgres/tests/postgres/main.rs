@@ -435,7 +435,10 @@ async fn a_long_query_answers_pending_with_the_library_defaults() {
         .unwrap_or_else(|e| panic!("{e}"));
     let answered = started.elapsed();
     assert_eq!(created.status, dual_core::status::ResourceStatus::Pending);
-    assert!(answered < Duration::from_millis(3_500), "answered after {answered:?}");
+    assert!(
+        answered < Duration::from_millis(3_500),
+        "answered after {answered:?}"
+    );
     server
         .delete_resource(created.id, &Caller::anonymous())
         .await

@@ -322,7 +322,9 @@ pub async fn a_value_or_row_over_the_cap_fails_naming_it(db: Arc<dyn Database>) 
     let live = |query: String| {
         let executor = Arc::clone(&executor);
         async move {
-            let live = executor.live().unwrap_or_else(|| panic!("every SQL executor pages live"));
+            let live = executor
+                .live()
+                .unwrap_or_else(|| panic!("every SQL executor pages live"));
             live.fetch(&sql(&query, Value::Null), dual_server::RowWindow::new(0, 10))
                 .await
         }
@@ -346,5 +348,9 @@ pub async fn a_value_or_row_over_the_cap_fails_naming_it(db: Arc<dyn Database>) 
         }
     }
     let (rows, _) = run_sql(&executor, &format!("SELECT k, a, b FROM {t} WHERE k = 3")).await;
-    assert_eq!(rows.map(|rows| rows.len()).ok(), Some(1), "a row under the cap is read");
+    assert_eq!(
+        rows.map(|rows| rows.len()).ok(),
+        Some(1),
+        "a row under the cap is read"
+    );
 }

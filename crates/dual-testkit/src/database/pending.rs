@@ -18,7 +18,10 @@ const PENDING_AFTER: Duration = Duration::from_millis(400);
 /// The query's time limit in these cases.
 const TIME_LIMIT: Duration = Duration::from_millis(1_500);
 
-async fn server(db: &dyn Database, build: impl FnOnce(DualResponseServerBuilder) -> DualResponseServerBuilder) -> DualResponseServer {
+async fn server(
+    db: &dyn Database,
+    build: impl FnOnce(DualResponseServerBuilder) -> DualResponseServerBuilder,
+) -> DualResponseServer {
     let limits = Limits {
         time_limit: TIME_LIMIT,
         ..Limits::default()
@@ -61,7 +64,9 @@ pub async fn a_slow_query_answers_pending_then_fails_at_its_time_limit(db: Arc<d
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(record.status, ResourceStatus::Failed);
-    let failure = record.failure.unwrap_or_else(|| panic!("a failed record says why"));
+    let failure = record
+        .failure
+        .unwrap_or_else(|| panic!("a failed record says why"));
     assert!(
         failure.message.contains("time limit of 1500 ms"),
         "names its limit: {}",
@@ -84,7 +89,10 @@ pub async fn a_tool_call_waiting_for_the_end_gets_the_time_limit_error(db: Arc<d
         .err()
         .unwrap_or_else(|| panic!("ran through the time limit"));
     let message = dual_core::error::Report::new(&error).to_string();
-    assert!(message.contains("time limit of 1500 ms"), "names its limit: {message}");
+    assert!(
+        message.contains("time limit of 1500 ms"),
+        "names its limit: {message}"
+    );
     assert!(
         started.elapsed() < TIME_LIMIT + Duration::from_secs(5),
         "answered after {:?}",

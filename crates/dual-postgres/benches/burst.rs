@@ -1,0 +1,89 @@
+//! An agent's burst through the PostgreSQL executor (issue 41, item 8; figures in docs/PERFORMANCE.md,
+//! "An agent's burst on PostgreSQL and MariaDB"), against the PostgreSQL of `DUAL_TEST_POSTGRES_URL`
+//! (`bash .ci/services` starts one), beside the same statements run whole by `psql`:
+//!
+//! ```text
+//! cargo bench -p dual-postgres --features services --bench burst
+//! ```
+//!
+//! The mix of the SQLite burst (2 rows, ~5,000 rows, 269,000 rows, a `GROUP BY` over them, a
+//! ~10,000,000-row cross join), made with `generate_series` so no table is needed. A server with the
+//! library's defaults (`pending_after` 2 s, the scheduler's defaults) over `PgOptions::default()`.
+//! `BENCH_BACK_TO_BACK` (12), `BENCH_AT_ONCE` (10) and `BENCH_ROUNDS` (5) change the counts.
+
+use std::process::Command;
+
+use dual_postgres::{PgDb, PgOptions};
+use dual_server::DualResponseServer;
+use dual_testkit::burst::{self, Bench};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+fn main() -> Result<(), BoxError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let url = dual_testkit::services::POSTGRES.require();
+    let db = runtime.block_on(PgDb::connect(&url, PgOptions::default()))?;
+    let series = |n: u32| format!("SELECT x, 'row ' || x AS label FROM generate_series(1, {n}) AS x");
+    let queries = [
+        ("2 rows", series(2)),
+        ("~5,000 rows", series(4_997)),
+        ("269,000 rows", series(269_000)),
+        (
+            "GROUP BY over 269,000 rows",
+            "SELECT x % 97 AS bucket, count(*) AS n, sum(x) AS total FROM generate_series(1, 269000) AS x \
+             GROUP BY 1"
+                .to_owned(),
+        ),
+        (
+            "~10,000,000-row cross join",
+            "SELECT a.x, b.y FROM generate_series(1, 6000) AS a(x), generate_series(1, 1667) AS b(y)"
+                .to_owned(),
+        ),
+    ];
+    let command = |sql: &str| {
+        let mut psql = Command::new("psql");
+        psql.args([
+            "-X",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-o",
+            "/dev/null",
+            "-c",
+            sql,
+            &url,
+        ]);
+        psql
+    };
+    let counts = (
+        env("BENCH_BACK_TO_BACK", 12),
+        env("BENCH_AT_ONCE", 10),
+        env("BENCH_ROUNDS", 5),
+    );
+    let bench = Bench {
+        client: "psql",
+        command: &command,
+        kind: "sql",
+        queries: &queries,
+    };
+    burst::run(&runtime, bench, async || server(&db), counts);
+    Ok(())
+}
+
+fn server(db: &PgDb) -> DualResponseServer {
+    DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .executor("sql", db.sql_executor())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
