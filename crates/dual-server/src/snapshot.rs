@@ -225,6 +225,11 @@ async fn write_rows(
                 p.stored = Some(stored);
             }
         });
+        if answered.is_some() {
+            // The caller waits on this progress: its task (woken onto this worker) answers before the
+            // next batch is read, rather than after every batch that is already there.
+            tokio::task::yield_now().await;
+        }
     }
     drop(stream);
     drop(slot);

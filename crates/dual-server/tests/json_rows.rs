@@ -157,14 +157,24 @@ async fn a_count_the_rows_do_not_match_fails_the_resource() {
 #[tokio::test]
 async fn json_rows_past_the_snapshot_cap_stop_the_snapshot() {
     // 20 KB of snapshot is passed within the first few batches: the resource would be served live,
-    // which this executor cannot do, and says so.
+    // which this executor cannot do, and says so — to the tool call when the cap came before its
+    // answer, else in the resource's failure.
     let server = server(20_000);
-    let error = server
+    match server
         .create_response(CreateResponse::new("packed", json!({"n": 2345})))
         .await
-        .expect_err("over the cap without live paging");
-    assert_eq!(error.code(), ServerErrorCode::QueryExecutionFailed);
-    assert!(chain(&error).contains("no live paging"), "{}", chain(&error));
+    {
+        Err(error) => {
+            assert_eq!(error.code(), ServerErrorCode::QueryExecutionFailed);
+            assert!(chain(&error).contains("no live paging"), "{}", chain(&error));
+        }
+        Ok(created) => {
+            let record = common::record_once(&server, created.id, |r| !r.is_running(), "running").await;
+            assert_eq!(record.status, ResourceStatus::Failed, "never served short");
+            let failure = record.failure.map(|f| f.message).unwrap_or_default();
+            assert!(failure.contains("no live paging"), "{failure}");
+        }
+    }
 }
 
 #[tokio::test]

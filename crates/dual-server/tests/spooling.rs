@@ -237,10 +237,22 @@ async fn the_model_gets_the_exact_count_and_the_sample_before_the_rest_is_writte
     let response = create(&server).await;
     assert_eq!(response.total_count, 1_000, "the executor's count, exactly");
     assert_eq!(response.sample.len(), 5);
-    let metadata = server
+    // Answered once the sample is in; the rows the gate lets through (two segments of 10) are then
+    // stored while the rest waits.
+    let mut metadata = server
         .metadata(response.id, &Caller::anonymous())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
+    for _ in 0..500 {
+        if metadata.spooled_rows == Some(20) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        metadata = server
+            .metadata(response.id, &Caller::anonymous())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
     assert_eq!(metadata.status, ResourceStatus::Ready);
     assert_eq!(metadata.total_count, 1_000);
     assert_eq!(metadata.spooled_rows, Some(20), "two segments of 10 are stored");

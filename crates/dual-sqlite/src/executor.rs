@@ -2,7 +2,7 @@
 //! that runs one kind of query on it (docs in the crate root).
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -147,29 +147,43 @@ struct Counting {
 impl Counting {
     /// Signals `start` with the count when the count is done within `wait` of the query having its
     /// connection, else without a count once `wait` has passed (counting is running: a tool call can
-    /// then answer "still running" however long the count takes). A count that fails signals at once.
+    /// then answer "still running" however long the count takes). A count that fails ends the stream
+    /// with its error, which the server reads as the query's end.
     fn signal(start: QueryStart, wait: Duration) -> Self {
-        let (count, counted) = tokio::sync::oneshot::channel();
+        let pace = start.pace();
+        // The count's thread signals itself, before its first row is read (no hop through a task:
+        // the writer has the count when the first batch comes); a timer signals without a count
+        // `wait` after the connection. Whichever comes first takes the signal.
+        let slot = Arc::new(Mutex::new(Some(start)));
+        let (timer, counter) = (Arc::clone(&slot), Arc::clone(&slot));
         let runtime = tokio::runtime::Handle::current();
         Self {
-            pace: start.pace(),
+            pace,
             connected: Box::new(move || {
-                runtime.spawn(async move {
-                    let mut start = start;
+                if let Some(start) = lock(&slot).as_mut() {
                     // The query runs: `pending_after` counts from here, not from the count's end.
                     start.running();
-                    match tokio::time::timeout(wait, counted).await {
-                        Ok(Ok(total)) => start.started_with_count(total),
-                        _ => start.started(),
+                }
+                runtime.spawn(async move {
+                    tokio::time::sleep(wait).await;
+                    if let Some(start) = lock(&timer).take() {
+                        start.started();
                     }
                 });
             }),
             counted: Box::new(move |total| {
-                // Too late when the signal went without it: nothing to tell.
-                let _ = count.send(total);
+                // Too late when the timer signalled without it: nothing to tell.
+                if let Some(start) = lock(&counter).take() {
+                    start.started_with_count(total);
+                }
             }),
         }
     }
+}
+
+/// The start signal's slot, locked (a panic while it was held cannot leave it inconsistent).
+fn lock(slot: &Mutex<Option<QueryStart>>) -> std::sync::MutexGuard<'_, Option<QueryStart>> {
+    slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl SqliteExecutor {
