@@ -95,6 +95,8 @@ mod signal;
 mod snapshot;
 mod sorted;
 mod source;
+#[cfg(feature = "sql-guard")]
+pub mod sql_guard;
 mod sql_kind;
 mod start;
 mod stored_rows;

@@ -1,0 +1,255 @@
+use super::{RefusalCode, SqlDialect, read_only_query};
+
+const ALL: [SqlDialect; 3] = [SqlDialect::PostgreSql, SqlDialect::MySql, SqlDialect::Sqlite];
+
+fn refused(sql: &str, dialect: SqlDialect) -> RefusalCode {
+    match read_only_query(sql, dialect) {
+        Ok(accepted) => panic!("{dialect:?} accepted {sql:?} as {accepted:?}"),
+        Err(refused) => {
+            let message = refused.to_string();
+            assert!(
+                message.contains(refused.code().as_str()),
+                "the message carries its code: {message}"
+            );
+            refused.code()
+        }
+    }
+}
+
+#[test]
+fn queries_of_every_shape_are_accepted_in_every_dialect() {
+    for dialect in ALL {
+        for sql in [
+            "SELECT 1",
+            " select 1 ; -- end",
+            "/* c */ WITH x AS (SELECT 1 AS a) SELECT * FROM x",
+            "(SELECT 1 AS a)",
+            "(SELECT 1) UNION (SELECT 2)",
+            "SELECT a FROM t WHERE a IN (SELECT b FROM u) ORDER BY a LIMIT 5",
+            "SELECT 1 UNION ALL SELECT 2 EXCEPT SELECT 3",
+            "SELECT COUNT(*) AS n FROM t GROUP BY k HAVING COUNT(*) > 1",
+        ] {
+            if let Err(refused) = read_only_query(sql, dialect) {
+                panic!("{dialect:?} refused {sql:?}: {refused}");
+            }
+        }
+    }
+}
+
+#[test]
+fn what_runs_is_the_parsed_statement_without_its_comments() {
+    let sql = read_only_query("SELECT 1 AS one -- a note\n /* more */ ;", SqlDialect::PostgreSql);
+    assert_eq!(sql.as_deref(), Ok("SELECT 1 AS one"));
+    // `TABLE t` is the `SELECT * FROM t` it stands for.
+    assert_eq!(
+        read_only_query("TABLE t -- all of it", SqlDialect::PostgreSql).as_deref(),
+        Ok("SELECT * FROM t")
+    );
+    assert_eq!(
+        read_only_query("/* x */ TABLE s.t;", SqlDialect::PostgreSql).as_deref(),
+        Ok("SELECT * FROM s.t")
+    );
+    assert_eq!(
+        refused("TABLE t; DELETE FROM t", SqlDialect::PostgreSql),
+        RefusalCode::SeveralStatements
+    );
+    assert!(read_only_query("VALUES (1), (2)", SqlDialect::PostgreSql).is_ok());
+    assert!(read_only_query("VALUES (1), (2)", SqlDialect::Sqlite).is_ok());
+}
+
+#[test]
+fn statements_that_are_not_queries_are_refused_naming_them() {
+    for dialect in ALL {
+        for sql in [
+            "DELETE FROM t",
+            "UPDATE t SET x = 0",
+            "INSERT INTO t (x) VALUES (3)",
+            "DROP TABLE t",
+            "CREATE TABLE t2 (y INTEGER)",
+            "BEGIN",
+            "COMMIT",
+        ] {
+            let code = refused(sql, dialect);
+            assert!(
+                matches!(code, RefusalCode::NotAQuery | RefusalCode::Unparsable),
+                "{dialect:?} {sql}: {code}"
+            );
+        }
+        let message = read_only_query("DELETE FROM t", dialect)
+            .err()
+            .map(|r| r.to_string())
+            .unwrap_or_default();
+        assert!(message.contains("`DELETE FROM t`"), "names it: {message}");
+        assert!(message.contains("SELECT"), "says what to send: {message}");
+    }
+}
+
+#[test]
+fn nothing_or_several_statements_are_refused() {
+    for dialect in ALL {
+        assert_eq!(refused("", dialect), RefusalCode::Empty, "{dialect:?}");
+        assert_eq!(
+            refused(" -- only a comment", dialect),
+            RefusalCode::Empty,
+            "{dialect:?}"
+        );
+        assert_eq!(
+            refused("SELECT 1; DELETE FROM t", dialect),
+            RefusalCode::SeveralStatements,
+            "{dialect:?}"
+        );
+        assert_eq!(
+            refused("SELECT 1; SELECT 2", dialect),
+            RefusalCode::SeveralStatements,
+            "{dialect:?}"
+        );
+    }
+}
+
+#[test]
+fn a_statement_hidden_in_nested_comments_is_read_as_postgresql_reads_it() {
+    assert_eq!(
+        refused("/* /* */ SELECT */ DELETE FROM t", SqlDialect::PostgreSql),
+        RefusalCode::NotAQuery
+    );
+}
+
+#[test]
+fn data_modifying_ctes_locking_clauses_and_into_are_refused_at_any_depth() {
+    let pg = SqlDialect::PostgreSql;
+    assert_eq!(
+        refused("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", pg),
+        RefusalCode::DataModifying
+    );
+    assert_eq!(
+        refused("WITH u AS (UPDATE t SET x = 1 RETURNING x) SELECT * FROM u", pg),
+        RefusalCode::DataModifying
+    );
+    assert_eq!(
+        refused("SELECT * FROM t FOR UPDATE", pg),
+        RefusalCode::LockingClause
+    );
+    assert_eq!(
+        refused("SELECT * FROM t FOR SHARE", pg),
+        RefusalCode::LockingClause
+    );
+    assert_eq!(
+        refused("SELECT * FROM (SELECT * FROM t FOR UPDATE) AS s", pg),
+        RefusalCode::LockingClause
+    );
+    assert_eq!(refused("SELECT * INTO t2 FROM t", pg), RefusalCode::SelectInto);
+    assert_eq!(
+        refused("SELECT 1 UNION SELECT * INTO t2 FROM t", pg),
+        RefusalCode::SelectInto
+    );
+    for sql in [
+        "COPY t TO PROGRAM 'id'",
+        "CALL p()",
+        "SET x = 1",
+        "DO $$ BEGIN END $$",
+    ] {
+        let code = refused(sql, pg);
+        assert!(
+            matches!(code, RefusalCode::NotAQuery | RefusalCode::Unparsable),
+            "{sql}: {code}"
+        );
+    }
+    let my = SqlDialect::MySql;
+    let code = refused("SELECT * FROM t LOCK IN SHARE MODE", my);
+    assert!(
+        matches!(code, RefusalCode::LockingClause | RefusalCode::Unparsable),
+        "{code}"
+    );
+    assert_eq!(
+        refused("SELECT * FROM t FOR UPDATE", my),
+        RefusalCode::LockingClause
+    );
+    for sql in [
+        "SELECT * FROM t INTO OUTFILE '/tmp/x'",
+        "SELECT * INTO DUMPFILE '/tmp/x' FROM t",
+        "SELECT 1 INTO @v",
+    ] {
+        let code = refused(sql, my);
+        assert!(
+            matches!(code, RefusalCode::SelectInto | RefusalCode::Unparsable),
+            "{sql}: {code}"
+        );
+    }
+    for sql in [
+        "ATTACH DATABASE 'x.db' AS x",
+        "PRAGMA writable_schema = 1",
+        "VACUUM INTO 'x.db'",
+    ] {
+        let code = refused(sql, SqlDialect::Sqlite);
+        assert!(
+            matches!(code, RefusalCode::NotAQuery | RefusalCode::Unparsable),
+            "{sql}: {code}"
+        );
+    }
+}
+
+#[test]
+fn a_comment_mysql_would_run_is_read_and_never_sent_as_a_comment() {
+    // MySQL runs the text of `/*! … */`: the parser reads it too, so what it hides is judged, and
+    // what is sent is the statement as parsed.
+    assert_eq!(
+        refused("SELECT 1 /*! ; DELETE FROM t */", SqlDialect::MySql),
+        RefusalCode::SeveralStatements
+    );
+    let sent = read_only_query("SELECT 1 /*!, 2 */ AS n", SqlDialect::MySql);
+    assert!(sent.as_deref().is_ok_and(|sql| !sql.contains("/*")), "{sent:?}");
+}
+
+#[test]
+fn text_the_parser_cannot_read_is_refused_with_its_message() {
+    for dialect in ALL {
+        let refusal = read_only_query("SELEC 1", dialect).err();
+        let message = refusal.as_ref().map(ToString::to_string).unwrap_or_default();
+        assert_eq!(
+            refusal.map(|r| r.code()),
+            Some(RefusalCode::Unparsable),
+            "{dialect:?}"
+        );
+        assert!(message.contains(dialect.as_str()), "{message}");
+    }
+    // Within the limits, long chains and nesting are read.
+    for dialect in ALL {
+        let long = format!("SELECT 1 FROM t WHERE {}", "a = 1 OR ".repeat(1_900) + "a = 2");
+        assert!(read_only_query(&long, dialect).is_ok(), "{dialect:?}");
+        let unions = format!("SELECT 1 {}", "UNION SELECT 1 ".repeat(3_900));
+        assert!(read_only_query(&unions, dialect).is_ok(), "{dialect:?}");
+        let nested = format!("SELECT {}1{}", "abs(".repeat(40), ")".repeat(40));
+        let read = read_only_query(&nested, dialect);
+        assert!(read.is_ok(), "{dialect:?}: {read:?}");
+    }
+    // Past them, every shape is refused — never a stack overflow, whatever the caller's thread.
+    for dialect in ALL {
+        for deep in [
+            format!("SELECT {}1{}", "(".repeat(500), ")".repeat(500)),
+            format!("SELECT {}1{}", "(SELECT ".repeat(300), ")".repeat(300)),
+            format!("SELECT {}1{}", "abs(".repeat(500), ")".repeat(500)),
+            format!(
+                "SELECT {}1{}",
+                "CASE WHEN 1 THEN ".repeat(300),
+                " END".repeat(300)
+            ),
+            format!(
+                "SELECT * FROM {}t{}",
+                "(SELECT * FROM ".repeat(300),
+                ") AS s".repeat(300)
+            ),
+            format!("{}SELECT 1{}", "(".repeat(500), ")".repeat(500)),
+            format!("SELECT 1 {}", "UNION SELECT 1 ".repeat(5_000)),
+            format!("SELECT {}", "- ".repeat(5_000) + "1"),
+            format!("SELECT {}", "NOT ".repeat(5_000) + "1"),
+            format!("SELECT 1 FROM t WHERE {}", "a = 1 OR ".repeat(5_000) + "a = 2"),
+            format!("SELECT {}", "1 + ".repeat(5_000) + "1"),
+        ] {
+            assert!(
+                read_only_query(&deep, dialect).is_err(),
+                "{dialect:?}: {}",
+                &deep[..40]
+            );
+        }
+    }
+}
