@@ -60,7 +60,6 @@ pub mod query;
 pub mod range;
 pub mod record;
 pub mod schema;
-pub mod sql;
 pub mod status;
 pub mod task;
 pub mod uri;

@@ -28,9 +28,11 @@
 //! Every connection is set up `SET SESSION TRANSACTION READ ONLY`, in UTC, with the statement time
 //! limit ([`MyOptions::time_limit`]: MariaDB's `max_statement_time`, MySQL's `max_execution_time`),
 //! and every query runs in a read-only, repeatable-read transaction with a consistent snapshot. The
-//! model's SQL must start with `SELECT`, `WITH`, `VALUES` or `TABLE` and write no file (`INTO
-//! OUTFILE`/`DUMPFILE`): DDL is refused before it runs, because MySQL would commit the transaction
-//! and run it. A prepared statement is one statement, so `SELECT 1; DELETE …` is refused too.
+//! model's SQL is parsed as MySQL (`dual_server::sql_guard`; `/*! … */` comments read as MySQL runs
+//! them) and must be exactly one query that only reads, with no locking clause and no `INTO`
+//! (`OUTFILE`, `DUMPFILE`, variables); what runs is the parsed statement written back, without its
+//! comments. DDL is refused before it runs (MySQL would commit the transaction and run it), and so
+//! is `SELECT 1; DELETE …`, each with a stable code.
 //! Parameters (`?`) are bound, never interpolated. Connect as a user that may only read.
 //!
 //! The snapshot's [`QueryExecutor::stream`] counts the result (`SELECT COUNT(*) FROM (⟨sql⟩)`) and

@@ -1,7 +1,7 @@
 //! A query to run: one statement's SQL and the values bound to its `?` parameters, never
 //! interpolated; and the guard on the model's SQL.
 
-use dual_core::sql::{Comments, read_only_keyword, without_terminator};
+use dual_server::sql_guard::{SqlDialect, read_only_query};
 use mysql_async::Value;
 use serde_json::Value as Json;
 
@@ -77,19 +77,12 @@ impl MyQuery {
     }
 }
 
-/// Checks that `sql` starts as a read-only query may (`SELECT`, `WITH`, `VALUES` or `TABLE`) and
-/// writes no file (`INTO OUTFILE` / `INTO DUMPFILE`), and returns it without a trailing `;`, ready
-/// to be wrapped. DDL is refused here, before anything runs: MySQL would commit the read-only
-/// transaction and run it.
+/// Parses `sql` as MySQL (its `/*! … */` comments read as MySQL runs them) and returns the one
+/// read-only query it holds, written back as the statement to run (dual-server's `sql_guard`):
+/// `SELECT … INTO OUTFILE`/`DUMPFILE`, locking clauses and anything but one query are refused. The
+/// read-only transaction it runs in is the second layer.
 pub(crate) fn check_select(sql: &str) -> Result<String, String> {
-    read_only_keyword(sql, &["SELECT", "WITH", "VALUES", "TABLE"], Comments::Hash)?;
-    let lower = sql.to_ascii_lowercase();
-    if lower.contains("outfile") || lower.contains("dumpfile") {
-        return Err(
-            "Only read-only queries are allowed: SELECT … INTO OUTFILE/DUMPFILE writes a file.".to_owned(),
-        );
-    }
-    Ok(without_terminator(sql, Comments::Hash).to_owned())
+    read_only_query(sql, SqlDialect::MySql).map_err(|refused| refused.to_string())
 }
 
 #[cfg(test)]
@@ -116,7 +109,7 @@ mod tests {
 
     #[test]
     fn accepts_only_read_queries_that_write_no_file() {
-        assert_eq!(check_select(" select 1 ; # end").as_deref(), Ok("select 1"));
+        assert_eq!(check_select(" select 1 ; # end").as_deref(), Ok("SELECT 1"));
         for sql in [
             "",
             "DELETE FROM t",

@@ -28,9 +28,12 @@
 //!
 //! Every query runs in its own `READ ONLY`, `REPEATABLE READ` transaction with `SET LOCAL
 //! statement_timeout` ([`PgOptions::time_limit`]); a write, DDL or `nextval` is refused by
-//! PostgreSQL before it takes effect, and the model's SQL must start with `SELECT`, `WITH`, `VALUES`
-//! or `TABLE` (transaction control and `SET` are refused before anything runs). PostgreSQL prepares
-//! one statement only, so `SELECT 1; DELETE …` is refused too. Parameters (`$1`, `$2`, …) are bound,
+//! PostgreSQL before it takes effect. Before that, the model's SQL is parsed as PostgreSQL
+//! (`dual_server::sql_guard`, nested comments included) and must be exactly one query that only
+//! reads — `SELECT`, `WITH … SELECT`, `VALUES`, `TABLE`, parenthesized queries and set operations —
+//! with no data-modifying `WITH`, locking clause or `INTO`; what runs is the parsed statement
+//! written back, without its comments. Transaction control, `SET`, `COPY`, `CALL`, `DO` and
+//! `SELECT 1; DELETE …` are refused before anything runs, each with a stable code. Parameters (`$1`, `$2`, …) are bound,
 //! each sent as text for PostgreSQL to parse as the parameter's type, never interpolated. Functions
 //! with side effects outside the transaction (advisory locks, `set_config`, `dblink`) are not
 //! refused: connect as a role that may only read.

@@ -1,7 +1,7 @@
 //! A query to run: one statement's SQL and the values bound to its parameters (`$1`, `$2`, …), each
 //! sent as text for PostgreSQL to parse as the parameter's type, never interpolated.
 
-use dual_core::sql::{Comments, read_only_keyword, without_terminator};
+use dual_server::sql_guard::{SqlDialect, read_only_query};
 use serde_json::Value;
 
 /// One statement and its parameters, as a [`PgExecutor`](crate::PgExecutor) runs it.
@@ -79,12 +79,12 @@ impl PgQuery {
     }
 }
 
-/// Checks that `sql` starts as a read-only query may (`SELECT`, `WITH`, `VALUES` or `TABLE`) and
-/// returns it without a trailing `;`, ready to be wrapped. The read-only transaction it runs in
-/// refuses any write or DDL before it takes effect, and PostgreSQL prepares one statement only.
+/// Parses `sql` as PostgreSQL (nested comments included) and returns the one read-only query it
+/// holds, written back as the statement to run (dual-server's `sql_guard`). The read-only
+/// transaction it runs in refuses any write that gets past it, and PostgreSQL prepares one statement
+/// only.
 pub(crate) fn check_select(sql: &str) -> Result<String, String> {
-    read_only_keyword(sql, &["SELECT", "WITH", "VALUES", "TABLE"], Comments::Standard)?;
-    Ok(without_terminator(sql, Comments::Standard).to_owned())
+    read_only_query(sql, SqlDialect::PostgreSql).map_err(|refused| refused.to_string())
 }
 
 #[cfg(test)]
@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn accepts_only_read_queries_and_strips_the_terminator() {
-        assert_eq!(check_select(" select 1 ; -- end").as_deref(), Ok("select 1"));
+        assert_eq!(check_select(" select 1 ; -- end").as_deref(), Ok("SELECT 1"));
         assert!(check_select("/* c */ WITH x AS (SELECT 1) SELECT * FROM x").is_ok());
         assert_eq!(check_select("VALUES (1)").as_deref(), Ok("VALUES (1)"));
         for sql in [

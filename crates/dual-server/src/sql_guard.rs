@@ -323,7 +323,36 @@ fn parsed_query(sql: &str, dialect: SqlDialect) -> Result<String, SqlRefused> {
     if let ControlFlow::Break(refused) = statement.visit(&mut ReadOnly) {
         return Err(refused);
     }
+    if dialect == SqlDialect::Sqlite
+        && let Statement::Query(query) = statement
+    {
+        // SQLite reads no parenthesized query as a statement or a member of a set operation:
+        // `(q)` is written as the `SELECT * FROM (q)` it means.
+        let mut query = query.clone();
+        unparenthesized(&mut query.body, dialect);
+        return Ok(query.to_string());
+    }
     Ok(statement.to_string())
+}
+
+/// Rewrites each parenthesized query of `body` (itself, or a member of its set operations) as
+/// `SELECT * FROM (query)`.
+fn unparenthesized(body: &mut SetExpr, dialect: SqlDialect) {
+    match body {
+        SetExpr::Query(inner) => {
+            let select = format!("SELECT * FROM ({inner}) AS dual_member");
+            if let Ok(mut parsed) = Parser::parse_sql(dialect.parser_dialect(), &select)
+                && let Some(Statement::Query(query)) = parsed.pop()
+            {
+                *body = *query.body;
+            }
+        }
+        SetExpr::SetOperation { left, right, .. } => {
+            unparenthesized(left, dialect);
+            unparenthesized(right, dialect);
+        }
+        _ => {}
+    }
 }
 
 /// Walks every query and statement inside the one statement (CTEs, subqueries anywhere) and breaks at

@@ -1,21 +1,23 @@
-//! Accepting only one read-only SELECT/WITH statement.
+//! Accepting only one read-only query.
 
-use dual_core::sql::{Comments, read_only_keyword, without_terminator};
+use dual_server::sql_guard::{SqlDialect, read_only_query};
 use rusqlite::Connection;
 
 /// Why a SQL text was refused, in words for the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Refused(pub(crate) String);
 
-/// Checks that `sql` is exactly one read-only `SELECT` (or `WITH … SELECT`) statement and returns its
-/// text without the trailing `;` and anything after it, ready to be wrapped as a subquery.
+/// Checks that `sql` is exactly one read-only query and returns the statement to run, ready to be
+/// wrapped as a subquery.
 ///
-/// Three locks, any of which alone refuses a write: the first keyword must be `SELECT` or `WITH`;
-/// SQLite must compile it to exactly one statement that `sqlite3_stmt_readonly` calls read-only; and
-/// the connection it later runs on is opened read-only with `PRAGMA query_only`.
+/// Three locks, any of which alone refuses a write: dual-server's `sql_guard` parses it as SQLite and
+/// accepts one query that only reads (`SELECT`, `WITH … SELECT`, `VALUES`, set operations), written
+/// back without comments or `;`; SQLite must compile that to exactly one statement that
+/// `sqlite3_stmt_readonly` calls read-only; and the connection it later runs on is opened read-only
+/// with `PRAGMA query_only`.
 pub(crate) fn check_select(conn: &Connection, sql: &str) -> Result<String, Refused> {
-    read_only_keyword(sql, &["SELECT", "WITH"], Comments::Standard).map_err(Refused)?;
-    let stmt = conn.prepare_cached(sql).map_err(|error| match error {
+    let sql = read_only_query(sql, SqlDialect::Sqlite).map_err(|refused| Refused(refused.to_string()))?;
+    let stmt = conn.prepare_cached(&sql).map_err(|error| match error {
         rusqlite::Error::MultipleStatement => {
             Refused("Only one statement is allowed: remove everything after the first ';'.".to_owned())
         }
@@ -26,14 +28,7 @@ pub(crate) fn check_select(conn: &Connection, sql: &str) -> Result<String, Refus
             "Only read-only queries are allowed: this statement would modify the database.".to_owned(),
         ));
     }
-    if stmt.parameter_count() > 0 {
-        // `expanded_sql` would write the unbound parameters as NULL: strip the text instead.
-        return Ok(without_terminator(sql, Comments::Standard).to_owned());
-    }
-    // The statement's own text: SQLite stops at the end of the first statement, so a trailing
-    // comment after the `;` is gone; the `;` itself is stripped below.
-    let text = stmt.expanded_sql().unwrap_or_else(|| sql.to_owned());
-    Ok(text.trim_end().trim_end_matches(';').trim_end().to_owned())
+    Ok(sql)
 }
 
 /// SQLite's own message for `error` (what the model needs to correct its SQL).
@@ -71,24 +66,30 @@ mod tests {
     }
 
     #[test]
-    fn accepts_selects_and_strips_the_tail() {
+    fn accepts_queries_and_runs_them_as_parsed() {
         let conn = db();
         for (sql, want) in [
             ("SELECT * FROM t", "SELECT * FROM t"),
-            ("  select id from t ;  ", "select id from t"),
+            ("  select id from t ;  ", "SELECT id FROM t"),
             ("SELECT 1; -- trailing comment", "SELECT 1"),
             (
                 "-- leading\nWITH x AS (SELECT 1) SELECT * FROM x;",
-                "-- leading\nWITH x AS (SELECT 1) SELECT * FROM x",
+                "WITH x AS (SELECT 1) SELECT * FROM x",
             ),
-            ("SELECT 1 -- no newline", "SELECT 1 -- no newline"),
+            ("SELECT 1 -- no newline", "SELECT 1"),
+            ("(SELECT 1 AS a)", "SELECT * FROM (SELECT 1 AS a) AS dual_member"),
+            (
+                "(SELECT 1) UNION (SELECT 2) ORDER BY 1",
+                "SELECT * FROM (SELECT 1) AS dual_member UNION SELECT * FROM (SELECT 2) AS dual_member ORDER BY 1",
+            ),
+            ("VALUES (1), (2)", "VALUES (1), (2)"),
         ] {
             assert_eq!(check_select(&conn, sql).as_deref(), Ok(want), "{sql}");
         }
     }
 
     #[test]
-    fn keeps_parameters_and_strips_only_the_terminator() {
+    fn keeps_parameters_as_written() {
         let conn = db();
         for (sql, want) in [
             ("SELECT * FROM t WHERE id = ?", "SELECT * FROM t WHERE id = ?"),
@@ -97,8 +98,11 @@ mod tests {
                 "SELECT * FROM t WHERE id = :id",
             ),
             ("SELECT ';' || ? AS v", "SELECT ';' || ? AS v"),
-            ("SELECT ? /* ; */", "SELECT ? /* ; */"),
-            ("SELECT ?;; /* c */ ;", "SELECT ?"),
+            ("SELECT ? /* ; */", "SELECT ?"),
+            (
+                "SELECT * FROM t WHERE id = ?1 OR id = @n OR id = $m",
+                "SELECT * FROM t WHERE id = ?1 OR id = @n OR id = $m",
+            ),
         ] {
             assert_eq!(check_select(&conn, sql).as_deref(), Ok(want), "{sql}");
         }
@@ -140,6 +144,9 @@ mod tests {
         let Err(Refused(message)) = check_select(&conn, "SELECT 1; DELETE FROM t") else {
             panic!("expected a refusal");
         };
-        assert!(message.contains("one statement"), "{message}");
+        assert!(
+            message.contains("2 statements") && message.contains("sql_several_statements"),
+            "{message}"
+        );
     }
 }

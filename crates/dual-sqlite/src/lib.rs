@@ -26,9 +26,10 @@
 //! # }
 //! ```
 //!
-//! The model's SQL must be exactly one read-only `SELECT` (or `WITH … SELECT`) statement: the first
-//! keyword is checked, SQLite must compile it to one statement it calls read-only, and the
-//! connections are opened read-only with `PRAGMA query_only`. A refusal, or SQLite's own error,
+//! The model's SQL must be exactly one query that only reads (`SELECT`, `WITH … SELECT`, `VALUES`,
+//! parenthesized queries and set operations): it is parsed as SQLite (`dual_server::sql_guard`) and
+//! run as the parsed statement written back, SQLite must compile that to one statement it calls
+//! read-only, and the connections are opened read-only with `PRAGMA query_only`. A refusal, or SQLite's own error,
 //! is a message for the model. Values are bound (`"params"`: an array for `?1, ?2, …`, an object
 //! for `:name`), never interpolated.
 //!

@@ -47,7 +47,39 @@ pub fn refused_statements(t: &str) -> Vec<String> {
         "BEGIN".to_owned(),
         "COMMIT".to_owned(),
         String::new(),
+        // PostgreSQL nests comments: a DELETE there, a syntax error elsewhere; refused everywhere.
+        format!("/* /* */ SELECT */ DELETE FROM {t}"),
+        format!("WITH d AS (SELECT x FROM {t}) DELETE FROM {t}"),
     ]
+}
+
+/// Parenthesized queries and set operations of them run, counted and streamed like any query.
+pub async fn parenthesized_queries_and_set_operations_run(db: Arc<dyn Database>) {
+    let t = numbers(db.as_ref(), "parens", 3).await;
+    let executor = db.executor(Limits::default()).await;
+    for (query, want) in [
+        (format!("(SELECT x FROM {t} WHERE x = 1)"), vec![1]),
+        (
+            format!("(SELECT x FROM {t} WHERE x = 1) UNION (SELECT x FROM {t} WHERE x = 3) ORDER BY x"),
+            vec![1, 3],
+        ),
+        (
+            format!("SELECT x FROM {t} WHERE x IN (SELECT x FROM {t} WHERE x > 1) ORDER BY x"),
+            vec![2, 3],
+        ),
+    ] {
+        let (rows, count) = run_sql(&executor, &query).await;
+        let xs: Vec<u64> = rows
+            .unwrap_or_else(|e| panic!("{query}: {e}"))
+            .iter()
+            .filter_map(|r| r["x"].as_u64())
+            .collect();
+        assert_eq!(xs, want, "{query}");
+        assert!(
+            count.is_none_or(|c| c == want.len() as u64),
+            "{query}: announced {count:?}"
+        );
+    }
 }
 
 /// Writes, DDL, several statements and transaction control are refused, and nothing is written.

@@ -9,6 +9,7 @@
 //!   nothing is written;
 //! * a query error carries the database's message for the model;
 //! * parameters are bound, never interpolated;
+//! * parenthesized queries and set operations of them run (`(SELECT …) UNION (SELECT …)`);
 //! * the count a stream announces is exactly the rows it yields, in order;
 //! * the database's types round-trip through a snapshot, a page and the JSON, NDJSON and CSV exports
 //!   as the crate documents them;
@@ -49,9 +50,10 @@ use crate::case::run_isolated;
 pub use cases::{
     a_burst_of_tool_calls_is_never_refused, a_dropped_stream_frees_its_connection,
     a_query_error_carries_the_databases_message, a_value_or_row_over_the_cap_fails_naming_it,
-    an_exhausted_pool_is_overloaded, params_are_bound_never_interpolated, refused_statements,
-    the_count_is_the_rows_streamed, the_time_limit_stops_a_slow_query,
-    unread_snapshot_streams_leave_the_pool_to_pages_and_counts, writes_are_refused_before_they_run,
+    an_exhausted_pool_is_overloaded, params_are_bound_never_interpolated,
+    parenthesized_queries_and_set_operations_run, refused_statements, the_count_is_the_rows_streamed,
+    the_time_limit_stops_a_slow_query, unread_snapshot_streams_leave_the_pool_to_pages_and_counts,
+    writes_are_refused_before_they_run,
 };
 pub use cut::fails_when_cut;
 pub use live::live_pages_count_sort_and_seek;
@@ -135,6 +137,7 @@ pub async fn run(database: Arc<dyn Database>) {
         writes_are_refused_before_they_run,
         a_query_error_carries_the_databases_message,
         params_are_bound_never_interpolated,
+        parenthesized_queries_and_set_operations_run,
         the_count_is_the_rows_streamed,
         types_round_trip_through_snapshot_page_and_exports,
         the_time_limit_stops_a_slow_query,
