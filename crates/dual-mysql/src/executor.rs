@@ -93,7 +93,13 @@ impl MyDb {
         ];
         let pooled = OptsBuilder::from_opts(opts.clone())
             .setup(setup.clone())
-            .pool_opts(PoolOpts::default().with_constraints(constraints));
+            .pool_opts(
+                PoolOpts::default()
+                    .with_constraints(constraints)
+                    // COM_RESET_CONNECTION when a connection comes back (locks, user variables, temporary
+                    // tables), then the setup again: nothing a query leaves outlives it.
+                    .with_reset_connection(true),
+            );
         let pool = Pool::new(pooled);
         // A snapshot's stream reads its result unbuffered and stops reading while the server's writer
         // waits for its background turn: the server must not drop it after its default 60 s of
@@ -107,7 +113,11 @@ impl MyDb {
         let snapshots = Pool::new(
             OptsBuilder::from_opts(opts.clone())
                 .setup(snapshot_setup)
-                .pool_opts(PoolOpts::default().with_constraints(snapshot_constraints)),
+                .pool_opts(
+                    PoolOpts::default()
+                        .with_constraints(snapshot_constraints)
+                        .with_reset_connection(true),
+                ),
         );
         let schema = SchemaCache::new(Arc::new(Describer(pool.clone())), options.schema_ttl);
         Ok(Self {

@@ -24,7 +24,7 @@ use crate::error::{PgError, pg_error};
 use crate::options::{CONNECT_TIMEOUT, PgOptions, STREAM_BUFFER};
 use crate::query::{PgQuery, check_select};
 use crate::schema::{Describer, unknown};
-use crate::session::{Canceller, Session};
+use crate::session::{Canceller, Session, release};
 
 /// A PostgreSQL database served read-only: connect once, then register [`PgDb::sql_executor`] or
 /// [`PgDb::query_executor`] for each kind. Clones share the pool.
@@ -234,13 +234,26 @@ impl PgExecutor {
     async fn write(
         &self,
         params: Value,
-        mut start: QueryStart,
+        start: QueryStart,
         canceller: Canceller,
         rows_out: &RowSender,
     ) -> Result<bool, ExecutorError> {
         let query = self.query(&params)?;
         let mut session = canceller.session(&self.shared.snapshots).await?;
-        let txn = self.begin(&mut session).await?;
+        let written = self.write_in(&mut session, query, start, rows_out).await;
+        release(&mut session).await;
+        written
+    }
+
+    /// [`PgExecutor::write`] on its session.
+    async fn write_in(
+        &self,
+        session: &mut Session,
+        query: PgQuery,
+        mut start: QueryStart,
+        rows_out: &RowSender,
+    ) -> Result<bool, ExecutorError> {
+        let txn = self.begin(session).await?;
         let statement = txn.prepare(&query.sql).await.map_err(|e| self.error(&e))?;
         let names: Vec<String> = statement.columns().iter().map(|c| c.name().to_owned()).collect();
         let types: Vec<Type> = statement.columns().iter().map(|c| c.type_().clone()).collect();
@@ -328,6 +341,7 @@ impl PgExecutor {
             count_rows(self, &txn, query).await
         }
         .await;
+        release(&mut session).await;
         drop(session);
         guard.disarm();
         counted
@@ -433,6 +447,7 @@ impl PgExecutor {
         let mut session = canceller.session(&self.shared.pool).await?;
         let guard = canceller.guard();
         let counted = self.count_in(&mut session, &query).await;
+        release(&mut session).await;
         drop(session);
         guard.disarm();
         counted
@@ -449,6 +464,7 @@ impl PgExecutor {
         let mut session = canceller.session(&self.shared.pool).await?;
         let guard = canceller.guard();
         let fetched = self.fetch_in(&mut session, &query, window).await;
+        release(&mut session).await;
         drop(session);
         guard.disarm();
         fetched

@@ -53,3 +53,18 @@ impl Canceller {
         self.0.lease(client, token, |client| drop(Object::take(client)))
     }
 }
+
+/// Ends what the model's query may have left on `session` beyond its read-only transaction — the
+/// session-level advisory locks of `pg_advisory_lock`, the one thing such a transaction lets a
+/// statement keep (settings roll back with it; temporary tables, `LISTEN`, `PREPARE` and cursors are
+/// refused or end with it) — before the connection goes back to the pool. A connection that cannot
+/// be cleaned leaves the pool instead.
+pub(crate) async fn release(session: &mut Session) {
+    let Ok(client) = session.conn() else {
+        return;
+    };
+    if let Err(error) = client.batch_execute("SELECT pg_advisory_unlock_all()").await {
+        tracing::warn!(error = %dual_core::escape::log_error(&error), "could not reset a session: its connection leaves the pool");
+        session.discard();
+    }
+}

@@ -154,6 +154,14 @@ impl<C, H> SlotLease<C, H> {
             .as_mut()
             .ok_or_else(|| ExecutorError::new("the database connection was released"))
     }
+
+    /// Ends the lease now with the connection discarded (closed, or taken out of its pool), as
+    /// after a cancel: for a connection whose state the query may have left unclean.
+    pub fn discard(&mut self) {
+        if let (Some(conn), Some(discard)) = (self.conn.take(), self.discard.take()) {
+            discard(conn);
+        }
+    }
 }
 
 impl<C, H> Drop for SlotLease<C, H> {
@@ -189,6 +197,18 @@ mod tests {
         move |_| {
             counter.fetch_add(1, Ordering::SeqCst);
         }
+    }
+
+    #[test]
+    fn a_discarded_lease_discards_its_connection_once() {
+        let (slot, _cancels, discards) = counted();
+        let mut lease = slot
+            .lease(1, 1, count(&discards))
+            .unwrap_or_else(|e| panic!("{e}"));
+        lease.discard();
+        assert!(lease.conn().is_err(), "the connection is gone");
+        drop(lease);
+        assert_eq!(discards.load(Ordering::SeqCst), 1);
     }
 
     #[test]

@@ -444,3 +444,59 @@ async fn a_long_query_answers_pending_with_the_library_defaults() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// Whether another session can take the advisory lock `key` now (and gives it back at once).
+async fn lock_is_free(db: &Db, key: i64) -> bool {
+    let free: bool = db
+        .admin
+        .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+        .await
+        .and_then(|row| row.try_get(0))
+        .unwrap_or_else(|e| panic!("{e}"));
+    if free {
+        db.exec(&format!("SELECT pg_advisory_unlock({key})")).await;
+    }
+    free
+}
+
+/// A session-level advisory lock the model's query takes never outlives the query (issue 42, item
+/// 4): on the snapshot's stream, its count beside it, and a live page and count, the pooled
+/// connection is reset before it goes back, so another session takes the lock at once.
+#[tokio::test]
+async fn an_advisory_lock_never_outlives_its_query() {
+    let db = Db::new().await;
+    let pg = db
+        .pg(PgOptions::default().pool_size(1).snapshot_connections(1))
+        .await;
+    let (rows, _) = run(
+        &pg,
+        "SELECT pg_advisory_lock(4242) IS NOT NULL AS locked",
+        Value::Null,
+    )
+    .await;
+    assert_eq!(rows.map(|rows| rows.len()).ok(), Some(1));
+    assert!(lock_is_free(&db, 4242).await, "the stream's lock was released");
+
+    let executor = pg.sql_executor();
+    let live = executor.live().unwrap_or_else(|| panic!("pages live"));
+    let params = json!({"sql": "SELECT pg_advisory_lock(4243) IS NOT NULL AS locked"});
+    let page = live.fetch(&params, dual_server::RowWindow::new(0, 5)).await;
+    assert_eq!(page.map(|rows| rows.len()).ok(), Some(1));
+    assert!(lock_is_free(&db, 4243).await, "the page's lock was released");
+    let params = json!({"sql": "SELECT pg_advisory_lock(4244) IS NOT NULL AS locked"});
+    assert_eq!(live.count(&params).await.ok(), Some(1));
+    assert!(lock_is_free(&db, 4244).await, "the count's lock was released");
+
+    // A query that fails after taking the lock releases it too.
+    let (rows, _) = run(
+        &pg,
+        "SELECT pg_advisory_lock(4245) IS NOT NULL AND 1 / 0 = 1 AS boom",
+        Value::Null,
+    )
+    .await;
+    assert!(rows.is_err());
+    assert!(
+        lock_is_free(&db, 4245).await,
+        "the failed query's lock was released"
+    );
+}
