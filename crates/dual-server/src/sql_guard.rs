@@ -45,13 +45,16 @@ const RECURSION_LIMIT: usize = 128;
 /// prefix operators, counted on its tokens before it is parsed.
 pub const MAX_NESTING: usize = 48;
 
-/// Most operators joining operands at one level (`a OR b OR …`, `… UNION …`): each makes the parsed
-/// tree one level deeper.
-pub const MAX_CHAIN: usize = 4_000;
+/// Most operators joining operands at one level (`a OR b OR …`): each makes the parsed tree one
+/// level deeper.
+pub const MAX_CHAIN: usize = 2_000;
+
+/// Most set operations (`UNION`, `INTERSECT`, `EXCEPT`) in the whole statement.
+pub const MAX_SET_OPERATIONS: usize = 250;
 
 /// The stack of the thread the SQL is parsed on (reserved, not committed, until used): the parser,
 /// the checks and the writing back recurse once per level of the statement.
-const PARSE_STACK: usize = 64 << 20;
+const PARSE_STACK: usize = 256 << 20;
 
 /// What to send instead, said by every refusal.
 const SEND_INSTEAD: &str = "send exactly one query that only reads: SELECT, WITH … SELECT, VALUES or TABLE";
@@ -195,9 +198,9 @@ fn within_nesting(sql: &str, dialect: SqlDialect) -> Result<(), SqlRefused> {
         SqlRefused::new(
             RefusalCode::Unparsable,
             format!(
-                "the SQL nests deeper than {MAX_NESTING} levels (parentheses, CASE, operators in a row) \
-                 or joins more than {MAX_CHAIN} operands at one level; write it flatter (WITH, IN lists); \
-                 {SEND_INSTEAD}"
+                "the SQL nests deeper than {MAX_NESTING} levels (parentheses, CASE, operators in a row), \
+                 joins more than {MAX_CHAIN} operands at one level or has more than \
+                 {MAX_SET_OPERATIONS} set operations; write it flatter (WITH, IN lists); {SEND_INSTEAD}"
             ),
         )
     };
@@ -207,12 +210,18 @@ fn within_nesting(sql: &str, dialect: SqlDialect) -> Result<(), SqlRefused> {
     };
     // Operators per open level: `a OR b OR …` and `… UNION …` make a tree as deep as their count.
     let mut chains: Vec<usize> = vec![0];
-    let mut prefixes = 0usize;
+    let (mut prefixes, mut set_operations) = (0usize, 0usize);
     for token in tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_))) {
         let keyword = match token {
             Token::Word(word) => Some(word.keyword),
             _ => None,
         };
+        if matches!(
+            keyword,
+            Some(Keyword::UNION | Keyword::INTERSECT | Keyword::EXCEPT)
+        ) {
+            set_operations += 1;
+        }
         match token {
             Token::LParen | Token::LBracket => chains.push(0),
             Token::RParen | Token::RBracket if chains.len() > 1 => {
@@ -235,7 +244,11 @@ fn within_nesting(sql: &str, dialect: SqlDialect) -> Result<(), SqlRefused> {
         ) || keyword == Some(Keyword::NOT);
         prefixes = if prefix { prefixes + 1 } else { 0 };
         let chain = chains.last().copied().unwrap_or_default();
-        if chains.len() > MAX_NESTING + 1 || prefixes > MAX_NESTING || chain > MAX_CHAIN {
+        if chains.len() > MAX_NESTING + 1
+            || prefixes > MAX_NESTING
+            || chain > MAX_CHAIN
+            || set_operations > MAX_SET_OPERATIONS
+        {
             return Err(too_deep());
         }
     }

@@ -340,6 +340,12 @@ async fn malformed_requests_get_json_rpc_answers() {
         }
         let response = session.request("no/such/method", json!({})).await;
         assert_eq!(response["error"]["code"], -32601, "{response}");
+        // Malformed params of `subscriptions/listen` (2026-07-28) are invalid params too.
+        let (mut listening, _) = session::open(server, "2026-07-28").await;
+        let response = listening
+            .request("subscriptions/listen", json!({"resourceSubscriptions": 5}))
+            .await;
+        assert_eq!(response["error"]["code"], -32602, "{response}");
         let (status, _, body) =
             exchange(session.raw(Method::POST, "application/json", "not json".to_owned())).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");

@@ -23,6 +23,7 @@ const STANDARD_METHODS: &[&str] = &[
     "tasks/get",
     "tasks/update",
     "tasks/cancel",
+    "subscriptions/listen",
 ];
 
 /// The error for a request that reached the custom-request hook: `-32602 invalid params` naming
@@ -67,6 +68,11 @@ mod tests {
         let error = custom_request_error(&CustomRequest::new("resources/read", Some(json!({}))));
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
         assert!(error.message.contains("uri"), "{}", error.message);
+        let error = custom_request_error(&CustomRequest::new(
+            "subscriptions/listen",
+            Some(json!({"resourceSubscriptions": 5})),
+        ));
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
         let error = custom_request_error(&CustomRequest::new("nope/nothing", None));
         assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
     }
