@@ -302,19 +302,34 @@ async fn a_slow_count_is_stopped_and_the_query_runs_once() {
 /// Nothing a query leaves on its session outlives it (issue 42, item 4): a named lock (`GET_LOCK`)
 /// is free for another session once the query ended, and a user variable it set is gone for the
 /// next query on the same pooled connection (the pool resets each connection it takes back and runs
-/// the session's setup again).
+/// the session's setup again). The model's SQL may not call `GET_LOCK` (the guard refuses it); a
+/// developer's query may, and is what this checks, on a pool of one connection.
 #[tokio::test]
 async fn a_named_lock_or_user_variable_never_outlives_its_query() {
     let scratch = Scratch::new().await;
     let db = scratch
         .db(MyOptions::default().pool_size(1).snapshot_connections(1))
         .await;
-    let executor = Arc::new(db.sql_executor());
-    let live = executor.live().unwrap_or_else(|| panic!("pages live"));
     let lock = format!("{}_lock", scratch.name);
-    let params = json!({"sql": format!("SELECT GET_LOCK('{lock}', 0) AS taken, @leak := 'secret' AS v")});
+    let model = Arc::new(db.sql_executor());
+    let model_live = model.live().unwrap_or_else(|| panic!("pages live"));
+    let refused = model_live
+        .fetch(
+            &json!({"sql": format!("SELECT GET_LOCK('{lock}', 0) AS taken")}),
+            dual_server::RowWindow::new(0, 5),
+        )
+        .await;
+    assert!(
+        refused.is_err_and(|e| e.message().contains("sql_function_refused")),
+        "the model's SQL may not take one"
+    );
+    let taking = format!("SELECT GET_LOCK('{lock}', 0) AS taken, @leak := 'secret' AS v");
+    let executor = Arc::new(db.query_executor(move |params| {
+        Ok(MyQuery::new(params["sql"].as_str().unwrap_or(&taking).to_owned()))
+    }));
+    let live = executor.live().unwrap_or_else(|| panic!("pages live"));
     let page = live
-        .fetch(&params, dual_server::RowWindow::new(0, 5))
+        .fetch(&json!({}), dual_server::RowWindow::new(0, 5))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(page[0]["taken"], json!(1));
@@ -331,16 +346,20 @@ async fn a_named_lock_or_user_variable_never_outlives_its_query() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert_eq!(free, Some(1), "the lock was released with the query's session");
-    let params = json!({"sql": "SELECT @leak AS v"});
     let page = live
-        .fetch(&params, dual_server::RowWindow::new(0, 5))
+        .fetch(
+            &json!({"sql": "SELECT @leak AS v"}),
+            dual_server::RowWindow::new(0, 5),
+        )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(page[0]["v"], Value::Null, "no user variable crosses queries");
     // The session's setup came back with the reset: still in UTC.
-    let params = json!({"sql": "SELECT @@session.time_zone AS tz"});
     let page = live
-        .fetch(&params, dual_server::RowWindow::new(0, 5))
+        .fetch(
+            &json!({"sql": "SELECT @@session.time_zone AS tz"}),
+            dual_server::RowWindow::new(0, 5),
+        )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(page[0]["tz"], json!("+00:00"));

@@ -9,7 +9,9 @@
 //! [`RefusalCode`], names the part refused and says what to send instead: text the parser cannot
 //! read, no statement or several, a statement that is not a query, a data-modifying statement
 //! inside one (a `WITH d AS (DELETE …)`), a locking clause (`FOR UPDATE`, `FOR SHARE`, `LOCK IN
-//! SHARE MODE`), and `SELECT … INTO`.
+//! SHARE MODE`), `SELECT … INTO`, and a call of a function that reaches outside the query's data —
+//! the server's files, its settings, other sessions, replication, large objects, foreign servers,
+//! locks that outlive the query, SQL run from text (docs/SECURITY.md lists them per dialect).
 //!
 //! What the database runs is the **parsed statement written back** (sqlparser's `Display`), not the
 //! model's text: comments are gone, so nothing the parser did not see — a comment MySQL would execute
@@ -32,7 +34,9 @@
 
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{Query, SetExpr, Statement, Visit, Visitor};
+use sqlparser::ast::{
+    Expr, ObjectName, ObjectNamePart, Query, SetExpr, Statement, TableFactor, Visit, Visitor,
+};
 use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
@@ -109,6 +113,10 @@ pub enum RefusalCode {
     LockingClause,
     /// `SELECT … INTO` (`sql_select_into`).
     SelectInto,
+    /// A function that reaches outside the query's data: the server's files, its settings, other
+    /// sessions, replication, large objects, locks that outlive the query, SQL run from text
+    /// (`sql_function_refused`; docs/SECURITY.md lists them).
+    FunctionRefused,
 }
 
 impl RefusalCode {
@@ -123,6 +131,7 @@ impl RefusalCode {
             Self::DataModifying => "sql_data_modifying",
             Self::LockingClause => "sql_locking_clause",
             Self::SelectInto => "sql_select_into",
+            Self::FunctionRefused => "sql_function_refused",
         }
     }
 }
@@ -333,7 +342,7 @@ fn parsed_query(sql: &str, dialect: SqlDialect) -> Result<String, SqlRefused> {
             ),
         ));
     }
-    if let ControlFlow::Break(refused) = statement.visit(&mut ReadOnly) {
+    if let ControlFlow::Break(refused) = statement.visit(&mut ReadOnly { dialect }) {
         return Err(refused);
     }
     if dialect == SqlDialect::Sqlite
@@ -370,10 +379,48 @@ fn unparenthesized(body: &mut SetExpr, dialect: SqlDialect) {
 
 /// Walks every query and statement inside the one statement (CTEs, subqueries anywhere) and breaks at
 /// the first part that does more than read.
-struct ReadOnly;
+struct ReadOnly {
+    dialect: SqlDialect,
+}
+
+impl ReadOnly {
+    /// Refuses a call of the function `name` (its last part) when the dialect's policy does.
+    fn function(&self, name: &ObjectName) -> ControlFlow<SqlRefused> {
+        let last = match name.0.last() {
+            Some(ObjectNamePart::Identifier(ident)) => ident.value.clone(),
+            Some(other) => other.to_string(),
+            None => return ControlFlow::Continue(()),
+        };
+        match functions::refused(&last, self.dialect) {
+            Some(reason) => ControlFlow::Break(SqlRefused::new(
+                RefusalCode::FunctionRefused,
+                format!("the function `{name}` is refused: {reason}; remove it"),
+            )),
+            None => ControlFlow::Continue(()),
+        }
+    }
+}
 
 impl Visitor for ReadOnly {
     type Break = SqlRefused;
+
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<SqlRefused> {
+        match expr {
+            Expr::Function(function) => self.function(&function.name),
+            _ => ControlFlow::Continue(()),
+        }
+    }
+
+    fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<SqlRefused> {
+        match factor {
+            // `FROM pg_ls_dir('/')`: a table-valued function.
+            TableFactor::Table {
+                name, args: Some(_), ..
+            }
+            | TableFactor::Function { name, .. } => self.function(name),
+            _ => ControlFlow::Continue(()),
+        }
+    }
 
     fn pre_visit_statement(&mut self, statement: &Statement) -> ControlFlow<SqlRefused> {
         if matches!(statement, Statement::Query(_)) {
@@ -433,6 +480,8 @@ fn leading_words(sql: &str) -> String {
     }
     words
 }
+
+mod functions;
 
 #[cfg(test)]
 mod tests;

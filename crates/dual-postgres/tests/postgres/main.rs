@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dual_core::{PageRequest, Row};
-use dual_postgres::{NumericMode, PgDb, PgOptions};
+use dual_postgres::{NumericMode, PgDb, PgOptions, PgQuery};
 use dual_server::{
     Caller, CreateResponse, DualResponseServer, ExecutorError, QueryExecutor, QueryStart, RowBatch, RowStream,
 };
@@ -459,41 +459,50 @@ async fn lock_is_free(db: &Db, key: i64) -> bool {
     free
 }
 
-/// A session-level advisory lock the model's query takes never outlives the query (issue 42, item
-/// 4): on the snapshot's stream, its count beside it, and a live page and count, the pooled
-/// connection is reset before it goes back, so another session takes the lock at once.
+/// A session-level advisory lock a query takes never outlives the query (issue 42, item 4): on the
+/// snapshot's stream, its count beside it, and a live page and count, the pooled connection is reset
+/// before it goes back, so another session takes the lock at once. The model's SQL may not call
+/// `pg_advisory_lock` at all (the guard refuses it); a developer's query may, and is what this
+/// checks, with pools of one connection so the next query would reuse a dirty one.
 #[tokio::test]
 async fn an_advisory_lock_never_outlives_its_query() {
     let db = Db::new().await;
     let pg = db
         .pg(PgOptions::default().pool_size(1).snapshot_connections(1))
         .await;
-    let (rows, _) = run(
-        &pg,
-        "SELECT pg_advisory_lock(4242) IS NOT NULL AS locked",
-        Value::Null,
-    )
-    .await;
+    let refused = run(&pg, "SELECT pg_advisory_lock(4241)", Value::Null).await.0;
+    assert!(
+        refused.is_err_and(|e| e.message().contains("sql_function_refused")),
+        "the model's SQL may not take one"
+    );
+    // The developer's query: `SELECT pg_advisory_lock(<n>) …`, failing after the lock when `fail`.
+    let executor = Arc::new(pg.query_executor(|params| {
+        let key = params["key"].as_i64().ok_or("`key` is required")?;
+        let tail = if params["fail"] == json!(true) {
+            " AND 1 / 0 = 1"
+        } else {
+            ""
+        };
+        Ok(PgQuery::new(format!(
+            "SELECT pg_advisory_lock({key}) IS NOT NULL{tail} AS locked"
+        )))
+    }));
+    let rows = collect(Arc::clone(&executor).stream(json!({"key": 4242}), start_channel().0)).await;
     assert_eq!(rows.map(|rows| rows.len()).ok(), Some(1));
     assert!(lock_is_free(&db, 4242).await, "the stream's lock was released");
 
-    let executor = pg.sql_executor();
     let live = executor.live().unwrap_or_else(|| panic!("pages live"));
-    let params = json!({"sql": "SELECT pg_advisory_lock(4243) IS NOT NULL AS locked"});
-    let page = live.fetch(&params, dual_server::RowWindow::new(0, 5)).await;
+    let page = live
+        .fetch(&json!({"key": 4243}), dual_server::RowWindow::new(0, 5))
+        .await;
     assert_eq!(page.map(|rows| rows.len()).ok(), Some(1));
     assert!(lock_is_free(&db, 4243).await, "the page's lock was released");
-    let params = json!({"sql": "SELECT pg_advisory_lock(4244) IS NOT NULL AS locked"});
-    assert_eq!(live.count(&params).await.ok(), Some(1));
+    assert_eq!(live.count(&json!({"key": 4244})).await.ok(), Some(1));
     assert!(lock_is_free(&db, 4244).await, "the count's lock was released");
 
     // A query that fails after taking the lock releases it too.
-    let (rows, _) = run(
-        &pg,
-        "SELECT pg_advisory_lock(4245) IS NOT NULL AND 1 / 0 = 1 AS boom",
-        Value::Null,
-    )
-    .await;
+    let rows =
+        collect(Arc::clone(&executor).stream(json!({"key": 4245, "fail": true}), start_channel().0)).await;
     assert!(rows.is_err());
     assert!(
         lock_is_free(&db, 4245).await,

@@ -300,3 +300,66 @@ proptest::proptest! {
         accepted_is_one_read_only_query(&sql, dialect);
     }
 }
+
+#[test]
+fn functions_that_reach_outside_the_data_are_refused_by_name() {
+    let pg = SqlDialect::PostgreSql;
+    for (sql, name) in [
+        ("SELECT pg_read_file('/etc/hostname')", "pg_read_file"),
+        ("SELECT * FROM pg_ls_dir('/')", "pg_ls_dir"),
+        ("SELECT pg_reload_conf()", "pg_reload_conf"),
+        ("SELECT pg_switch_wal()", "pg_switch_wal"),
+        ("SELECT pg_create_restore_point('x')", "pg_create_restore_point"),
+        (
+            "SELECT pg_logical_emit_message(true, 'p', 'm')",
+            "pg_logical_emit_message",
+        ),
+        ("SELECT pg_terminate_backend(1)", "pg_terminate_backend"),
+        ("SELECT pg_advisory_lock(42)", "pg_advisory_lock"),
+        (
+            "SELECT pg_catalog.pg_read_binary_file('x')",
+            "pg_catalog.pg_read_binary_file",
+        ),
+        (
+            "SELECT x FROM t WHERE x IN (SELECT lo_import('/etc/passwd'))",
+            "lo_import",
+        ),
+        ("SELECT query_to_xml('SELECT 1', true, true, '')", "query_to_xml"),
+        ("SELECT * FROM dblink('db', 'SELECT 1') AS d(x int)", "dblink"),
+        (
+            "WITH s AS (SELECT set_config('a.b', 'c', false)) SELECT * FROM s",
+            "set_config",
+        ),
+    ] {
+        let refusal = read_only_query(sql, pg).err();
+        assert_eq!(
+            refusal.as_ref().map(|r| r.code()),
+            Some(RefusalCode::FunctionRefused),
+            "{sql}"
+        );
+        let message = refusal.map(|r| r.to_string()).unwrap_or_default();
+        assert!(message.contains(&format!("`{name}`")), "{sql}: {message}");
+    }
+    assert_eq!(
+        refused("SELECT LOAD_FILE('/etc/passwd')", SqlDialect::MySql),
+        RefusalCode::FunctionRefused
+    );
+    assert_eq!(
+        refused("SELECT GET_LOCK('a', 0)", SqlDialect::MySql),
+        RefusalCode::FunctionRefused
+    );
+    assert_eq!(
+        refused("SELECT load_extension('x')", SqlDialect::Sqlite),
+        RefusalCode::FunctionRefused
+    );
+    // Ordinary functions, and sleep-like ones (the time limit governs them), run.
+    for (sql, dialect) in [
+        ("SELECT pg_sleep(1), lower('A'), count(*) FROM t", pg),
+        ("SELECT pg_typeof(1), now(), generate_series(1, 3)", pg),
+        ("SELECT * FROM generate_series(1, 3) AS x", pg),
+        ("SELECT SLEEP(1), CONCAT('a', 'b')", SqlDialect::MySql),
+        ("SELECT randomblob(4), printf('%d', 1)", SqlDialect::Sqlite),
+    ] {
+        assert!(read_only_query(sql, dialect).is_ok(), "{dialect:?}: {sql}");
+    }
+}
