@@ -5,8 +5,11 @@
 
 use super::SqlDialect;
 
-/// Names refused in every dialect whose name starts with one of these, and why.
-const POSTGRESQL_PREFIXES: &[(&str, &str)] = &[
+/// Function names (or name prefixes), each with the reason a refusal gives.
+type Names = &'static [(&'static str, &'static str)];
+
+/// PostgreSQL's functions refused by the start of their name, and why.
+const POSTGRESQL_PREFIXES: Names = &[
     ("pg_ls_", "it lists the server's directories"),
     ("pg_read_", "it reads the server's files"),
     ("pg_file_", "it writes the server's files"),
@@ -20,7 +23,7 @@ const POSTGRESQL_PREFIXES: &[(&str, &str)] = &[
     ("cursor_to_", "it reads a cursor of another statement"),
 ];
 
-const POSTGRESQL: &[(&str, &str)] = &[
+const POSTGRESQL: Names = &[
     ("pg_stat_file", "it reads the server's files"),
     ("pg_current_logfile", "it names the server's files"),
     ("pg_reload_conf", "it controls the server"),
@@ -54,7 +57,7 @@ const POSTGRESQL: &[(&str, &str)] = &[
     ("schema_to_xml_and_xmlschema", "it reads a whole schema"),
 ];
 
-const MYSQL: &[(&str, &str)] = &[
+const MYSQL: Names = &[
     ("load_file", "it reads the server's files"),
     ("get_lock", "its lock can outlive the query"),
     ("release_lock", "it releases other sessions' locks"),
@@ -67,7 +70,7 @@ const MYSQL: &[(&str, &str)] = &[
     ("sys_eval", "it runs programs on the server"),
 ];
 
-const SQLITE: &[(&str, &str)] = &[
+const SQLITE: Names = &[
     ("load_extension", "it loads code into the server"),
     ("readfile", "it reads the server's files"),
     ("writefile", "it writes the server's files"),
@@ -78,7 +81,7 @@ const SQLITE: &[(&str, &str)] = &[
 /// Why `dialect` refuses the function `name` (its last part, any case), or `None` when it may run.
 pub(crate) fn refused(name: &str, dialect: SqlDialect) -> Option<&'static str> {
     let name = name.to_ascii_lowercase();
-    let (exact, prefixes): (&[(&str, &str)], &[(&str, &str)]) = match dialect {
+    let (exact, prefixes): (Names, Names) = match dialect {
         SqlDialect::PostgreSql => (POSTGRESQL, POSTGRESQL_PREFIXES),
         SqlDialect::MySql => (MYSQL, &[]),
         SqlDialect::Sqlite => (SQLITE, &[]),
