@@ -15,7 +15,6 @@
 use std::process::Command;
 
 use dual_mysql::{MyDb, MyOptions};
-use dual_server::DualResponseServer;
 use dual_testkit::burst::{self, Bench};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -51,32 +50,17 @@ fn main() -> Result<(), BoxError> {
         mysql.args(["-h", &host, "-P", &port, "-u", "root", &database, "-e", sql]);
         mysql
     };
-    let counts = (
-        env("BENCH_BACK_TO_BACK", 12),
-        env("BENCH_AT_ONCE", 10),
-        env("BENCH_ROUNDS", 5),
-    );
     let bench = Bench {
         client: "mysql",
         command: &command,
         kind: "sql",
         queries: &queries,
     };
-    burst::run(&runtime, bench, async || server(&db), counts);
+    burst::run(
+        &runtime,
+        bench,
+        async || burst::server("sql", db.sql_executor()),
+        burst::counts(),
+    );
     Ok(())
-}
-
-fn server(db: &MyDb) -> DualResponseServer {
-    DualResponseServer::builder()
-        .base_url("http://localhost/resources")
-        .executor("sql", db.sql_executor())
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }

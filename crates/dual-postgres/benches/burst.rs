@@ -14,7 +14,6 @@
 use std::process::Command;
 
 use dual_postgres::{PgDb, PgOptions};
-use dual_server::DualResponseServer;
 use dual_testkit::burst::{self, Bench};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -58,32 +57,17 @@ fn main() -> Result<(), BoxError> {
         ]);
         psql
     };
-    let counts = (
-        env("BENCH_BACK_TO_BACK", 12),
-        env("BENCH_AT_ONCE", 10),
-        env("BENCH_ROUNDS", 5),
-    );
     let bench = Bench {
         client: "psql",
         command: &command,
         kind: "sql",
         queries: &queries,
     };
-    burst::run(&runtime, bench, async || server(&db), counts);
+    burst::run(
+        &runtime,
+        bench,
+        async || burst::server("sql", db.sql_executor()),
+        burst::counts(),
+    );
     Ok(())
-}
-
-fn server(db: &PgDb) -> DualResponseServer {
-    DualResponseServer::builder()
-        .base_url("http://localhost/resources")
-        .executor("sql", db.sql_executor())
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }

@@ -327,11 +327,8 @@ impl PgExecutor {
 
     /// The rows of `query` in the exported `snapshot`, on a snapshot connection of its own.
     async fn count_in_snapshot(&self, snapshot: &str, query: &PgQuery) -> Result<u64, ExecutorError> {
-        let canceller = Canceller::new();
-        let mut session = canceller.session(&self.shared.snapshots).await?;
-        let guard = canceller.guard();
-        let counted = async {
-            let txn = self.begin(&mut session).await?;
+        Canceller::run(&self.shared.snapshots, async |session| {
+            let txn = self.begin(session).await?;
             txn.batch_execute(&format!(
                 "SET TRANSACTION SNAPSHOT '{}'",
                 snapshot.replace('\'', "''")
@@ -339,12 +336,8 @@ impl PgExecutor {
             .await
             .map_err(|e| self.error(&e))?;
             count_rows(self, &txn, query).await
-        }
-        .await;
-        release(&mut session).await;
-        drop(session);
-        guard.disarm();
-        counted
+        })
+        .await
     }
 
     /// Sends the `Execute` of the next `rows` rows of `portal` (without waiting for them).
@@ -438,19 +431,13 @@ impl LiveQuery for PgExecutor {
 }
 
 impl PgExecutor {
-    /// Runs a live query on a session of its own. A future the server drops mid-query cancels the
-    /// statement on the server (the guard fires before the session goes, which then leaves the pool);
-    /// one that ends, well or with an error, gives its connection back.
+    /// Runs a live query on a session of its own ([`Canceller::run`]).
     async fn live_count(&self, params: &Value) -> Result<u64, ExecutorError> {
         let query = self.query(params)?;
-        let canceller = Canceller::new();
-        let mut session = canceller.session(&self.shared.pool).await?;
-        let guard = canceller.guard();
-        let counted = self.count_in(&mut session, &query).await;
-        release(&mut session).await;
-        drop(session);
-        guard.disarm();
-        counted
+        Canceller::run(&self.shared.pool, async |session| {
+            self.count_in(session, &query).await
+        })
+        .await
     }
 
     async fn count_in(&self, session: &mut Session, query: &PgQuery) -> Result<u64, ExecutorError> {
@@ -460,14 +447,10 @@ impl PgExecutor {
 
     async fn live_fetch(&self, params: &Value, window: RowWindow<'_>) -> Result<Vec<Row>, ExecutorError> {
         let query = self.query(params)?;
-        let canceller = Canceller::new();
-        let mut session = canceller.session(&self.shared.pool).await?;
-        let guard = canceller.guard();
-        let fetched = self.fetch_in(&mut session, &query, window).await;
-        release(&mut session).await;
-        drop(session);
-        guard.disarm();
-        fetched
+        Canceller::run(&self.shared.pool, async |session| {
+            self.fetch_in(session, &query, window).await
+        })
+        .await
     }
 
     async fn fetch_in(

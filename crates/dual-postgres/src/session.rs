@@ -35,6 +35,27 @@ impl Canceller {
         })
     }
 
+    /// Runs `work` on a connection of `pool` under a guard of its own. A future dropped mid-query
+    /// cancels the statement on the server (the guard fires before the session goes, which then
+    /// leaves the pool); one that ends, well or with an error, has its session [`release`]d and gives
+    /// its connection back.
+    ///
+    /// # Errors
+    /// Those of [`Canceller::session`], and `work`'s.
+    pub(crate) async fn run<T>(
+        pool: &Pool,
+        work: impl AsyncFnOnce(&mut Session) -> Result<T, ExecutorError>,
+    ) -> Result<T, ExecutorError> {
+        let canceller = Self::new();
+        let mut session = canceller.session(pool).await?;
+        let guard = canceller.guard();
+        let done = work(&mut session).await;
+        release(&mut session).await;
+        drop(session);
+        guard.disarm();
+        done
+    }
+
     /// Takes a connection, waiting at most the pool's wait limit.
     ///
     /// # Errors

@@ -153,6 +153,37 @@ fn ms(duration: Duration) -> String {
     format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
 }
 
+/// A server with the library's defaults (`pending_after` 2 s, the scheduler's defaults) over
+/// `executor` as the kind `kind`.
+///
+/// # Panics
+/// Never for these settings: the builder refuses only settings this does not change.
+#[must_use]
+pub fn server(kind: &str, executor: impl dual_server::QueryExecutor) -> DualResponseServer {
+    DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .executor(kind, executor)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The counts of a burst: calls back to back (`BENCH_BACK_TO_BACK`, 12), at once (`BENCH_AT_ONCE`,
+/// 10), and the rounds of each query (`BENCH_ROUNDS`, 5).
+#[must_use]
+pub fn counts() -> (usize, usize, usize) {
+    let env = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    (
+        env("BENCH_BACK_TO_BACK", 12),
+        env("BENCH_AT_ONCE", 10),
+        env("BENCH_ROUNDS", 5),
+    )
+}
+
 /// `n` statements taken from `queries` in turn (the burst's mix).
 #[must_use]
 pub fn mix(queries: &[String], n: usize) -> Vec<String> {
