@@ -84,6 +84,12 @@ pub struct DatabaseOptions {
     /// database's own limit (PostgreSQL: 1 GB a value; MySQL: `max_allowed_packet`) is received
     /// before it is refused; the cap bounds everything kept and written after it.
     pub max_value_bytes: usize,
+    /// Whether the PostgreSQL and MySQL executors start when the role they connect as may do more
+    /// than read (`false`): a superuser, a member of `pg_read_server_files`, a user with `FILE` or
+    /// write privileges, …. By default they refuse to connect, naming what they found and how to
+    /// create a read-only role; `true` connects anyway with a logged warning, and the function
+    /// policy of the model's SQL still applies (docs/SECURITY.md, "Least privilege").
+    pub allow_privileged_role: bool,
 }
 
 impl Default for DatabaseOptions {
@@ -100,6 +106,7 @@ impl Default for DatabaseOptions {
             numeric: NumericMode::String,
             schema_ttl: crate::DEFAULT_SCHEMA_TTL,
             max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
+            allow_privileged_role: false,
         }
     }
 }
@@ -179,6 +186,13 @@ impl DatabaseOptions {
     #[must_use]
     pub fn value_cap(&self) -> crate::ValueCap {
         crate::ValueCap::new(self.max_value_bytes)
+    }
+
+    /// Sets [`DatabaseOptions::allow_privileged_role`].
+    #[must_use]
+    pub fn allow_privileged_role(mut self, allow: bool) -> Self {
+        self.allow_privileged_role = allow;
+        self
     }
 
     /// Sets [`DatabaseOptions::numeric`].

@@ -11,7 +11,10 @@
 //! inside one (a `WITH d AS (DELETE …)`), a locking clause (`FOR UPDATE`, `FOR SHARE`, `LOCK IN
 //! SHARE MODE`), `SELECT … INTO`, and a call of a function that reaches outside the query's data —
 //! the server's files, its settings, other sessions, replication, large objects, foreign servers,
-//! locks that outlive the query, SQL run from text (docs/SECURITY.md lists them per dialect).
+//! locks that outlive the query, SQL run from text (docs/SECURITY.md lists them per dialect). An
+//! operator adds to that list with a [`FunctionPolicy`] ([`read_only_query_with`]): more functions
+//! to refuse, the database's own functions (refused as of unknown effect unless allowed), or an
+//! allow list.
 //!
 //! What the database runs is the **parsed statement written back** (sqlparser's `Display`), not the
 //! model's text: comments are gone, so nothing the parser did not see — a comment MySQL would execute
@@ -164,11 +167,21 @@ impl SqlRefused {
 }
 
 /// Parses `sql` in `dialect` and returns the one read-only query it holds, written back as the SQL
-/// the database should run (comments and a trailing `;` gone).
+/// the database should run (comments and a trailing `;` gone), with the built-in function list only.
 ///
 /// # Errors
 /// [`SqlRefused`] when `sql` is not exactly one read-only query (see the module docs).
 pub fn read_only_query(sql: &str, dialect: SqlDialect) -> Result<String, SqlRefused> {
+    read_only_query_with(sql, dialect, &FunctionPolicy::new())
+}
+
+/// [`read_only_query`] under the operator's [`FunctionPolicy`]: the built-in list, and what the
+/// policy adds (more refused functions, user-defined functions, an allow list).
+///
+/// # Errors
+/// [`SqlRefused`] when `sql` is not exactly one read-only query, or calls a function `policy`
+/// refuses.
+pub fn read_only_query_with(sql: &str, dialect: SqlDialect, policy: &FunctionPolicy) -> Result<String, SqlRefused> {
     within_nesting(sql, dialect)?;
     // On a thread of its own with a stack sized for the deepest statement the limits let through,
     // whatever thread the caller is on (a runtime's worker has 2 MiB).
@@ -176,9 +189,9 @@ pub fn read_only_query(sql: &str, dialect: SqlDialect) -> Result<String, SqlRefu
         std::thread::Builder::new()
             .name("sql-guard".to_owned())
             .stack_size(PARSE_STACK)
-            .spawn_scoped(scope, || checked(sql, dialect))
+            .spawn_scoped(scope, || checked(sql, dialect, policy))
             .map_or_else(
-                |_| checked(sql, dialect),
+                |_| checked(sql, dialect, policy),
                 |parsing| {
                     parsing.join().unwrap_or_else(|_| {
                         Err(SqlRefused::new(
@@ -191,10 +204,10 @@ pub fn read_only_query(sql: &str, dialect: SqlDialect) -> Result<String, SqlRefu
     })
 }
 
-fn checked(sql: &str, dialect: SqlDialect) -> Result<String, SqlRefused> {
+fn checked(sql: &str, dialect: SqlDialect, policy: &FunctionPolicy) -> Result<String, SqlRefused> {
     match table_command(sql, dialect) {
-        Some(select) => parsed_query(&select, dialect),
-        None => parsed_query(sql, dialect),
+        Some(select) => parsed_query(&select, dialect, policy),
+        None => parsed_query(sql, dialect, policy),
     }
 }
 
@@ -304,7 +317,7 @@ fn table_command(sql: &str, dialect: SqlDialect) -> Option<String> {
     Some(format!("SELECT * FROM {}", rest.join(" ")))
 }
 
-fn parsed_query(sql: &str, dialect: SqlDialect) -> Result<String, SqlRefused> {
+fn parsed_query(sql: &str, dialect: SqlDialect, policy: &FunctionPolicy) -> Result<String, SqlRefused> {
     let statements = Parser::new(dialect.parser_dialect())
         .with_recursion_limit(RECURSION_LIMIT)
         .try_with_sql(sql)
@@ -342,7 +355,7 @@ fn parsed_query(sql: &str, dialect: SqlDialect) -> Result<String, SqlRefused> {
             ),
         ));
     }
-    if let ControlFlow::Break(refused) = statement.visit(&mut ReadOnly { dialect }) {
+    if let ControlFlow::Break(refused) = statement.visit(&mut ReadOnly { dialect, policy }) {
         return Err(refused);
     }
     if dialect == SqlDialect::Sqlite
@@ -379,11 +392,12 @@ fn unparenthesized(body: &mut SetExpr, dialect: SqlDialect) {
 
 /// Walks every query and statement inside the one statement (CTEs, subqueries anywhere) and breaks at
 /// the first part that does more than read.
-struct ReadOnly {
+struct ReadOnly<'p> {
     dialect: SqlDialect,
+    policy: &'p FunctionPolicy,
 }
 
-impl ReadOnly {
+impl ReadOnly<'_> {
     /// Refuses a call of the function `name` (its last part) when the dialect's policy does.
     fn function(&self, name: &ObjectName) -> ControlFlow<SqlRefused> {
         let last = match name.0.last() {
@@ -391,7 +405,7 @@ impl ReadOnly {
             Some(other) => other.to_string(),
             None => return ControlFlow::Continue(()),
         };
-        match functions::refused(&last, self.dialect) {
+        match self.policy.refusal(&last, self.dialect) {
             Some(reason) => ControlFlow::Break(SqlRefused::new(
                 RefusalCode::FunctionRefused,
                 format!("the function `{name}` is refused: {reason}; remove it"),
@@ -401,7 +415,7 @@ impl ReadOnly {
     }
 }
 
-impl Visitor for ReadOnly {
+impl Visitor for ReadOnly<'_> {
     type Break = SqlRefused;
 
     fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<SqlRefused> {
@@ -482,6 +496,9 @@ fn leading_words(sql: &str) -> String {
 }
 
 mod functions;
+mod policy;
+
+pub use policy::FunctionPolicy;
 
 #[cfg(test)]
 mod tests;

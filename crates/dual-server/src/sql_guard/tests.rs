@@ -363,3 +363,55 @@ fn functions_that_reach_outside_the_data_are_refused_by_name() {
         assert!(read_only_query(sql, dialect).is_ok(), "{dialect:?}: {sql}");
     }
 }
+
+#[test]
+fn an_operator_policy_adds_refusals_user_defined_functions_and_an_allow_list() {
+    use super::{FunctionPolicy, read_only_query_with};
+    let pg = SqlDialect::PostgreSql;
+    let code = |sql: &str, policy: &FunctionPolicy| {
+        read_only_query_with(sql, pg, policy).map_err(|refused| (refused.code(), refused.to_string()))
+    };
+    let policy = FunctionPolicy::new()
+        .deny("notify_billing", "it calls the billing service")
+        .user_defined(["Refresh_Totals", "tax_rate", "report_rows"])
+        .allow("TAX_RATE");
+    let Err((RefusalCode::FunctionRefused, message)) = code("SELECT 1 WHERE notify_billing(2)", &policy) else {
+        panic!("an operator's refusal");
+    };
+    assert!(message.contains("notify_billing") && message.contains("billing service"), "{message}");
+    // Any case, any schema, in an expression or as a table.
+    for sql in [
+        "SELECT REFRESH_TOTALS()",
+        "SELECT x FROM t WHERE x > analytics.refresh_totals()",
+        "SELECT * FROM report_rows(3) AS r",
+        "WITH a AS (SELECT refresh_totals() AS n) SELECT n FROM a",
+    ] {
+        let Err((RefusalCode::FunctionRefused, message)) = code(sql, &policy) else {
+            panic!("{sql} calls a user-defined function");
+        };
+        assert!(message.contains("user-defined function of unknown effect"), "{message}");
+    }
+    assert!(code("SELECT tax_rate('FR'), lower('A')", &policy).is_ok());
+    // The built-in list wins over `allow`.
+    assert!(code("SELECT pg_ls_dir('/')", &FunctionPolicy::new().allow("pg_ls_dir")).is_err());
+    // The default policy knows no user-defined function.
+    assert!(code("SELECT refresh_totals()", &FunctionPolicy::new()).is_ok());
+
+    let only = FunctionPolicy::new().allow_only(["count", "SUM"]).allow("coalesce");
+    assert!(only.is_allow_list());
+    assert!(code("SELECT count(*), sum(x), coalesce(y, 0) FROM t GROUP BY k", &only).is_ok());
+    let Err((RefusalCode::FunctionRefused, message)) = code("SELECT upper(name) FROM t", &only) else {
+        panic!("upper is not on the list");
+    };
+    assert!(message.contains("`upper`") && message.contains("not on the operator's list"), "{message}");
+    assert!(code("SELECT * FROM generate_series(1, 3)", &only).is_err());
+    for dialect in ALL {
+        let sql = match dialect {
+            SqlDialect::MySql => "SELECT LOAD_FILE('/etc/passwd')",
+            SqlDialect::Sqlite => "SELECT readfile('/etc/passwd')",
+            _ => "SELECT pg_read_file('/etc/hostname')",
+        };
+        let listed = FunctionPolicy::new().allow_only(["load_file", "readfile", "pg_read_file"]);
+        assert!(read_only_query_with(sql, dialect, &listed).is_err(), "{sql}");
+    }
+}
