@@ -25,7 +25,10 @@ fn main() -> Result<(), BoxError> {
         .enable_all()
         .build()?;
     let url = dual_testkit::services::MYSQL.require();
-    let db = runtime.block_on(MyDb::connect(&url, MyOptions::default()))?;
+    let db = runtime.block_on(MyDb::connect(
+        &url,
+        MyOptions::default().allow_privileged_role(true),
+    ))?;
     let series = |n: u32| format!("SELECT seq AS x, CONCAT('row ', seq) AS label FROM seq_1_to_{n}");
     let queries = [
         ("2 rows", series(2)),

@@ -9,7 +9,12 @@ use mysql_async::consts::{ColumnFlags, ColumnType as My};
 use mysql_async::{Column, Value};
 use serde_json::Number;
 
+use crate::geometry::well_known_text;
 use crate::options::NumericMode;
+
+/// What a binary value (`BINARY`, `VARBINARY`, `BLOB`) starts with, before its bytes in standard
+/// base64 (padded): `"base64:3q2+7w=="`. The same in every executor (docs/TYPES.md).
+const BINARY_MARKER: &str = "base64:";
 
 /// The binary character set: a string column with it holds bytes, not text.
 const BINARY: u16 = 63;
@@ -97,8 +102,16 @@ fn bytes_value(column: &Column, bytes: &[u8], numeric: NumericMode) -> Result<se
             serde_json::from_slice(bytes).map_err(|e| format!("a JSON value that does not parse: {e}"))?
         }
         My::MYSQL_TYPE_BIT => J::from(bytes.iter().fold(0u64, |n, b| (n << 8) | u64::from(*b))),
-        _ if column.character_set() == BINARY && !column.flags().contains(ColumnFlags::ENUM_FLAG) => {
-            J::String(base64::engine::general_purpose::STANDARD.encode(bytes))
+        My::MYSQL_TYPE_GEOMETRY => J::String(well_known_text(bytes)?),
+        _ if column.character_set() == BINARY
+            && !column
+                .flags()
+                .intersects(ColumnFlags::ENUM_FLAG | ColumnFlags::SET_FLAG) =>
+        {
+            let mut text = String::with_capacity(BINARY_MARKER.len() + bytes.len().div_ceil(3) * 4);
+            text.push_str(BINARY_MARKER);
+            base64::engine::general_purpose::STANDARD.encode_string(bytes, &mut text);
+            J::String(text)
         }
         _ => J::String(String::from_utf8_lossy(bytes).into_owned()),
     })

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use dual_server::ExecutorError;
 
+
 /// Why a [`MyDb`](crate::MyDb) could not be opened.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -20,15 +21,30 @@ pub enum MyError {
     /// The database did not answer a first connection.
     #[error("mysql: could not connect")]
     Connect(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The user connected as may do more than read, and
+    /// [`MyOptions::allow_privileged_role`](crate::MyOptions) is off.
+    #[error(
+        "mysql: the user `{user}` may do more than read: {}. Connect as a user that may only read \
+         ({READ_ONLY_USER}), or start anyway with allow_privileged_role (the server binary: \
+         --allow-privileged-role; the examples: DUAL_ALLOW_PRIVILEGED_ROLE=1)",
+        found.join("; ")
+    )]
+    PrivilegedRole {
+        /// The user, `name@host`.
+        user: String,
+        /// What it may do beyond reading (`global privileges FILE, SUPER, …`, …).
+        found: Vec<String>,
+    },
 }
 
 impl MyError {
-    /// A stable code: `config` or `connect`.
+    /// A stable code: `config`, `connect` or `privileged_role`.
     #[must_use]
     pub fn code(&self) -> &'static str {
         match self {
             Self::Config { .. } => "config",
             Self::Connect(_) => "connect",
+            Self::PrivilegedRole { .. } => "privileged_role",
         }
     }
 }
@@ -50,3 +66,7 @@ pub(crate) fn my_error(error: &mysql_async::Error, limit: Duration) -> ExecutorE
         other => ExecutorError::new(format!("the database failed: {other}")),
     }
 }
+
+/// How to create the user to connect as instead.
+const READ_ONLY_USER: &str =
+    "CREATE USER 'reporter'@'%' IDENTIFIED BY '…'; GRANT SELECT, SHOW VIEW ON mydb.* TO 'reporter'@'%'";

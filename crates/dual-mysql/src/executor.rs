@@ -19,9 +19,11 @@ use serde_json::Value;
 use crate::decode::{column_type, value};
 use crate::error::{MyError, my_error};
 use crate::options::{MyOptions, STREAM_BUFFER};
+use crate::privilege;
 use crate::query::{MyQuery, check_select};
 use crate::schema::{Describer, unknown};
 use crate::session::{self, Canceller};
+use dual_server::sql_guard::FunctionPolicy;
 
 /// `net_write_timeout` of the snapshot streams' connections: a day.
 const SNAPSHOT_NET_WRITE_TIMEOUT_SECS: u32 = 86_400;
@@ -41,6 +43,9 @@ struct Shared {
     opts: Opts,
     options: MyOptions,
     schema: SchemaCache,
+    /// The database's own functions, found when it connected: refused to the model's SQL unless
+    /// its [`FunctionPolicy`] allows them.
+    user_functions: Arc<Vec<String>>,
 }
 
 impl std::fmt::Debug for MyDb {
@@ -56,9 +61,13 @@ impl MyDb {
     /// `options.pool_size` connections, each set up read-only, in UTC, with the statement time
     /// limit of the server's kind (MariaDB's `max_statement_time`, MySQL's `max_execution_time`).
     ///
+    /// The user it connected as must only read (unless [`MyOptions::allow_privileged_role`]), and
+    /// the names of the database's own functions are read, for the model's SQL to refuse
+    /// ([`MyDb::sql_executor_with`]).
+    ///
     /// # Errors
     /// [`MyError::Config`] for a URL or options that cannot be used, [`MyError::Connect`] when the
-    /// database does not answer.
+    /// database does not answer, [`MyError::PrivilegedRole`] when the user may do more than read.
     pub async fn connect(url: &str, options: MyOptions) -> Result<Self, MyError> {
         let opts = Opts::from_url(url).map_err(|e| MyError::Config {
             message: "the URL cannot be parsed".to_owned(),
@@ -79,6 +88,22 @@ impl MyDb {
             .query_first("SELECT VERSION()")
             .await
             .map_err(|e| MyError::Connect(Box::new(e)))?;
+        let privileges = privilege::check(&mut probe).await?;
+        if !privileges.found.is_empty() {
+            if !options.allow_privileged_role {
+                let _ = probe.disconnect().await;
+                return Err(MyError::PrivilegedRole {
+                    user: privileges.user,
+                    found: privileges.found,
+                });
+            }
+            tracing::warn!(
+                user = %dual_core::escape::log_safe(&privileges.user),
+                found = %dual_core::escape::log_safe(&privileges.found.join("; ")),
+                "mysql: connected as a user that may do more than read (allow_privileged_role)"
+            );
+        }
+        let user_functions = Arc::new(privilege::user_functions(&mut probe).await?);
         let _ = probe.disconnect().await;
         let millis = options.time_limit.as_millis().max(1);
         let limit = if version.unwrap_or_default().contains("MariaDB") {
@@ -127,6 +152,7 @@ impl MyDb {
                 opts,
                 options,
                 schema,
+                user_functions,
             }),
         })
     }
@@ -135,7 +161,20 @@ impl MyDb {
     /// query whose `?` parameters are bound in order.
     #[must_use]
     pub fn sql_executor(&self) -> MyExecutor {
-        self.executor_of(SqlKind::Sql)
+        self.sql_executor_with(FunctionPolicy::new())
+    }
+
+    /// [`MyDb::sql_executor`] under the operator's function policy: the built-in list of functions
+    /// the model's SQL may not call, what `policy` adds, and the database's own functions found when
+    /// it connected, refused as of unknown effect unless `policy` allows them.
+    #[must_use]
+    pub fn sql_executor_with(&self, policy: FunctionPolicy) -> MyExecutor {
+        let policy = policy.user_defined(self.shared.user_functions.iter());
+        MyExecutor {
+            shared: Arc::clone(&self.shared),
+            kind: SqlKind::Sql,
+            policy: Arc::new(policy),
+        }
     }
 
     /// The executor of a query you write: `build` turns a tool call's params into the statement and
@@ -160,6 +199,7 @@ impl MyDb {
         MyExecutor {
             shared: Arc::clone(&self.shared),
             kind,
+            policy: Arc::new(FunctionPolicy::new()),
         }
     }
 }
@@ -169,6 +209,7 @@ impl MyDb {
 pub struct MyExecutor {
     shared: Arc<Shared>,
     kind: SqlKind<MyQuery>,
+    policy: Arc<FunctionPolicy>,
 }
 
 impl std::fmt::Debug for MyExecutor {
@@ -195,7 +236,7 @@ impl MyExecutor {
     fn query(&self, params: &Value) -> Result<MyQuery, ExecutorError> {
         self.kind
             .query(params, |sql, values| {
-                MyQuery::new(check_select(sql)?).bind_json(values)
+                MyQuery::new(check_select(sql, &self.policy)?).bind_json(values)
             })
             .map_err(ExecutorError::new)
     }

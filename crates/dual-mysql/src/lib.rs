@@ -33,7 +33,19 @@
 //! (`OUTFILE`, `DUMPFILE`, variables); what runs is the parsed statement written back, without its
 //! comments. DDL is refused before it runs (MySQL would commit the transaction and run it), and so
 //! is `SELECT 1; DELETE …`, each with a stable code.
-//! Parameters (`?`) are bound, never interpolated. Connect as a user that may only read.
+//! Parameters (`?`) are bound, never interpolated. Functions that reach outside the data
+//! (`LOAD_FILE`, named locks, replication waits) are refused by name, and so are the database's own
+//! functions, found when it connects, unless a [`FunctionPolicy`] given to
+//! [`MyDb::sql_executor_with`] allows them; the policy also has an allow-list mode.
+//!
+//! [`MyDb::connect`] refuses a user that may do more than read ([`MyError::PrivilegedRole`]: `FILE`,
+//! `SUPER`, write privileges, reading `mysql.user`), naming what it found, unless
+//! [`MyOptions::allow_privileged_role`]. Connect as a user like this one:
+//!
+//! ```sql
+//! CREATE USER 'reporter'@'%' IDENTIFIED BY '…';
+//! GRANT SELECT, SHOW VIEW ON sales.* TO 'reporter'@'%';
+//! ```
 //!
 //! The snapshot's [`QueryExecutor::stream`] counts the result (`SELECT COUNT(*) FROM (⟨sql⟩)`) and
 //! then reads it unbuffered from the server, [`MyOptions::fetch_rows`] rows or
@@ -54,8 +66,9 @@
 //! | `TINYINT` … `BIGINT` (signed or not), `YEAR`, `BIT` | number (integer); `BOOL` is `TINYINT(1)`: 0 or 1 |
 //! | `FLOAT`, `DOUBLE` | number |
 //! | `DECIMAL` | exact decimal string (`"12.50"`), or a number with [`NumericMode::Number`] |
-//! | `CHAR`, `VARCHAR`, `TEXT`, `ENUM`, `SET` | string |
-//! | `BINARY`, `VARBINARY`, `BLOB` | base64 string |
+//! | `CHAR`, `VARCHAR`, `TEXT`, `ENUM`, `SET` | string (MariaDB's `JSON`, a `LONGTEXT`, too) |
+//! | `BINARY`, `VARBINARY`, `BLOB` | `"base64:"` and the bytes in standard base64 (`"base64:AP8="`) |
+//! | `GEOMETRY`, `POINT`, `POLYGON`, … | well-known text as `ST_AsText` writes it, `SRID=n;` first when not 0 (`"POINT(1 2)"`) |
 //! | `DATE` | `"YYYY-MM-DD"` |
 //! | `DATETIME` | `"YYYY-MM-DDTHH:MM:SS[.ffffff]"` (no offset: it has none) |
 //! | `TIMESTAMP` | RFC 3339 in UTC, `"…Z"` |
@@ -63,17 +76,23 @@
 //! | `JSON` | the JSON value itself |
 //! | NULL | `null` |
 //!
+//! docs/TYPES.md has every type with examples.
+//!
 //! [`QueryExecutor`]: dual_server::QueryExecutor
 //! [`QueryExecutor::stream`]: dual_server::QueryExecutor::stream
 
 mod decode;
 mod error;
 mod executor;
+mod geometry;
 mod options;
+mod privilege;
 mod query;
 mod schema;
 mod session;
 
+/// Which functions the model's SQL may call ([`MyDb::sql_executor_with`]).
+pub use dual_server::sql_guard::FunctionPolicy;
 pub use error::MyError;
 pub use executor::{MyDb, MyExecutor};
 pub use options::{

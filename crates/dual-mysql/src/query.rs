@@ -1,7 +1,7 @@
 //! A query to run: one statement's SQL and the values bound to its `?` parameters, never
 //! interpolated; and the guard on the model's SQL.
 
-use dual_server::sql_guard::{SqlDialect, read_only_query};
+use dual_server::sql_guard::{FunctionPolicy, SqlDialect, read_only_query_with};
 use mysql_async::Value;
 use serde_json::Value as Json;
 
@@ -81,8 +81,8 @@ impl MyQuery {
 /// read-only query it holds, written back as the statement to run (dual-server's `sql_guard`):
 /// `SELECT … INTO OUTFILE`/`DUMPFILE`, locking clauses and anything but one query are refused. The
 /// read-only transaction it runs in is the second layer.
-pub(crate) fn check_select(sql: &str) -> Result<String, String> {
-    read_only_query(sql, SqlDialect::MySql).map_err(|refused| refused.to_string())
+pub(crate) fn check_select(sql: &str, policy: &FunctionPolicy) -> Result<String, String> {
+    read_only_query_with(sql, SqlDialect::MySql, policy).map_err(|refused| refused.to_string())
 }
 
 #[cfg(test)]
@@ -109,7 +109,10 @@ mod tests {
 
     #[test]
     fn accepts_only_read_queries_that_write_no_file() {
-        assert_eq!(check_select(" select 1 ; # end").as_deref(), Ok("SELECT 1"));
+        assert_eq!(
+            check_select(" select 1 ; # end", &FunctionPolicy::new()).as_deref(),
+            Ok("SELECT 1")
+        );
         for sql in [
             "",
             "DELETE FROM t",
@@ -119,7 +122,7 @@ mod tests {
             "SELECT * FROM t INTO OUTFILE '/tmp/x'",
             "SELECT 1 INTO DUMPFILE '/tmp/y'",
         ] {
-            assert!(check_select(sql).is_err(), "{sql}");
+            assert!(check_select(sql, &FunctionPolicy::new()).is_err(), "{sql}");
         }
     }
 }

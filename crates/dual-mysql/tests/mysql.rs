@@ -17,32 +17,63 @@ use futures_util::StreamExt;
 use mysql_async::prelude::Queryable;
 use serde_json::{Value, json};
 
+/// The read-only user the tests connect as (created once, shared by every test): it may read the
+/// scratch databases it is granted, and nothing else.
+const READER: &str = "dual_test_reader";
+
 /// A database of one test on the server, dropped at the end (also when the test fails).
 struct Scratch {
     url: String,
     name: String,
+    /// Whether [`Scratch::db`] connects as the URL's privileged user (allowed to) rather than
+    /// [`READER`].
+    privileged: bool,
 }
 
 impl Scratch {
     async fn new() -> Self {
         let url = MYSQL.require();
         let name = dual_testkit::unique_name("dual_test_");
-        admin(&url)
-            .await
-            .query_drop(format!("CREATE DATABASE {name}"))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        Self { url, name }
+        let mut admin = admin(&url).await;
+        for sql in [
+            format!("CREATE DATABASE {name}"),
+            format!("CREATE USER IF NOT EXISTS '{READER}'@'%'"),
+            format!("GRANT SELECT, SHOW VIEW ON {name}.* TO '{READER}'@'%'"),
+        ] {
+            admin.query_drop(sql).await.unwrap_or_else(|e| panic!("{e}"));
+        }
+        Self {
+            url,
+            name,
+            privileged: false,
+        }
     }
 
-    /// An executor's database over the scratch database as the connection's own (the URL's path
-    /// names it), so that its schema is the test's tables.
-    async fn db(&self, options: MyOptions) -> MyDb {
+    /// The URL of the scratch database as the connection's own (the URL's path names it), so that
+    /// its schema is the test's tables, for `user` (`None`: the URL's own).
+    fn url_as(&self, user: Option<&str>) -> String {
         let base = self
             .url
             .rsplit_once('/')
             .map_or(self.url.as_str(), |(base, _)| base);
-        MyDb::connect(&format!("{base}/{}", self.name), options)
+        let base = match (user, base.split_once("://")) {
+            (Some(user), Some((scheme, rest))) => {
+                let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+                format!("{scheme}://{user}@{host}")
+            }
+            _ => base.to_owned(),
+        };
+        format!("{base}/{}", self.name)
+    }
+
+    /// An executor's database over the scratch database, as [`READER`] (or the privileged user).
+    async fn db(&self, options: MyOptions) -> MyDb {
+        let (url, options) = if self.privileged {
+            (self.url_as(None), options.allow_privileged_role(true))
+        } else {
+            (self.url_as(Some(READER)), options)
+        };
+        MyDb::connect(&url, options)
             .await
             .unwrap_or_else(|e| panic!("connect: {e}"))
     }
@@ -58,6 +89,9 @@ impl Drop for Scratch {
                 runtime.block_on(async {
                     if let Ok(mut conn) = mysql_async::Conn::from_url(&url).await {
                         let _ = conn.query_drop(format!("DROP DATABASE IF EXISTS {name}")).await;
+                        let _ = conn
+                            .query_drop(format!("REVOKE ALL PRIVILEGES ON {name}.* FROM '{READER}'@'%'"))
+                            .await;
                         let _ = conn.disconnect().await;
                     }
                 });
@@ -135,7 +169,7 @@ impl Database for Scratch {
                    (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL);"
             ),
             vec![
-                json!({"id": 1, "d": -0.5, "n": "7.25", "s": "Zoë \"q\"", "b": "AP8=", "dt": "1999-12-31",
+                json!({"id": 1, "d": -0.5, "n": "7.25", "s": "Zoë \"q\"", "b": "base64:AP8=", "dt": "1999-12-31",
                        "ts": "2024-02-29T23:59:59.5", "t": "-25:30:00"}),
                 json!({"id": 2, "d": null, "n": null, "s": null, "b": null, "dt": null, "ts": null, "t": null}),
             ],
@@ -144,8 +178,171 @@ impl Database for Scratch {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mariadb_keeps_the_executor_contract() {
+async fn mariadb_keeps_the_executor_contract_as_a_read_only_user() {
     dual_testkit::database::run(Arc::new(Scratch::new().await)).await;
+}
+
+/// The guard, not the user, refuses what the model may not do: the suite passes as `root` too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_keeps_the_executor_contract_as_a_privileged_user_allowed_to_start() {
+    let mut scratch = Scratch::new().await;
+    scratch.privileged = true;
+    dual_testkit::database::run(Arc::new(scratch)).await;
+}
+
+/// What a tester tried as `root` (issue 42), each with the refusal's code.
+const ATTACKS: &[(&str, &str)] = &[
+    ("SELECT LOAD_FILE('/etc/passwd')", "sql_function_refused"),
+    ("SELECT GET_LOCK('x', 1)", "sql_function_refused"),
+    ("SELECT RELEASE_ALL_LOCKS()", "sql_function_refused"),
+    // The parser does not read MySQL's file forms of INTO at all.
+    ("SELECT 1 INTO OUTFILE '/tmp/dual_out'", "sql_unparsable"),
+    ("SELECT 1 INTO DUMPFILE '/tmp/dual_out'", "sql_unparsable"),
+    ("SELECT 1 INTO @a", "sql_select_into"),
+    ("SELECT * FROM t FOR UPDATE", "sql_locking_clause"),
+    ("SELECT * FROM t LOCK IN SHARE MODE", "sql_unparsable"),
+    ("SELECT 1; DELETE FROM t", "sql_several_statements"),
+    ("DELETE FROM t", "sql_not_a_query"),
+    ("SET @a = 1", "sql_not_a_query"),
+];
+
+/// Each attack is refused with its code before it reaches `db`, and parenthesized queries run.
+async fn attacks_are_refused(db: &MyDb) {
+    let executor = Arc::new(db.sql_executor());
+    for (sql, code) in ATTACKS {
+        let error = rows_of(&executor, sql)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("ran: {sql}"));
+        assert!(error.message().contains(code), "{sql}: {}", error.message());
+    }
+    let rows = rows_of(&executor, "(SELECT 1 AS a) UNION (SELECT 2) ORDER BY a")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        rows.iter().map(|r| r["a"].clone()).collect::<Vec<_>>(),
+        [json!(1), json!(2)]
+    );
+}
+
+/// Every row of the model's `sql`, or the first error.
+async fn rows_of(
+    executor: &Arc<dual_mysql::MyExecutor>,
+    sql: &str,
+) -> Result<Vec<dual_core::Row>, dual_server::ExecutorError> {
+    let mut stream = Arc::clone(executor).stream(json!({ "sql": sql }), QueryStart::detached());
+    let mut rows = Vec::new();
+    while let Some(batch) = stream.next().await {
+        rows.extend(batch?.into_rows()?);
+    }
+    Ok(rows)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_privileged_user_is_refused_at_connect_naming_what_it_may_do() {
+    let scratch = Scratch::new().await;
+    let Err(refused) = MyDb::connect(&scratch.url_as(None), MyOptions::default()).await else {
+        panic!("connected as root without allow_privileged_role");
+    };
+    assert_eq!(refused.code(), "privileged_role");
+    let message = refused.to_string();
+    for part in [
+        "global privileges FILE, SUPER",
+        "may read mysql.user",
+        "CREATE USER 'reporter'",
+        "--allow-privileged-role",
+    ] {
+        assert!(message.contains(part), "{part}: {message}");
+    }
+    // A user whose only excess is writing one table.
+    let writer = "dual_test_writer";
+    let mut admin = admin(&scratch.url).await;
+    for sql in [
+        format!("CREATE TABLE {}.t (x INT)", scratch.name),
+        format!("CREATE USER IF NOT EXISTS '{writer}'@'%'"),
+        format!("GRANT SELECT ON {}.* TO '{writer}'@'%'", scratch.name),
+        format!("GRANT INSERT, DELETE ON {}.t TO '{writer}'@'%'", scratch.name),
+    ] {
+        admin.query_drop(sql).await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    let refused = MyDb::connect(&scratch.url_as(Some(writer)), MyOptions::default()).await;
+    for sql in [
+        format!("REVOKE ALL PRIVILEGES ON {}.t FROM '{writer}'@'%'", scratch.name),
+        format!("REVOKE ALL PRIVILEGES ON {}.* FROM '{writer}'@'%'", scratch.name),
+    ] {
+        admin.query_drop(sql).await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    match refused {
+        Err(dual_mysql::MyError::PrivilegedRole { user, found }) => {
+            assert!(user.starts_with(writer), "{user}");
+            let mut found = found;
+            found.sort();
+            let table = format!("{}.t", scratch.name);
+            assert!(
+                found == [format!("privileges INSERT, DELETE on table {table}")]
+                    || found == [format!("privileges DELETE, INSERT on table {table}")],
+                "{found:?}"
+            );
+        }
+        other => panic!("a user that may write: {other:?}"),
+    }
+    // The read-only user starts.
+    assert!(
+        MyDb::connect(&scratch.url_as(Some(READER)), MyOptions::default())
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_attacks_are_refused_before_mariadb_as_a_read_only_user_and_as_root() {
+    let mut scratch = Scratch::new().await;
+    attacks_are_refused(&scratch.db(MyOptions::default()).await).await;
+    scratch.privileged = true;
+    attacks_are_refused(&scratch.db(MyOptions::default()).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_databases_own_functions_are_refused_unless_the_operator_allows_them() {
+    let scratch = Scratch::new().await;
+    let mut admin = admin(&scratch.url_as(None)).await;
+    admin
+        .query_drop(
+            "CREATE FUNCTION tax_rate(country VARCHAR(2)) RETURNS DECIMAL(3,2) DETERMINISTIC \
+                     RETURN IF(country = 'FR', 0.2, 0.1)",
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    admin
+        .query_drop(format!("GRANT EXECUTE ON {}.* TO '{READER}'@'%'", scratch.name))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let db = scratch.db(MyOptions::default()).await;
+    let sql = "SELECT tax_rate('FR') AS r";
+    let error = rows_of(&Arc::new(db.sql_executor()), sql)
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("ran: {sql}"));
+    assert!(
+        error
+            .message()
+            .contains("user-defined function of unknown effect"),
+        "{}",
+        error.message()
+    );
+    let allowed = Arc::new(db.sql_executor_with(dual_mysql::FunctionPolicy::new().allow("TAX_RATE")));
+    let rows = rows_of(&allowed, sql).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows.first().map(|r| r["r"].clone()), Some(json!("0.20")));
+    let only = Arc::new(db.sql_executor_with(dual_mysql::FunctionPolicy::new().allow_only(["count"])));
+    let error = rows_of(&only, "SELECT LOWER('A') AS a")
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("ran"));
+    assert!(
+        error.message().contains("not on the operator's list"),
+        "{}",
+        error.message()
+    );
 }
 
 /// Queries of this test (by a marker in their SQL) that the server runs.
@@ -250,7 +447,8 @@ async fn a_connection_cut_mid_stream_fails_the_stream_never_shortens_it() {
     let url = MYSQL.url_through(proxy.addr()).unwrap_or_else(|e| panic!("{e}"));
     let separator = if url.contains('?') { '&' } else { '?' };
     let url = format!("{url}{separator}prefer_socket=false");
-    let db = MyDb::connect(&url, MyOptions::default().fetch_rows(200))
+    let options = MyOptions::default().fetch_rows(200).allow_privileged_role(true);
+    let db = MyDb::connect(&url, options)
         .await
         .unwrap_or_else(|e| panic!("connect: {e}"));
     // 1,000,000 rows of about 40 bytes: far more than the socket buffers between the two.
@@ -363,4 +561,57 @@ async fn a_named_lock_or_user_variable_never_outlives_its_query() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(page[0]["tz"], json!("+00:00"));
+}
+
+/// Every value readable (issue 42, item 5; docs/TYPES.md): bits as numbers, spatial values as
+/// well-known text, binary strings as `base64:…`, sets and enums as their text, MariaDB's JSON (a
+/// `LONGTEXT`) as its text, in the stream and in live pages alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_type_reads_as_text_or_json_a_person_can_read() {
+    let scratch = Scratch::new().await;
+    let t = scratch.table("readable");
+    scratch
+        .execute(&format!(
+            "CREATE TABLE {t} (id INT, bits BIT(3), place POINT, shape GEOMETRY, doc JSON,
+               tags SET('a','b','c'), size ENUM('s','m'), fixed BINARY(2), raw VARBINARY(8), big BLOB,
+               yr YEAR, addr INET6, uid UUID);
+             INSERT INTO {t} VALUES (1, b'101', ST_GeomFromText('POINT(1 2)'),
+               ST_GeomFromText('POLYGON((0 0,1 0,1 1,0 0))', 4326), '{{\"a\": [1, 2]}}', 'a,c', 'm',
+               x'00ff', x'deadbeef', '', 2024, '::1', '123e4567-e89b-12d3-a456-426655440000');"
+        ))
+        .await;
+    let want = json!({
+        "id": 1, "bits": 5, "place": "POINT(1 2)", "shape": "SRID=4326;POLYGON((0 0,1 0,1 1,0 0))",
+        "doc": "{\"a\": [1, 2]}", "tags": "a,c", "size": "m", "fixed": "base64:AP8=",
+        "raw": "base64:3q2+7w==", "big": "base64:", "yr": 2024, "addr": "::1",
+        "uid": "123e4567-e89b-12d3-a456-426655440000",
+        "line": "LINESTRING(0 0,1.5 -2)", "obj": "{\"k\": [true, null]}", "bin": "base64:AA==",
+        // A bit-value literal is a binary string, not a BIT column.
+        "b8": "base64:/w==",
+    });
+    let sql = format!(
+        "SELECT *, ST_GeomFromText('LINESTRING(0 0,1.5 -2)') AS line, JSON_EXTRACT('{{\"k\": [true, null]}}', '$') AS obj,
+           UNHEX('00') AS bin, b'11111111' AS b8 FROM {t}"
+    );
+    let executor = Arc::new(scratch.db(MyOptions::default()).await.sql_executor());
+    let mut stream = Arc::clone(&executor).stream(json!({ "sql": sql }), QueryStart::detached());
+    let mut rows = Vec::new();
+    while let Some(batch) = stream.next().await {
+        rows.extend(
+            batch
+                .and_then(dual_server::RowBatch::into_rows)
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+    }
+    let got = rows.first().map(|r| Value::Object(r.clone())).unwrap_or_default();
+    for (name, value) in want.as_object().into_iter().flatten() {
+        assert_eq!(&got[name], value, "{name}");
+    }
+    assert_eq!(got, want, "no other column");
+    let live = executor.live().unwrap_or_else(|| panic!("pages live"));
+    let page = live
+        .fetch(&json!({ "sql": sql }), dual_server::RowWindow::new(0, 5))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(page.first().map(|r| Value::Object(r.clone())), Some(got));
 }

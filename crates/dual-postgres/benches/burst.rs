@@ -24,7 +24,10 @@ fn main() -> Result<(), BoxError> {
         .enable_all()
         .build()?;
     let url = dual_testkit::services::POSTGRES.require();
-    let db = runtime.block_on(PgDb::connect(&url, PgOptions::default()))?;
+    let db = runtime.block_on(PgDb::connect(
+        &url,
+        PgOptions::default().allow_privileged_role(true),
+    ))?;
     let series = |n: u32| format!("SELECT x, 'row ' || x AS label FROM generate_series(1, {n}) AS x");
     let queries = [
         ("2 rows", series(2)),

@@ -12,7 +12,12 @@ use serde_json::{Number, Value};
 use time::{Date, Duration, PrimitiveDateTime, Time};
 use tokio_postgres::types::{FromSql, Kind, Type};
 
+use crate::as_text::is_text;
 use crate::options::NumericMode;
+
+/// What a binary value (`bytea`) starts with, before its bytes in standard base64 (padded):
+/// `"base64:3q2+7w=="`. The same in every executor (docs/TYPES.md).
+pub(crate) const BINARY_MARKER: &str = "base64:";
 
 pub(crate) type BoxError = Box<dyn Error + Sync + Send>;
 
@@ -90,7 +95,14 @@ pub(crate) fn cell<'a>(
             numeric_cell(scratch, numeric)
         }
         Type::BYTEA => {
+            scratch.push_str(BINARY_MARKER);
             base64::engine::general_purpose::STANDARD.encode_string(buf, scratch);
+            Cell::Scratch
+        }
+        // `pg_sleep(…)` and other functions that return nothing: no value.
+        Type::VOID => Cell::Null,
+        Type::CHAR => {
+            single_byte_char(buf, scratch)?;
             Cell::Scratch
         }
         Type::DATE => {
@@ -131,14 +143,10 @@ pub(crate) fn cell<'a>(
         },
         _ => match ty.kind() {
             Kind::Array(element) => Cell::Json(array(element, buf, numeric)?),
-            // text, varchar, bpchar, name, "char", citext, enums, xml: their bytes are their text.
-            _ => match std::str::from_utf8(buf) {
-                Ok(text) => Cell::Str(text),
-                Err(_) => {
-                    base64::engine::general_purpose::STANDARD.encode_string(buf, scratch);
-                    Cell::Scratch
-                }
-            },
+            // text, varchar, bpchar, name, citext, enums: their bytes are their text.
+            _ if is_text(ty) => Cell::Str(std::str::from_utf8(buf)?),
+            // The executor asks for any other type as text (`as_text`): never opaque bytes.
+            _ => return Err(format!("no decoder for type {ty}").into()),
         },
     })
 }
@@ -428,6 +436,20 @@ fn interval(buf: &[u8], text: &mut String) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// A `"char"` (one byte, as in `pg_class.relkind`): ASCII as itself, the zero byte as nothing, any
+/// other byte as PostgreSQL writes it (`\351`).
+fn single_byte_char(buf: &[u8], out: &mut String) -> Result<(), BoxError> {
+    let [byte] = fixed::<1>(buf)?;
+    match byte {
+        0 => {}
+        1..=0x7f => out.push(char::from(byte)),
+        _ => {
+            let _ = write!(out, "\\{byte:03o}");
+        }
+    }
+    Ok(())
+}
+
 fn uuid(buf: &[u8], out: &mut String) -> Result<(), BoxError> {
     let bytes: [u8; 16] = fixed(buf)?;
     for (i, b) in bytes.iter().enumerate() {
@@ -573,6 +595,12 @@ mod tests {
         );
         let zero = [0u8; 16];
         assert_eq!(text(|out| interval(&zero, out)).as_deref(), Some("PT0S"));
+        assert_eq!(text(|out| single_byte_char(b"r", out)).as_deref(), Some("r"));
+        assert_eq!(
+            text(|out| single_byte_char(&[0o351], out)).as_deref(),
+            Some("\\351")
+        );
+        assert_eq!(text(|out| single_byte_char(&[0], out)).as_deref(), Some(""));
         let id: Vec<u8> = (0u8..16).collect();
         assert_eq!(
             text(|out| uuid(&id, out)).as_deref(),

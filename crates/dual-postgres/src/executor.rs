@@ -17,14 +17,17 @@ use dual_server::{
 use futures_util::TryStreamExt;
 use serde_json::Value;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
-use tokio_postgres::{IsolationLevel, NoTls};
+use tokio_postgres::{IsolationLevel, NoTls, Statement};
 
+use crate::as_text;
 use crate::decode::{BoxError, Raw, column_type, value, write};
 use crate::error::{PgError, pg_error};
 use crate::options::{CONNECT_TIMEOUT, PgOptions, STREAM_BUFFER};
+use crate::privilege;
 use crate::query::{PgQuery, check_select};
 use crate::schema::{Describer, unknown};
 use crate::session::{Canceller, Session, release};
+use dual_server::sql_guard::FunctionPolicy;
 
 /// A PostgreSQL database served read-only: connect once, then register [`PgDb::sql_executor`] or
 /// [`PgDb::query_executor`] for each kind. Clones share the pool.
@@ -39,6 +42,9 @@ struct Shared {
     snapshots: Pool,
     options: PgOptions,
     schema: SchemaCache,
+    /// The database's own functions, found when it connected: refused to the model's SQL unless
+    /// its [`FunctionPolicy`] allows them.
+    user_functions: Arc<Vec<String>>,
 }
 
 impl std::fmt::Debug for PgDb {
@@ -51,11 +57,13 @@ impl std::fmt::Debug for PgDb {
 
 impl PgDb {
     /// Connects to `url` (`postgres://user:password@host:port/database`, or the key-value form)
-    /// with a pool of `options.pool_size` connections, and checks one connection.
+    /// with a pool of `options.pool_size` connections, and checks one connection: the role it
+    /// connected as must only read (unless [`PgOptions::allow_privileged_role`]), and the names of the
+    /// database's own functions are read, for the model's SQL to refuse ([`PgDb::sql_executor_with`]).
     ///
     /// # Errors
     /// [`PgError::Config`] for a URL or options that cannot be used, [`PgError::Connect`] when the
-    /// database does not answer.
+    /// database does not answer, [`PgError::PrivilegedRole`] when the role may do more than read.
     pub async fn connect(url: &str, options: PgOptions) -> Result<Self, PgError> {
         let mut config = tokio_postgres::Config::from_str(url).map_err(|e| PgError::Config {
             message: "the URL cannot be parsed".to_owned(),
@@ -97,7 +105,23 @@ impl PgDb {
             options.pool_size,
             Some(options.wait),
         )?;
-        drop(pool.get().await.map_err(|e| PgError::Connect(Box::new(e)))?);
+        let client = pool.get().await.map_err(|e| PgError::Connect(Box::new(e)))?;
+        let privileges = privilege::check(&client).await?;
+        if !privileges.found.is_empty() {
+            if !options.allow_privileged_role {
+                return Err(PgError::PrivilegedRole {
+                    role: privileges.role,
+                    found: privileges.found,
+                });
+            }
+            tracing::warn!(
+                role = %dual_core::escape::log_safe(&privileges.role),
+                found = %dual_core::escape::log_safe(&privileges.found.join("; ")),
+                "postgres: connected as a role that may do more than read (allow_privileged_role)"
+            );
+        }
+        let user_functions = Arc::new(privilege::user_functions(&client).await?);
+        drop(client);
         let schema = SchemaCache::new(Arc::new(Describer(pool.clone())), options.schema_ttl);
         Ok(Self {
             shared: Arc::new(Shared {
@@ -105,6 +129,7 @@ impl PgDb {
                 snapshots,
                 options,
                 schema,
+                user_functions,
             }),
         })
     }
@@ -113,7 +138,20 @@ impl PgDb {
     /// query whose parameters (`$1`, `$2`, …) are bound in order.
     #[must_use]
     pub fn sql_executor(&self) -> PgExecutor {
-        self.executor_of(SqlKind::Sql)
+        self.sql_executor_with(FunctionPolicy::new())
+    }
+
+    /// [`PgDb::sql_executor`] under the operator's function policy: the built-in list of functions
+    /// the model's SQL may not call, what `policy` adds, and the database's own functions found when
+    /// it connected, refused as of unknown effect unless `policy` allows them.
+    #[must_use]
+    pub fn sql_executor_with(&self, policy: FunctionPolicy) -> PgExecutor {
+        let policy = policy.user_defined(self.shared.user_functions.iter());
+        PgExecutor {
+            shared: Arc::clone(&self.shared),
+            kind: SqlKind::Sql,
+            policy: Arc::new(policy),
+        }
     }
 
     /// The executor of a query you write: `build` turns a tool call's params into the statement and
@@ -138,6 +176,7 @@ impl PgDb {
         PgExecutor {
             shared: Arc::clone(&self.shared),
             kind,
+            policy: Arc::new(FunctionPolicy::new()),
         }
     }
 }
@@ -147,6 +186,7 @@ impl PgDb {
 pub struct PgExecutor {
     shared: Arc<Shared>,
     kind: SqlKind<PgQuery>,
+    policy: Arc<FunctionPolicy>,
 }
 
 impl std::fmt::Debug for PgExecutor {
@@ -202,7 +242,7 @@ impl PgExecutor {
     fn query(&self, params: &Value) -> Result<PgQuery, ExecutorError> {
         self.kind
             .query(params, |sql, values| {
-                PgQuery::new(check_select(sql)?).bind_json(values)
+                PgQuery::new(check_select(sql, &self.policy)?).bind_json(values)
             })
             .map_err(ExecutorError::new)
     }
@@ -227,6 +267,20 @@ impl PgExecutor {
             .await
             .map_err(|e| self.error(&e))?;
         Ok(txn)
+    }
+
+    /// `sql` prepared, its columns of types without a binary decoder cast to text ([`as_text`]).
+    async fn prepare(&self, txn: &Transaction<'_>, sql: &str) -> Result<Statement, ExecutorError> {
+        let statement = txn.prepare(sql).await.map_err(|e| self.error(&e))?;
+        let columns: Vec<(&str, &Type)> = statement
+            .columns()
+            .iter()
+            .map(|c| (c.name(), c.type_()))
+            .collect();
+        match as_text::wrapped(sql, &columns) {
+            None => Ok(statement),
+            Some(wrapped) => txn.prepare(&wrapped).await.map_err(|e| self.error(&e)),
+        }
     }
 
     /// The snapshot's stream, on a task of its own: count, then the rows from a portal, each fetch
@@ -254,7 +308,7 @@ impl PgExecutor {
         rows_out: &RowSender,
     ) -> Result<bool, ExecutorError> {
         let txn = self.begin(session).await?;
-        let statement = txn.prepare(&query.sql).await.map_err(|e| self.error(&e))?;
+        let statement = self.prepare(&txn, &query.sql).await?;
         let names: Vec<String> = statement.columns().iter().map(|c| c.name().to_owned()).collect();
         let types: Vec<Type> = statement.columns().iter().map(|c| c.type_().clone()).collect();
         let columns = Arc::new(JsonColumns::new(&names)?);
@@ -468,7 +522,7 @@ impl PgExecutor {
             at + 1,
             at + 2
         );
-        let statement = txn.prepare(&sql).await.map_err(|e| self.error(&e))?;
+        let statement = self.prepare(&txn, &sql).await?;
         let names: Vec<String> = statement.columns().iter().map(|c| c.name().to_owned()).collect();
         let types: Vec<Type> = statement.columns().iter().map(|c| c.type_().clone()).collect();
         let (limit, offset) = (window.limit.to_string(), window.offset.to_string());

@@ -35,8 +35,22 @@
 //! written back, without its comments. Transaction control, `SET`, `COPY`, `CALL`, `DO` and
 //! `SELECT 1; DELETE …` are refused before anything runs, each with a stable code. Parameters (`$1`, `$2`, …) are bound,
 //! each sent as text for PostgreSQL to parse as the parameter's type, never interpolated. Functions
-//! with side effects outside the transaction (advisory locks, `set_config`, `dblink`) are not
-//! refused: connect as a role that may only read.
+//! that reach outside the data (files, settings, other sessions, WAL, large objects, `dblink`,
+//! advisory locks) are refused by name, and so are the database's own functions, found when it
+//! connects, unless a [`FunctionPolicy`] given to [`PgDb::sql_executor_with`] allows them; the
+//! policy also has an allow-list mode.
+//!
+//! [`PgDb::connect`] refuses a role that may do more than read ([`PgError::PrivilegedRole`]:
+//! superuser, `pg_read_server_files` and the like, writes in its `search_path`), naming what it
+//! found, unless [`PgOptions::allow_privileged_role`]. Connect as a role like this one:
+//!
+//! ```sql
+//! CREATE ROLE reporter LOGIN PASSWORD '…';
+//! GRANT CONNECT ON DATABASE sales TO reporter;
+//! GRANT USAGE ON SCHEMA public TO reporter;
+//! GRANT SELECT ON ALL TABLES IN SCHEMA public TO reporter;
+//! ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO reporter;
+//! ```
 //!
 //! The snapshot's [`QueryExecutor::stream`] counts the result (`SELECT count(*) FROM (⟨sql⟩)`) and
 //! then reads it from a portal in the same transaction, so the count it announces
@@ -60,7 +74,7 @@
 //! | `float4`, `float8` | number; `NaN`, `Infinity`, `-Infinity` as those strings |
 //! | `numeric` | exact decimal string (`"12.50"`), or a number with [`NumericMode::Number`] |
 //! | `bool` | `true` / `false` |
-//! | `text`, `varchar`, `char`, `name`, enums, `citext`, other text types | string |
+//! | `text`, `varchar`, `char`, `name`, enums, `citext`, `"char"` | string |
 //! | `date` | `"YYYY-MM-DD"` (`"infinity"`, `"-infinity"`) |
 //! | `time`, `timetz` | `"HH:MM:SS[.ffffff]"`, `timetz` with its `±HH:MM` |
 //! | `timestamp` | `"YYYY-MM-DDTHH:MM:SS[.ffffff]"` (no offset: it has none) |
@@ -68,25 +82,33 @@
 //! | `interval` | ISO 8601 duration (`"P1Y2M3DT4H5M6.5S"`, `"PT0S"`) |
 //! | `uuid` | hyphenated lower-case string |
 //! | `json`, `jsonb` | the JSON value itself |
-//! | `bytea` | base64 string |
+//! | `bytea` | `"base64:"` and the bytes in standard base64 (`"base64:3q2+7w=="`) |
+//! | `void` (`pg_sleep(0)`) | `null` |
 //! | arrays (any dimensions) | nested arrays of the element mapping |
 //! | NULL | `null` |
-//! | any other type | its bytes as text when UTF-8, else base64 |
+//! | any other type: `pg_lsn`, records, ranges, `money`, `inet`, `bit`, `xml`, `tsvector`, geometric types, `reg*`, extension types | PostgreSQL's own text (`"16/B374D848"`, `"(1,a)"`, `"[1,5)"`, `"(1,2)"`); arrays of them as arrays of those strings |
 //!
+//! A statement with a column of a type the executor does not decode from the binary format is
+//! prepared again inside a projection casting that column to `text` (`text[]` for an array), after
+//! any `ORDER BY`; the common types cost nothing more. docs/TYPES.md has every type with examples.
 //! The CSV and Arrow exports write these JSON values as they write every row.
 //!
 //! [`QueryExecutor`]: dual_server::QueryExecutor
 //! [`QueryExecutor::stream`]: dual_server::QueryExecutor::stream
 //! [`QueryStart::started_with_count`]: dual_server::QueryStart::started_with_count
 
+mod as_text;
 mod decode;
 mod error;
 mod executor;
 mod options;
+mod privilege;
 mod query;
 mod schema;
 mod session;
 
+/// Which functions the model's SQL may call ([`PgDb::sql_executor_with`]).
+pub use dual_server::sql_guard::FunctionPolicy;
 pub use error::PgError;
 pub use executor::{PgDb, PgExecutor};
 pub use options::{

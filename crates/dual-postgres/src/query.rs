@@ -1,7 +1,7 @@
 //! A query to run: one statement's SQL and the values bound to its parameters (`$1`, `$2`, …), each
 //! sent as text for PostgreSQL to parse as the parameter's type, never interpolated.
 
-use dual_server::sql_guard::{SqlDialect, read_only_query};
+use dual_server::sql_guard::{FunctionPolicy, SqlDialect, read_only_query_with};
 use serde_json::Value;
 
 /// One statement and its parameters, as a [`PgExecutor`](crate::PgExecutor) runs it.
@@ -83,8 +83,8 @@ impl PgQuery {
 /// holds, written back as the statement to run (dual-server's `sql_guard`). The read-only
 /// transaction it runs in refuses any write that gets past it, and PostgreSQL prepares one statement
 /// only.
-pub(crate) fn check_select(sql: &str) -> Result<String, String> {
-    read_only_query(sql, SqlDialect::PostgreSql).map_err(|refused| refused.to_string())
+pub(crate) fn check_select(sql: &str, policy: &FunctionPolicy) -> Result<String, String> {
+    read_only_query_with(sql, SqlDialect::PostgreSql, policy).map_err(|refused| refused.to_string())
 }
 
 #[cfg(test)]
@@ -111,9 +111,21 @@ mod tests {
 
     #[test]
     fn accepts_only_read_queries_and_strips_the_terminator() {
-        assert_eq!(check_select(" select 1 ; -- end").as_deref(), Ok("SELECT 1"));
-        assert!(check_select("/* c */ WITH x AS (SELECT 1) SELECT * FROM x").is_ok());
-        assert_eq!(check_select("VALUES (1)").as_deref(), Ok("VALUES (1)"));
+        assert_eq!(
+            check_select(" select 1 ; -- end", &FunctionPolicy::new()).as_deref(),
+            Ok("SELECT 1")
+        );
+        assert!(
+            check_select(
+                "/* c */ WITH x AS (SELECT 1) SELECT * FROM x",
+                &FunctionPolicy::new()
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            check_select("VALUES (1)", &FunctionPolicy::new()).as_deref(),
+            Ok("VALUES (1)")
+        );
         for sql in [
             "",
             "  ;",
@@ -123,7 +135,7 @@ mod tests {
             "SET x = 1",
             "COPY t TO STDOUT",
         ] {
-            assert!(check_select(sql).is_err(), "{sql}");
+            assert!(check_select(sql, &FunctionPolicy::new()).is_err(), "{sql}");
         }
     }
 }

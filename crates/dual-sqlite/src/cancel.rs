@@ -4,7 +4,7 @@
 //! Each query has a [`Cancel`]. While the query holds a pooled connection, the `Cancel` knows that
 //! connection's stop flag and interrupt handle ([`Cancel::attach`]); the lease forgets them
 //! ([`Cancel::detach`]) before the connection goes back to the pool, under the same lock as
-//! [`Cancel::cancel`], so a cancel never reaches the next query on that connection.
+//! [`Cancel::stop`], so a cancel never reaches the next query on that connection.
 //!
 //! Cancelling sets the stop flag, which the connection's progress handler checks every few thousand
 //! SQLite instructions (so a statement that had not yet started when the cancel came stops too), and
@@ -16,12 +16,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rusqlite::InterruptHandle;
 
-use super::pool::Pool;
-
 /// How one query is stopped; see the module docs.
 #[derive(Default)]
 pub(crate) struct Cancel {
-    /// Set once, by [`Cancel::cancel`]; read by a thread waiting for a connection.
+    /// Set once, by [`Cancel::stop`]; read by a thread waiting for a connection.
     cancelled: AtomicBool,
     /// The connection the query runs on, when it holds one.
     attached: Mutex<Option<Attached>>,
@@ -50,14 +48,14 @@ impl Cancel {
         self.cancelled.load(Ordering::SeqCst)
     }
 
-    /// Stops the query: interrupts its statement if one runs, and wakes it if it waits in `pool`.
-    pub(crate) fn cancel(&self, pool: &Pool) {
+    /// Stops the query: interrupts its statement if one runs. A query waiting for a connection
+    /// notices when its pool wakes it ([`Pool::cancel`](crate::pool::Pool::cancel) does both).
+    pub(crate) fn stop(&self) {
         self.cancelled.store(true, Ordering::SeqCst);
         if let Some(attached) = self.lock().as_ref() {
             attached.stop.store(true, Ordering::SeqCst);
             attached.interrupt.interrupt();
         }
-        pool.wake_waiters();
     }
 
     /// The query now runs on the connection `attached` stops. `false` (and nothing attached) when it
@@ -82,15 +80,4 @@ impl Cancel {
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Attached>> {
         self.attached.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-/// A guard that cancels the query of `cancel` in `pool` when the server drops the future or stream
-/// holding it.
-pub(crate) fn on_drop(cancel: &Arc<Cancel>, pool: &Arc<Pool>) -> dual_server::CancelOnDrop {
-    let cancel = Arc::clone(cancel);
-    let pool = Arc::clone(pool);
-    dual_server::CancelOnDrop::new(move || {
-        tracing::debug!("query dropped by the server: cancelling its statement");
-        cancel.cancel(&pool);
-    })
 }

@@ -1,12 +1,13 @@
 //! SQLite values and declared types as dual-core rows and columns.
 
+use base64::Engine as _;
 use dual_core::{Column, ColumnType, Row};
 use dual_server::{ExecutorError, ValueCap};
 use rusqlite::types::ValueRef;
 use serde_json::{Number, Value};
 
 /// The column type of a SQLite declared type, by SQLite's affinity rules (section 3.1 of "Datatypes
-/// In SQLite"): `INT` → integer; `CHAR`/`CLOB`/`TEXT` → string; `BLOB` → string (hex);
+/// In SQLite"): `INT` → integer; `CHAR`/`CLOB`/`TEXT` → string; `BLOB` → string (`"base64:…"`);
 /// `REAL`/`FLOA`/`DOUB` → number; `DATE` exactly → date; anything else (NUMERIC, DECIMAL) → number.
 pub(crate) fn column_type(decl: &str) -> ColumnType {
     let upper = decl.to_ascii_uppercase();
@@ -33,15 +34,24 @@ pub(crate) fn columns(stmt: &rusqlite::Statement<'_>) -> Option<Vec<Column>> {
         .collect()
 }
 
+/// What a blob starts with, before its bytes in standard base64 (padded): `"base64:3q2+7w=="`. The
+/// same in every executor (docs/TYPES.md).
+const BINARY_MARKER: &str = "base64:";
+
 /// One SQLite value as JSON: integers and reals as numbers (non-finite reals as null), text as
-/// strings, blobs as lowercase hex strings.
+/// strings, blobs as [`BINARY_MARKER`] and their base64.
 pub(crate) fn json_value(value: ValueRef<'_>) -> Value {
     match value {
         ValueRef::Null => Value::Null,
         ValueRef::Integer(i) => Value::Number(i.into()),
         ValueRef::Real(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
         ValueRef::Text(bytes) => Value::String(String::from_utf8_lossy(bytes).into_owned()),
-        ValueRef::Blob(bytes) => Value::String(bytes.iter().map(|b| format!("{b:02x}")).collect()),
+        ValueRef::Blob(bytes) => {
+            let mut text = String::with_capacity(BINARY_MARKER.len() + bytes.len().div_ceil(3) * 4);
+            text.push_str(BINARY_MARKER);
+            base64::engine::general_purpose::STANDARD.encode_string(bytes, &mut text);
+            Value::String(text)
+        }
     }
 }
 
@@ -117,7 +127,8 @@ mod tests {
         assert_eq!(json_value(ValueRef::Integer(7)), Value::from(7));
         assert_eq!(json_value(ValueRef::Real(f64::NAN)), Value::Null);
         assert_eq!(json_value(ValueRef::Text(b"hi")), Value::from("hi"));
-        assert_eq!(json_value(ValueRef::Blob(&[0, 255])), Value::from("00ff"));
+        assert_eq!(json_value(ValueRef::Blob(&[0, 255])), Value::from("base64:AP8="));
+        assert_eq!(json_value(ValueRef::Blob(&[])), Value::from("base64:"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use dual_server::{
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use crate::cancel::{self, Cancel};
+use crate::cancel::Cancel;
 use crate::convert;
 use crate::guard::{Refused, check_select};
 use crate::options::{STREAM_BUFFER, SqliteOptions};
@@ -22,6 +22,7 @@ use crate::pool::{Lease, Pool, Use};
 use crate::query::SqliteQuery;
 use crate::schema::{Describer, unknown};
 use crate::stream::{Sender, count, executor_error, order_by, stream_counted, stream_rows, take_error};
+use dual_server::sql_guard::FunctionPolicy;
 
 /// A SQLite database served read-only: open it once, then register [`SqliteDb::sql_executor`] or
 /// [`SqliteDb::query_executor`] for each kind. Clones share the connection pool.
@@ -73,6 +74,18 @@ impl SqliteDb {
         self.executor_of(SqlKind::Sql)
     }
 
+    /// [`SqliteDb::sql_executor`] under the operator's function policy: the built-in list of
+    /// functions the model's SQL may not call and what `policy` adds — the functions you registered
+    /// on the connections ([`FunctionPolicy::user_defined`]) refused unless allowed, more refusals,
+    /// an allow list.
+    #[must_use]
+    pub fn sql_executor_with(&self, policy: FunctionPolicy) -> SqliteExecutor {
+        SqliteExecutor {
+            policy: Arc::new(policy),
+            ..self.executor_of(SqlKind::Sql)
+        }
+    }
+
     /// The executor of a query you write: `build` turns a tool call's params into the statement and
     /// its values ([`SqliteQuery`]), or into a message for the model when they are wrong. Your SQL
     /// runs on the same read-only connections, wrapped the same way.
@@ -103,6 +116,7 @@ impl SqliteDb {
             count_wait: self.count_wait,
             schema: self.schema.clone(),
             kind,
+            policy: Arc::new(FunctionPolicy::new()),
         }
     }
 
@@ -123,6 +137,7 @@ pub struct SqliteExecutor {
     count_wait: Duration,
     schema: SchemaCache,
     kind: SqlKind<SqliteQuery>,
+    policy: Arc<FunctionPolicy>,
 }
 
 /// How an export starts once it has its connection.
@@ -190,7 +205,7 @@ impl SqliteExecutor {
     /// Builds the query of `params` (validating user SQL on `conn`).
     fn query(&self, conn: &rusqlite::Connection, params: &Value) -> Result<SqliteQuery, String> {
         self.kind.query(params, |sql, values| {
-            let sql = check_select(conn, sql).map_err(|Refused(message)| message)?;
+            let sql = check_select(conn, sql, &self.policy).map_err(|Refused(message)| message)?;
             SqliteQuery::new(sql).bind_json(values)
         })
     }
@@ -207,7 +222,7 @@ impl SqliteExecutor {
         let params = params.clone();
         let limit = self.pool.time_limit();
         let cancel = Arc::new(Cancel::default());
-        let guard = cancel::on_drop(&cancel, &self.pool);
+        let guard = self.pool.cancel_on_drop(&cancel);
         let ran = tokio::task::spawn_blocking(move || {
             let lease = this.pool.get(Use::Query, &cancel).map_err(take_error)?;
             let query = this.query(lease.conn(), &params).map_err(ExecutorError::new)?;
@@ -238,7 +253,7 @@ impl SqliteExecutor {
         let limit = self.pool.time_limit();
         let runtime = tokio::runtime::Handle::current();
         let cancel = Arc::new(Cancel::default());
-        let guard = cancel::on_drop(&cancel, &self.pool);
+        let guard = self.pool.cancel_on_drop(&cancel);
         // The snapshot's stream is read by the server's writer, which stops reading while it waits
         // for its background turn: no stall limit there (the server's time limit and its drop of
         // the stream bound it), and a connection outside the pool's size (see `Use::Snapshot`).

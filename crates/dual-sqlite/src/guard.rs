@@ -1,6 +1,6 @@
 //! Accepting only one read-only query.
 
-use dual_server::sql_guard::{SqlDialect, read_only_query};
+use dual_server::sql_guard::{FunctionPolicy, SqlDialect, read_only_query_with};
 use rusqlite::Connection;
 
 /// Why a SQL text was refused, in words for the model.
@@ -15,8 +15,9 @@ pub(crate) struct Refused(pub(crate) String);
 /// back without comments or `;`; SQLite must compile that to exactly one statement that
 /// `sqlite3_stmt_readonly` calls read-only; and the connection it later runs on is opened read-only
 /// with `PRAGMA query_only`.
-pub(crate) fn check_select(conn: &Connection, sql: &str) -> Result<String, Refused> {
-    let sql = read_only_query(sql, SqlDialect::Sqlite).map_err(|refused| Refused(refused.to_string()))?;
+pub(crate) fn check_select(conn: &Connection, sql: &str, policy: &FunctionPolicy) -> Result<String, Refused> {
+    let sql = read_only_query_with(sql, SqlDialect::Sqlite, policy)
+        .map_err(|refused| Refused(refused.to_string()))?;
     let stmt = conn.prepare_cached(&sql).map_err(|error| match error {
         rusqlite::Error::MultipleStatement => {
             Refused("Only one statement is allowed: remove everything after the first ';'.".to_owned())
@@ -84,7 +85,11 @@ mod tests {
             ),
             ("VALUES (1), (2)", "VALUES (1), (2)"),
         ] {
-            assert_eq!(check_select(&conn, sql).as_deref(), Ok(want), "{sql}");
+            assert_eq!(
+                check_select(&conn, sql, &FunctionPolicy::new()).as_deref(),
+                Ok(want),
+                "{sql}"
+            );
         }
     }
 
@@ -104,7 +109,11 @@ mod tests {
                 "SELECT * FROM t WHERE id = ?1 OR id = @n OR id = $m",
             ),
         ] {
-            assert_eq!(check_select(&conn, sql).as_deref(), Ok(want), "{sql}");
+            assert_eq!(
+                check_select(&conn, sql, &FunctionPolicy::new()).as_deref(),
+                Ok(want),
+                "{sql}"
+            );
         }
     }
 
@@ -126,7 +135,7 @@ mod tests {
             "   ;",
             "SELECT * FROM t WHERE id = ?; DELETE FROM t",
         ] {
-            assert!(check_select(&conn, sql).is_err(), "{sql}");
+            assert!(check_select(&conn, sql, &FunctionPolicy::new()).is_err(), "{sql}");
         }
         let count: i64 = conn
             .query_row("SELECT COUNT(*) FROM t", [], |row| row.get(0))
@@ -137,11 +146,12 @@ mod tests {
     #[test]
     fn carries_sqlites_message() {
         let conn = db();
-        let Err(Refused(message)) = check_select(&conn, "SELECT nope FROM t") else {
+        let Err(Refused(message)) = check_select(&conn, "SELECT nope FROM t", &FunctionPolicy::new()) else {
             panic!("expected a refusal");
         };
         assert_eq!(message, "no such column: nope");
-        let Err(Refused(message)) = check_select(&conn, "SELECT 1; DELETE FROM t") else {
+        let Err(Refused(message)) = check_select(&conn, "SELECT 1; DELETE FROM t", &FunctionPolicy::new())
+        else {
             panic!("expected a refusal");
         };
         assert!(

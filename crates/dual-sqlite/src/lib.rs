@@ -33,6 +33,10 @@
 //! is a message for the model. Values are bound (`"params"`: an array for `?1, ?2, …`, an object
 //! for `:name`), never interpolated.
 //!
+//! A value is JSON by its storage class: an integer or real as a number (a NaN or infinity as
+//! `null`), text as a string, a blob as `"base64:"` and its bytes in standard base64
+//! (`"base64:3q2+7w=="`, as in every executor), NULL as `null`; docs/TYPES.md has the table.
+//!
 //! Every query runs on a blocking thread with a pooled read-only connection, under a time limit; the
 //! user's SQL is wrapped, never concatenated into a bigger statement:
 //!
@@ -87,6 +91,8 @@ mod query;
 mod schema;
 mod stream;
 
+/// Which functions the model's SQL may call ([`SqliteDb::sql_executor_with`]).
+pub use dual_server::sql_guard::FunctionPolicy;
 pub use executor::{SqliteDb, SqliteExecutor};
 pub use options::{
     DEFAULT_COUNT_WAIT, DEFAULT_EXPORT_SLOTS, DEFAULT_MAX_VALUE_BYTES, DEFAULT_POOL_SIZE, DEFAULT_STALL,

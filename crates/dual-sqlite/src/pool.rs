@@ -255,6 +255,24 @@ impl Pool {
         self.lock().snapshots
     }
 
+    /// Stops the query of `cancel`: interrupts its statement if one runs, and wakes it if it waits
+    /// for a connection here.
+    pub(crate) fn cancel(&self, cancel: &Cancel) {
+        cancel.stop();
+        self.wake_waiters();
+    }
+
+    /// A guard that cancels the query of `cancel` in this pool when the server drops the future or
+    /// stream holding it.
+    pub(crate) fn cancel_on_drop(self: &Arc<Self>, cancel: &Arc<Cancel>) -> dual_server::CancelOnDrop {
+        let cancel = Arc::clone(cancel);
+        let pool = Arc::clone(self);
+        dual_server::CancelOnDrop::new(move || {
+            tracing::debug!("query dropped by the server: cancelling its statement");
+            pool.cancel(&cancel);
+        })
+    }
+
     /// Wakes every thread waiting for a connection, so that a cancelled one gives up at once.
     pub(crate) fn wake_waiters(&self) {
         // Notified under the lock the waiters check their cancel flag under: none misses it.

@@ -81,7 +81,7 @@ impl Database for Sqlite {
                                             (2, NULL, NULL, NULL, NULL, NULL);"
             ),
             vec![
-                json!({"id": 1, "r": 1.5, "s": "Zoë 東京 \"q\"", "b": "deadbeef", "n": 12.5, "d": "2024-02-29"}),
+                json!({"id": 1, "r": 1.5, "s": "Zoë 東京 \"q\"", "b": "base64:3q2+7w==", "n": 12.5, "d": "2024-02-29"}),
                 json!({"id": 2, "r": null, "s": null, "b": null, "n": null, "d": null}),
             ],
         )

@@ -21,8 +21,15 @@ use serde_json::{Value, json};
 use tokio_postgres::NoTls;
 
 mod contract;
+mod privilege;
+mod readable;
 
-/// A scratch schema and an admin connection to fill it.
+/// The read-only role the tests connect as (created once, shared by every test): it may read the
+/// scratch schemas it is granted, and nothing else.
+const READER: &str = "dual_test_reader";
+
+/// A scratch schema and an admin connection to fill it; [`Db::pg`] connects as [`READER`], which
+/// may read every table of the schema.
 struct Db {
     scratch: Scratch,
     admin: tokio_postgres::Client,
@@ -35,19 +42,45 @@ impl Db {
             .await
             .unwrap_or_else(|e| panic!("admin connection: {e}"));
         tokio::spawn(connection);
+        let schema = scratch.name();
         admin
-            .batch_execute(&format!("CREATE SCHEMA {}", scratch.name()))
+            .batch_execute(&format!(
+                "CREATE SCHEMA {schema};
+                 GRANT USAGE ON SCHEMA {schema} TO {reader};
+                 ALTER DEFAULT PRIVILEGES IN SCHEMA {schema} GRANT SELECT ON TABLES TO {reader};",
+                reader = role(&admin, READER).await,
+            ))
             .await
             .unwrap_or_else(|e| panic!("schema: {e}"));
         Self { scratch, admin }
+    }
+
+    /// The scratch database's URL for `role` (trust authentication, no password).
+    fn url_as(&self, role: &str) -> String {
+        let url = self.scratch.url();
+        match url.split_once("://") {
+            Some((scheme, rest)) => {
+                let host = rest.split_once('@').map_or(rest, |(_, host)| host);
+                format!("{scheme}://{role}@{host}")
+            }
+            None => panic!("{url} is not a URL"),
+        }
+    }
+
+    /// A `PgDb` connected as the privileged role of the URL (the CI's `postgres`), allowed to.
+    async fn pg_privileged(&self, options: PgOptions) -> PgDb {
+        PgDb::connect(self.scratch.url(), options.allow_privileged_role(true))
+            .await
+            .unwrap_or_else(|e| panic!("connect: {e}"))
     }
 
     fn table(&self, name: &str) -> String {
         format!("{}.{name}", self.scratch.name())
     }
 
+    /// A `PgDb` connected as [`READER`].
     async fn pg(&self, options: PgOptions) -> PgDb {
-        PgDb::connect(self.scratch.url(), options)
+        PgDb::connect(&self.url_as(READER), options)
             .await
             .unwrap_or_else(|e| panic!("connect: {e}"))
     }
@@ -58,6 +91,20 @@ impl Db {
             .await
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
+}
+
+/// Creates the login role `name` with no privileges, unless it exists (tests run in parallel
+/// processes), and returns its name.
+async fn role<'n>(admin: &tokio_postgres::Client, name: &'n str) -> &'n str {
+    let create = format!(
+        "DO $$ BEGIN CREATE ROLE {name} LOGIN;
+         EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+    );
+    admin
+        .batch_execute(&create)
+        .await
+        .unwrap_or_else(|e| panic!("role {name}: {e}"));
+    name
 }
 
 /// Every row of `stream`, or its first error.
@@ -126,7 +173,7 @@ async fn types_round_trip_as_documented() {
         "b": true, "s": "Zoë 東京", "v": "abc", "d": "2024-02-29", "tm": "13:45:06.5",
         "ts": "2024-02-29T13:45:06.123456", "tz": "2024-02-29T11:45:06Z", "iv": "P1Y2M3DT4H5M6.5S",
         "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "j": {"a": [1, 2]}, "jb": {"b": null},
-        "by": "3q2+7w==", "ai": [1, null, 3], "at": [["a", "b"], ["c", "d"]],
+        "by": "base64:3q2+7w==", "ai": [1, null, 3], "at": [["a", "b"], ["c", "d"]],
     });
     assert_eq!(Value::Object(rows[0].clone()), want);
     assert!(rows[1].values().all(Value::is_null), "NULLs: {:?}", rows[1]);

@@ -147,6 +147,60 @@ async fn sql_errors_carry_sqlites_message_and_writes_are_refused() {
 }
 
 #[tokio::test]
+async fn an_operator_policy_refuses_more_functions_and_can_be_an_allow_list() {
+    let (db, dir) = small_db();
+    let _dataset = RemoveOnDrop(dir);
+    let policy = FunctionPolicy::new()
+        .deny("random", "results must repeat")
+        .user_defined(["haversine"]);
+    let exec = Arc::new(db.sql_executor_with(policy));
+    let error = exec
+        .count(&sql("SELECT random() AS r"))
+        .await
+        .expect_err("denied");
+    assert!(
+        error.message().contains("results must repeat"),
+        "{}",
+        error.message()
+    );
+    let error = exec
+        .count(&sql("SELECT haversine(1, 2, 3, 4) AS d"))
+        .await
+        .expect_err("user-defined");
+    assert!(
+        error.message().contains("user-defined function"),
+        "{}",
+        error.message()
+    );
+    assert_eq!(
+        exec.count(&sql("SELECT lower(name) FROM institutions"))
+            .await
+            .ok(),
+        Some(u64::from(DatasetSize::SMALL.institutions))
+    );
+
+    let only = Arc::new(db.sql_executor_with(FunctionPolicy::new().allow_only(["count"])));
+    assert_eq!(
+        only.count(&sql("SELECT count(*) AS n FROM institutions"))
+            .await
+            .ok(),
+        Some(1)
+    );
+    let error = only
+        .count(&sql("SELECT lower(name) FROM institutions"))
+        .await
+        .expect_err("not listed");
+    assert!(
+        error.message().contains("sql_function_refused"),
+        "{}",
+        error.message()
+    );
+    // The executor without a policy still refuses the built-in list.
+    let plain = executor(&db, SQL_KIND);
+    assert!(plain.count(&sql("SELECT readfile('/etc/passwd')")).await.is_err());
+}
+
+#[tokio::test]
 async fn institutions_filters_and_validates() {
     let (exec, _dataset) = small_executor(INSTITUTIONS_KIND);
     let all = exec.count(&json!({})).await.expect("count");

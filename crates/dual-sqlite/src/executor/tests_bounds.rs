@@ -296,8 +296,8 @@ async fn a_value_over_the_cap_fails_its_query_naming_the_cap() {
         .expect("a value under the cap");
     assert_eq!(
         page[0]["b"].as_str().map(str::len),
-        Some(2000),
-        "hex of 1,000 bytes"
+        Some("base64:".len() + 1336),
+        "base64 of 1,000 bytes"
     );
     // With the default cap, a gigabyte blob is refused at once instead of allocated.
     let default = SqliteDb::open(&path, 2, DEFAULT_TIME_LIMIT).expect("opens");

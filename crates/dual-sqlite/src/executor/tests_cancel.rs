@@ -142,7 +142,7 @@ async fn a_cancel_wakes_a_thread_waiting_in_the_pool() {
         (matches!(taken, Err(TakeError::Cancelled)), started.elapsed())
     });
     tokio::time::sleep(Duration::from_millis(100)).await;
-    cancel.cancel(&one.db.pool);
+    one.db.pool.cancel(&cancel);
     let (cancelled, waited) = taker.await.expect("joined");
     assert!(cancelled, "the wait ends as cancelled");
     assert!(
