@@ -8,8 +8,8 @@
 //! subqueries anywhere. Anything else is refused with a [`SqlRefused`] that has a stable
 //! [`RefusalCode`], names the part refused and says what to send instead: text the parser cannot
 //! read, no statement or several, a statement that is not a query, a data-modifying statement
-//! inside one (a `WITH d AS (DELETE …)`), a locking clause (`FOR UPDATE`, `FOR SHARE`, `LOCK IN
-//! SHARE MODE`), `SELECT … INTO`, and a call of a function that reaches outside the query's data —
+//! inside one (a `WITH d AS (DELETE …)`), a locking clause (`FOR UPDATE`, `FOR SHARE`; MySQL's `LOCK IN SHARE
+//! MODE` is not read at all), `SELECT … INTO`, and a call of a function that reaches outside the query's data —
 //! the server's files, its settings, other sessions, replication, large objects, foreign servers,
 //! locks that outlive the query, SQL run from text (docs/SECURITY.md lists them per dialect). An
 //! operator adds to that list with a [`FunctionPolicy`] ([`read_only_query_with`]): more functions
