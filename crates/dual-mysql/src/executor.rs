@@ -98,8 +98,9 @@ impl MyDb {
                 });
             }
             tracing::warn!(
-                user = %dual_core::escape::log_safe(&privileges.user),
-                found = %dual_core::escape::log_safe(&privileges.found.join("; ")),
+                // Escaped where they were read.
+                user = %privileges.user,
+                found = %privileges.found.join("; "),
                 "mysql: connected as a user that may do more than read (allow_privileged_role)"
             );
         }

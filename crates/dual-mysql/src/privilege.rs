@@ -69,6 +69,8 @@ pub(crate) async fn check(conn: &mut Conn) -> Result<Privileges, MyError> {
         .map(|(scope, mut privileges)| {
             privileges.sort_by_key(|p| WORST.iter().position(|w| w == p).unwrap_or(WORST.len()));
             let named = named(&privileges);
+            // Names a table's owner chose: escaped, for the terminal the message reaches.
+            let scope = dual_core::escape::log_safe(&scope).to_string();
             match scope.as_str() {
                 "" => format!("global privileges {named}"),
                 s if s.contains('.') => format!("privileges {named} on table {s}"),
@@ -81,7 +83,7 @@ pub(crate) async fn check(conn: &mut Conn) -> Result<Privileges, MyError> {
         found.push("may read mysql.user (the password hashes)".to_owned());
     }
     Ok(Privileges {
-        user: user.unwrap_or_default(),
+        user: dual_core::escape::log_safe(&user.unwrap_or_default()).to_string(),
         found,
     })
 }

@@ -115,8 +115,9 @@ impl PgDb {
                 });
             }
             tracing::warn!(
-                role = %dual_core::escape::log_safe(&privileges.role),
-                found = %dual_core::escape::log_safe(&privileges.found.join("; ")),
+                // Escaped where they were read.
+                role = %privileges.role,
+                found = %privileges.found.join("; "),
                 "postgres: connected as a role that may do more than read (allow_privileged_role)"
             );
         }
