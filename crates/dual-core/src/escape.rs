@@ -1,10 +1,17 @@
-//! Text that is safe to write into a log line: [`log_safe`].
+//! Text that is safe to write into a log line ([`log_safe`]) or to show a model, a person or a
+//! terminal ([`display_safe`]).
 //!
-//! Executor messages, SQL errors, ids and parameter names can hold anything a user or a database
-//! put there, newlines and terminal escapes included. Written as they are, a newline forges a log
-//! line and `ESC[2J` clears the operator's terminal. Every field that can hold such text is logged
-//! through [`log_safe`] (an error through [`log_error`]): printable text stays as it is, everything
-//! else becomes a visible escape.
+//! Executor messages, SQL errors, ids, parameter names, column aliases and resource names can hold
+//! anything a user, the model's SQL or a database put there, newlines and terminal escapes
+//! included. Written as they are, a newline forges a log line, `ESC[2J` clears the operator's
+//! terminal and U+202E (right-to-left override) shows `gnp.exe` as `exe.png`. Every field that can
+//! hold such text is logged through [`log_safe`] (an error through [`log_error`]) and shown through
+//! [`display_safe`]: printable text stays as it is, everything [`is_hidden`] says becomes a visible
+//! escape.
+
+mod display;
+
+pub use display::{display_safe, display_safe_multiline};
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -15,8 +22,9 @@ use crate::error::Report;
 /// `tracing::error!(detail = %log_safe(&message), …)`.
 ///
 /// `\n`, `\r` and `\t` become those two-character escapes, a backslash becomes `\\`, and every other
-/// control character (C0, DEL, C1), the Unicode line and paragraph separators and the bidirectional
-/// overrides become `\u{…}`. Nothing is cut: bound the length where the text comes from.
+/// character [`is_hidden`] names (control characters, the Unicode line and paragraph separators, the
+/// bidirectional controls) becomes `\u{…}`. Nothing is cut: bound the length where the text comes
+/// from.
 ///
 /// ```
 /// use dual_core::escape::log_safe;
@@ -100,11 +108,41 @@ impl fmt::Display for LogError<'_> {
 #[derive(Debug, Clone, Copy)]
 pub struct LogSafe<'a>(&'a str);
 
-/// Whether `c` must not reach a log line as it is (also what the MCP text table escapes).
-pub(crate) fn needs_escape(c: char) -> bool {
+/// Whether `c` must not reach a log line, a model, a person or a terminal as it is, because it acts
+/// instead of showing: every control character (C0 with `\n`, `\r` and `\t`, DEL, C1, which holds
+/// `ESC`'s 8-bit twin CSI), the Unicode line and paragraph separators (U+2028, U+2029), and the
+/// bidirectional controls of Unicode's `Bidi_Control` property: the marks U+061C, U+200E and U+200F,
+/// the embeddings and overrides U+202A–U+202E and the isolates U+2066–U+2069.
+///
+/// [`log_safe`], [`display_safe`] and the MCP text table escape exactly these (the first and the last
+/// also a backslash); the result view shows them (tab, line feed and carriage return aside, which it
+/// shows as spaces) as a visible marker `⟨U+202E⟩`.
+///
+/// ```
+/// use dual_core::escape::is_hidden;
+///
+/// assert!(is_hidden('\u{1b}') && is_hidden('\n') && is_hidden('\u{9b}') && is_hidden('\u{202e}'));
+/// assert!(!is_hidden('a') && !is_hidden('\\') && !is_hidden('ü') && !is_hidden('😀'));
+/// ```
+#[must_use]
+pub fn is_hidden(c: char) -> bool {
     c.is_control()
-        || c == '\\'
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            '\u{2028}'
+                | '\u{2029}'
+                | '\u{061c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// Whether `c` must not reach a log line as it is (also what the MCP text table escapes): what
+/// [`is_hidden`] names, and the backslash that starts an escape.
+pub(crate) fn needs_escape(c: char) -> bool {
+    c == '\\' || is_hidden(c)
 }
 
 impl fmt::Display for LogSafe<'_> {

@@ -25,7 +25,7 @@
 //! | [`consistency`] | snapshot or live |
 //! | [`task`] | [`task::TaskRecord`]: a durable MCP task, its id and state |
 //! | [`error`] | the REST API's error body and wire error codes |
-//! | [`escape`] | [`escape::log_safe`]: user and executor text made safe for a log line |
+//! | [`escape`] | [`escape::log_safe`] and [`escape::display_safe`]: user, SQL and executor text made safe for a log line, a model, a person or a terminal |
 //! | [`uri`] | resource URIs and URLs |
 //! | [`mcp`] | [`DualResponse`] rendered as an MCP tool result per protocol version, the output schema |
 //!

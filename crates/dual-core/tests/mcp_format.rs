@@ -30,6 +30,19 @@ fn response(sample: Vec<Row>, total_count: u64, expires: bool) -> DualResponse {
     }
 }
 
+/// Every string of `value`, keys included.
+fn strings(value: &Value) -> Vec<&str> {
+    match value {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(items) => items.iter().flat_map(strings).collect(),
+        Value::Object(map) => map
+            .iter()
+            .flat_map(|(key, value)| std::iter::once(key.as_str()).chain(strings(value)))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 fn rows(value: Value) -> Vec<Row> {
     serde_json::from_value(value).expect("rows")
 }
@@ -116,6 +129,45 @@ fn versions_before_2025_06_18_get_text_blocks_only() {
                     .unwrap_or_default()
                     .contains(&format!("{}?offset=1", r.uri))
             );
+        }
+    }
+}
+
+/// A name made from the model's SQL (`ESC` in a column alias, a right-to-left override in a
+/// comment) reaches no block raw: the summary, the `resource_link`, `structuredContent` and its JSON
+/// text all carry it escaped, in every protocol version.
+#[test]
+fn a_hostile_name_is_escaped_in_every_block() {
+    let mut r = response(rows(json!([{"id": 1}])), 1, true);
+    r.name = "SELECT 1 AS \"x\u{1b}[2J\" -- \u{202e}gnp.exe\r\n".into();
+    let escaped = r#"SELECT 1 AS "x\u{1b}[2J" -- \u{202e}gnp.exe\r\n"#;
+    for version in ProtocolVersion::ALL {
+        for text in [TextFormat::Table, TextFormat::Json] {
+            let options = RenderOptions::new(version).with_text(text);
+            let value = serde_json::to_value(r.tool_result_with(&options)).expect("serialises");
+            for string in strings(&value) {
+                // The table's rows are separated by line feeds; the JSON text holds the name JSON-escaped.
+                assert!(
+                    !string
+                        .chars()
+                        .any(|c| c != '\n' && dual_core::escape::is_hidden(c))
+                        && !string.contains("\\u001b")
+                        && !string.contains("\\u202e"),
+                    "{version}: a raw control reaches the model: {string:?}"
+                );
+            }
+            let summary = value["content"][0]["text"].as_str().unwrap_or_default();
+            assert!(
+                summary.starts_with(&format!("{escaped}: ")),
+                "{version}: {summary}"
+            );
+            if version >= ProtocolVersion::V2025_06_18 {
+                assert_eq!(value["content"][2]["name"], escaped, "{version}");
+                assert_eq!(
+                    value["structuredContent"]["resource"]["name"], escaped,
+                    "{version}"
+                );
+            }
         }
     }
 }

@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use dual_server::ExecutorError;
 
-
 /// Why a [`MyDb`](crate::MyDb) could not be opened.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -5,7 +5,6 @@ use std::time::Duration;
 use dual_server::ExecutorError;
 use tokio_postgres::error::SqlState;
 
-
 /// Why a [`PgDb`](crate::PgDb) could not be opened.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -64,7 +64,10 @@ pub(crate) async fn check(client: &Client) -> Result<Privileges, PgError> {
     let schemas: Vec<String> = row.try_get(5).map_err(failed)?;
     // Names a table's owner chose: escaped, for the terminal the message reaches.
     let safe = |names: Vec<String>| -> Vec<String> {
-        names.iter().map(|n| dual_core::escape::log_safe(n).to_string()).collect()
+        names
+            .iter()
+            .map(|n| dual_core::escape::log_safe(n).to_string())
+            .collect()
     };
     let (tables, schemas) = (safe(tables), safe(schemas));
     let role = dual_core::escape::log_safe(&role).to_string();

@@ -1,5 +1,8 @@
 //! `resources/list`: the caller's live results, newest first, a page at a time (`003_…`, `004_…`).
 
+use std::borrow::Cow;
+
+use dual_core::escape::display_safe;
 use dual_core::mcp::{JSON_MIME_TYPE, ProtocolVersion};
 use dual_core::status::ResourceStatus;
 use dual_core::time::format_description::well_known::Rfc3339;
@@ -22,7 +25,9 @@ const DESCRIBED_COLUMNS: usize = 8;
 /// a link's grant. `cursor` is the `nextCursor` of the previous page (`None`: the first page);
 /// `page_size` is capped at [`MAX_LIST_PAGE_SIZE`] (at least 1).
 ///
-/// Each entry has the result's `uri`, `name`, a `description` (rows, columns, status, expiry),
+/// Each entry has the result's `uri`, `name`, a `description` (rows, columns, status, expiry; the
+/// name and the column names with their control characters escaped, as
+/// [`display_safe`](dual_core::escape::display_safe) does),
 /// `mimeType` `application/json` (what `resources/read` returns) and, from 2025-06-18 on,
 /// `annotations.lastModified` (when the query ran). `size` is absent: a result's size in bytes
 /// depends on the page read and is not recorded. From 2026-07-28 on the list is fresh for 0 ms
@@ -88,7 +93,8 @@ fn listed(
     now: dual_core::time::OffsetDateTime,
     version: ProtocolVersion,
 ) -> Resource {
-    let mut resource = Resource::new(resource_uri(scheme, record.id), record.name.clone())
+    let name = display_safe(&record.name).into_owned();
+    let mut resource = Resource::new(resource_uri(scheme, record.id), name)
         .with_description(describe(record, now))
         .with_mime_type(JSON_MIME_TYPE);
     if version.has_titles()
@@ -101,16 +107,16 @@ fn listed(
     resource
 }
 
-/// What the result holds and where its query is.
+/// What the result holds and where its query is; the column names (the model's aliases) escaped.
 fn describe(record: &ResourceRecord, now: dual_core::time::OffsetDateTime) -> String {
-    let mut columns: Vec<&str> = record
+    let mut columns: Vec<Cow<'_, str>> = record
         .columns
         .iter()
         .take(DESCRIBED_COLUMNS)
-        .map(|c| c.name.as_str())
+        .map(|c| display_safe(&c.name))
         .collect();
     if record.columns.len() > DESCRIBED_COLUMNS {
-        columns.push("…");
+        columns.push(Cow::Borrowed("…"));
     }
     let columns = format!("{} columns ({})", record.columns.len(), columns.join(", "));
     let status = match (record.status, &record.failure) {

@@ -6,6 +6,9 @@
 //! * [`ANSWER_FROM_DATA_PROMPT`] (`question` required): run one read-only query, check the sample,
 //!   report the exact count and point the person to the full result.
 
+use std::borrow::Cow;
+
+use dual_core::escape::display_safe;
 use dual_core::uri::parse_resource_uri;
 use dual_core::{ResourceRecord, budget::cut_text};
 use dual_server::{Caller, DualResponseServer};
@@ -96,7 +99,7 @@ impl Prompts {
                     Role::User,
                     explore_text(server, uri, &record),
                 )])
-                .with_description(format!("Explore {}", record.name)))
+                .with_description(format!("Explore {}", display_safe(&record.name))))
             }
             ANSWER_FROM_DATA_PROMPT => {
                 let question = argument(arguments, "question")?;
@@ -183,19 +186,25 @@ async fn readable(
     })
 }
 
-/// How to explore `record`, at `uri`.
+/// How to explore `record`, at `uri`; its name and column names (made from the model's SQL) escaped.
 fn explore_text(server: &DualResponseServer, uri: &str, record: &ResourceRecord) -> String {
     let limits = server.config().page_limits;
     let columns: Vec<String> = record
         .columns
         .iter()
-        .map(|column| format!("- {} ({})", column.name, column.column_type.as_str()))
+        .map(|column| {
+            format!(
+                "- {} ({})",
+                display_safe(&column.name),
+                column.column_type.as_str()
+            )
+        })
         .collect();
     let base = uri.split('?').next().unwrap_or(uri);
     let sortable = record
         .columns
         .first()
-        .map_or("a_column", |column| column.name.as_str());
+        .map_or(Cow::Borrowed("a_column"), |column| display_safe(&column.name));
     format!(
         "Explore the query result {base} (\"{name}\"): {total} rows, status {status}.\n\n\
          Columns:\n{columns}\n\n\
@@ -204,7 +213,7 @@ fn explore_text(server: &DualResponseServer, uri: &str, record: &ResourceRecord)
          &sort={sortable}:desc (any column, asc or desc). Say what each column means from its name, type \
          and the rows you read, and describe the result without reading every row: the application \
          shows the person the full result. This is read-only: nothing here changes data.",
-        name = record.name,
+        name = display_safe(&record.name),
         total = record.total_count,
         status = record.status.as_str(),
         columns = columns.join("\n"),

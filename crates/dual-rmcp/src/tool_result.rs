@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use dual_core::DualResponse;
 use dual_core::budget::{DEFAULT_MAX_ERROR_TEXT_BYTES, cut_text};
+use dual_core::escape::display_safe_multiline;
 use dual_core::mcp::{ContentBlock as CoreBlock, RenderOptions};
 use rmcp::model::{CallToolResult, ContentBlock, Resource};
 
@@ -68,9 +69,18 @@ pub fn error_result(message: impl Into<String>) -> CallToolResult {
 /// [`error_result`] with the message cut to at most `max_bytes` bytes at a character boundary,
 /// ending with a marker that gives its full length (a 1 MB identifier echoed in an error does not
 /// reach the model whole). Pass the server's `max_error_text_bytes`.
+///
+/// The message often echoes the model's SQL or a database's text, so its control characters and
+/// bidirectional controls are escaped first
+/// ([`display_safe_multiline`](dual_core::escape::display_safe_multiline): line feeds stay, `ESC`
+/// becomes `\u{1b}`).
 #[must_use]
 pub fn error_result_within(message: impl Into<String>, max_bytes: usize) -> CallToolResult {
     let message = message.into();
+    let message = match display_safe_multiline(&message) {
+        Cow::Borrowed(_) => message,
+        Cow::Owned(escaped) => escaped,
+    };
     let text = match cut_text(&message, max_bytes) {
         Cow::Borrowed(_) => message,
         Cow::Owned(cut) => cut,
@@ -135,9 +145,15 @@ pub fn failure_result_within(failure: &dual_core::status::QueryFailure, max_byte
     error_result_within(failure_message(failure), max_bytes)
 }
 
-/// The text [`failure_result`] and `resources/read` give the model for a failed query.
+/// The text [`failure_result`] and `resources/read` give the model for a failed query, with the
+/// executor's message escaped as [`error_result_within`] escapes.
 #[cfg(feature = "server")]
 pub(crate) fn failure_message(failure: &dual_core::status::QueryFailure) -> String {
+    display_safe_multiline(&failure_text(failure)).into_owned()
+}
+
+#[cfg(feature = "server")]
+fn failure_text(failure: &dual_core::status::QueryFailure) -> String {
     use dual_core::status::FailureCode;
     match failure.code {
         FailureCode::QueryTimeout => format!(

@@ -58,7 +58,10 @@ impl CreateResponse {
         }
     }
 
-    /// The resource's name (default: `"Query Results"`).
+    /// The resource's name (default: `"Query Results"`). It is display text: its control characters
+    /// and bidirectional controls are stored escaped
+    /// ([`display_safe`](dual_core::escape::display_safe)), so `ESC` in a name made from the model's
+    /// SQL reaches no model, terminal or log raw.
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self

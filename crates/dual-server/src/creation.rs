@@ -170,7 +170,12 @@ fn new_record(
 ) -> ResourceRecord {
     ResourceRecord {
         id,
-        name: request.name.unwrap_or_else(|| DEFAULT_RESOURCE_NAME.to_owned()),
+        // A name is display text, often made from the model's SQL: stored with its control
+        // characters escaped, so every surface (REST metadata, resources/list, logs) shows it clean.
+        name: request.name.map_or_else(
+            || DEFAULT_RESOURCE_NAME.to_owned(),
+            |name| dual_core::escape::display_safe(&name).into_owned(),
+        ),
         query: request.query,
         columns,
         total_count: 0,

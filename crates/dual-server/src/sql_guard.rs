@@ -181,7 +181,11 @@ pub fn read_only_query(sql: &str, dialect: SqlDialect) -> Result<String, SqlRefu
 /// # Errors
 /// [`SqlRefused`] when `sql` is not exactly one read-only query, or calls a function `policy`
 /// refuses.
-pub fn read_only_query_with(sql: &str, dialect: SqlDialect, policy: &FunctionPolicy) -> Result<String, SqlRefused> {
+pub fn read_only_query_with(
+    sql: &str,
+    dialect: SqlDialect,
+    policy: &FunctionPolicy,
+) -> Result<String, SqlRefused> {
     within_nesting(sql, dialect)?;
     // On a thread of its own with a stack sized for the deepest statement the limits let through,
     // whatever thread the caller is on (a runtime's worker has 2 MiB).

@@ -38,6 +38,14 @@
 //! `:root`) over its own light and dark palettes (`hostContext.theme`, else
 //! `prefers-color-scheme`). Every value is written as text (`textContent`), never as markup.
 //!
+//! Text from the data or the model's SQL (cells, column names, the title, the sort field) is laid out
+//! on its own: `dir="auto"` and `unicode-bidi: isolate`, so right-to-left text in one cell cannot
+//! reorder its neighbours. Characters that act instead of showing are shown as a marker `⟨U+XXXX⟩`:
+//! the bidirectional controls (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069; a value
+//! `U+202E gnp.exe` shows as `⟨U+202E⟩gnp.exe`, never as `exe.png`), the C0 and C1 controls (`ESC`
+//! as `⟨U+001B⟩`; tab, line feed and carriage return show as spaces) and the line and paragraph
+//! separators. Display only: a copy and a download take the value exact.
+//!
 //! # Transports
 //!
 //! * **MCP Apps** ([`TRANSPORT_MARKER`]): JSON-RPC 2.0 over `postMessage` with the host:
@@ -100,13 +108,13 @@ pub const REST_TRANSPORT_MARKER: &str = r#"<meta name="dual-response-transport" 
 /// text between `<script>` and `</script>` in [`VIEW_HTML`] (standard base64, padded).
 ///
 /// A page serving the view allows its script with `script-src` and this value; a test recomputes it.
-pub const SCRIPT_HASH: &str = "'sha256-QgNUTys3j9/gJdzLo9HHBkQUOlpDKKbCQKw1EzpFEjA='";
+pub const SCRIPT_HASH: &str = "'sha256-sZZY1nKsvET8oYiIPT582D0krEIsFbwTOamuBnr8HBc='";
 
 /// The Content-Security-Policy source of the view's one inline `<style>`: `'sha256-…'` of the exact
 /// text between `<style>` and `</style>` in [`VIEW_HTML`] (standard base64, padded).
 ///
 /// A page serving the view allows its style with `style-src` and this value; a test recomputes it.
-pub const STYLE_HASH: &str = "'sha256-Ucz2SIJ8ArV33aKNHHmnKCVq+wcbbJv5lTqaFk4YpP4='";
+pub const STYLE_HASH: &str = "'sha256-M/037353eLa79srNF/5TDdfrkyyOtb4mzlvh6RZbXss='";
 
 /// The view as a page of the REST API ([`VIEW_HTML`] with [`REST_TRANSPORT_MARKER`]).
 #[must_use]
@@ -187,6 +195,43 @@ mod tests {
         assert!(
             !VIEW_HTML.contains("eval(") && !VIEW_HTML.contains("new Function"),
             "no eval"
+        );
+    }
+
+    /// The browser test (examples/dual-demo/browser/run.mjs, "bidirectional text") checks the
+    /// rendering; this checks that the pieces it relies on are in the document.
+    #[test]
+    fn text_is_isolated_and_hidden_characters_are_marked() {
+        let style = inline("style");
+        assert!(
+            style.contains(".dv-cell, .dv-colname, .dv-title, .dv-bidi { unicode-bidi: isolate; }"),
+            "cells, column names and the title are isolated"
+        );
+        let script = inline("script");
+        assert!(
+            script.contains(r#"cell.dir = "auto";"#),
+            "every cell has dir=auto"
+        );
+        assert!(script.contains(r#"node.dir = "auto";"#), "column names too");
+        let hidden = script
+            .lines()
+            .find(|line| line.contains("const HIDDEN = "))
+            .expect("the hidden characters");
+        for range in [
+            r"\u0000-\u0008",
+            r"\u000E-\u001F",
+            r"\u007F-\u009F",
+            r"\u061C",
+            r"\u200E\u200F",
+            r"\u2028\u2029",
+            r"\u202A-\u202E",
+            r"\u2066-\u2069",
+        ] {
+            assert!(hidden.contains(range), "{range} is marked: {hidden}");
+        }
+        assert!(
+            script.contains("cell.textContent = visible("),
+            "cells are shown through visible()"
         );
     }
 

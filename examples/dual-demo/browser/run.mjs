@@ -60,7 +60,13 @@ const CACHED_PAGES_MAX = 64;
 export const BIG_SQL = "SELECT * FROM degrees_awarded";
 export const BIG_TOTAL = 269_000;
 const HTML_VALUE = "<img src=x onerror=alert(1)>";
-const HTML_SQL = `SELECT '${HTML_VALUE}' AS v`;
+/** A right-to-left override before "gnp.exe": acting, it shows "exe.png"; the view shows a marker. */
+const BIDI_VALUE = "\u202Egnp.exe";
+const BIDI_SHOWN = "⟨U+202E⟩gnp.exe";
+const HTML_SQL = `SELECT '${HTML_VALUE}' AS v, '${BIDI_VALUE}' AS w`;
+/** `value` as JSON for a failure message, its bidirectional controls as `\u…` (the message goes to a terminal). */
+const quoted = (value) =>
+  JSON.stringify(value)?.replace(/[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase()}`);
 const SORT_COLUMN = "count";
 /**
  * Slow enough to outlast a short --pending-after-ms and to be seen pending with rows so far, and no
@@ -523,6 +529,25 @@ async function htmlValueCheck(label, frame) {
     const images = await frame.evaluate(() => document.querySelectorAll("img").length);
     if (images) fail(`the document holds ${images} img element(s)`);
     return `shown as ${JSON.stringify(cells[0])}`;
+  });
+  await check(`${label}: bidirectional text is isolated and its override shown as a marker`, async () => {
+    const cells = await view.waitRow(frame, 2);
+    if (cells?.[1] !== BIDI_SHOWN) fail(`the cell shows ${quoted(cells?.[1])}, not ${quoted(BIDI_SHOWN)}`);
+    const layout = await frame.evaluate(() => {
+      const isolated = (node) => ({ dir: node.getAttribute("dir"), bidi: getComputedStyle(node).unicodeBidi });
+      return {
+        cells: [...document.querySelectorAll('#dv-grid [role=row][aria-rowindex="2"] [role=gridcell]')].map(isolated),
+        heads: [...document.querySelectorAll("#dv-grid [role=columnheader] .dv-colname")].map(isolated),
+        title: document.getElementById("dv-title").textContent,
+      };
+    });
+    for (const [what, nodes] of [["cell", layout.cells], ["column name", layout.heads]]) {
+      if (!nodes.length) fail(`no ${what} found`);
+      const wrong = nodes.filter((n) => n.dir !== "auto" || n.bidi !== "isolate");
+      if (wrong.length) fail(`a ${what} is not isolated: ${JSON.stringify(wrong)}`);
+    }
+    if (layout.title.includes("\u202E")) fail(`the title carries a raw U+202E: ${quoted(layout.title)}`);
+    return `shown as ${JSON.stringify(cells[1])}; ${layout.cells.length} cells and ${layout.heads.length} column names dir=auto, unicode-bidi: isolate`;
   });
 }
 

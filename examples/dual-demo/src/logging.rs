@@ -98,7 +98,7 @@ impl<W: Write> Write for Escaping<W> {
 }
 
 /// `event` (one formatted log event) with its control characters escaped as `\n`, `\r`, `\t` or
-/// `\u{…}` (and the Unicode line separators and bidirectional overrides, as `log_safe` does), except
+/// `\u{…}` (every character `dual_core::escape::is_hidden` names, as `log_safe` does), except
 /// a last newline and, with `keep_esc`, `ESC`; `None` when nothing needs escaping. Backslashes are
 /// left alone: a field escaped by `log_safe` is not escaped twice.
 #[must_use]
@@ -114,10 +114,7 @@ pub fn escape_event(event: &[u8], keep_esc: bool) -> Option<String> {
         return None;
     }
     let text = String::from_utf8_lossy(body);
-    let needs = |c: char| {
-        (c.is_control() && !(keep_esc && c == '\u{1b}'))
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
+    let needs = |c: char| dual_core::escape::is_hidden(c) && !(keep_esc && c == '\u{1b}');
     if !text.contains(needs) {
         return None;
     }

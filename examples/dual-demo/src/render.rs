@@ -1,8 +1,15 @@
 //! Terminal output: tables, CSV, progress bars and numbers.
+//!
+//! Column names and values come from the model's SQL and the database: what is printed to a terminal
+//! has its control characters and bidirectional controls escaped
+//! ([`display_safe`](dual_core::escape::display_safe): `ESC[2J` is printed as `\u{1b}[2J`, never
+//! sent). CSV written to a file keeps the data exact ([`CsvText`]).
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use comfy_table::{ContentArrangement, Table, presets};
+use dual_core::escape::display_safe;
 use dual_core::{Column, Row};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
@@ -10,7 +17,8 @@ use serde_json::Value;
 /// Longest cell shown in a table, in characters.
 const MAX_CELL: usize = 36;
 
-/// A table of `rows` under the `columns` headers (or the first row's keys when `columns` is empty).
+/// A table of `rows` under the `columns` headers (or the first row's keys when `columns` is empty),
+/// for a terminal: names and cells escaped ([`display_safe`]), long cells cut.
 #[must_use]
 pub fn table(columns: &[Column], rows: &[Row]) -> Table {
     let names: Vec<String> = if columns.is_empty() {
@@ -24,12 +32,12 @@ pub fn table(columns: &[Column], rows: &[Row]) -> Table {
     table
         .load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(names.clone());
+        .set_header(names.iter().map(|name| display_safe(name)));
     for row in rows {
         table.add_row(
             names
                 .iter()
-                .map(|name| truncate(&cell(row.get(name).unwrap_or(&Value::Null))))
+                .map(|name| truncate(&display_safe(&cell(row.get(name).unwrap_or(&Value::Null)))))
                 .collect::<Vec<_>>(),
         );
     }
@@ -56,27 +64,62 @@ fn truncate(text: &str) -> String {
     }
 }
 
-/// Writes `rows` as CSV lines (RFC 4180 quoting) with the `names` columns.
+/// What CSV text holds: the data exact, or escaped for a terminal. Chosen once, for the file
+/// written, by [`CsvText::for_file`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CsvText {
+    /// Every value byte for byte (a file for a spreadsheet or a program: data, not display).
+    Exact,
+    /// Every value and name through [`display_safe`] (the "file" is a terminal, e.g. `--csv
+    /// /dev/tty`): `ESC[2J` is written as `\u{1b}[2J`.
+    Escaped,
+}
+
+impl CsvText {
+    /// [`Escaped`](Self::Escaped) when `file` is a terminal, else [`Exact`](Self::Exact).
+    #[must_use]
+    pub fn for_file(file: &impl std::io::IsTerminal) -> Self {
+        if file.is_terminal() {
+            Self::Escaped
+        } else {
+            Self::Exact
+        }
+    }
+
+    fn apply(self, text: &str) -> Cow<'_, str> {
+        match self {
+            Self::Exact => Cow::Borrowed(text),
+            Self::Escaped => display_safe(text),
+        }
+    }
+}
+
+/// Writes `rows` as CSV lines (RFC 4180 quoting) with the `names` columns, as `text` says.
 ///
 /// # Errors
 /// The writer's IO error.
-pub fn write_csv_rows(out: &mut impl Write, names: &[String], rows: &[Row]) -> std::io::Result<()> {
+pub fn write_csv_rows(
+    out: &mut impl Write,
+    names: &[String],
+    rows: &[Row],
+    text: CsvText,
+) -> std::io::Result<()> {
     for row in rows {
         let line: Vec<String> = names
             .iter()
-            .map(|name| csv_field(&cell(row.get(name).unwrap_or(&Value::Null))))
+            .map(|name| csv_field(&text.apply(&cell(row.get(name).unwrap_or(&Value::Null)))))
             .collect();
         writeln!(out, "{}", line.join(","))?;
     }
     Ok(())
 }
 
-/// Writes the CSV header line.
+/// Writes the CSV header line, as `text` says.
 ///
 /// # Errors
 /// The writer's IO error.
-pub fn write_csv_header(out: &mut impl Write, names: &[String]) -> std::io::Result<()> {
-    let line: Vec<String> = names.iter().map(|n| csv_field(n)).collect();
+pub fn write_csv_header(out: &mut impl Write, names: &[String], text: CsvText) -> std::io::Result<()> {
+    let line: Vec<String> = names.iter().map(|n| csv_field(&text.apply(n))).collect();
     writeln!(out, "{}", line.join(","))
 }
 
@@ -164,11 +207,57 @@ mod tests {
         ];
         let names: Vec<String> = ["a", "b", "c", "d"].map(str::to_owned).to_vec();
         let mut out = Vec::new();
-        write_csv_header(&mut out, &names).expect("write");
-        write_csv_rows(&mut out, &names, &rows).expect("write");
+        write_csv_header(&mut out, &names, CsvText::Exact).expect("write");
+        write_csv_rows(&mut out, &names, &rows, CsvText::Exact).expect("write");
         assert_eq!(
             String::from_utf8_lossy(&out),
             "a,b,c,d\n\"x,y\",\"say \"\"hi\"\"\",,3\n"
+        );
+    }
+
+    fn hostile_rows() -> (Vec<String>, Vec<Row>) {
+        let rows: Vec<Row> = vec![
+            json!({"x\u{1b}[2J": "clear\u{1b}[2J\u{9b}31m\r\nforged", "name": "\u{202e}gnp.exe"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        ];
+        (vec!["x\u{1b}[2J".to_owned(), "name".to_owned()], rows)
+    }
+
+    #[test]
+    fn tables_escape_names_and_values() {
+        let (_, rows) = hostile_rows();
+        let text = table(&[], &rows).to_string();
+        assert!(
+            !text.chars().any(|c| c != '\n' && dual_core::escape::is_hidden(c)),
+            "{text:?}"
+        );
+        assert!(text.contains(r"x\u{1b}[2J"), "{text}");
+        assert!(text.contains(r"clear\u{1b}[2J\u{9b}31m\r\nforged"), "{text}");
+        assert!(text.contains(r"\u{202e}gnp.exe"), "{text}");
+        assert_eq!(text.lines().count(), 5, "one line per row: {text}");
+    }
+
+    #[test]
+    fn csv_is_exact_for_a_file_and_escaped_for_a_terminal() {
+        let (names, rows) = hostile_rows();
+        let write = |text| {
+            let mut out = Vec::new();
+            write_csv_header(&mut out, &names, text).expect("write");
+            write_csv_rows(&mut out, &names, &rows, text).expect("write");
+            String::from_utf8_lossy(&out).into_owned()
+        };
+        assert_eq!(
+            write(CsvText::Exact),
+            "x\u{1b}[2J,name\n\"clear\u{1b}[2J\u{9b}31m\r\nforged\",\u{202e}gnp.exe\n"
+        );
+        assert_eq!(
+            write(CsvText::Escaped),
+            r"x\u{1b}[2J,name".to_owned()
+                + "\n"
+                + r"clear\u{1b}[2J\u{9b}31m\r\nforged,\u{202e}gnp.exe"
+                + "\n"
         );
     }
 

@@ -1,4 +1,8 @@
 //! `dual-demo report --mcp URL --sql SQL [--csv FILE]`: the reporting client.
+//!
+//! What it prints (the summary, the tables, an error) has its control characters escaped: the
+//! names and values come from the model's SQL and the database. The CSV file keeps the data exact,
+//! unless the file is a terminal ([`CsvText`]).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -6,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use dual_client::{DualResponseClient, FetchAllOptions, FetchStreamOptions, ResourceStatus, WaitOptions};
+use dual_core::escape::display_safe;
 use futures_util::StreamExt;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -14,7 +19,7 @@ use serde_json::json;
 
 use crate::mcp_client;
 use crate::mcp_server::QUERY_TOOL;
-use crate::render::{self, bytes, pending_spinner, progress, table, thousands};
+use crate::render::{self, CsvText, bytes, pending_spinner, progress, table, thousands};
 
 /// Calls the `query` tool with `sql`.
 pub(crate) async fn call_query(
@@ -82,7 +87,8 @@ pub async fn run(options: &ReportOptions) -> Result<(), Box<dyn std::error::Erro
     let mut parsed = dual_rmcp::parse_call_tool_result(&result, &client)
         .ok_or_else(|| format!("the tool result is not a dual response: {text}"))?;
     let model_bytes = serde_json::to_vec(&result)?.len() as u64;
-    println!("{text}");
+    // The summary comes from whatever server answered: escaped like every other terminal line.
+    println!("{}", display_safe(&text));
     println!("Sample the model saw ({}):", bytes(model_bytes));
     println!("{}", table(parsed.columns(), parsed.sample()));
 
@@ -113,13 +119,16 @@ pub async fn run(options: &ReportOptions) -> Result<(), Box<dyn std::error::Erro
     let started = Instant::now();
     let fetched = if let Some(path) = &options.csv {
         let names: Vec<String> = parsed.columns().iter().map(|c| c.name.clone()).collect();
-        let mut out = BufWriter::new(File::create(path)?);
-        render::write_csv_header(&mut out, &names)?;
+        let file = File::create(path)?;
+        // A file keeps the data exact; a terminal named as the file (`--csv /dev/tty`) gets it escaped.
+        let csv_text = CsvText::for_file(&file);
+        let mut out = BufWriter::new(file);
+        render::write_csv_header(&mut out, &names, csv_text)?;
         let mut batches = parsed.fetch_stream(FetchStreamOptions::new(dual_client::DEFAULT_BATCH_SIZE));
         let mut fetched = 0u64;
         while let Some(batch) = batches.next().await {
             let batch = batch?;
-            render::write_csv_rows(&mut out, &names, &batch)?;
+            render::write_csv_rows(&mut out, &names, &batch, csv_text)?;
             fetched += batch.len() as u64;
             bar.set_position(fetched);
         }

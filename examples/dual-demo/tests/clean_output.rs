@@ -1,7 +1,10 @@
 //! Clean output from the real binary (issue 21, findings 6–8): executor text with a newline and ESC
 //! never forges a log line nor reaches stderr raw; `HEAD /{id}/data` answers from the checks alone;
 //! CSV exports neutralise formulas; the MCP text table escapes control characters; an export that
-//! fails before its first row is an error status, not a closed connection.
+//! fails before its first row is an error status, not a closed connection. Issue 42, item 6: `ESC`
+//! and a right-to-left override in the model's SQL (a column alias, a comment) reach the summary,
+//! the names, `resources/list`, the REST metadata and `dual-demo report`'s terminal output escaped;
+//! the report's CSV file keeps the data exact.
 
 mod support;
 
@@ -260,4 +263,104 @@ async fn head_csv_table_and_early_failures_over_the_wire() {
         let _ = client.cancel().await;
     })
     .await;
+}
+
+/// The model's SQL with a terminal escape in a column alias and in a comment, and a right-to-left
+/// override in a value and in the comment (the demo names a result after its SQL, comments included).
+/// Short enough (under 80 characters) for the demo's title to keep all of it.
+const HOSTILE_SQL: &str = "SELECT id AS \"x\u{1b}[2J\", '\u{202e}gnp.exe' AS f FROM institutions LIMIT 3 \
+                           -- \u{1b}]0;\u{7}\u{202e}";
+
+/// Whether `text` holds a character that acts instead of showing (a line feed aside).
+fn hidden(text: &str) -> bool {
+    text.chars().any(|c| c != '\n' && dual_core::escape::is_hidden(c))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_and_overrides_in_the_sql_reach_every_name_escaped() {
+    within(LIMIT, async {
+        let (instance, client, http) = live().await;
+        let result = query(&client, HOSTILE_SQL).await;
+        assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+        let content = serde_json::to_value(&result.content).expect("serialises");
+        let summary = content[0]["text"].as_str().unwrap_or_default();
+        let table = content[1]["text"].as_str().unwrap_or_default();
+        let link_name = content[2]["name"].as_str().unwrap_or_default();
+        let structured = result.structured_content.clone().unwrap_or_default();
+        let structured_name = structured["resource"]["name"].as_str().unwrap_or_default();
+        for (what, text) in [
+            ("summary", summary),
+            ("table", table),
+            ("resource_link.name", link_name),
+            ("structuredContent.resource.name", structured_name),
+        ] {
+            assert!(!hidden(text), "{what} carries a raw control: {text:?}");
+        }
+        let name = r#"SELECT id AS "x\u{1b}[2J", '\u{202e}gnp.exe' AS f FROM institutions LIMIT 3 -- \u{1b}]0;\u{7}\u{202e}"#;
+        assert!(summary.starts_with(&format!("{name}: ")), "{summary}");
+        assert_eq!(link_name, name);
+        assert_eq!(structured_name, name);
+        assert!(table.starts_with(r"x\u{1b}[2J:integer|f:string"), "{table}");
+
+        // resources/list: the name, and the alias in the description.
+        let listed = client.list_all_resources().await.expect("resources/list");
+        let entry = listed
+            .iter()
+            .find(|r| r.name == name)
+            .unwrap_or_else(|| panic!("the result is listed escaped: {listed:?}"));
+        let description = entry.description.clone().unwrap_or_default();
+        assert!(description.contains(r"x\u{1b}[2J"), "{description}");
+        assert!(!hidden(&description), "{description:?}");
+
+        // The REST metadata names it the same; its sample is data, byte for byte.
+        let parsed = dual_rmcp::parse_call_tool_result(&result, &rest_client(&instance)).expect("a dual response");
+        let metadata = http
+            .send(http.request(Method::GET, &format!("/resources/{}", id_of(&parsed)), None), "")
+            .await;
+        assert_eq!(metadata.json()["name"], name, "{}", metadata.text());
+        assert_eq!(structured["results"][0]["f"], "\u{202e}gnp.exe", "data stays exact");
+        assert!(structured["results"][0]["x\u{1b}[2J"].is_number(), "data stays exact: {structured}");
+        let _ = client.cancel().await;
+
+        // dual-demo report: a terminal gets every line escaped, the CSV file the data exact.
+        let printed = report(&instance, &[]).await;
+        assert!(!printed.contains('\u{1b}') && !hidden(&printed), "raw controls on the terminal:\n{printed}");
+        assert!(printed.contains(&format!("{name}: ")), "the summary, escaped:\n{printed}");
+        assert!(printed.contains(r"x\u{1b}[2J") && printed.contains(r"\u{202e}gnp.exe"), "{printed}");
+        let dir = std::env::temp_dir().join(format!("dual-demo-clean-{}-{:x}", std::process::id(), fastrand::u64(..)));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let csv = dir.join("report.csv");
+        let printed = report(&instance, &["--csv", csv.to_str().expect("a UTF-8 path")]).await;
+        assert!(!hidden(&printed), "{printed:?}");
+        let written = std::fs::read_to_string(&csv).expect("the CSV file");
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut lines = written.lines();
+        assert_eq!(lines.next(), Some("x\u{1b}[2J,f"), "the file keeps the data exact");
+        assert!(
+            lines.next().is_some_and(|line| line.ends_with(",\u{202e}gnp.exe")),
+            "the file keeps the data exact: {written:?}"
+        );
+    })
+    .await;
+}
+
+/// Runs `dual-demo report` with [`HOSTILE_SQL`] against `instance` (`extra` arguments after it); its
+/// stdout, which must be a success.
+async fn report(instance: &Instance, extra: &[&str]) -> String {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-demo"))
+        .args(["report", "--mcp", &instance.mcp_url(), "--sql", HOSTILE_SQL])
+        .args(extra)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("dual-demo report runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "dual-demo report failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
 }

@@ -42,7 +42,9 @@ pub struct DualResponse {
     pub uri: String,
     /// `{base_url}/{id}`.
     pub url: String,
-    /// The resource name.
+    /// The resource name. Shown everywhere through
+    /// [`display_safe`](crate::escape::display_safe): its control characters and bidirectional
+    /// controls are escaped in the summary, the `resource_link` and `structuredContent`.
     pub name: String,
     /// The sample rows (shared with the stored record, never copied).
     pub sample: Arc<[Row]>,
@@ -77,6 +79,12 @@ impl DualResponse {
         }
     }
 
+    /// The name as a model or a person sees it: `display_safe` (a name is often made from the
+    /// model's SQL, which can hold `ESC` or U+202E).
+    fn display_name(&self) -> String {
+        crate::escape::display_safe(&self.name).into_owned()
+    }
+
     /// The first text block: the result's name, the total and shown row counts, the link the
     /// application fetches the complete result from, and how the model reads more rows itself
     /// (`resources/read` on `{uri}?offset=…&limit=…`).
@@ -100,7 +108,7 @@ impl DualResponse {
             resource: ResourceLinkInfo {
                 uri: self.uri.clone(),
                 url: self.url.clone(),
-                name: self.name.clone(),
+                name: self.display_name(),
                 mime_type: JSON_MIME_TYPE.to_owned(),
             },
             metadata: ResultMetadata {
@@ -151,7 +159,7 @@ impl DualResponse {
         if options.version().has_resource_link() {
             content.push(ContentBlock::ResourceLink {
                 uri: self.uri.clone(),
-                name: self.name.clone(),
+                name: self.display_name(),
                 mime_type: Some(JSON_MIME_TYPE.to_owned()),
                 description: Some(format!("{} rows", self.total_count)),
             });

@@ -12,13 +12,13 @@ use crate::{Column, Row, status::ResourceStatus};
 /// The page size the summary suggests for `resources/read`.
 pub(super) const SUGGESTED_PAGE: u64 = 100;
 
-/// What was found, how much is shown, where the application gets the rest, and how the model reads
+/// What was found (the name with its control characters escaped), how much is shown, where the application gets the rest, and how the model reads
 /// more rows itself.
 pub(super) fn summary(response: &DualResponse) -> String {
     let shown = response.sample.len() as u64;
     let total = response.total_count;
     let uri = &response.uri;
-    let mut text = format!("{}: ", response.name);
+    let mut text = format!("{}: ", crate::escape::display_safe(&response.name));
     if response.status == ResourceStatus::Pending {
         let _ = write!(
             text,

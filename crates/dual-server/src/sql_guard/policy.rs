@@ -118,9 +118,9 @@ impl FunctionPolicy {
         if self.allow_list {
             return Some("it is not on the operator's list of functions the SQL may call".to_owned());
         }
-        self.user_defined.contains(&name).then(|| {
-            "it is a user-defined function of unknown effect (an operator may allow it)".to_owned()
-        })
+        self.user_defined
+            .contains(&name)
+            .then(|| "it is a user-defined function of unknown effect (an operator may allow it)".to_owned())
     }
 }
 

@@ -375,10 +375,14 @@ fn an_operator_policy_adds_refusals_user_defined_functions_and_an_allow_list() {
         .deny("notify_billing", "it calls the billing service")
         .user_defined(["Refresh_Totals", "tax_rate", "report_rows"])
         .allow("TAX_RATE");
-    let Err((RefusalCode::FunctionRefused, message)) = code("SELECT 1 WHERE notify_billing(2)", &policy) else {
+    let Err((RefusalCode::FunctionRefused, message)) = code("SELECT 1 WHERE notify_billing(2)", &policy)
+    else {
         panic!("an operator's refusal");
     };
-    assert!(message.contains("notify_billing") && message.contains("billing service"), "{message}");
+    assert!(
+        message.contains("notify_billing") && message.contains("billing service"),
+        "{message}"
+    );
     // Any case, any schema, in an expression or as a table.
     for sql in [
         "SELECT REFRESH_TOTALS()",
@@ -389,7 +393,10 @@ fn an_operator_policy_adds_refusals_user_defined_functions_and_an_allow_list() {
         let Err((RefusalCode::FunctionRefused, message)) = code(sql, &policy) else {
             panic!("{sql} calls a user-defined function");
         };
-        assert!(message.contains("user-defined function of unknown effect"), "{message}");
+        assert!(
+            message.contains("user-defined function of unknown effect"),
+            "{message}"
+        );
     }
     assert!(code("SELECT tax_rate('FR'), lower('A')", &policy).is_ok());
     // The built-in list wins over `allow`.
@@ -397,13 +404,18 @@ fn an_operator_policy_adds_refusals_user_defined_functions_and_an_allow_list() {
     // The default policy knows no user-defined function.
     assert!(code("SELECT refresh_totals()", &FunctionPolicy::new()).is_ok());
 
-    let only = FunctionPolicy::new().allow_only(["count", "SUM"]).allow("coalesce");
+    let only = FunctionPolicy::new()
+        .allow_only(["count", "SUM"])
+        .allow("coalesce");
     assert!(only.is_allow_list());
     assert!(code("SELECT count(*), sum(x), coalesce(y, 0) FROM t GROUP BY k", &only).is_ok());
     let Err((RefusalCode::FunctionRefused, message)) = code("SELECT upper(name) FROM t", &only) else {
         panic!("upper is not on the list");
     };
-    assert!(message.contains("`upper`") && message.contains("not on the operator's list"), "{message}");
+    assert!(
+        message.contains("`upper`") && message.contains("not on the operator's list"),
+        "{message}"
+    );
     assert!(code("SELECT * FROM generate_series(1, 3)", &only).is_err());
     for dialect in ALL {
         let sql = match dialect {
