@@ -2,7 +2,7 @@
 //!
 //! Column names and values come from the model's SQL and the database: what is printed to a terminal
 //! has its control characters and bidirectional controls escaped
-//! ([`display_safe`](dual_core::escape::display_safe): `ESC[2J` is printed as `\u{1b}[2J`, never
+//! ([`display_safe`]: `ESC[2J` is printed as `\u{1b}[2J`, never
 //! sent). CSV written to a file keeps the data exact ([`CsvText`]).
 
 use std::borrow::Cow;
