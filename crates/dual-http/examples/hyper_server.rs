@@ -15,8 +15,9 @@
 //! has [`HEADER_TIMEOUT`] to send a request head, and hyper applies the same timer to a kept-alive
 //! connection waiting for its next request (the idle timeout); the handler gives a request body
 //! [`dual_http::DEFAULT_BODY_TIMEOUT`] to arrive (408 `request_timeout`). A client that stops reading
-//! a response is the one thing left: cut it with a write timeout around the socket, as
-//! `examples/dual-demo/src/serve/io.rs` does.
+//! a response is the one thing left: cut it with a write timeout around the socket, as the
+//! `dual-serve` crate does (`crates/dual-serve/src/io.rs`); or serve with `dual-serve`, which has
+//! every bound (and MCP beside the REST API).
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,27 +1,26 @@
-//! A PostgreSQL database as a complete MCP server, in ten lines: the tools `query` and
-//! `describe_schema` at `/mcp` (streamable HTTP) and every result over the REST API at `/resources`.
+//! A PostgreSQL database as a complete MCP server: the tools `query` and `describe_schema` at `/mcp`
+//! (streamable HTTP) and every result over the REST API at `/resources`, served by dual-serve's
+//! bounded hyper server (no web framework).
 //!
 //! ```text
 //! cargo run -p dual-postgres --example postgres_mcp -- postgres://reporter@127.0.0.1/sales
 //! ```
 //!
 //! Connect as a role that may only read (the crate docs show how to create one): the server
-//! refuses to start as one that may do more (a superuser, `root`), naming what it found. Set
-//! `DUAL_ALLOW_PRIVILEGED_ROLE=1` to start anyway; the model's SQL is still parsed and refused
-//! the functions that reach outside the data.
+//! refuses to start as one that may do more (a superuser, `pg_read_server_files`, writes in its
+//! `search_path`), naming what it found. Set `DUAL_ALLOW_PRIVILEGED_ROLE=1` to start anyway; the
+//! model's SQL is still parsed and refused the functions that reach outside the data.
 //!
-//! Set `DUAL_ADDR` to listen elsewhere (default `127.0.0.1:8080`). `axum::serve` sets no timeouts
-//! and no connection cap: behind the open internet, serve the router as dual-http's
-//! `examples/axum.rs` does (hyper with a connection cap and header timeouts), and authenticate.
+//! Set `DUAL_ADDR` to listen elsewhere (an IP address and port, default `127.0.0.1:8080`). The limits
+//! are `dual_serve::ServeOptions`' defaults (connection cap, header, idle and body timeouts, MCP
+//! session cap); everyone is served, so before the open internet set its `auth_tokens` too. SIGTERM
+//! or Ctrl-C drains the requests in flight and exits; a second one cuts them. To mount the endpoints
+//! in an axum app of your own, see dual-http's `examples/axum.rs`.
 
-use std::sync::Arc;
-
-use dual_http::DualHttp;
 use dual_postgres::{PgDb, PgOptions};
 use dual_rmcp::DatabaseMcp;
-use dual_server::DualResponseServer;
-use rmcp::transport::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use dual_serve::shutdown::Signals;
+use dual_serve::{Bound, ServeOptions};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -29,30 +28,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(1)
         .ok_or("usage: postgres_mcp POSTGRES_URL")?;
     let addr = std::env::var("DUAL_ADDR").unwrap_or_else(|_| "127.0.0.1:8080".to_owned());
+    let addr = addr.parse().map_err(|e| format!("DUAL_ADDR {addr:?}: {e}"))?;
     let allow = std::env::var("DUAL_ALLOW_PRIVILEGED_ROLE").is_ok_and(|v| v == "1");
     if allow {
         eprintln!("warning: DUAL_ALLOW_PRIVILEGED_ROLE=1: starting even if the role may do more than read");
     }
     let db = PgDb::connect(&url, PgOptions::default().allow_privileged_role(allow)).await?;
-    let server = DualResponseServer::builder()
-        .base_url(format!("http://{addr}/resources"))
+    // From here on SIGTERM and SIGINT shut the server down gracefully instead of killing it.
+    let mut signals = Signals::install()?;
+    let bound = Bound::bind(ServeOptions::new(addr)).await?;
+    let server = bound
+        .server_builder()
+        .await?
         .executor("sql", db.sql_executor())
         .build()?;
-    let mcp = DatabaseMcp::new(
-        server.clone(),
-        db.schema().clone(),
-        "sql",
-        "A PostgreSQL reporting database.",
+    let description = "A PostgreSQL reporting database.";
+    let mcp = DatabaseMcp::new(server.clone(), db.schema().clone(), "sql", description);
+    let running = bound.serve(server, move || mcp.clone());
+    println!(
+        "MCP at {}, results at http://{}/resources",
+        running.mcp_url(),
+        running.addr
     );
-    let mcp = StreamableHttpService::new(
-        move || Ok(mcp.clone()),
-        Arc::new(LocalSessionManager::default()),
-        Default::default(),
-    );
-    let app = axum::Router::new()
-        .nest_service("/mcp", mcp)
-        .nest_service("/resources", DualHttp::new(server));
-    println!("MCP at http://{addr}/mcp, results at http://{addr}/resources");
-    axum::serve(tokio::net::TcpListener::bind(&addr).await?, app).await?;
+    let signal = signals.recv().await;
+    eprintln!("{signal}: shutting down (a second signal cuts the requests in flight)");
+    running
+        .shutdown_or(async { eprintln!("{}: cutting", signals.recv().await) })
+        .await;
     Ok(())
 }

@@ -8,9 +8,9 @@ use dual_core::mcp::RenderOptions;
 use dual_server::{DualResponseServer, SchemaCache};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData, Implementation,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 
@@ -169,5 +169,15 @@ impl ServerHandler for DatabaseMcp {
             .read_resource(&request, &context)
             .await
             .map(Into::into)
+    }
+
+    /// rmcp passes a standard request whose params do not parse to this hook as a custom request:
+    /// it is `-32602 invalid params` ([`crate::protocol`]), not `-32601 method not found`.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(crate::protocol::custom_request_error(&request))
     }
 }

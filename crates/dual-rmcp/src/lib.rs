@@ -126,6 +126,7 @@ mod listing;
 mod progress;
 #[cfg(feature = "server")]
 mod prompts;
+pub mod protocol;
 #[cfg(feature = "server")]
 mod resources;
 mod schema;

@@ -91,7 +91,7 @@ fn main() -> Result<(), BoxError> {
         .map(|sql| reference(&path, sql))
         .collect::<Vec<_>>();
     let ours_calls = {
-        let running = runtime.block_on(serve::start(&common::serve_options(&path)))?;
+        let running = runtime.block_on(serve::start_on(&common::serve_options(), &path))?;
         let server = running.server.clone();
         let calls = runtime.block_on(async {
             let mut calls = Vec::new();
@@ -125,7 +125,7 @@ fn main() -> Result<(), BoxError> {
             .collect::<Vec<_>>()
     });
     let ours_calls = {
-        let running = runtime.block_on(serve::start(&common::serve_options(&path)))?;
+        let running = runtime.block_on(serve::start_on(&common::serve_options(), &path))?;
         let server = Arc::new(running.server.clone());
         let calls = runtime.block_on(async {
             let mut set = tokio::task::JoinSet::new();
@@ -150,7 +150,7 @@ fn main() -> Result<(), BoxError> {
         "| query ({rounds} calls back to back) | rows | reference median | dual-response median | ours / reference |"
     );
     println!("|---|---:|---:|---:|---:|");
-    let running = runtime.block_on(serve::start(&common::serve_options(&path)))?;
+    let running = runtime.block_on(serve::start_on(&common::serve_options(), &path))?;
     let server = running.server.clone();
     for (name, sql) in QUERIES {
         let reference_calls: Vec<_> = (0..rounds).map(|_| reference(&path, sql)).collect();

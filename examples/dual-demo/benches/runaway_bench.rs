@@ -57,7 +57,7 @@ fn main() -> Result<(), BoxError> {
     dataset::ensure(&path, DatasetSize::DEFAULT)?;
     let seconds = env_u64("BENCH_SECONDS", 20);
     let rss_before = status_kib("VmRSS:").unwrap_or_default();
-    let running = runtime.block_on(serve::start(&common::serve_options(&path)))?;
+    let running = runtime.block_on(serve::start_on(&common::serve_options(), &path))?;
     let server = running.server.clone();
     let report = runtime.block_on(run(&server, Duration::from_secs(seconds)))?;
     runtime.block_on(running.shutdown());

@@ -75,9 +75,8 @@ fn main() -> Result<(), BoxError> {
     let path = dataset::default_path();
     dataset::ensure(&path, DatasetSize::DEFAULT)?;
     let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
-    options.db = Some(path.clone());
     options.max_connections = 1_024;
-    let running = servers.block_on(serve::start(&options))?;
+    let running = servers.block_on(serve::start_on(&options, &path))?;
     let base = format!("http://{}/resources", running.addr);
     println!("dataset {} — `{SQL}`", path.display());
     println!("load average {}", common::load_average().unwrap_or_default());

@@ -69,7 +69,7 @@ fn main() -> Result<(), BoxError> {
     // 1. The four queries on the embedded dataset.
     let path = dataset::default_path();
     dataset::ensure(&path, DatasetSize::DEFAULT)?;
-    let running = runtime.block_on(serve::start(&options(&path)))?;
+    let running = runtime.block_on(serve::start_on(&options(), &path))?;
     println!("dataset {}", path.display());
     println!();
     println!(
@@ -92,7 +92,7 @@ fn main() -> Result<(), BoxError> {
     // 2. Ten million rows.
     let rows = env_u64("BENCH_BIG_ROWS", 10_000_000);
     let big = big_table(rows)?;
-    let running = runtime.block_on(serve::start(&options(&big)))?;
+    let running = runtime.block_on(serve::start_on(&options(), &big))?;
     let (counted, reference) = reference(&big, BIG_SQL, rounds)?;
     if counted != rows {
         return Err(format!("{} holds {counted} rows, not {rows}", big.display()).into());
@@ -147,11 +147,9 @@ fn main() -> Result<(), BoxError> {
     Ok(())
 }
 
-/// The demo's server on `db` with its defaults (memory spool, no `pending_after`), on loopback.
-fn options(db: &Path) -> ServeOptions {
-    let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
-    options.db = Some(db.to_path_buf());
-    options
+/// The demo's server with its defaults (memory spool, no `pending_after`), on loopback.
+fn options() -> ServeOptions {
+    ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)))
 }
 
 /// The reference server's database work for a tool call, median of `rounds`: the count, then the

@@ -25,9 +25,8 @@ const SQL: &str = "SELECT * FROM degrees_awarded";
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = dataset::default_path();
     dataset::ensure(&path, DatasetSize::DEFAULT)?;
-    let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
-    options.db = Some(path.clone());
-    let running = serve::start(&options).await?;
+    let options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
+    let running = serve::start_on(&options, &path).await?;
 
     let mcp = mcp_client::connect(&running.mcp_url()).await?;
     let started = Instant::now();

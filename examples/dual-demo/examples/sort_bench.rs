@@ -97,12 +97,11 @@ fn child(scenario: &Scenario) -> Result<(), BoxError> {
     let db = dir.join("small.sqlite");
     dataset::ensure(&db, DatasetSize::SMALL)?;
     let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
-    options.db = Some(db);
     options.spool_dir = Some(dir.join("spool"));
     options.sort_concurrency = scenario.concurrency;
     options.sort_memory_mb = scenario.memory_mb;
     options.sort_wait = scenario.wait;
-    let running = servers.block_on(serve::start(&options))?;
+    let running = servers.block_on(serve::start_on(&options, &db))?;
     let base = format!("http://{}/resources", running.addr);
     let sql = format!(
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows}) \

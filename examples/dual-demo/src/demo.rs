@@ -27,9 +27,10 @@ const HEAD_ROWS: usize = 10;
 pub async fn run(db: Option<std::path::PathBuf>) -> Result<(), Box<dyn std::error::Error>> {
     println!("Dual Response demo: the model gets a sample, the application gets every row.\n");
 
-    let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
+    let options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
+    let mut database = serve::DatabaseOptions::default();
     if let Some(path) = db {
-        options.db = Some(path);
+        database.db = Some(path);
     } else {
         let path = dataset::default_path();
         if !path.exists() {
@@ -38,10 +39,11 @@ pub async fn run(db: Option<std::path::PathBuf>) -> Result<(), Box<dyn std::erro
             dataset::ensure(&path, DatasetSize::DEFAULT)?;
             println!("  done in {:.1} s\n", started.elapsed().as_secs_f64());
         }
-        options.db = Some(path);
+        database.db = Some(path);
     }
-    let running = serve::start(&options).await?;
-    println!("Dataset  {}", running.db_path.display());
+    let served = serve::start(&options, &database).await?;
+    let running = served.running;
+    println!("Dataset  {}", served.database);
     println!(
         "Server   MCP {}   REST http://{}{}\n",
         running.mcp_url(),

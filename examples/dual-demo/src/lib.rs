@@ -4,17 +4,14 @@
 //! The binary `dual-demo` drives it (`dual-demo`, `dual-demo serve`, `dual-demo report`); this library
 //! holds its parts so that the end-to-end tests can drive them too.
 
-pub mod auth;
+pub mod config;
+pub mod database;
 pub mod dataset;
 pub mod demo;
-pub mod link_key;
 pub mod logging;
 pub mod mcp_client;
 pub mod mcp_server;
 pub mod render;
 pub mod report;
 pub mod serve;
-pub mod shutdown;
-pub mod spool;
 pub mod sqlite;
-pub mod store;

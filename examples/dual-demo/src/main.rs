@@ -1,4 +1,5 @@
-//! `dual-demo`: the MCP Dual Response pattern, end to end. Run `dual-demo --help`.
+//! `dual-response`: serve a database over MCP and REST (`serve`), run the demo (`demo`), report from
+//! a server (`report`). Run `dual-response --help`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -6,21 +7,21 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::builder::RangedU64ValueParser;
-use clap::{Args, Parser, Subcommand};
-use dual_demo::auth::AuthTokens;
-use dual_demo::mcp_server::DemoMcp;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use dual_demo::database::DatabaseUrl;
 use dual_demo::report::{self, ReportOptions};
-use dual_demo::serve::{self, ServeOptions};
-use dual_demo::shutdown::Signals;
+use dual_demo::serve::{self, DatabaseOptions, ServeOptions};
 use dual_rmcp::AppsOptions;
-use rmcp::ServiceExt;
+use dual_serve::auth::AuthTokens;
+use dual_serve::shutdown::Signals;
 
 /// The MCP Dual Response pattern: the model gets a sample, the application gets every row.
 ///
-/// Without a subcommand, runs the whole demo in one process: starts the server, calls the MCP tool
-/// through a real MCP client, shows what the model sees, then fetches the full result out of band.
+/// `serve` serves a database; without a subcommand (or with `demo`), runs the whole demo in one
+/// process: starts the server, calls the MCP tool through a real MCP client, shows what the model
+/// sees, then fetches the full result out of band.
 #[derive(Debug, Parser)]
-#[command(name = "dual-demo", version)]
+#[command(name = "dual-response", version)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -30,18 +31,50 @@ struct Cli {
 enum Command {
     /// Serve MCP (streamable HTTP at /mcp, or stdio with --stdio) and the REST API at /resources.
     Serve(Box<ServeArgs>),
+    /// Run the demo: a server on the embedded dataset, a tool call through a real MCP client, what the
+    /// model sees, then every row fetched out of band.
+    Demo,
     /// Call the `query` tool over MCP, show the sample, fetch every row, print a table or write CSV.
     Report(ReportArgs),
 }
 
+/// Every option is also read from the environment variable `DUAL_<NAME>` (`DUAL_MAX_CONNECTIONS=64`)
+/// and from the TOML file of `--config` (`max-connections = 64`); a flag wins over the environment,
+/// the environment over the file, the file over the default.
 #[derive(Debug, Args)]
 struct ServeArgs {
+    /// Read options from this TOML file (keys named like the flags: `addr = "127.0.0.1:8080"`); an
+    /// unknown key is refused. Also `DUAL_CONFIG`.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Print the effective configuration (where each value came from; passwords redacted) and exit.
+    #[arg(long)]
+    print_config: bool,
     /// Address of the HTTP server (MCP at /mcp, REST at /resources).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
-    /// SQLite file to serve (default: the embedded IPEDS-like dataset, generated on first use).
+    /// The database to serve: postgres://USER[:PASSWORD]@HOST[:PORT]/DB, mysql://… (or mariadb://…),
+    /// sqlite:PATH, or demo (the embedded IPEDS-like dataset, generated on first use). Connect as a
+    /// role that may only read: PostgreSQL and MySQL roles that may do more are refused (see
+    /// --allow-privileged-role).
+    // A string, parsed after clap: clap's own errors echo the value, password included.
+    #[arg(long, value_name = "URL", default_value = "demo", conflicts_with = "db")]
+    database: String,
+    /// Shorthand for --database sqlite:FILE.
     #[arg(long, value_name = "FILE")]
     db: Option<PathBuf>,
+    /// With --database demo: the dataset's file, generated when missing (default: a file in the
+    /// cache directory).
+    #[arg(long, value_name = "FILE")]
+    dataset: Option<PathBuf>,
+    /// Start even when the database role may do more than read (a superuser, `root`, a role that
+    /// may write): the model's SQL is still parsed and refused what is not a read-only query.
+    #[arg(long)]
+    allow_privileged_role: bool,
+    /// A function of the database's own (user-defined: refused by default) the model's SQL may
+    /// call; repeat the flag or separate names with commas.
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    allow_function: Vec<String>,
     /// Resource store: `memory`, `redis://HOST:PORT[/DB]`, or `postgres://USER[:PASSWORD]@HOST:PORT/DB`
     /// (shared by several instances).
     #[arg(long, value_name = "memory|URL", default_value = "memory")]
@@ -73,7 +106,7 @@ struct ServeArgs {
     query_time_limit_secs: u64,
     /// Milliseconds a tool call waits for its query; a query still running then gives a `pending`
     /// resource that becomes ready (or failed) in the background. 0 waits for the end.
-    #[arg(long, value_name = "MS", default_value_t = dual_demo::serve::DEFAULT_PENDING_AFTER.as_millis() as u64)]
+    #[arg(long, value_name = "MS", default_value_t = dual_serve::DEFAULT_PENDING_AFTER.as_millis() as u64)]
     pending_after_ms: u64,
     /// Milliseconds a request waits for a free database connection; then 503 `overloaded` (retryable,
     /// Retry-After), never a hang.
@@ -154,7 +187,7 @@ struct ServeArgs {
     /// from AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN, …);
     /// an http:// endpoint is allowed. Instances sharing a spool prefix must share the store: each
     /// sweep removes the snapshots (older than an hour) that its store has no record of.
-    #[arg(long, value_name = "memory|s3://BUCKET[/PREFIX]", default_value = dual_demo::spool::MEMORY)]
+    #[arg(long, value_name = "memory|s3://BUCKET[/PREFIX]", default_value = dual_serve::spool::MEMORY)]
     spool: String,
     /// Memory budget of the memory spool, in MiB (default 256); segments beyond it spill to disk.
     /// Memory spool only.
@@ -307,7 +340,34 @@ struct ReportArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let resolved = match dual_demo::config::resolve(&Cli::command(), std::env::args_os().collect(), |name| {
+        std::env::var_os(name)
+    }) {
+        Ok(resolved) => resolved,
+        Err(dual_demo::config::ConfigError::Clap(error)) => error.exit(),
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let command = Cli::command();
+    let matches = match command.clone().try_get_matches_from(&resolved.argv) {
+        Ok(matches) => matches,
+        Err(error) => error.exit(),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
+    if let (Some(Command::Serve(args)), Some(sub), Some(serve)) = (
+        &cli.command,
+        matches.subcommand_matches(dual_demo::config::SUBCOMMAND),
+        command.find_subcommand(dual_demo::config::SUBCOMMAND),
+    ) && args.print_config
+    {
+        print!("{}", dual_demo::config::render(serve, sub, &resolved.sources));
+        return ExitCode::SUCCESS;
+    }
     let default_level = match cli.command {
         Some(Command::Serve(_)) => "info",
         _ => "warn",
@@ -330,7 +390,7 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async {
         match cli.command {
-            None => dual_demo::demo::run(None).await,
+            None | Some(Command::Demo) => dual_demo::demo::run(None).await,
             Some(Command::Serve(args)) => run_serve(*args).await,
             Some(Command::Report(args)) => {
                 report::run(&ReportOptions {
@@ -367,7 +427,15 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let mut signals = Signals::install()?;
     let mut options = ServeOptions::new(args.addr);
     options.serve_mcp_over_http = !args.stdio;
-    options.db = args.db;
+    let mut database = DatabaseOptions::url(match args.db {
+        Some(file) => DatabaseUrl::Sqlite(file),
+        None => args.database.parse::<DatabaseUrl>()?,
+    });
+    database.db = args.dataset;
+    database.allow_privileged_role = args.allow_privileged_role;
+    database.allow_functions = args.allow_function;
+    database.db_wait = Duration::from_millis(args.db_wait_ms);
+    database.export_slots = args.export_slots;
     options.store = args.store;
     options.store_prefix = args.store_prefix;
     options.store_timeout = Duration::from_millis(args.store_timeout_ms);
@@ -376,8 +444,6 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.sample_size = args.sample_size;
     options.query_time_limit = Duration::from_secs(args.query_time_limit_secs);
     options.pending_after = (args.pending_after_ms > 0).then(|| Duration::from_millis(args.pending_after_ms));
-    options.db_wait = Duration::from_millis(args.db_wait_ms);
-    options.export_slots = args.export_slots;
     options.scheduler = dual_server::SchedulerLimits::default()
         .foreground_slots(args.foreground_slots)
         .background_slots(args.background_slots)
@@ -421,17 +487,21 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         options.auth_tokens = Some(tokens);
     }
     if let Some(path) = &args.link_key_file {
-        options.link_key = Some(dual_demo::link_key::read(path)?);
+        options.link_key = Some(dual_serve::link_key::read(path)?);
         tracing::info!(path = %path.display(), "link key loaded");
     }
     options.link_lifetime = Duration::from_secs(args.link_lifetime_secs);
     options.apps = AppsOptions::new().download_link(args.result_download_link);
-    let running = serve::start(&options).await?;
+    let serve::Served {
+        running,
+        database,
+        handler,
+    } = serve::start(&options, &database).await?;
     if let Some(addr) = running.metrics_addr {
-        eprintln!("dual-demo: metrics http://{addr}{}", serve::METRICS_PATH);
+        eprintln!("dual-response: metrics http://{addr}{}", serve::METRICS_PATH);
     }
     eprintln!(
-        "dual-demo: MCP {}, REST http://{}{} (database {})",
+        "dual-response: MCP {}, REST http://{}{} (database {database})",
         if args.stdio {
             "on stdio".to_owned()
         } else {
@@ -439,10 +509,14 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         },
         running.addr,
         serve::REST_PREFIX,
-        running.db_path.display()
     );
     if args.stdio {
-        serve_stdio(&running, options.apps, &mut signals).await?;
+        handler
+            .serve_stdio(async {
+                let signal = signals.recv().await;
+                tracing::info!(signal, "signal");
+            })
+            .await?;
     } else {
         let signal = signals.recv().await;
         tracing::info!(signal, "shutting down");
@@ -453,32 +527,5 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
             tracing::warn!(signal, "second signal: cutting what still runs");
         })
         .await;
-    Ok(())
-}
-
-/// Serves MCP on stdin/stdout until the client closes stdin or a signal arrives.
-async fn serve_stdio(
-    running: &serve::Running,
-    apps: AppsOptions,
-    signals: &mut Signals,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let service = tokio::select! {
-        service = DemoMcp::new(running.server.clone()).with_apps(apps).serve(rmcp::transport::stdio()) => service?,
-        signal = signals.recv() => {
-            tracing::info!(signal, "shutting down before MCP was initialized");
-            return Ok(());
-        }
-    };
-    let cancel = service.cancellation_token();
-    let waiting = service.waiting();
-    tokio::pin!(waiting);
-    tokio::select! {
-        _ = &mut waiting => tracing::info!("stdin closed: shutting down"),
-        signal = signals.recv() => {
-            tracing::info!(signal, "shutting down");
-            cancel.cancel();
-            let _ = waiting.await;
-        }
-    }
     Ok(())
 }

@@ -15,7 +15,6 @@
 
 mod apps;
 mod args;
-mod protocol;
 
 use std::sync::Arc;
 
@@ -323,7 +322,7 @@ impl ServerHandler for DemoMcp {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        Err(protocol::custom_request_error(&request))
+        Err(dual_rmcp::protocol::custom_request_error(&request))
     }
 }
 

@@ -1,282 +1,337 @@
-//! `dual-demo serve`: one hyper server with MCP (streamable HTTP) at `/mcp` and the REST API at
-//! `/resources`, both over one [`DualResponseServer`]; bounded (connections, timeouts, MCP sessions,
-//! optional bearer tokens, all in [`ServeOptions`]) and shut down gracefully ([`Running::shutdown`]).
+//! `serve`: the serving layer of [`dual_serve`] over the database of `--database` — PostgreSQL,
+//! MySQL/MariaDB or SQLite with [`DatabaseMcp`] (tools `query` and `describe_schema`), or the
+//! embedded dataset with the demo's handler ([`DemoMcp`]: `query` and `search_institutions`).
 
-mod accept;
-mod activity;
-mod backoff;
-mod conn;
-mod drain_body;
-mod error;
-mod guard;
-mod io;
-mod mcp_checks;
-mod mcp_endpoint;
-mod metrics;
-mod metrics_endpoint;
-mod options;
-mod reply;
-mod request_body;
-mod router;
-mod running;
-mod sessions;
-
-use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::time::Duration;
 
-use dual_server::DualResponseServer;
-use tokio::net::TcpListener;
-use tokio_util::task::TaskTracker;
+use dual_rmcp::DatabaseMcp;
+use dual_serve::Bound;
+use dual_server::sql_guard::FunctionPolicy;
+use dual_server::{DatabaseOptions as SqlOptions, DualResponseServer, SchemaCache};
+use dual_sqlite::SqliteDb;
+use rmcp::ServerHandler;
 
-pub use error::ServeError;
-pub use metrics::{DEMO_REQUESTS_TOTAL, MetricsError};
-pub use metrics_endpoint::METRICS_PATH;
-pub use options::{
+pub use dual_serve::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_EXPORT_STALL, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MCP_SESSIONS, DEFAULT_MCP_SESSION_IDLE, DEFAULT_MCP_SESSION_TTL,
-    DEFAULT_METRICS_MAX_CONNECTIONS, DEFAULT_PENDING_AFTER, DEFAULT_SHUTDOWN_GRACE, ServeOptions,
+    DEFAULT_METRICS_MAX_CONNECTIONS, DEFAULT_PENDING_AFTER, DEFAULT_SHUTDOWN_GRACE, MCP_PATH, METRICS_PATH,
+    REQUESTS_TOTAL, REST_PREFIX, Running, ServeError, ServeOptions,
 };
-pub use router::Router;
-pub use running::Running;
 
-use crate::dataset;
-use crate::spool::{SpoolOptions, SpoolSpec};
+use crate::database::DatabaseUrl;
+use crate::dataset::{self, DatasetSize};
+use crate::mcp_server::DemoMcp;
 use crate::sqlite::{self, INSTITUTIONS_KIND, SQL_KIND, SqliteOptions};
-use crate::store::{self, StoreOptions};
-use dual_sqlite::SqliteDb;
 
-/// Where MCP is served.
-pub const MCP_PATH: &str = "/mcp";
-/// Where the REST API is mounted.
-pub const REST_PREFIX: &str = "/resources";
+/// The kind of the model's SQL: the executor `query` runs.
+const SQL: &str = "sql";
 
-/// The response body of the router: axum's, boxing rmcp's and dual-http's bodies.
-pub type RouterBody = axum::body::Body;
+/// The database served and how it is reached.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DatabaseOptions {
+    /// The database (default [`DatabaseUrl::Demo`]).
+    pub url: DatabaseUrl,
+    /// With [`DatabaseUrl::Demo`]: the dataset's file (default: a file in the cache directory),
+    /// generated when missing.
+    pub db: Option<PathBuf>,
+    /// Size of the embedded dataset when it must be generated.
+    pub dataset_size: DatasetSize,
+    /// Longest wait for a free database connection; then the request is `503 overloaded`.
+    pub db_wait: Duration,
+    /// How many of the database connections exports may hold at once (the rest stay for pages and
+    /// counts; a tool call's snapshot takes a connection of its own).
+    pub export_slots: usize,
+    /// Start even when the database role may do more than read (PostgreSQL, MySQL): see
+    /// docs/SECURITY.md, "Least privilege". Default `false`: such a role is refused at start-up.
+    pub allow_privileged_role: bool,
+    /// Functions of the database's own (user-defined ones, refused by default) the model's SQL may
+    /// call.
+    pub allow_functions: Vec<String>,
+}
 
-/// Opens the database (generating the embedded dataset on first use), connects the store and the
-/// spool and builds the [`DualResponseServer`] with the `sql` and `institutions` executors.
-///
-/// Snapshots need a spool every instance sharing the store can read: with a shared store they are
-/// on with an S3 spool, and off (every resource live, with a warning) with the memory spool. Redis
-/// expires resources by itself, so with it and no snapshots the server runs no sweeper; otherwise
-/// the sweeper runs every `cleanup_interval`, removing expired resources' snapshots and orphans.
+impl Default for DatabaseOptions {
+    /// The embedded dataset, [`sqlite::DEFAULT_WAIT`], [`sqlite::DEFAULT_EXPORT_SLOTS`], no
+    /// privileged role, no user-defined function allowed.
+    fn default() -> Self {
+        Self {
+            url: DatabaseUrl::Demo,
+            db: None,
+            dataset_size: DatasetSize::DEFAULT,
+            db_wait: sqlite::DEFAULT_WAIT,
+            export_slots: sqlite::DEFAULT_EXPORT_SLOTS,
+            allow_privileged_role: false,
+            allow_functions: Vec::new(),
+        }
+    }
+}
+
+impl DatabaseOptions {
+    /// The embedded dataset in the file `path` (generated when missing), other options at their
+    /// defaults.
+    #[must_use]
+    pub fn file(path: impl Into<PathBuf>) -> Self {
+        Self {
+            db: Some(path.into()),
+            ..Self::default()
+        }
+    }
+
+    /// The database `url`, other options at their defaults.
+    #[must_use]
+    pub fn url(url: DatabaseUrl) -> Self {
+        Self {
+            url,
+            ..Self::default()
+        }
+    }
+
+    /// The function policy of the model's SQL: the built-in lists, and the functions allowed.
+    fn policy(&self) -> FunctionPolicy {
+        self.allow_functions
+            .iter()
+            .fold(FunctionPolicy::new(), |policy, name| policy.allow(name))
+    }
+}
+
+/// Why the demo server could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The dataset could not be generated.
+    #[error(transparent)]
+    Dataset(#[from] dataset::DatasetError),
+    /// The database could not be opened.
+    #[error("cannot open the SQLite database {path}: {source}")]
+    Database {
+        /// The file.
+        path: PathBuf,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// The database could not be reached, or refused the role.
+    #[error("cannot connect to the database {url}: {source}")]
+    Connect {
+        /// The URL, its password redacted.
+        url: String,
+        /// The driver's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A database limit is zero.
+    #[error("`{0}` must be greater than zero")]
+    Limit(&'static str),
+    /// The server could not start.
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    /// The server configuration was refused.
+    #[error(transparent)]
+    Build(#[from] dual_server::ServerBuildError),
+}
+
+/// A running server and the database it serves.
+#[derive(Debug)]
+pub struct Served {
+    /// The server.
+    pub running: Running,
+    /// The database served, for messages: a file's path, or a URL with its password redacted.
+    pub database: String,
+    /// The database's MCP handler for another transport (stdio): one per session.
+    pub handler: Handler,
+}
+
+/// The MCP handler of the database served.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Handler {
+    /// The demo's handler.
+    Demo(DemoMcp),
+    /// A database's handler.
+    Database(DatabaseMcp),
+}
+
+/// Opens the database (generating the embedded dataset on first use), binds `options.addr` and
+/// serves MCP at `/mcp` and REST at `/resources` until [`Running::shutdown`].
 ///
 /// # Errors
-/// [`ServeError`] for a dataset, database, store or configuration failure.
-pub async fn build_server(
-    options: &ServeOptions,
-    base_url: &str,
-) -> Result<(DualResponseServer, PathBuf), ServeError> {
-    // Checked first: a bad `--spool` fails before anything is opened.
-    let spool = SpoolSpec::parse(&SpoolOptions {
-        spec: options.spool.clone(),
-        memory_mb: options.spool_memory_mb,
-        dir: options.spool_dir.clone(),
-        max_mb: options.spool_max_mb,
-        min_free_mb: options.spool_min_free_mb,
-    })?;
-    let path = match &options.db {
-        Some(path) => path.clone(),
-        None => {
-            let path = dataset::default_path();
-            if dataset::ensure(&path, options.dataset_size)? {
-                tracing::info!(path = %path.display(), "generated the embedded dataset");
-            }
-            path
+/// [`StartError`] when the dataset, the database, a limit, the store, the spool or the address
+/// fails.
+pub async fn start(options: &ServeOptions, database: &DatabaseOptions) -> Result<Served, StartError> {
+    if database.export_slots == 0 {
+        return Err(StartError::Limit("export_slots"));
+    }
+    if database.db_wait.is_zero() {
+        return Err(StartError::Limit("db_wait"));
+    }
+    let bound = Bound::bind(options.clone()).await?;
+    match &database.url {
+        DatabaseUrl::Demo => serve_demo(bound, options, database).await,
+        DatabaseUrl::Sqlite(path) => {
+            let db = SqliteDb::open_with(path, sqlite_options(options, database)).map_err(|source| {
+                StartError::Database {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+            let executor = db.sql_executor_with(database.policy());
+            let server = bound.server_builder().await?.executor(SQL, executor).build()?;
+            let mcp = database_mcp(&server, db.schema(), "A SQLite database.");
+            Ok(serve_with(bound, server, mcp, path.display().to_string()))
         }
+        DatabaseUrl::Postgres(url) => {
+            let db = dual_postgres::PgDb::connect(url, sql_options(options, database))
+                .await
+                .map_err(|source| connect_error(&database.url, source))?;
+            let executor = db.sql_executor_with(database.policy());
+            let server = bound.server_builder().await?.executor(SQL, executor).build()?;
+            let mcp = database_mcp(&server, db.schema(), "A PostgreSQL database.");
+            Ok(serve_with(bound, server, mcp, database.url.redacted()))
+        }
+        DatabaseUrl::Mysql(url) => {
+            let db = dual_mysql::MyDb::connect(url, sql_options(options, database))
+                .await
+                .map_err(|source| connect_error(&database.url, source))?;
+            let executor = db.sql_executor_with(database.policy());
+            let server = bound.server_builder().await?.executor(SQL, executor).build()?;
+            let mcp = database_mcp(&server, db.schema(), "A MySQL or MariaDB database.");
+            Ok(serve_with(bound, server, mcp, database.url.redacted()))
+        }
+    }
+}
+
+/// The embedded dataset with the demo's handler.
+async fn serve_demo(
+    bound: Bound,
+    options: &ServeOptions,
+    database: &DatabaseOptions,
+) -> Result<Served, StartError> {
+    let path = match &database.db {
+        Some(path) => path.clone(),
+        None => dataset::default_path(),
     };
-    let sqlite_options = SqliteOptions::default()
+    if dataset::ensure(&path, database.dataset_size)? {
+        tracing::info!(path = %path.display(), "generated the embedded dataset");
+    }
+    let db = SqliteDb::open_with(&path, sqlite_options(options, database)).map_err(|source| {
+        StartError::Database {
+            path: path.clone(),
+            source,
+        }
+    })?;
+    let mut builder = bound.server_builder().await?;
+    for kind in [SQL_KIND, INSTITUTIONS_KIND] {
+        if let Some(executor) = sqlite::executor(&db, kind) {
+            builder = builder.executor(kind, executor);
+        }
+    }
+    let server = builder.build()?;
+    let tasks = dual_rmcp::DualTasks::new(server.clone());
+    let mcp = DemoMcp::new(server.clone())
+        .with_apps(options.apps)
+        .with_tasks(tasks);
+    let handler = Handler::Demo(mcp.clone());
+    let running = bound.serve(server, move || mcp.clone());
+    Ok(Served {
+        running,
+        database: path.display().to_string(),
+        handler,
+    })
+}
+
+/// Serves `server` with `mcp`, a clone per MCP session.
+fn serve_with(bound: Bound, server: DualResponseServer, mcp: DatabaseMcp, database: String) -> Served {
+    let handler = Handler::Database(mcp.clone());
+    let running = bound.serve(server, move || mcp.clone());
+    Served {
+        running,
+        database,
+        handler,
+    }
+}
+
+/// The handler of a database: `query` runs [`SQL`], `describe_schema` reads `schema`.
+fn database_mcp(server: &DualResponseServer, schema: &SchemaCache, description: &str) -> DatabaseMcp {
+    DatabaseMcp::new(server.clone(), schema.clone(), SQL, description)
+}
+
+/// The error of a database that cannot be reached: the URL without its password, and the cause.
+fn connect_error(url: &DatabaseUrl, source: impl std::error::Error + Send + Sync + 'static) -> StartError {
+    StartError::Connect {
+        url: url.redacted(),
+        source: Box::new(source),
+    }
+}
+
+/// The SQLite options of `serve`.
+fn sqlite_options(options: &ServeOptions, database: &DatabaseOptions) -> SqliteOptions {
+    SqliteOptions::default()
         .pool_size(sqlite::DEFAULT_POOL_SIZE)
-        .export_slots(options.export_slots)
-        .wait(options.db_wait)
+        .export_slots(database.export_slots)
+        .wait(database.db_wait)
         .time_limit(options.query_time_limit)
         // An export whose reader stalls gives its database connection back after the same time the
         // connection is cut.
         .stall(options.export_stall)
         // A count that takes longer than a tool call waits is not announced: the call answers
         // `pending` as it would without a count.
-        .count_wait(options.pending_after.unwrap_or(options.query_time_limit));
-    let db = SqliteDb::open_with(&path, sqlite_options).map_err(|source| ServeError::Database {
-        path: path.clone(),
-        source,
-    })?;
-    let opened = store::open(&StoreOptions {
-        spec: options.store.clone(),
-        prefix: options.store_prefix.clone(),
-        timeout: options.store_timeout,
-    })
-    .await?;
-    tracing::info!(
-        store = %opened.redacted,
-        prefix = options.store_prefix.as_deref().unwrap_or("(default)"),
-        native_expiry = opened.native_expiry,
-        "store connected"
-    );
-    let mut builder = DualResponseServer::builder()
-        .base_url(base_url)
-        .shared_store(opened.store)
-        .default_expiration(options.expiration)
-        .default_sample_size(options.sample_size)
-        .max_sample_bytes(options.max_sample_bytes)
-        .max_page_bytes(options.max_page_bytes)
-        .max_read_bytes(options.max_read_bytes)
-        .max_error_text_bytes(options.max_error_text_bytes)
-        .max_resources(options.max_resources)
-        .owner_max_bytes(options.owner_max_mb.saturating_mul(1 << 20))
-        .owner_max_resources(options.owner_max_resources)
-        .owner_max_queries(options.owner_max_queries)
-        .owner_max_pins(options.owner_max_pins)
-        .anonymous_pins(options.anonymous_pins)
-        .query_time_limit(options.query_time_limit)
-        .scheduler_limits(options.scheduler)
-        .shutdown_grace(options.shutdown_grace);
-    builder = match options.pending_after {
-        Some(wait) => builder.pending_after(wait),
-        None => builder.wait_for_end(),
-    };
-    builder = builder
-        .sort_concurrency(options.sort_concurrency)
-        .sort_wait(options.sort_wait)
-        .sort_memory_bytes(options.sort_memory_mb.saturating_mul(1 << 20))
-        .sort_max_rows(options.sort_max_rows)
-        .sort_max_bytes(options.sort_max_mb.saturating_mul(1 << 20));
-    // A memory spool is this process's: instances sharing a Redis or PostgreSQL store could not
-    // read each other's snapshots, so with it a shared store serves every resource live.
-    let shared_store = options.store.trim() != "memory";
-    let snapshots = options.snapshot_max_mb > 0 && (spool.is_shared() || !shared_store);
-    if shared_store && options.snapshot_max_mb > 0 && !snapshots {
-        tracing::warn!("a shared store without a shared spool: snapshots are off, every resource is live");
-    }
-    if snapshots {
-        let spool = spool.open().await?;
-        tracing::info!(snapshot_max_mb = options.snapshot_max_mb, "snapshots on");
-        builder = builder
-            .spool(spool)
-            .snapshot_max_bytes(options.snapshot_max_mb.saturating_mul(1 << 20));
-    } else {
-        builder = builder.without_snapshots();
-    }
-    // Snapshots of expired resources are removed by the sweep only, whatever the store.
-    if opened.native_expiry && !snapshots {
-        builder = builder.without_sweeper();
-    } else {
-        builder = builder.cleanup_interval(options.cleanup_interval);
-    }
-    builder = builder.link_lifetime(options.link_lifetime);
-    match &options.link_key {
-        Some(key) => builder = builder.link_key(key.clone()),
-        None => tracing::info!(
-            "capability links are signed with a random key of this process: they stop working at a \
-             restart and other instances do not accept them (--link-key-file shares a key)"
-        ),
-    }
-    for kind in [SQL_KIND, INSTITUTIONS_KIND] {
-        if let Some(executor) = sqlite::executor(&db, kind) {
-            builder = builder.executor(kind, executor);
+        .count_wait(options.pending_after.unwrap_or(options.query_time_limit))
+}
+
+/// The PostgreSQL and MySQL options of `serve`.
+fn sql_options(options: &ServeOptions, database: &DatabaseOptions) -> SqlOptions {
+    SqlOptions::default()
+        .wait(database.db_wait)
+        .time_limit(options.query_time_limit)
+        .stall(options.export_stall)
+        .count_wait(options.pending_after.unwrap_or(options.query_time_limit))
+        .allow_privileged_role(database.allow_privileged_role)
+}
+
+impl Handler {
+    /// Serves MCP on `transport` (stdin/stdout) until the client closes it or `stop` completes.
+    ///
+    /// # Errors
+    /// When MCP cannot be initialized on the transport.
+    pub async fn serve_stdio(self, stop: impl Future<Output = ()>) -> Result<(), Box<dyn std::error::Error>> {
+        match self {
+            Self::Demo(mcp) => stdio(mcp, stop).await,
+            Self::Database(mcp) => stdio(mcp, stop).await,
         }
     }
-    Ok((builder.build()?, path))
 }
 
-/// Binds `options.addr` and serves MCP at `/mcp` and REST at `/resources` until
-/// [`Running::shutdown`].
+/// Serves `mcp` on stdin/stdout until the client closes stdin or `stop` completes.
+async fn stdio<H: ServerHandler>(
+    mcp: H,
+    stop: impl Future<Output = ()>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use rmcp::ServiceExt;
+    tokio::pin!(stop);
+    let service = tokio::select! {
+        service = mcp.serve(rmcp::transport::stdio()) => service?,
+        () = &mut stop => {
+            tracing::info!("shutting down before MCP was initialized");
+            return Ok(());
+        }
+    };
+    let cancel = service.cancellation_token();
+    let waiting = service.waiting();
+    tokio::pin!(waiting);
+    tokio::select! {
+        _ = &mut waiting => tracing::info!("stdin closed: shutting down"),
+        () = &mut stop => {
+            tracing::info!("shutting down");
+            cancel.cancel();
+            let _ = waiting.await;
+        }
+    }
+    Ok(())
+}
+
+/// [`start`] on the SQLite file `db` with the database options' defaults; the running server.
 ///
 /// # Errors
-/// [`ServeError`] when a limit is zero, the address cannot be bound or the server cannot be built.
-pub async fn start(options: &ServeOptions) -> Result<Running, ServeError> {
-    if let Some(name) = options.invalid_limit() {
-        return Err(ServeError::Limit(name));
-    }
-    let listener = TcpListener::bind(options.addr)
-        .await
-        .map_err(|source| ServeError::Bind {
-            addr: options.addr,
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(|source| ServeError::Bind {
-        addr: options.addr,
-        source,
-    })?;
-    let base_url = options
-        .base_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{addr}{REST_PREFIX}"));
-    let switches = running::Switches::default();
-    // Before the server is built, so that what it reports at start (its caps) is recorded.
-    let metrics_addr = match options.metrics_addr {
-        Some(metrics_addr) => Some(serve_metrics(metrics_addr, options, &switches).await?),
-        None => None,
-    };
-    let (server, db_path) = build_server(options, &base_url).await?;
-    let router = Router::new(server.clone(), addr, &base_url, options, &switches);
-    let connections = TaskTracker::new();
-    let listener = accept::Listener {
-        listener,
-        name: "main",
-        max_connections: options.max_connections,
-        stop: switches.stop_accepting.clone(),
-    };
-    let accept = tokio::spawn(conn::serve_all(
-        listener,
-        Arc::new(router),
-        options.io_timeouts(),
-        switches.cut.clone(),
-        connections.clone(),
-    ));
-    let mcp = if options.serve_mcp_over_http {
-        format!("http://{addr}{MCP_PATH}")
-    } else {
-        "stdio".to_owned()
-    };
-    tracing::info!(
-        %addr,
-        %mcp,
-        rest = %base_url,
-        auth = options.auth_tokens.is_some(),
-        max_connections = options.max_connections,
-        max_mcp_sessions = options.max_mcp_sessions,
-        "serving"
-    );
-    Ok(Running {
-        addr,
-        metrics_addr,
-        server,
-        db_path,
-        switches,
-        accept,
-        connections,
-        grace: options.shutdown_grace,
-    })
-}
-
-/// Installs the metrics recorder, binds `addr` and serves `GET /metrics` there until `switches`
-/// stop the server; returns the bound address.
-async fn serve_metrics(
-    addr: SocketAddr,
-    options: &ServeOptions,
-    switches: &running::Switches,
-) -> Result<SocketAddr, ServeError> {
-    let handle = metrics::install()?;
-    let bind_error = |source| ServeError::Bind { addr, source };
-    let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
-    let bound = listener.local_addr().map_err(bind_error)?;
-    let listener = accept::Listener {
-        listener,
-        name: "metrics",
-        max_connections: options.metrics_max_connections,
-        stop: switches.stop_accepting.clone(),
-    };
-    tokio::spawn(metrics_endpoint::serve_all(
-        listener,
-        handle,
-        options.io_timeouts(),
-        switches.cut.clone(),
-    ));
-    tracing::info!(
-        metrics = %format_args!("http://{bound}{METRICS_PATH}"),
-        max_connections = options.metrics_max_connections,
-        "serving metrics"
-    );
-    Ok(bound)
+/// As [`start`].
+pub async fn start_on(options: &ServeOptions, db: &std::path::Path) -> Result<Running, StartError> {
+    Ok(start(options, &DatabaseOptions::file(db)).await?.running)
 }

@@ -72,8 +72,8 @@ async fn out_of_file_descriptors_the_accept_loop_backs_off() {
         let mut command = tokio::process::Command::new("sh");
         command
             .args(["-c", r#"ulimit -n 40 && exec "$0" "$@""#])
-            .arg(env!("CARGO_BIN_EXE_dual-demo"))
-            .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+            .arg(env!("CARGO_BIN_EXE_dual-response"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--dataset"])
             .arg(db.path());
         let mut instance = Instance::launch(command).await;
         let connections = open(instance.addr(), 80).await;

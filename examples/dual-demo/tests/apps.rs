@@ -207,8 +207,8 @@ async fn other_clients_get_exactly_the_surface_they_got_before() {
 const ALICE: &str = "token-of-alice";
 const BOB: &str = "token-of-bob";
 
-fn tokens() -> dual_demo::auth::AuthTokens {
-    dual_demo::auth::AuthTokens::parse(&format!("{ALICE} alice\n{BOB} bob\n")).expect("tokens")
+fn tokens() -> dual_serve::auth::AuthTokens {
+    dual_serve::auth::AuthTokens::parse(&format!("{ALICE} alice\n{BOB} bob\n")).expect("tokens")
 }
 
 /// The `type`s of a result's content blocks.

@@ -12,8 +12,8 @@ mod support;
 use std::time::Duration;
 
 use dual_core::{ResourceId, ResourceRecord};
-use dual_demo::auth::AuthTokens;
 use dual_demo::mcp_client;
+use dual_serve::auth::AuthTokens;
 use dual_server::{Caller, CreateResponse};
 use http::{Method, header};
 use rmcp::ServiceError;

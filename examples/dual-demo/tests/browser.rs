@@ -223,7 +223,7 @@ async fn the_result_view_in_headless_chromium() {
         format!("# owners of the browser test\n{TOKEN_A} a\n{TOKEN_B} b\n"),
     )
     .expect("tokens file");
-    let mut secure = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
+    let mut secure = Command::new(env!("CARGO_BIN_EXE_dual-response"));
     secure
         .args([
             "serve",
@@ -231,7 +231,7 @@ async fn the_result_view_in_headless_chromium() {
             "127.0.0.1:0",
             "--pending-after-ms",
             "300",
-            "--db",
+            "--dataset",
         ])
         .arg(&db)
         .arg("--auth-tokens")

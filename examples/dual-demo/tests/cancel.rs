@@ -41,9 +41,9 @@ async fn with_demo(
 ) {
     within(LIMIT, async {
         let db = TempDb::new();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dual-response"));
         command
-            .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+            .args(["serve", "--addr", "127.0.0.1:0", "--dataset"])
             .arg(db.path())
             .args(["--pending-after-ms", &pending_after_ms.to_string()])
             .args(["--db-wait-ms", &db_wait_ms.to_string()])

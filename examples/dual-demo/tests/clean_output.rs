@@ -347,7 +347,7 @@ async fn esc_and_overrides_in_the_sql_reach_every_name_escaped() {
 /// Runs `dual-demo report` with [`HOSTILE_SQL`] against `instance` (`extra` arguments after it); its
 /// stdout, which must be a success.
 async fn report(instance: &Instance, extra: &[&str]) -> String {
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-demo"))
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-response"))
         .args(["report", "--mcp", &instance.mcp_url(), "--sql", HOSTILE_SQL])
         .args(extra)
         .env("NO_COLOR", "1")

@@ -1,18 +1,18 @@
-//! docs/SECURITY.md agrees with the binary (issue 42, item 8): every flag of its "Demo server" table
-//! whose default `dual-demo serve --help` prints has the same default in the table.
+//! docs/SECURITY.md agrees with the binary (issue 42, item 8): every flag of its "The server" table
+//! whose default `dual-response serve --help` prints has the same default in the table.
 
 use std::collections::BTreeMap;
 use std::process::Command;
 
-/// The table rows of docs/SECURITY.md's "Demo server" section: each flag named in a row's first
+/// The table rows of docs/SECURITY.md's "The server" section: each flag named in a row's first
 /// cell, with the default of the second (several flags in one row take the defaults in order).
 fn documented() -> BTreeMap<String, String> {
     let text = include_str!("../../../docs/SECURITY.md");
     let section = text
-        .split("### Demo server")
+        .split("### The server (`dual-response serve`")
         .nth(1)
         .and_then(|rest| rest.split("\n## ").next())
-        .unwrap_or_else(|| panic!("docs/SECURITY.md has a \"Demo server\" section"));
+        .unwrap_or_else(|| panic!("docs/SECURITY.md has a \"The server\" section"));
     let mut defaults = BTreeMap::new();
     for line in section.lines().filter(|line| line.starts_with("| `--")) {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -38,12 +38,12 @@ fn documented() -> BTreeMap<String, String> {
     defaults
 }
 
-/// Each flag of `dual-demo serve --help` with the default it prints.
+/// Each flag of `dual-response serve --help` with the default it prints.
 fn printed() -> BTreeMap<String, String> {
-    let output = Command::new(env!("CARGO_BIN_EXE_dual-demo"))
+    let output = Command::new(env!("CARGO_BIN_EXE_dual-response"))
         .args(["serve", "--help"])
         .output()
-        .unwrap_or_else(|e| panic!("dual-demo serve --help: {e}"));
+        .unwrap_or_else(|e| panic!("dual-response serve --help: {e}"));
     let help = String::from_utf8_lossy(&output.stdout);
     let mut defaults = BTreeMap::new();
     let mut flag = None;

@@ -8,10 +8,10 @@ use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use dual_demo::auth::AuthTokens;
 use dual_demo::dataset::DatasetSize;
 use dual_demo::mcp_client;
 use dual_demo::serve::ServeOptions;
+use dual_serve::auth::AuthTokens;
 use http::{HeaderMap, Request, StatusCode, header};
 use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};

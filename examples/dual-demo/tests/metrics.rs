@@ -76,7 +76,7 @@ fn metrics_addr(instance: &Instance) -> SocketAddr {
     instance
         .log()
         .lines()
-        .find_map(|line| line.strip_prefix("dual-demo: metrics http://"))
+        .find_map(|line| line.strip_prefix("dual-response: metrics http://"))
         .and_then(|rest| rest.strip_suffix("/metrics"))
         .and_then(|addr| addr.parse().ok())
         .unwrap_or_else(|| panic!("no metrics address in the log:\n{}", instance.log()))
@@ -148,12 +148,7 @@ async fn requests_queries_sorts_spool_and_sweeps_are_reported() {
             "{}",
             created.text
         );
-        assert!(
-            created.count(
-                "dual_demo_requests_total",
-                &[("endpoint", "mcp"), ("status", "200")]
-            ) >= 1.0
-        );
+        assert!(created.count("dual_requests_total", &[("endpoint", "mcp"), ("status", "200")]) >= 1.0);
         assert_eq!(created.get("dual_queries_running", &[]), Some(0.0));
         assert_eq!(created.get("dual_queries_pending", &[]), Some(0.0));
 
@@ -190,10 +185,7 @@ async fn requests_queries_sorts_spool_and_sweeps_are_reported() {
         assert_eq!(moved("dual_http_requests_total", ITEM_DELETE_204), 1.0);
         assert_eq!(moved("dual_http_rejections_total", &[("code", "not_found")]), 1.0);
         assert_eq!(
-            moved(
-                "dual_demo_requests_total",
-                &[("endpoint", "rest"), ("status", "204")]
-            ),
+            moved("dual_requests_total", &[("endpoint", "rest"), ("status", "204")]),
             1.0
         );
         assert_eq!(moved("dual_sorts_total", &[]), 1.0);
@@ -297,7 +289,7 @@ async fn without_the_flag_nothing_else_listens() {
         let instance = Instance::start_memory(&[]).await;
         let log = instance.log();
         assert!(
-            !log.contains("dual-demo: metrics") && !log.contains("serving metrics"),
+            !log.contains("dual-response: metrics") && !log.contains("serving metrics"),
             "{log}"
         );
         assert_eq!(listening_ports(instance.pid()), vec![instance.addr().port()]);

@@ -378,7 +378,7 @@ async fn stdio_mode_serves_only_rest_over_http_and_logs_plainly() {
         while let Some(line) = lines.next_line().await.expect("read") {
             log.push_str(&line);
             log.push('\n');
-            if let Some(rest) = line.strip_prefix("dual-demo: MCP on stdio, REST http://") {
+            if let Some(rest) = line.strip_prefix("dual-response: MCP on stdio, REST http://") {
                 let addr = rest.split('/').next().unwrap_or_default().to_owned();
                 return (addr, log);
             }

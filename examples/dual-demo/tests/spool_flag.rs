@@ -19,9 +19,9 @@ const SECRET: &str = "spool-flag-test-secret-81c2";
 
 /// Runs `dual-demo serve --addr 127.0.0.1:0 --db DB ARGS…` with `env`, expecting it to exit.
 async fn serve(db: &TempDb, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_dual-response"));
     command
-        .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+        .args(["serve", "--addr", "127.0.0.1:0", "--dataset"])
         .arg(db.path())
         .args(args)
         .envs(env.iter().copied())

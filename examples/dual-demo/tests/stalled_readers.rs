@@ -50,14 +50,19 @@ const TOOL_SQL: &str = "SELECT id, name FROM institutions ORDER BY id LIMIT 50";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_export_readers_never_delay_pages_metadata_or_tool_calls() {
     within(LIMIT, async {
-        let server = InProcess::start(None, |o| {
-            o.export_stall = EXPORT_STALL;
-            o.db_wait = DB_WAIT;
-            o.export_slots = EXPORT_SLOTS;
-            o.shutdown_grace = Duration::from_secs(2);
-            // Live: the export slots bound exports that read the database; snapshots read none.
-            o.snapshot_max_mb = 0;
-        })
+        let server = InProcess::start_with_database(
+            None,
+            |o| {
+                o.export_stall = EXPORT_STALL;
+                o.shutdown_grace = Duration::from_secs(2);
+                // Live: the export slots bound exports that read the database; snapshots read none.
+                o.snapshot_max_mb = 0;
+            },
+            |d| {
+                d.db_wait = DB_WAIT;
+                d.export_slots = EXPORT_SLOTS;
+            },
+        )
         .await;
         let id = create_big_resource(&server.running.mcp_url()).await;
         let http = Http::new(server.addr());

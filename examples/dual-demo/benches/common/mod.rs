@@ -80,12 +80,11 @@ pub(crate) fn reference_work(conn: &rusqlite::Connection, sql: &str, sample: u64
     Ok(u64::try_from(count).unwrap_or_default())
 }
 
-/// The demo's server on `db` with the command line's defaults (`pending_after` 2 s), on loopback;
-/// the snapshots still being written when a bench part ends are not waited for.
+/// The demo's server with the command line's defaults (`pending_after` 2 s), on loopback; the
+/// snapshots still being written when a bench part ends are not waited for.
 #[allow(dead_code, reason = "snapshot_bench and tool_call_bench build their own")]
-pub(crate) fn serve_options(db: &std::path::Path) -> dual_demo::serve::ServeOptions {
+pub(crate) fn serve_options() -> dual_demo::serve::ServeOptions {
     let mut options = dual_demo::serve::ServeOptions::new(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
-    options.db = Some(db.to_path_buf());
     options.pending_after = Some(dual_demo::serve::DEFAULT_PENDING_AFTER);
     options.shutdown_grace = Duration::ZERO;
     options

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use dual_demo::serve::{self, Running, ServeOptions};
+use dual_demo::serve::{self, DatabaseOptions, Running, ServeOptions};
 
 use super::{Backend, Namespace, TempDb, within};
 
@@ -24,19 +24,32 @@ impl InProcess {
     /// Starts a server on 127.0.0.1 with the small dataset, the memory store (`backend` `None`) or
     /// `backend` under a fresh namespace, and `configure` applied last.
     pub(crate) async fn start(backend: Option<Backend>, configure: impl FnOnce(&mut ServeOptions)) -> Self {
+        Self::start_with_database(backend, configure, |_| {}).await
+    }
+
+    /// [`InProcess::start`], with `configure_database` applied to the database's options too.
+    pub(crate) async fn start_with_database(
+        backend: Option<Backend>,
+        configure: impl FnOnce(&mut ServeOptions),
+        configure_database: impl FnOnce(&mut DatabaseOptions),
+    ) -> Self {
         let namespace = match backend {
             Some(backend) => Some(Namespace::new(backend).await),
             None => None,
         };
         let db = TempDb::new();
         let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
-        options.db = Some(db.path());
+        let mut database = DatabaseOptions::file(db.path());
+        configure_database(&mut database);
         if let (Some(backend), Some(namespace)) = (backend, &namespace) {
             options.store = backend.url();
             options.store_prefix = Some(namespace.prefix().to_owned());
         }
         configure(&mut options);
-        let running = serve::start(&options).await.expect("the server starts");
+        let running = serve::start(&options, &database)
+            .await
+            .expect("the server starts")
+            .running;
         Self {
             running,
             db,

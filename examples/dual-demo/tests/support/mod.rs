@@ -223,11 +223,11 @@ pub(crate) fn serve_command(db: &Path) -> Command {
 /// [`serve_command`] whose tool calls wait up to `pending_after_ms` for the result before they
 /// answer `pending`.
 pub(crate) fn serve_command_pending(db: &Path, pending_after_ms: u64) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_dual-demo"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_dual-response"));
     command
         .arg("serve")
         .args(["--pending-after-ms", &pending_after_ms.to_string()])
-        .args(["--addr", "127.0.0.1:0", "--db"])
+        .args(["--addr", "127.0.0.1:0", "--dataset"])
         .arg(db);
     command
 }
@@ -413,9 +413,9 @@ fn tail(log: &Mutex<VecDeque<String>>) -> String {
     log.iter().cloned().collect::<Vec<_>>().join("\n")
 }
 
-/// The address in `dual-demo: MCP http://ADDR/mcp, REST …`.
+/// The address in `dual-response: MCP http://ADDR/mcp, REST …`.
 fn serving_addr(line: &str) -> Option<SocketAddr> {
-    let rest = line.strip_prefix("dual-demo: MCP http://")?;
+    let rest = line.strip_prefix("dual-response: MCP http://")?;
     rest.split_once("/mcp")?.0.parse().ok()
 }
 

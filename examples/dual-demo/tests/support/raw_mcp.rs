@@ -178,9 +178,10 @@ impl RawMcp {
             .await
     }
 
-    /// With [`Self::no_priming`]: no event of `body` lacks data.
+    /// With [`Self::no_priming`]: no event of `body` lacks data (a JSON body, as the server's own
+    /// answers before rmcp are, has no events).
     fn check(&self, body: &str) {
-        if !self.no_priming {
+        if !self.no_priming || serde_json::from_str::<Value>(body).is_ok() {
             return;
         }
         for event in body.split("\n\n") {

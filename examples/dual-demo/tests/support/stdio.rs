@@ -10,9 +10,9 @@ use tokio::process::{Child, ChildStdin};
 /// `dual-demo serve --stdio --addr 127.0.0.1:0 --db DB` with `RUST_LOG=rust_log`, stdin and stdout
 /// piped and killed when dropped; callers choose stderr (and further environment) before spawning.
 pub(crate) fn command(db: &Path, rust_log: &str) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-demo"));
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-response"));
     command
-        .args(["serve", "--stdio", "--addr", "127.0.0.1:0", "--db"])
+        .args(["serve", "--stdio", "--addr", "127.0.0.1:0", "--dataset"])
         .arg(db)
         .env("RUST_LOG", rust_log)
         .stdin(Stdio::piped())

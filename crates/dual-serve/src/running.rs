@@ -2,7 +2,6 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use dual_server::DualResponseServer;
@@ -35,8 +34,6 @@ pub struct Running {
     pub metrics_addr: Option<SocketAddr>,
     /// The dual-response server behind both endpoints.
     pub server: DualResponseServer,
-    /// The database file served.
-    pub db_path: PathBuf,
     pub(super) switches: Switches,
     pub(super) accept: JoinHandle<GracefulShutdown>,
     pub(super) connections: TaskTracker,

@@ -3,24 +3,24 @@
 
 use std::time::Duration;
 
-use axum::body::Body;
 use http::{HeaderValue, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
 
-use super::RouterBody;
+use super::Body;
 use crate::auth::AuthFailure;
 
 /// `Retry-After` of a refused `initialize`, in seconds.
 const SESSIONS_RETRY_AFTER_SECS: u32 = 5;
 
 /// `404`: neither `/mcp` nor `/resources`.
-pub(super) fn not_found() -> Response<RouterBody> {
+pub(super) fn not_found() -> Response<Body> {
     let message = "Not found: MCP is at /mcp, the REST API under /resources";
     json_response(StatusCode::NOT_FOUND, &error("not_found", message, false))
 }
 
 /// `401` with `WWW-Authenticate: Bearer` (RFC 6750; `error="invalid_token"` for a wrong token).
-pub(super) fn unauthorized(failure: AuthFailure) -> Response<RouterBody> {
+pub(super) fn unauthorized(failure: AuthFailure) -> Response<Body> {
     let (challenge, message) = match failure {
         AuthFailure::Invalid => (r#"Bearer error="invalid_token""#, "the bearer token is not valid"),
         AuthFailure::Missing => ("Bearer", "this endpoint requires `Authorization: Bearer TOKEN`"),
@@ -33,7 +33,7 @@ pub(super) fn unauthorized(failure: AuthFailure) -> Response<RouterBody> {
 }
 
 /// `408`, closing the connection: the request body did not arrive within `limit`.
-pub(super) fn request_timeout(limit: Duration) -> Response<RouterBody> {
+pub(super) fn request_timeout(limit: Duration) -> Response<Body> {
     let message = format!("the request body did not arrive within {} s", limit.as_secs_f64());
     let mut response = json_response(
         StatusCode::REQUEST_TIMEOUT,
@@ -46,7 +46,7 @@ pub(super) fn request_timeout(limit: Duration) -> Response<RouterBody> {
 }
 
 /// `503` with `Retry-After` and a JSON-RPC error: no new MCP session now.
-pub(super) fn too_many_sessions(cap: usize) -> Response<RouterBody> {
+pub(super) fn too_many_sessions(cap: usize) -> Response<Body> {
     let body = json!({
         "jsonrpc": "2.0",
         "id": null,
@@ -64,13 +64,19 @@ pub(super) fn too_many_sessions(cap: usize) -> Response<RouterBody> {
 }
 
 /// A JSON-RPC error response without an id (the request could not be read far enough to have one).
-pub(super) fn jsonrpc_error(status: StatusCode, code: i64, message: &str) -> Response<RouterBody> {
+pub(super) fn jsonrpc_error(status: StatusCode, code: i64, message: &str) -> Response<Body> {
     let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
     json_response(status, &body)
 }
 
+/// `200` with the JSON-RPC error `error` answering the request `id`.
+pub(super) fn jsonrpc_answer(id: &rmcp::model::RequestId, error: &rmcp::model::ErrorData) -> Response<Body> {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": error});
+    json_response(StatusCode::OK, &body)
+}
+
 /// `413` for an MCP body over `limit` bytes.
-pub(super) fn mcp_payload_too_large(limit: usize) -> Response<RouterBody> {
+pub(super) fn mcp_payload_too_large(limit: usize) -> Response<Body> {
     jsonrpc_error(
         StatusCode::PAYLOAD_TOO_LARGE,
         -32600,
@@ -79,7 +85,7 @@ pub(super) fn mcp_payload_too_large(limit: usize) -> Response<RouterBody> {
 }
 
 /// `404` for `/mcp` when MCP is served on stdio, not over HTTP.
-pub(super) fn mcp_not_served() -> Response<RouterBody> {
+pub(super) fn mcp_not_served() -> Response<Body> {
     let message =
         "Not found: this server speaks MCP on stdio; only the REST API under /resources is served over HTTP";
     json_response(StatusCode::NOT_FOUND, &error("not_found", message, false))
@@ -89,8 +95,12 @@ fn error(code: &str, message: &str, retryable: bool) -> Value {
     json!({"error": code, "message": message, "retryable": retryable})
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response<RouterBody> {
-    let mut response = Response::new(Body::from(body.to_string()));
+fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
+    let mut response = Response::new(
+        Full::from(body.to_string())
+            .map_err(|never| match never {})
+            .boxed_unsync(),
+    );
     *response.status_mut() = status;
     response
         .headers_mut()

@@ -1,6 +1,6 @@
 //! One connection: HTTP/1.1 over a [`TimedIo`], watched for graceful shutdown, cut on demand.
 //!
-//! HTTP/1.1 only: every client of the demo (rmcp's, dual-client, curl, browsers) speaks it, and one
+//! HTTP/1.1 only: every client of the server (rmcp's, dual-client, curl, browsers) speaks it, and one
 //! protocol keeps all connection timeouts in one place. hyper's own `header_read_timeout` stays off:
 //! its timer starts as soon as a kept-alive connection turns idle, so it would bound idle time and
 //! head together; [`TimedIo`] times the two apart.

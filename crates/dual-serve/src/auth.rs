@@ -6,7 +6,7 @@
 //! belong to that owner, and the server shows them to no one else, over REST or `resources/read`.
 //!
 //! ```
-//! use dual_demo::auth::{AuthTokens, Owner};
+//! use dual_serve::auth::{AuthTokens, Owner};
 //!
 //! let tokens = AuthTokens::parse("# token owner\ns3cret-a alice\ns3cret-b bob\n").expect("valid");
 //! let mut headers = http::HeaderMap::new();

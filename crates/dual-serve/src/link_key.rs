@@ -81,7 +81,7 @@ mod tests {
 
     #[test]
     fn a_key_needs_32_bytes() {
-        let dir = std::env::temp_dir().join(format!("dual-demo-link-key-{:016x}", fastrand::u64(..)));
+        let dir = std::env::temp_dir().join(format!("dual-serve-link-key-{:016x}", fastrand::u64(..)));
         std::fs::create_dir_all(&dir).expect("a directory");
         let short = dir.join("short");
         let good = dir.join("good");

@@ -1,4 +1,4 @@
-//! The signals that stop `dual-demo serve`: SIGTERM (service managers, `kill`, container runtimes)
+//! The signals that stop `dual-response serve`: SIGTERM (service managers, `kill`, container runtimes)
 //! and SIGINT (Ctrl-C). The first starts a graceful shutdown; a second one cuts it short.
 
 use std::io;

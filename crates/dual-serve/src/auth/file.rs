@@ -150,10 +150,10 @@ mod tests {
 
     #[test]
     fn unreadable_files_name_the_path() {
-        let path = Path::new("/nonexistent/dual-demo-tokens");
+        let path = Path::new("/nonexistent/dual-serve-tokens");
         let error = read(path).expect_err("unreadable");
         assert!(
-            error.to_string().contains("/nonexistent/dual-demo-tokens"),
+            error.to_string().contains("/nonexistent/dual-serve-tokens"),
             "{error}"
         );
     }

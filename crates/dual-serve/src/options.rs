@@ -1,4 +1,4 @@
-//! [`ServeOptions`]: every limit and timeout of `dual-demo serve`, with its documented default.
+//! [`ServeOptions`]: every limit and timeout of the server, with its documented default.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -9,10 +9,11 @@ use dual_server::LinkKey;
 
 use super::io;
 use crate::auth::AuthTokens;
-use crate::dataset::DatasetSize;
 use crate::spool;
-use crate::sqlite;
 use crate::store;
+
+/// Default of [`ServeOptions::query_time_limit`]: 5 minutes.
+pub const DEFAULT_QUERY_TIME_LIMIT: Duration = Duration::from_secs(300);
 
 /// Default of `serve --pending-after-ms`: 2 seconds.
 pub const DEFAULT_PENDING_AFTER: Duration = Duration::from_secs(2);
@@ -37,15 +38,22 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// Default of [`ServeOptions::metrics_max_connections`].
 pub const DEFAULT_METRICS_MAX_CONNECTIONS: usize = 4;
 
-/// How to serve.
+/// How to serve: every field has a documented default ([`ServeOptions::new`]); set the ones to
+/// change.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let mut options = dual_serve::ServeOptions::new("127.0.0.1:0".parse().unwrap());
+/// options.max_connections = 64;
+/// options.header_timeout = Duration::from_secs(5);
+/// assert_eq!(options.max_mcp_sessions, dual_serve::DEFAULT_MAX_MCP_SESSIONS);
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ServeOptions {
     /// Address to listen on (`127.0.0.1:0` picks a free port).
     pub addr: SocketAddr,
-    /// SQLite file to serve; `None` for the embedded dataset (generated on first use).
-    pub db: Option<PathBuf>,
-    /// Size of the embedded dataset when `db` is `None` and it must be generated.
-    pub dataset_size: DatasetSize,
     /// Resource store: `memory`, `redis://HOST:PORT[/DB]` or `postgres://USER@HOST:PORT/DB`.
     pub store: String,
     /// Redis key prefix or PostgreSQL schema; `None` for the backend's default.
@@ -65,11 +73,6 @@ pub struct ServeOptions {
     /// query finish in the background (docs/DESIGN.md §8); `None` (the default here; the command line's
     /// `--pending-after-ms` is [`DEFAULT_PENDING_AFTER`]) waits for the end.
     pub pending_after: Option<Duration>,
-    /// Longest wait for a free database connection; then the request is `503 overloaded`.
-    pub db_wait: Duration,
-    /// How many of the database connections exports may hold at once (the rest stay for pages and
-    /// counts; a tool call's snapshot takes a connection of its own).
-    pub export_slots: usize,
     /// The scheduler of the server's own query work: foreground slots, background slots, background
     /// places (docs/DESIGN.md §8, "Scheduling").
     pub scheduler: dual_server::SchedulerLimits,
@@ -170,25 +173,21 @@ pub struct ServeOptions {
 }
 
 impl ServeOptions {
-    /// Defaults: `addr`, the embedded dataset, a memory store, 15 minutes, 15 sample rows, the
+    /// Defaults: `addr`, a memory store, 15 minutes, 15 sample rows, the
     /// `DEFAULT_*` limits of this module, no authentication.
     #[must_use]
     pub fn new(addr: SocketAddr) -> Self {
         Self {
             addr,
-            db: None,
-            dataset_size: DatasetSize::DEFAULT,
             store: "memory".to_owned(),
             store_prefix: None,
             store_timeout: store::DEFAULT_STORE_TIMEOUT,
             base_url: None,
             expiration: dual_server::DEFAULT_EXPIRATION,
             sample_size: dual_server::DEFAULT_SAMPLE_SIZE,
-            query_time_limit: sqlite::DEFAULT_TIME_LIMIT,
+            query_time_limit: DEFAULT_QUERY_TIME_LIMIT,
             pending_after: None,
             scheduler: dual_server::SchedulerLimits::default(),
-            db_wait: sqlite::DEFAULT_WAIT,
-            export_slots: sqlite::DEFAULT_EXPORT_SLOTS,
             max_sample_bytes: dual_server::DEFAULT_MAX_SAMPLE_BYTES,
             max_page_bytes: dual_server::DEFAULT_MAX_PAGE_BYTES,
             max_read_bytes: dual_server::DEFAULT_MAX_READ_BYTES,
@@ -239,12 +238,12 @@ impl ServeOptions {
         }
     }
 
-    /// The first limit that cannot work: a zero count or timeout.
-    pub(super) fn invalid_limit(&self) -> Option<&'static str> {
+    /// The first limit that cannot work, by field name: a zero count or timeout.
+    #[must_use]
+    pub fn invalid_limit(&self) -> Option<&'static str> {
         let counts = [
             ("max_connections", self.max_connections),
             ("max_mcp_sessions", self.max_mcp_sessions),
-            ("export_slots", self.export_slots),
             ("metrics_max_connections", self.metrics_max_connections),
             (
                 "max_resources",
@@ -259,7 +258,6 @@ impl ServeOptions {
             ("mcp_session_idle", self.mcp_session_idle),
             ("mcp_session_ttl", self.mcp_session_ttl),
             ("query_time_limit", self.query_time_limit),
-            ("db_wait", self.db_wait),
             ("cleanup_interval", self.cleanup_interval),
         ];
         counts

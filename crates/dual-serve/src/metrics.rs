@@ -11,10 +11,10 @@ use http::StatusCode;
 use metrics::{Unit, counter, describe_counter};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
-/// Counter, labels `endpoint` (`mcp`, `rest`, `other`) and `status`: every request the demo's
+/// Counter, labels `endpoint` (`mcp`, `rest`, `other`) and `status`: every request the
 /// listener answered, those refused before dual-http or rmcp saw them (`401`, `408`, `404`)
 /// included.
-pub const DEMO_REQUESTS_TOTAL: &str = "dual_demo_requests_total";
+pub const REQUESTS_TOTAL: &str = "dual_requests_total";
 
 /// The recorder installed by this process, if any: installed once, shared by every server the
 /// process starts (the in-process tests start several).
@@ -42,15 +42,15 @@ pub(super) fn install() -> Result<PrometheusHandle, MetricsError> {
     dual_server::metrics::describe();
     dual_server::dual_spool::metrics::describe();
     describe_counter!(
-        DEMO_REQUESTS_TOTAL,
+        REQUESTS_TOTAL,
         Unit::Count,
-        "Requests the demo's listener answered, by endpoint (mcp, rest, other) and status"
+        "Requests the listener answered, by endpoint (mcp, rest, other) and status"
     );
     *installed = Some(handle.clone());
     Ok(handle)
 }
 
-/// Which part of the demo a request is for.
+/// Which part of the server a request is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Endpoint {
     /// `/mcp`.
@@ -89,7 +89,7 @@ impl Endpoint {
 /// A request for `endpoint` was answered with `status`.
 pub(super) fn answered(endpoint: Endpoint, status: StatusCode) {
     counter!(
-        DEMO_REQUESTS_TOTAL,
+        REQUESTS_TOTAL,
         "endpoint" => endpoint.as_str(),
         "status" => dual_http::metrics::status_label(status),
     )

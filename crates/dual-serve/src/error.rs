@@ -1,27 +1,15 @@
-//! [`ServeError`]: why `dual-demo serve` could not start.
+//! [`ServeError`]: why the server could not start.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 use super::MetricsError;
-use crate::dataset;
 use crate::spool::SpoolSpecError;
 use crate::store::StoreSpecError;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServeError {
-    /// The dataset could not be generated.
-    #[error(transparent)]
-    Dataset(#[from] dataset::DatasetError),
-    /// The database could not be opened.
-    #[error("cannot open the SQLite database {path}: {source}")]
-    Database {
-        /// The file.
-        path: PathBuf,
-        /// SQLite's error.
-        source: rusqlite::Error,
-    },
     /// `--store` names no known backend, or the store cannot be reached.
     #[error(transparent)]
     Store(#[from] StoreSpecError),
@@ -31,7 +19,7 @@ pub enum ServeError {
     /// `--spool` names no known spool, or the spool cannot be set up or reached.
     #[error(transparent)]
     Spool(#[from] SpoolSpecError),
-    /// A limit of [`ServeOptions`](super::ServeOptions) is zero.
+    /// A limit of [`ServeOptions`](super::ServeOptions) is zero (its field name).
     #[error("`{0}` must be greater than zero")]
     Limit(&'static str),
     /// The metrics recorder could not be installed.

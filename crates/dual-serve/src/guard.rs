@@ -1,5 +1,5 @@
-//! The checks in front of `/mcp` and `/resources` (`admit`, which the router calls for `/resources`
-//! and axum's middleware `check` for `/mcp`): the bearer token (with `--auth-tokens`), and the
+//! The checks in front of `/mcp` and `/resources` (`admit`, which the router calls for both): the
+//! bearer token (with `--auth-tokens`), and the
 //! request body's deadline (`408`, closing the connection, when it ran out).
 //!
 //! A request to `/resources/…` whose query carries a `token` parameter is a capability link: it
@@ -10,13 +10,10 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
 use dual_server::Caller;
 
 use super::request_body::TimedBody;
-use super::{REST_PREFIX, RouterBody, reply};
+use super::{Body, REST_PREFIX, reply};
 use crate::auth::AuthTokens;
 
 /// What the checks need.
@@ -28,26 +25,16 @@ pub(super) struct Guard {
     pub(super) body_timeout: Duration,
 }
 
-/// Authenticates `request`, gives its body a deadline and passes it on: axum's middleware in front
-/// of `/mcp`.
-pub(super) async fn check(
-    State(guard): State<Guard>,
-    request: Request,
-    next: Next,
-) -> http::Response<RouterBody> {
-    admit(&guard, request, |request| next.run(request.map(Body::new))).await
-}
-
 /// Authenticates `request`, gives its body a deadline and passes it to `next`; `408` when the body
 /// ran out of time, whatever `next` answered.
 pub(super) async fn admit<B, F, R>(
     guard: &Guard,
     mut request: http::Request<B>,
     next: F,
-) -> http::Response<RouterBody>
+) -> http::Response<Body>
 where
     F: FnOnce(http::Request<TimedBody<B>>) -> R,
-    R: Future<Output = http::Response<RouterBody>>,
+    R: Future<Output = http::Response<Body>>,
 {
     if let Some(tokens) = guard
         .auth
