@@ -12,7 +12,7 @@ use dual_demo::mcp_server::DemoMcp;
 use dual_demo::report::{self, ReportOptions};
 use dual_demo::serve::{self, ServeOptions};
 use dual_demo::shutdown::Signals;
-use dual_rmcp::AppsOptions;
+use dual_rmcp::apps::AppsOptions;
 use rmcp::ServiceExt;
 
 /// The MCP Dual Response pattern: the model gets a sample, the application gets every row.
