@@ -7,7 +7,7 @@
 use std::sync::LazyLock;
 
 use dual_client::DualResponseClient;
-use dual_rmcp::parse_call_tool_result;
+use dual_rmcp::client::parse_call_tool_result;
 use dual_rmcp::rmcp::model::CallToolResult;
 use libfuzzer_sys::fuzz_target;
 

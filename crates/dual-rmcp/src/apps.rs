@@ -1,5 +1,5 @@
-//! MCP Apps (`io.modelcontextprotocol/ui`, stable since 2026-01-26): the negotiation, and what a
-//! server sends to the clients that negotiated it — docs/DESIGN.md §4.
+//! MCP Apps (`io.modelcontextprotocol/ui`, stable since 2026-01-26; feature `apps`): the
+//! negotiation, and what a server sends to the clients that negotiated it — docs/DESIGN.md §4.
 //!
 //! A client negotiated the extension when its `initialize` capabilities (or, from 2026-07-28 on,
 //! the request's) declare `extensions["io.modelcontextprotocol/ui"].mimeTypes` holding
@@ -43,7 +43,7 @@ pub fn capabilities_support_apps(capabilities: &ClientCapabilities) -> bool {
 
 /// Whether a client with `capabilities` that negotiated `version` gets the apps surface: it
 /// declared the extension ([`capabilities_support_apps`]) and `version` defines `_meta` on tools
-/// (2025-06-18 on; [`tool_for_version`](crate::tool_for_version) strips it before), so that the
+/// (2025-06-18 on; [`tool_for_version`](crate::version::tool_for_version) strips it before), so that the
 /// app-only tool never reaches a model that cannot be told it is app-only.
 #[must_use]
 pub fn apps_negotiated(capabilities: Option<&ClientCapabilities>, version: ProtocolVersion) -> bool {
@@ -55,7 +55,7 @@ pub fn apps_negotiated(capabilities: Option<&ClientCapabilities>, version: Proto
 /// capabilities (its `_meta` from 2026-07-28 on, else the session's `initialize`) and version.
 #[must_use]
 pub fn client_supports_apps(context: &RequestContext<RoleServer>) -> bool {
-    let version = crate::protocol_version(context.protocol_version().as_ref());
+    let version = crate::version::protocol_version(context.protocol_version().as_ref());
     apps_negotiated(context.client_capabilities().as_ref(), version)
 }
 
@@ -65,11 +65,11 @@ pub fn client_supports_apps(context: &RequestContext<RoleServer>) -> bool {
 /// ```
 /// use rmcp::model::ServerCapabilities;
 ///
-/// let capabilities = dual_rmcp::declare_apps(
+/// let capabilities = dual_rmcp::apps::declare_apps(
 ///     ServerCapabilities::builder().enable_tools().enable_resources().enable_tasks().build(),
 /// );
 /// let json = serde_json::to_value(&capabilities).unwrap_or_default();
-/// assert_eq!(json["extensions"][dual_rmcp::EXTENSION_ID], serde_json::json!({}));
+/// assert_eq!(json["extensions"][dual_rmcp::apps::EXTENSION_ID], serde_json::json!({}));
 /// assert!(json["extensions"]["io.modelcontextprotocol/tasks"].is_object());
 /// ```
 #[must_use]

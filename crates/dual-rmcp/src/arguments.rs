@@ -20,7 +20,7 @@ pub fn echo(text: &str) -> Cow<'_, str> {
 /// unknown ones (at most 8, each cut by [`echo`]) and what `tool` takes.
 ///
 /// ```
-/// use dual_rmcp::reject_unknown_arguments;
+/// use dual_rmcp::arguments::reject_unknown_arguments;
 /// use serde_json::json;
 ///
 /// let mut arguments = serde_json::Map::new();

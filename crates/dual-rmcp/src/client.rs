@@ -1,4 +1,5 @@
-//! Client side: recognise a dual response in an rmcp `CallToolResult`.
+//! Client side (feature `client`): recognise a dual response in an rmcp `CallToolResult` with
+//! [`parse_call_tool_result`].
 
 use dual_client::{DualResponseClient, ParsedDualResponse};
 use rmcp::model::CallToolResult;
@@ -24,14 +25,21 @@ pub fn parse_call_tool_result(
 mod tests {
     use rmcp::model::ContentBlock;
 
+    use dual_core::mcp::RenderOptions;
+
     use super::*;
     use crate::tool_result::tests::sample_response;
+    use crate::tool_result::{ErrorResultOptions, error_result, to_call_tool_result};
 
     #[test]
     fn parses_a_dual_response_tool_result() {
         let response = sample_response();
         let client = DualResponseClient::new();
-        let parsed = parse_call_tool_result(&crate::to_call_tool_result(&response), &client).expect("parsed");
+        let parsed = parse_call_tool_result(
+            &to_call_tool_result(&response, &RenderOptions::default()),
+            &client,
+        )
+        .expect("parsed");
         assert_eq!(parsed.total_count(), Some(847));
         assert_eq!(parsed.resource_url(), response.url);
         assert_eq!(parsed.resource_uri(), Some(response.uri.as_str()));
@@ -44,7 +52,7 @@ mod tests {
         // A server (or proxy) that drops structuredContent: the JSON text option still carries it.
         let response = sample_response();
         let options = dual_core::mcp::RenderOptions::default().with_text(dual_core::mcp::TextFormat::Json);
-        let mut result = crate::to_call_tool_result_with(&response, &options);
+        let mut result = to_call_tool_result(&response, &options);
         result.structured_content = None;
         let parsed = parse_call_tool_result(&result, &DualResponseClient::new()).expect("parsed");
         assert_eq!(parsed.total_count(), Some(847));
@@ -53,7 +61,13 @@ mod tests {
     #[test]
     fn rejects_errors_and_plain_results() {
         let client = DualResponseClient::new();
-        assert!(parse_call_tool_result(&crate::error_result("syntax error"), &client).is_none());
+        assert!(
+            parse_call_tool_result(
+                &error_result("syntax error", &ErrorResultOptions::default()),
+                &client
+            )
+            .is_none()
+        );
         let plain = CallToolResult::success(vec![ContentBlock::text("hello")]);
         assert!(parse_call_tool_result(&plain, &client).is_none());
     }

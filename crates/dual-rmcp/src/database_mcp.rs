@@ -14,16 +14,20 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
+use crate::prompts::Prompts;
 use crate::sql_tools::{
     DESCRIBE_SCHEMA_TOOL, QUERY_TOOL, call_describe_schema, call_query, describe_schema_tool, query_request,
     query_tool,
 };
-use crate::{DualTasks, Prompts, ResultSurface};
+use crate::tasks::{DualTasks, ProgressReporter, SpawnOptions, client_supports_tasks};
+use crate::tool_result::{ErrorResultOptions, error_result};
+use crate::version::{protocol_version, tools_list_for_version};
+use crate::{ResultSurface, caller_from_extensions};
 
 /// An MCP server for one database: `query` runs the executor registered for `kind` (the model's
 /// SQL, e.g. `SqliteDb::sql_executor` or `PgDb::sql_executor`) and `describe_schema` reads
 /// `schema`. Each caller's results are bound to the caller the HTTP layer authenticated
-/// ([`caller_from_extensions`](crate::caller_from_extensions)). Cheap to clone: give rmcp's
+/// ([`caller_from_extensions`]). Cheap to clone: give rmcp's
 /// session factory a clone per session (each clone has its own resource subscriptions).
 #[derive(Debug)]
 pub struct DatabaseMcp {
@@ -116,8 +120,8 @@ impl ServerHandler for DatabaseMcp {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let version = crate::protocol_version(context.protocol_version().as_ref());
-        Ok(crate::tools_list_for_version(&self.tools, version))
+        let version = protocol_version(context.protocol_version().as_ref());
+        Ok(tools_list_for_version(&self.tools, version))
     }
 
     async fn call_tool(
@@ -128,17 +132,20 @@ impl ServerHandler for DatabaseMcp {
         let arguments = request.arguments.as_ref();
         match request.name.as_ref() {
             QUERY_TOOL => {
-                let caller = crate::caller_from_extensions(&context.extensions);
-                let version = crate::protocol_version(context.protocol_version().as_ref());
+                let caller = caller_from_extensions(&context.extensions);
+                let version = protocol_version(context.protocol_version().as_ref());
                 let options = RenderOptions::new(version);
-                if crate::client_supports_tasks(&context) {
+                if client_supports_tasks(&context) {
                     // A durable task, readable and cancellable on every instance (§9).
                     let request = match query_request(&self.kind, arguments, caller.owner_name()) {
                         Ok(request) => request,
-                        Err(message) => return Ok(crate::error_result(message).into()),
+                        Err(message) => {
+                            return Ok(error_result(message, &ErrorResultOptions::default()).into());
+                        }
                     };
-                    let progress = crate::ProgressReporter::from_context(&context);
-                    let task = self.tasks.spawn(caller, request, options, progress).await?;
+                    let progress = ProgressReporter::from_context(&context);
+                    let spawn = SpawnOptions::new(options);
+                    let task = self.tasks.spawn(caller, request, &spawn, progress).await?;
                     return Ok(CallToolResponse::Task(task));
                 }
                 Ok(

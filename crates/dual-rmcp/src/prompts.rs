@@ -1,5 +1,5 @@
-//! `prompts/list` and `prompts/get` (`003_…`): two workflows over dual-response results, neither
-//! of which implies a write.
+//! `prompts/list` and `prompts/get` (`003_…`; feature `server`): [`Prompts`] serves two workflows
+//! over dual-response results, neither of which implies a write.
 //!
 //! * [`EXPLORE_RESULT_PROMPT`] (`uri` required): how to page and sort one result, and what its
 //!   columns are, from the result itself.

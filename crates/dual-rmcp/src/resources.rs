@@ -1,13 +1,18 @@
-//! `resources/templates/list` and `resources/read` over a [`DualResponseServer`].
+//! The results of a [`DualResponseServer`] as MCP resources (feature `server`):
+//! `resources/templates/list` ([`resource_templates`]), `resources/read` ([`read_resource`]) and
+//! `resources/list` ([`list_resources`]).
 //!
 //! MCP's `resources/read` has no cursor, so pages are addressed in the URI itself:
 //! `resource://{id}` is the first page (the server's default limit), and
 //! `resource://{id}?offset=100&limit=100&sort=enrollment:desc` any other one. The text of the single
 //! content item is the page as JSON, with the same fields as the REST `POST /{id}` page.
+//! [`ResultSurface`](crate::ResultSurface) answers all three for a request as rmcp hands it over.
 
 mod cache;
+mod listing;
 
 pub use cache::PINNED_TTL;
+pub use listing::{DEFAULT_LIST_PAGE_SIZE, MAX_LIST_PAGE_SIZE, list_resources};
 
 use dual_core::budget::cut_text;
 use dual_core::mcp::{JSON_MIME_TYPE, ProtocolVersion};
@@ -19,8 +24,7 @@ use dual_core::{
 };
 use dual_server::{Caller, DualResponseServer, InvalidRequest, ServerError};
 use rmcp::model::{
-    ErrorData, Extensions, ListResourceTemplatesResult, ReadResourceResult, ResourceContents,
-    ResourceTemplate,
+    ErrorData, ListResourceTemplatesResult, ReadResourceResult, ResourceContents, ResourceTemplate,
 };
 use serde_json::{Value, json};
 
@@ -56,22 +60,42 @@ pub fn resource_templates(server: &DualResponseServer) -> ListResourceTemplatesR
     ListResourceTemplatesResult::with_all_items(vec![resource_template(server)])
 }
 
-/// The [`Caller`] of an MCP request, as the HTTP layer in front of rmcp authenticated it.
+/// How [`read_resource`] answers: for which protocol version.
 ///
-/// rmcp's streamable HTTP server puts the HTTP request head (`http::request::Parts`) into every MCP
-/// request's extensions (`RequestContext::extensions`); an authentication middleware in front of it
-/// puts a [`Caller`] into that head's extensions. This reads it back, and also accepts a [`Caller`]
-/// placed directly into the MCP extensions (custom transports). Anything else — stdio, a request no
-/// middleware authenticated — is [`Caller::anonymous`], which sees only resources created without
-/// an owner.
-#[must_use]
-pub fn caller_from_extensions(extensions: &Extensions) -> Caller {
-    extensions
-        .get::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<Caller>())
-        .or_else(|| extensions.get::<Caller>())
-        .cloned()
-        .unwrap_or_default()
+/// ```
+/// use dual_core::mcp::ProtocolVersion;
+/// use dual_rmcp::resources::ReadOptions;
+///
+/// // No caching hints by default, as for a client before 2026-07-28.
+/// assert_eq!(ReadOptions::default().version, ProtocolVersion::V2025_11_25);
+/// let latest = ReadOptions::default().version(ProtocolVersion::V2026_07_28);
+/// assert_eq!(latest.version, ProtocolVersion::V2026_07_28);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReadOptions {
+    /// The client's protocol version (pass [`protocol_version`](crate::version::protocol_version)
+    /// of the request): from 2026-07-28 on, the result carries the caching hints `ttlMs` and
+    /// `cacheScope`. The default is 2025-11-25, the newest version that defines neither: the result
+    /// carries none.
+    pub version: ProtocolVersion,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self {
+            version: ProtocolVersion::V2025_11_25,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// Answers a client of `version`.
+    #[must_use]
+    pub fn version(mut self, version: ProtocolVersion) -> Self {
+        self.version = version;
+        self
+    }
 }
 
 /// Answers `resources/read` for a resource URI `server` created: one page of its result as JSON, if
@@ -89,12 +113,16 @@ pub fn caller_from_extensions(extensions: &Extensions) -> Caller {
 /// written for the model (the executor's error for `query_execution_failed`). Neither is a
 /// protocol error: the model reads what happened and what to do.
 ///
-/// The result carries no caching hints: [`read_resource_for`] adds those of a version that
-/// defines them (2026-07-28).
+/// For a client of [`ReadOptions::version`] 2026-07-28 or later, the result carries `ttlMs` and
+/// `cacheScope`: a page of a snapshot is fresh until its resource expires, or for [`PINNED_TTL`]
+/// once pinned; a page of a live resource and a pending or failed status for 0 ms; a page of an
+/// owner's resource is `private`, any other `public`, a status `private`. With the default
+/// [`ReadOptions`] it carries none.
 ///
 /// # Errors
-/// * `resource not found` (`-32002`; rmcp answers it `-32602` to a 2026-07-28 client) for a URI that is not `{scheme}://{ULID}` with the server's
-///   scheme, an unknown id, an expired resource, or a resource bound to another owner;
+/// * `resource not found` (`-32002`; rmcp answers it `-32602` to a 2026-07-28 client) for a URI that
+///   is not `{scheme}://{ULID}` with the server's scheme, an unknown id, an expired resource, or a
+///   resource bound to another owner;
 /// * `invalid params` naming the field for a malformed or out-of-range page parameter or a sort
 ///   field that is not a column, and naming `offset` (with the `next_offset` to read on from) when
 ///   the row at the page's offset alone is larger than the server's `max_read_bytes`;
@@ -103,24 +131,9 @@ pub async fn read_resource(
     server: &DualResponseServer,
     caller: &Caller,
     uri: &str,
+    options: &ReadOptions,
 ) -> Result<ReadResourceResult, ErrorData> {
-    read_resource_for(server, caller, uri, ProtocolVersion::V2025_11_25).await
-}
-
-/// [`read_resource`] for a client of `version` (pass [`protocol_version`](crate::protocol_version)
-/// of the request): from 2026-07-28 on, the result carries `ttlMs` and `cacheScope`. A page of a
-/// snapshot is fresh until its resource expires, or for [`PINNED_TTL`] once pinned; a page of a
-/// live resource and a pending or failed status for 0 ms; a page of an owner's resource is
-/// `private`, any other `public`, a status `private`.
-///
-/// # Errors
-/// As [`read_resource`].
-pub async fn read_resource_for(
-    server: &DualResponseServer,
-    caller: &Caller,
-    uri: &str,
-    version: ProtocolVersion,
-) -> Result<ReadResourceResult, ErrorData> {
+    let version = options.version;
     let config = server.config();
     let max_error = config.max_error_text_bytes;
     if uri.len() > max_error {

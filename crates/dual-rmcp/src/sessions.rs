@@ -1,5 +1,6 @@
-//! [`StoreSessions`]: legacy MCP sessions (before 2026-07-28) that any instance sharing the
-//! server's store can restore, as rmcp's streamable HTTP server asks of a `SessionStore`.
+//! [`StoreSessions`] (feature `streamable-http`): legacy MCP sessions (before 2026-07-28) that any
+//! instance sharing the server's store can restore, as rmcp's streamable HTTP server asks of a
+//! `SessionStore`.
 
 use std::time::Duration;
 

@@ -1,6 +1,7 @@
-//! Ready-made tools for a database executor crate (`dual-sqlite`, `dual-postgres`): `describe_schema`
-//! (its tables, columns, types and nullability, optionally one table) and `query` (one read-only SQL
-//! statement and its parameters, answered as a dual response).
+//! Ready-made tools for a database executor crate (`dual-sqlite`, `dual-postgres`, `dual-mysql`;
+//! feature `server`): `describe_schema` (its tables, columns, types and nullability, optionally one
+//! table) and `query` (one read-only SQL statement and its parameters, answered as a dual response).
+//! [`DatabaseMcp`](crate::DatabaseMcp) serves both.
 
 use dual_core::mcp::RenderOptions;
 use dual_core::schema::{TableSchema, closest, did_you_mean};
@@ -8,7 +9,10 @@ use dual_server::{CreateResponse, DualResponseServer, SchemaCache};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use crate::tool_result::{error_result, server_error_result, to_call_tool_result_with};
+use crate::arguments::reject_unknown_arguments;
+use crate::tool_result::{
+    ErrorResultOptions, error_result, output_schema, server_error_result, to_call_tool_result,
+};
 
 /// The name of [`describe_schema_tool`].
 pub const DESCRIBE_SCHEMA_TOOL: &str = "describe_schema";
@@ -54,27 +58,30 @@ pub fn describe_schema_tool() -> Tool {
 pub async fn call_describe_schema(schema: &SchemaCache, arguments: Option<&JsonObject>) -> CallToolResult {
     let none = JsonObject::new();
     let arguments = arguments.unwrap_or(&none);
-    if let Err(message) = crate::reject_unknown_arguments(arguments, DESCRIBE_SCHEMA_TOOL, &["table"]) {
-        return error_result(message);
+    if let Err(message) = reject_unknown_arguments(arguments, DESCRIBE_SCHEMA_TOOL, &["table"]) {
+        return error_result(message, &ErrorResultOptions::default());
     }
     let table = match arguments.get("table") {
         None => None,
         Some(Value::String(name)) => Some(name.as_str()),
-        Some(_) => return error_result("`table` must be a string"),
+        Some(_) => return error_result("`table` must be a string", &ErrorResultOptions::default()),
     };
     let tables = match schema.tables().await {
         Ok(tables) => tables,
-        Err(error) => return error_result(error.message()),
+        Err(error) => return error_result(error.message(), &ErrorResultOptions::default()),
     };
     let answer = match table {
         Some(name) => match tables.iter().find(|t| t.is_named(name)) {
             Some(found) => json!({"tables": [found]}),
             None => {
                 let names = tables.iter().map(|t| t.name.as_str());
-                return error_result(format!(
-                    "there is no table or view `{name}`.{}",
-                    did_you_mean(&closest(name, names, 3))
-                ));
+                return error_result(
+                    format!(
+                        "there is no table or view `{name}`.{}",
+                        did_you_mean(&closest(name, names, 3))
+                    ),
+                    &ErrorResultOptions::default(),
+                );
             }
         },
         None => whole(&tables),
@@ -122,7 +129,7 @@ pub fn query_tool(description: &str) -> Tool {
             "additionalProperties": false
         })),
     )
-    .with_raw_output_schema(crate::output_schema())
+    .with_raw_output_schema(output_schema())
     .annotate(read_only())
 }
 
@@ -138,17 +145,17 @@ pub async fn call_query(
 ) -> CallToolResult {
     let request = match query_request(kind, arguments, owner) {
         Ok(request) => request,
-        Err(message) => return error_result(message),
+        Err(message) => return error_result(message, &ErrorResultOptions::default()),
     };
     match server.create_response(request).await {
-        Ok(response) => to_call_tool_result_with(&response, options),
-        Err(error) => server_error_result(&error),
+        Ok(response) => to_call_tool_result(&response, options),
+        Err(error) => server_error_result(&error, &ErrorResultOptions::default()),
     }
 }
 
 /// The request [`call_query`] runs for `arguments` (`sql` and `params`, checked strictly), bound
 /// to `owner`; or the message naming what is wrong (answer it with [`error_result`]). Run the
-/// request as a task with [`DualTasks::spawn`](crate::DualTasks::spawn).
+/// request as a task with [`DualTasks::spawn`](crate::tasks::DualTasks::spawn).
 ///
 /// # Errors
 /// The message of wrong arguments.
@@ -159,7 +166,7 @@ pub fn query_request(
 ) -> Result<CreateResponse, String> {
     let none = JsonObject::new();
     let arguments = arguments.unwrap_or(&none);
-    crate::reject_unknown_arguments(arguments, QUERY_TOOL, &["sql", "params"])?;
+    reject_unknown_arguments(arguments, QUERY_TOOL, &["sql", "params"])?;
     let sql = match arguments.get("sql") {
         Some(Value::String(text)) => text.clone(),
         None => return Err("the argument `sql` (one SELECT statement) is required".to_owned()),

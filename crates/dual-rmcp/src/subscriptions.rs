@@ -1,4 +1,4 @@
-//! Resource subscriptions (`003_…`): a subscriber is told with `notifications/resources/updated`
+//! Resource subscriptions (`003_…`; feature `server`): a subscriber is told with `notifications/resources/updated`
 //! when a result turns `ready` or `failed`, and when it is deleted or expires (the last
 //! notification of that subscription).
 //!

@@ -10,13 +10,17 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 
-use crate::{Prompts, SubscriptionOptions, Subscriptions};
+use crate::caller_from_extensions;
+use crate::prompts::Prompts;
+use crate::resources::{self, DEFAULT_LIST_PAGE_SIZE, ReadOptions};
+use crate::subscriptions::{SubscriptionOptions, Subscriptions};
+use crate::version::{protocol_version, resource_template_for_version};
 
 /// The results of a [`DualResponseServer`] as MCP resources (`resources/list`,
 /// `resources/templates/list`, `resources/read` with the caching hints of the request's version),
 /// their subscriptions (`resources/subscribe`, `resources/unsubscribe`, `subscriptions/listen`)
 /// and the [`Prompts`], for the caller the HTTP layer authenticated
-/// ([`caller_from_extensions`](crate::caller_from_extensions)).
+/// ([`caller_from_extensions`]).
 ///
 /// Make one per session (a clone shares its subscriptions; [`ResultSurface::for_new_session`]
 /// does not). Declare `enable_resources()`, `enable_resources_subscribe()` and `enable_prompts()`
@@ -57,26 +61,20 @@ impl ResultSurface {
         }
     }
 
-    /// `resources/list`: one page of the caller's results ([`list_resources`](crate::list_resources)).
+    /// `resources/list`: one page of the caller's results
+    /// ([`list_resources`](crate::resources::list_resources)).
     ///
     /// # Errors
-    /// As [`list_resources`](crate::list_resources).
+    /// As [`list_resources`](crate::resources::list_resources).
     pub async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
         context: &RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let caller = crate::caller_from_extensions(&context.extensions);
-        let version = crate::protocol_version(context.protocol_version().as_ref());
+        let caller = caller_from_extensions(&context.extensions);
+        let version = protocol_version(context.protocol_version().as_ref());
         let cursor = request.as_ref().and_then(|request| request.cursor.as_deref());
-        crate::list_resources(
-            &self.server,
-            &caller,
-            cursor,
-            crate::DEFAULT_LIST_PAGE_SIZE,
-            version,
-        )
-        .await
+        resources::list_resources(&self.server, &caller, cursor, DEFAULT_LIST_PAGE_SIZE, version).await
     }
 
     /// `resources/templates/list`: the one template, with the fields the request's version defines.
@@ -85,25 +83,27 @@ impl ResultSurface {
         &self,
         context: &RequestContext<RoleServer>,
     ) -> ListResourceTemplatesResult {
-        let version = crate::protocol_version(context.protocol_version().as_ref());
-        ListResourceTemplatesResult::with_all_items(vec![crate::resource_template_for_version(
-            &crate::resource_template(&self.server),
+        let version = protocol_version(context.protocol_version().as_ref());
+        ListResourceTemplatesResult::with_all_items(vec![resource_template_for_version(
+            &resources::resource_template(&self.server),
             version,
         )])
     }
 
-    /// `resources/read` of a result ([`read_resource_for`](crate::read_resource_for)).
+    /// `resources/read` of a result ([`read_resource`](crate::resources::read_resource)), with the
+    /// caching hints of the request's version.
     ///
     /// # Errors
-    /// As [`read_resource`](crate::read_resource).
+    /// As [`read_resource`](crate::resources::read_resource).
     pub async fn read_resource(
         &self,
         request: &ReadResourceRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<ReadResourceResult, ErrorData> {
-        let caller = crate::caller_from_extensions(&context.extensions);
-        let version = crate::protocol_version(context.protocol_version().as_ref());
-        crate::read_resource_for(&self.server, &caller, &request.uri, version).await
+        let caller = caller_from_extensions(&context.extensions);
+        let version = protocol_version(context.protocol_version().as_ref());
+        let options = ReadOptions::default().version(version);
+        resources::read_resource(&self.server, &caller, &request.uri, &options).await
     }
 
     /// `resources/subscribe` (sessions before 2026-07-28).
@@ -115,7 +115,7 @@ impl ResultSurface {
         request: &SubscribeRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let caller = crate::caller_from_extensions(&context.extensions);
+        let caller = caller_from_extensions(&context.extensions);
         self.subscriptions
             .subscribe(&caller, &request.uri, context.peer.clone())
             .await
@@ -137,7 +137,7 @@ impl ResultSurface {
     /// # Errors
     /// As [`Subscriptions::listen`].
     pub async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let caller = crate::caller_from_extensions(&context.request_context().extensions);
+        let caller = caller_from_extensions(&context.request_context().extensions);
         self.subscriptions.listen(&caller, context).await
     }
 
@@ -156,7 +156,7 @@ impl ResultSurface {
         request: &GetPromptRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<GetPromptResult, ErrorData> {
-        let caller = crate::caller_from_extensions(&context.extensions);
+        let caller = caller_from_extensions(&context.extensions);
         self.prompts
             .get(&self.server, &caller, &request.name, request.arguments.as_ref())
             .await

@@ -1,6 +1,10 @@
 //! A dual-response tool call as an MCP task (the `io.modelcontextprotocol/tasks` extension), kept
-//! in the server's resource store so that any instance answers `tasks/get` and `tasks/cancel`.
+//! in the server's resource store so that any instance answers `tasks/get` and `tasks/cancel`
+//! (feature `server`): [`DualTasks`] for clients that [declare tasks](client_supports_tasks), its
+//! result rendered as [`SpawnOptions`] asks, and the [`ProgressReporter`] that sends the rows so far
+//! as `notifications/progress`.
 
+mod progress;
 mod run;
 mod wire;
 
@@ -16,7 +20,9 @@ use rmcp::model::{CreateTaskResult, ErrorData, GetTaskResult};
 use rmcp::service::{RequestContext, RoleServer};
 use tokio::sync::Notify;
 
-use crate::{ProgressReporter, WaitOptions};
+pub use progress::ProgressReporter;
+
+use crate::wait::WaitOptions;
 
 /// How long a finished task stays readable with `tasks/get`, beyond the longest wait.
 pub const TASK_RETENTION_MARGIN: Duration = Duration::from_secs(60);
@@ -54,7 +60,7 @@ pub fn client_supports_tasks(context: &RequestContext<RoleServer>) -> bool {
 ///   running instance sees the mark at its next renewal, or at once when it answered the cancel.
 ///
 /// The task runs [`create_response`](DualResponseServer::create_response); when it returns a
-/// pending resource it [waits](crate::wait_for_result) for the result, sending
+/// pending resource it [waits](crate::wait::wait_for_result) for the result, sending
 /// `notifications/progress` (rows so far) when the request carried a progress token. Its result
 /// is the tool result of the ready response, rendered as asked, or the `isError` result of a
 /// failed query.
@@ -77,17 +83,52 @@ impl fmt::Debug for DualTasks {
     }
 }
 
-/// How a task renders its ready response.
-#[derive(Debug, Clone, Copy)]
-enum Rendering {
-    /// [`to_call_tool_result_with`](crate::to_call_tool_result_with).
-    Plain(RenderOptions),
-    /// [`apps_tool_result`](crate::apps_tool_result).
+/// How a task of [`DualTasks::spawn`] renders its ready response.
+///
+/// ```
+/// use dual_core::mcp::{ProtocolVersion, RenderOptions};
+/// use dual_rmcp::tasks::SpawnOptions;
+///
+/// let options = SpawnOptions::new(RenderOptions::new(ProtocolVersion::V2025_11_25));
+/// assert_eq!(options.render.version(), ProtocolVersion::V2025_11_25);
+/// assert_eq!(SpawnOptions::default().render, RenderOptions::default());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct SpawnOptions {
+    /// The rendering of [`to_call_tool_result`](crate::tool_result::to_call_tool_result): the
+    /// request's protocol version, the text format. Default: the newest version, the table.
+    pub render: RenderOptions,
+    /// `Some` for a client that [negotiated MCP Apps](crate::apps::client_supports_apps): the result
+    /// is rendered by [`apps_tool_result`](crate::apps::apps_tool_result) with these options.
+    /// Default `None`.
     #[cfg(feature = "apps")]
-    Apps(RenderOptions, crate::AppsOptions),
+    pub apps: Option<crate::apps::AppsOptions>,
 }
 
-impl Rendering {
+impl SpawnOptions {
+    /// Renders as `render` asks, with [`to_call_tool_result`](crate::tool_result::to_call_tool_result).
+    #[must_use]
+    pub fn new(render: RenderOptions) -> Self {
+        Self::default().render(render)
+    }
+
+    /// Renders as `render` asks.
+    #[must_use]
+    pub fn render(mut self, render: RenderOptions) -> Self {
+        self.render = render;
+        self
+    }
+
+    /// Renders for a client that negotiated MCP Apps, as `options` asks.
+    #[cfg(feature = "apps")]
+    #[must_use]
+    pub fn apps(mut self, options: crate::apps::AppsOptions) -> Self {
+        self.apps = Some(options);
+        self
+    }
+
+    /// The tool result of `ready`, rendered as asked.
     #[cfg_attr(
         not(feature = "apps"),
         expect(
@@ -95,17 +136,17 @@ impl Rendering {
             reason = "only the apps rendering mints links for the caller"
         )
     )]
-    async fn render(
+    async fn render_ready(
         &self,
         server: &DualResponseServer,
         caller: &Caller,
         ready: &dual_core::DualResponse,
     ) -> rmcp::model::CallToolResult {
-        match self {
-            Self::Plain(render) => crate::to_call_tool_result_with(ready, render),
-            #[cfg(feature = "apps")]
-            Self::Apps(render, apps) => crate::apps_tool_result(server, caller, ready, render, apps).await,
+        #[cfg(feature = "apps")]
+        if let Some(apps) = &self.apps {
+            return crate::apps::apps_tool_result(server, caller, ready, &self.render, apps).await;
         }
+        crate::tool_result::to_call_tool_result(ready, &self.render)
     }
 }
 
@@ -142,8 +183,9 @@ impl DualTasks {
     }
 
     /// Starts `request` for `caller` as a task and returns the `CreateTaskResult` to answer
-    /// `tools/call` with, once the task is in the store. The result renders as `render` asks (the
-    /// request's protocol version); `progress`, when given, receives the rows so far.
+    /// `tools/call` with, once the task is in the store. The result renders as `options` asks (the
+    /// request's protocol version; MCP Apps for a client that negotiated it); `progress`, when given,
+    /// receives the rows so far.
     ///
     /// Validate the tool's arguments before: an argument error is an immediate `isError` result,
     /// not a task.
@@ -154,36 +196,7 @@ impl DualTasks {
         &self,
         caller: Caller,
         request: CreateResponse,
-        render: RenderOptions,
-        progress: Option<ProgressReporter>,
-    ) -> Result<CreateTaskResult, ErrorData> {
-        self.spawn_rendered(caller, request, Rendering::Plain(render), progress)
-            .await
-    }
-
-    /// [`DualTasks::spawn`] for a client that [negotiated MCP Apps](crate::client_supports_apps):
-    /// the task's result is rendered by [`apps_tool_result`](crate::apps_tool_result) with `apps`.
-    ///
-    /// # Errors
-    /// As [`DualTasks::spawn`].
-    #[cfg(feature = "apps")]
-    pub async fn spawn_for_apps(
-        &self,
-        caller: Caller,
-        request: CreateResponse,
-        render: RenderOptions,
-        apps: crate::AppsOptions,
-        progress: Option<ProgressReporter>,
-    ) -> Result<CreateTaskResult, ErrorData> {
-        self.spawn_rendered(caller, request, Rendering::Apps(render, apps), progress)
-            .await
-    }
-
-    async fn spawn_rendered(
-        &self,
-        caller: Caller,
-        request: CreateResponse,
-        rendering: Rendering,
+        options: &SpawnOptions,
         progress: Option<ProgressReporter>,
     ) -> Result<CreateTaskResult, ErrorData> {
         let ttl = self.wait.timeout_for(&self.server) + TASK_RETENTION_MARGIN;
@@ -199,7 +212,7 @@ impl DualTasks {
             server: self.server.clone(),
             caller,
             request,
-            rendering,
+            options: *options,
             progress,
             wait: self.wait,
             cancelled,

@@ -1,4 +1,20 @@
-//! A dual response as an rmcp `CallToolResult`, and error results for the model.
+//! A dual response as an rmcp `CallToolResult` ([`to_call_tool_result`]), the output schema a
+//! dual-response tool declares ([`output_schema`]), and the `isError: true` results the model reads
+//! to correct its call ([`error_result`], [`server_error_result`], [`failure_result`]), their text
+//! cut as [`ErrorResultOptions`] asks.
+//!
+//! ```
+//! use dual_rmcp::tool_result::{ErrorResultOptions, error_result};
+//!
+//! let result = error_result("near \"SELEC\": syntax error", &ErrorResultOptions::default());
+//! assert_eq!(result.is_error, Some(true));
+//! // The server's `max_error_text_bytes`, say: a longer text is cut, ending with its full length.
+//! let cut = error_result("x".repeat(10_000), &ErrorResultOptions::default().max_bytes(200));
+//! let text = cut.content[0].as_text().map(|t| t.text.as_str()).unwrap_or_default();
+//! assert!(text.len() <= 200 && text.ends_with("bytes in all]"));
+//! ```
+
+mod schema;
 
 use std::borrow::Cow;
 
@@ -8,22 +24,19 @@ use dual_core::escape::display_safe_multiline;
 use dual_core::mcp::{ContentBlock as CoreBlock, RenderOptions};
 use rmcp::model::{CallToolResult, ContentBlock, Resource};
 
-/// The tool result of `response` for the newest protocol version, as docs/DESIGN.md §4 lays it out:
-/// `content` holds the summary text, the sample as a compact table and a `resource_link`;
-/// `structuredContent` holds the sample, the resource link and the metadata. `isError` is `false`.
-///
-/// A server answers each client in its own protocol version with [`to_call_tool_result_with`].
-#[must_use]
-pub fn to_call_tool_result(response: &DualResponse) -> CallToolResult {
-    to_call_tool_result_with(response, &RenderOptions::default())
-}
+pub use schema::output_schema;
 
-/// The tool result of `response` rendered as `options` asks: for a client that negotiated a
-/// version before 2025-06-18, text blocks only (no `resource_link`, no `structuredContent`); with
+/// The tool result of `response` rendered as `options` asks, as docs/DESIGN.md §4 lays it out.
+///
+/// For the newest protocol version (the default [`RenderOptions`]), `content` holds the summary
+/// text, the sample as a compact table and a `resource_link`; `structuredContent` holds the sample,
+/// the resource link and the metadata. A server answers each client in its own protocol version
+/// (`RenderOptions::new(version)`): a client that negotiated a version before 2025-06-18 gets text
+/// blocks only (no `resource_link`, no `structuredContent`). With
 /// [`TextFormat::Json`](dual_core::mcp::TextFormat::Json), the second text block is the
-/// `structuredContent` JSON instead of the table.
+/// `structuredContent` JSON instead of the table. `isError` is `false`.
 #[must_use]
-pub fn to_call_tool_result_with(response: &DualResponse, options: &RenderOptions) -> CallToolResult {
+pub fn to_call_tool_result(response: &DualResponse, options: &RenderOptions) -> CallToolResult {
     let core = response.tool_result_with(options);
     let content = core.content.iter().filter_map(to_rmcp_block).collect();
     let mut result = CallToolResult::success(content);
@@ -55,33 +68,53 @@ fn to_rmcp_block(block: &CoreBlock) -> Option<ContentBlock> {
     })
 }
 
+/// How long the text of an error tool result may be: [`error_result`], [`server_error_result`],
+/// [`failure_result`] and [`WaitError::tool_result`](crate::wait::WaitError::tool_result) take it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ErrorResultOptions {
+    /// The most bytes of the text: a longer one is cut at a character boundary, ending with a
+    /// marker that gives its full length (a 1 MB identifier echoed in an error does not reach the
+    /// model whole). Default [`DEFAULT_MAX_ERROR_TEXT_BYTES`]; a server passes its
+    /// `max_error_text_bytes`.
+    pub max_bytes: usize,
+}
+
+impl Default for ErrorResultOptions {
+    fn default() -> Self {
+        Self {
+            max_bytes: DEFAULT_MAX_ERROR_TEXT_BYTES,
+        }
+    }
+}
+
+impl ErrorResultOptions {
+    /// Cuts the text to at most `max_bytes` bytes.
+    #[must_use]
+    pub fn max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+}
+
 /// An `isError: true` tool result carrying `message` as its only text block, cut to
-/// [`DEFAULT_MAX_ERROR_TEXT_BYTES`] (see [`error_result_within`]).
+/// [`ErrorResultOptions::max_bytes`].
 ///
 /// Use it when the tool ran and failed in a way the model can fix — a SQL syntax error, an unknown
 /// column — so that the model reads the message and retries; keep protocol errors (`ErrorData`) for
 /// requests that cannot be routed at all.
-#[must_use]
-pub fn error_result(message: impl Into<String>) -> CallToolResult {
-    error_result_within(message, DEFAULT_MAX_ERROR_TEXT_BYTES)
-}
-
-/// [`error_result`] with the message cut to at most `max_bytes` bytes at a character boundary,
-/// ending with a marker that gives its full length (a 1 MB identifier echoed in an error does not
-/// reach the model whole). Pass the server's `max_error_text_bytes`.
 ///
 /// The message often echoes the model's SQL or a database's text, so its control characters and
-/// bidirectional controls are escaped first
-/// ([`display_safe_multiline`](dual_core::escape::display_safe_multiline): line feeds stay, `ESC`
+/// bidirectional controls are escaped first ([`display_safe_multiline`]: line feeds stay, `ESC`
 /// becomes `\u{1b}`).
 #[must_use]
-pub fn error_result_within(message: impl Into<String>, max_bytes: usize) -> CallToolResult {
+pub fn error_result(message: impl Into<String>, options: &ErrorResultOptions) -> CallToolResult {
     let message = message.into();
     let message = match display_safe_multiline(&message) {
         Cow::Borrowed(_) => message,
         Cow::Owned(escaped) => escaped,
     };
-    let text = match cut_text(&message, max_bytes) {
+    let text = match cut_text(&message, options.max_bytes) {
         Cow::Borrowed(_) => message,
         Cow::Owned(cut) => cut,
     };
@@ -89,22 +122,14 @@ pub fn error_result_within(message: impl Into<String>, max_bytes: usize) -> Call
 }
 
 /// The `isError: true` tool result for a failed
-/// [`create_response`](dual_server::DualResponseServer::create_response).
+/// [`create_response`](dual_server::DualResponseServer::create_response), its text cut as
+/// [`error_result`] cuts.
 ///
 /// Executor failures keep the executor's message (written for the model: it names the mistake); store
-/// failures become a generic "try again later" so no internals (addresses, credentials) leak. The
-/// text is cut to [`DEFAULT_MAX_ERROR_TEXT_BYTES`]; [`server_error_result_within`] takes the cap.
+/// failures become a generic "try again later" so no internals (addresses, credentials) leak.
 #[cfg(feature = "server")]
 #[must_use]
-pub fn server_error_result(error: &dual_server::ServerError) -> CallToolResult {
-    server_error_result_within(error, DEFAULT_MAX_ERROR_TEXT_BYTES)
-}
-
-/// [`server_error_result`] with the text cut to at most `max_bytes` bytes (the server's
-/// `max_error_text_bytes`).
-#[cfg(feature = "server")]
-#[must_use]
-pub fn server_error_result_within(error: &dual_server::ServerError, max_bytes: usize) -> CallToolResult {
+pub fn server_error_result(error: &dual_server::ServerError, options: &ErrorResultOptions) -> CallToolResult {
     use dual_server::ServerError;
     let message = match error {
         ServerError::QueryExecutionFailed(error) | ServerError::CountExecutionFailed(error) => {
@@ -125,28 +150,24 @@ pub fn server_error_result_within(error: &dual_server::ServerError, max_bytes: u
         // The error with its causes (none of these has one today).
         other => dual_core::error::Report::new(other).to_string(),
     };
-    error_result_within(message, max_bytes)
+    error_result(message, options)
 }
 
 /// The `isError: true` tool result for a resource whose query failed after the tool call returned
 /// it pending (docs/DESIGN.md §8): the executor's message for `query_execution_failed` (it names
 /// the mistake), what to do for the other codes, never the internals of a storage failure.
-/// The text is cut to [`DEFAULT_MAX_ERROR_TEXT_BYTES`]; [`failure_result_within`] takes the cap.
+/// The text is cut as [`error_result`] cuts.
 #[cfg(feature = "server")]
 #[must_use]
-pub fn failure_result(failure: &dual_core::status::QueryFailure) -> CallToolResult {
-    failure_result_within(failure, DEFAULT_MAX_ERROR_TEXT_BYTES)
-}
-
-/// [`failure_result`] with the text cut to at most `max_bytes` bytes.
-#[cfg(feature = "server")]
-#[must_use]
-pub fn failure_result_within(failure: &dual_core::status::QueryFailure, max_bytes: usize) -> CallToolResult {
-    error_result_within(failure_message(failure), max_bytes)
+pub fn failure_result(
+    failure: &dual_core::status::QueryFailure,
+    options: &ErrorResultOptions,
+) -> CallToolResult {
+    error_result(failure_message(failure), options)
 }
 
 /// The text [`failure_result`] and `resources/read` give the model for a failed query, with the
-/// executor's message escaped as [`error_result_within`] escapes.
+/// executor's message escaped as [`error_result`] escapes.
 #[cfg(feature = "server")]
 pub(crate) fn failure_message(failure: &dual_core::status::QueryFailure) -> String {
     display_safe_multiline(&failure_text(failure)).into_owned()
@@ -215,7 +236,8 @@ pub(crate) mod tests {
     #[test]
     fn wire_form_matches_dual_core() {
         let response = sample_response();
-        let ours = serde_json::to_value(to_call_tool_result(&response)).unwrap_or_default();
+        let ours = serde_json::to_value(to_call_tool_result(&response, &RenderOptions::default()))
+            .unwrap_or_default();
         let core = serde_json::to_value(response.tool_result()).unwrap_or_default();
         assert_eq!(ours["content"], core["content"]);
         assert_eq!(ours["structuredContent"], core["structuredContent"]);
@@ -230,11 +252,11 @@ pub(crate) mod tests {
     fn older_versions_get_text_only_and_the_json_option_embeds_structured_content() {
         use dual_core::mcp::{ProtocolVersion, TextFormat};
         let response = sample_response();
-        let old = to_call_tool_result_with(&response, &RenderOptions::new(ProtocolVersion::V2025_03_26));
+        let old = to_call_tool_result(&response, &RenderOptions::new(ProtocolVersion::V2025_03_26));
         assert_eq!(old.content.len(), 2);
         assert!(old.content.iter().all(|block| block.as_text().is_some()));
         assert!(old.structured_content.is_none());
-        let json = to_call_tool_result_with(&response, &RenderOptions::default().with_text(TextFormat::Json));
+        let json = to_call_tool_result(&response, &RenderOptions::default().with_text(TextFormat::Json));
         let text = json.content[1]
             .as_text()
             .map(|t| t.text.clone())
@@ -245,12 +267,13 @@ pub(crate) mod tests {
 
     #[test]
     fn structured_content_validates_against_the_output_schema() {
-        let schema = Value::Object((*crate::output_schema()).clone());
+        let schema = Value::Object((*output_schema()).clone());
         let validator = jsonschema::validator_for(&schema).expect("a valid schema");
         let mut response = sample_response();
         for expires_at in [response.expires_at, None] {
             response.expires_at = expires_at;
-            let result = serde_json::to_value(to_call_tool_result(&response)).unwrap_or_default();
+            let result = serde_json::to_value(to_call_tool_result(&response, &RenderOptions::default()))
+                .unwrap_or_default();
             let errors: Vec<String> = validator
                 .iter_errors(&result["structuredContent"])
                 .map(|e| e.to_string())
@@ -263,7 +286,7 @@ pub(crate) mod tests {
 
     #[test]
     fn round_trips_through_rmcp_deserialisation() {
-        let result = to_call_tool_result(&sample_response());
+        let result = to_call_tool_result(&sample_response(), &RenderOptions::default());
         let text = serde_json::to_string(&result).unwrap_or_default();
         let back: CallToolResult = serde_json::from_str(&text).expect("rmcp parses its own result");
         assert_eq!(back.structured_content, result.structured_content);
@@ -273,7 +296,7 @@ pub(crate) mod tests {
 
     #[test]
     fn error_results_carry_the_message() {
-        let result = error_result("near \"SELEC\": syntax error");
+        let result = error_result("near \"SELEC\": syntax error", &ErrorResultOptions::default());
         let value = serde_json::to_value(&result).unwrap_or_default();
         assert_eq!(value["isError"], true);
         assert_eq!(value["content"][0]["text"], "near \"SELEC\": syntax error");
@@ -284,16 +307,20 @@ pub(crate) mod tests {
     #[test]
     fn server_errors_keep_executor_messages_and_hide_store_internals() {
         use dual_server::ServerError;
-        let failed = server_error_result(&ServerError::QueryExecutionFailed(
-            dual_server::ExecutorError::new("no such column: foo"),
-        ));
+        let failed = server_error_result(
+            &ServerError::QueryExecutionFailed(dual_server::ExecutorError::new("no such column: foo")),
+            &ErrorResultOptions::default(),
+        );
         let text = failed.content[0]
             .as_text()
             .map(|t| t.text.clone())
             .unwrap_or_default();
         assert_eq!(failed.is_error, Some(true));
         assert!(text.contains("no such column: foo"), "{text}");
-        let unknown = server_error_result(&ServerError::UnknownQueryKind("nope".into()));
+        let unknown = server_error_result(
+            &ServerError::UnknownQueryKind("nope".into()),
+            &ErrorResultOptions::default(),
+        );
         assert_eq!(unknown.is_error, Some(true));
     }
 
@@ -302,7 +329,7 @@ pub(crate) mod tests {
     fn texts_name_what_failed_with_its_cause_where_they_did() {
         use dual_server::ServerError;
         let text = |error: &ServerError| {
-            let result = server_error_result(error);
+            let result = server_error_result(error, &ErrorResultOptions::default());
             assert_eq!(result.is_error, Some(true));
             result.content[0]
                 .as_text()
@@ -338,13 +365,28 @@ pub(crate) mod tests {
         let identifier = "x".repeat(1 << 20);
         let error =
             ServerError::QueryExecutionFailed(ExecutorError::new(format!("no such column: {identifier}")));
+        let limited = ErrorResultOptions::default().max_bytes(1_000);
+        let argument = format!("unknown argument `{identifier}`");
+        let failure = dual_core::status::QueryFailure::new(
+            dual_core::status::FailureCode::QueryExecutionFailed,
+            format!("no such column: {identifier}"),
+        );
         for (result, max) in [
-            (server_error_result(&error), DEFAULT_MAX_ERROR_TEXT_BYTES),
-            (server_error_result_within(&error, 1_000), 1_000),
             (
-                error_result(format!("unknown argument `{identifier}`")),
+                server_error_result(&error, &ErrorResultOptions::default()),
                 DEFAULT_MAX_ERROR_TEXT_BYTES,
             ),
+            (server_error_result(&error, &limited), 1_000),
+            (
+                error_result(argument.clone(), &ErrorResultOptions::default()),
+                DEFAULT_MAX_ERROR_TEXT_BYTES,
+            ),
+            (error_result(argument, &limited), 1_000),
+            (
+                failure_result(&failure, &ErrorResultOptions::default()),
+                DEFAULT_MAX_ERROR_TEXT_BYTES,
+            ),
+            (failure_result(&failure, &limited), 1_000),
         ] {
             let text = result.content[0]
                 .as_text()
@@ -358,7 +400,7 @@ pub(crate) mod tests {
             );
             assert_eq!(result.is_error, Some(true));
         }
-        let short = error_result("near \"SELEC\": syntax error");
+        let short = error_result("near \"SELEC\": syntax error", &ErrorResultOptions::default());
         assert_eq!(
             short.content[0].as_text().map(|t| t.text.as_str()),
             Some("near \"SELEC\": syntax error")
@@ -376,20 +418,27 @@ pub(crate) mod tests {
                 .map(|t| t.text.clone())
                 .unwrap_or_default()
         };
-        let full = text(&server_error_result(&ServerError::TooManyResources { max: 100 }));
+        let full = text(&server_error_result(
+            &ServerError::TooManyResources { max: 100 },
+            &ErrorResultOptions::default(),
+        ));
         assert!(full.contains("100") && full.contains("retry"), "{full}");
-        let busy = text(&server_error_result(&ServerError::Overloaded(
-            ExecutorError::overloaded(
+        let busy = text(&server_error_result(
+            &ServerError::Overloaded(ExecutorError::overloaded(
                 "no database connection became free within 2000 ms",
                 std::time::Duration::from_secs(1),
-            ),
-        )));
+            )),
+            &ErrorResultOptions::default(),
+        ));
         assert!(busy.contains("busy") && busy.contains("retry"), "{busy}");
         // A pending query that later found no capacity says the same.
-        let later = text(&failure_result(&dual_core::status::QueryFailure::new(
-            dual_core::status::FailureCode::Overloaded,
-            "no database connection became free within 2000 ms",
-        )));
+        let later = text(&failure_result(
+            &dual_core::status::QueryFailure::new(
+                dual_core::status::FailureCode::Overloaded,
+                "no database connection became free within 2000 ms",
+            ),
+            &ErrorResultOptions::default(),
+        ));
         assert!(later.contains("busy") && later.contains("retry"), "{later}");
     }
 }

@@ -1,5 +1,7 @@
 //! What each protocol version may receive: rmcp sends every field it has, whatever was negotiated,
-//! so a server strips what the client's version does not define.
+//! so a server strips what the client's version does not define ([`tool_for_version`],
+//! [`tools_list_for_version`], [`resource_template_for_version`]), for the version
+//! [`protocol_version`] reads from a request.
 
 use dual_core::mcp::ProtocolVersion;
 use rmcp::model::{ResourceTemplate, Tool};
@@ -71,7 +73,7 @@ mod tests {
     #[test]
     fn old_versions_lose_the_fields_they_do_not_define() {
         let mut tool = Tool::new("query", "Run SQL", JsonObject::new())
-            .with_raw_output_schema(crate::output_schema())
+            .with_raw_output_schema(crate::tool_result::output_schema())
             .annotate(ToolAnnotations::new().read_only(true));
         tool.title = Some("Query".to_owned());
         let old = tool_for_version(&tool, ProtocolVersion::V2024_11_05);

@@ -1,4 +1,5 @@
-//! Waiting for a pending resource (docs/DESIGN.md §8) to become ready or failed.
+//! Waiting for a pending resource (docs/DESIGN.md §8) to become ready or failed (feature
+//! `server`): [`wait_for_result`], as [`WaitOptions`] asks, and [`WaitError`] when it does not.
 
 use std::future::Future;
 use std::time::Duration;
@@ -9,6 +10,8 @@ use dual_core::{
 };
 use dual_server::{Caller, DualResponseServer};
 use rmcp::model::CallToolResult;
+
+use crate::tool_result::{ErrorResultOptions, failure_result, server_error_result};
 
 mod read_failed;
 
@@ -86,23 +89,16 @@ pub enum WaitError {
 
 impl WaitError {
     /// The `isError: true` tool result that tells the model what happened and what to do, its text
-    /// cut to the default error-text cap.
+    /// cut as `options` asks (the server's `max_error_text_bytes`, say).
     #[must_use]
-    pub fn tool_result(&self) -> CallToolResult {
-        self.tool_result_within(dual_core::budget::DEFAULT_MAX_ERROR_TEXT_BYTES)
-    }
-
-    /// [`WaitError::tool_result`] with its text cut to `max_bytes` (the server's
-    /// `max_error_text_bytes`).
-    #[must_use]
-    pub fn tool_result_within(&self, max_bytes: usize) -> CallToolResult {
+    pub fn tool_result(&self, options: &ErrorResultOptions) -> CallToolResult {
         match self {
-            Self::Failed { failure } => crate::failure_result_within(failure, max_bytes),
-            Self::TimedOut { .. } => crate::failure_result_within(
+            Self::Failed { failure } => failure_result(failure, options),
+            Self::TimedOut { .. } => failure_result(
                 &QueryFailure::new(FailureCode::QueryTimeout, "no result in time"),
-                max_bytes,
+                options,
             ),
-            Self::Server(error) => crate::server_error_result_within(error.server_error(), max_bytes),
+            Self::Server(error) => server_error_result(error.server_error(), options),
         }
     }
 }
@@ -115,7 +111,7 @@ impl WaitError {
 ///
 /// `on_progress` is awaited with the rows written so far whenever that number grew (and once at the
 /// first read), so what it reports only ever increases: send `notifications/progress` from it with
-/// [`ProgressReporter`](crate::ProgressReporter), or update a task's status message. A response that
+/// [`ProgressReporter`](crate::tasks::ProgressReporter), or update a task's status message. A response that
 /// is not pending is returned as it is, without a read.
 ///
 /// # Errors

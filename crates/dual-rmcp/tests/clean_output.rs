@@ -6,6 +6,7 @@
 
 use dual_core::escape::is_hidden;
 use dual_core::mcp::ProtocolVersion;
+use dual_rmcp::tool_result::ErrorResultOptions;
 use dual_server::{Caller, CreateResponse, DualResponseServer, ExecutorError, ServerError};
 use dual_testkit::executor::{Paged, object};
 use rmcp::model::CallToolResult;
@@ -69,7 +70,8 @@ async fn names_and_aliases_from_the_sql_reach_the_model_escaped() {
     assert_eq!(created.name, NAME_ESCAPED, "stored escaped");
 
     // The tool result: summary, table, resource_link and structuredContent.
-    let result = dual_rmcp::to_call_tool_result(&created);
+    let result =
+        dual_rmcp::tool_result::to_call_tool_result(&created, &dual_core::mcp::RenderOptions::default());
     let texts = model_texts(&result);
     for text in &texts {
         assert_clean(text, "a content block");
@@ -90,7 +92,7 @@ async fn names_and_aliases_from_the_sql_reach_the_model_escaped() {
 
     // resources/list: the name and the column names of the description.
     let caller = Caller::anonymous();
-    let listed = dual_rmcp::list_resources(&server, &caller, None, 10, ProtocolVersion::LATEST)
+    let listed = dual_rmcp::resources::list_resources(&server, &caller, None, 10, ProtocolVersion::LATEST)
         .await
         .expect("listed");
     let entry = listed
@@ -106,11 +108,11 @@ async fn names_and_aliases_from_the_sql_reach_the_model_escaped() {
     }
 
     // The explore_result prompt names the result and its columns.
-    let prompt = dual_rmcp::Prompts::new("query")
+    let prompt = dual_rmcp::prompts::Prompts::new("query")
         .get(
             &server,
             &caller,
-            dual_rmcp::EXPLORE_RESULT_PROMPT,
+            dual_rmcp::prompts::EXPLORE_RESULT_PROMPT,
             json!({"uri": created.uri}).as_object(),
         )
         .await
@@ -132,7 +134,7 @@ fn an_executor_message_reaches_the_model_escaped_with_its_lines() {
     let error = ServerError::QueryExecutionFailed(ExecutorError::new(
         "near \"\u{1b}[2J\": syntax error\nLINE 1: SELECT \u{202e}x\r",
     ));
-    let result = dual_rmcp::server_error_result(&error);
+    let result = dual_rmcp::tool_result::server_error_result(&error, &ErrorResultOptions::default());
     let texts = model_texts(&result);
     assert_eq!(
         texts,
@@ -140,6 +142,7 @@ fn an_executor_message_reaches_the_model_escaped_with_its_lines() {
             + "\n"
             + r"LINE 1: SELECT \u{202e}x\r"]
     );
-    let argument = dual_rmcp::error_result("unknown argument `\u{9b}2J`");
+    let argument =
+        dual_rmcp::tool_result::error_result("unknown argument `\u{9b}2J`", &ErrorResultOptions::default());
     assert_eq!(model_texts(&argument), [r"unknown argument `\u{9b}2J`"]);
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use dual_core::mcp::ProtocolVersion;
-use dual_rmcp::{MAX_PROMPT_ARGUMENT_BYTES, Prompts};
+use dual_rmcp::prompts::{MAX_PROMPT_ARGUMENT_BYTES, Prompts};
 use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor};
 use dual_testkit::executor::Numbers;
 use rmcp::model::{CacheScope, ErrorCode, JsonObject};
@@ -67,7 +67,7 @@ async fn each_caller_pages_through_its_own_results_newest_first() {
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
-        let page = dual_rmcp::list_resources(&server, &alice, cursor.as_deref(), 2, version)
+        let page = dual_rmcp::resources::list_resources(&server, &alice, cursor.as_deref(), 2, version)
             .await
             .unwrap_or_else(|e| panic!("{e:?}"));
         assert!(page.resources.len() <= 2);
@@ -99,9 +99,10 @@ async fn each_caller_pages_through_its_own_results_newest_first() {
     }
     assert_eq!(seen, alices, "alice's five, newest first, nobody else's");
 
-    let anonymous_list = dual_rmcp::list_resources(&server, &Caller::anonymous(), None, 50, version)
-        .await
-        .unwrap_or_else(|e| panic!("{e:?}"));
+    let anonymous_list =
+        dual_rmcp::resources::list_resources(&server, &Caller::anonymous(), None, 50, version)
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
     let uris: Vec<&str> = anonymous_list.resources.iter().map(|r| r.uri.as_str()).collect();
     assert_eq!(
         uris,
@@ -111,7 +112,7 @@ async fn each_caller_pages_through_its_own_results_newest_first() {
     assert_eq!(anonymous_list.cache_scope, Some(CacheScope::Public));
 
     // Older versions get neither caching hints nor lastModified (2025-06-18 brought it).
-    let old = dual_rmcp::list_resources(&server, &alice, None, 1, ProtocolVersion::V2025_03_26)
+    let old = dual_rmcp::resources::list_resources(&server, &alice, None, 1, ProtocolVersion::V2025_03_26)
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!((old.ttl_ms, old.cache_scope), (None, None));
@@ -119,14 +120,14 @@ async fn each_caller_pages_through_its_own_results_newest_first() {
     assert!(old.next_cursor.is_some());
 
     for bad in ["", "nonsense", "../etc/passwd"] {
-        let error = dual_rmcp::list_resources(&server, &alice, Some(bad), 2, version)
+        let error = dual_rmcp::resources::list_resources(&server, &alice, Some(bad), 2, version)
             .await
             .err()
             .unwrap_or_else(|| panic!("cursor {bad:?} accepted"));
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
     }
     // A page size of 0 lists one; a huge one is capped.
-    let one = dual_rmcp::list_resources(&server, &alice, None, 0, version)
+    let one = dual_rmcp::resources::list_resources(&server, &alice, None, 0, version)
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(one.resources.len(), 1);

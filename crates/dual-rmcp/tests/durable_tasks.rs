@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use dual_core::mcp::{ProtocolVersion, RenderOptions};
 use dual_rmcp::DualTasks;
+use dual_rmcp::tasks::SpawnOptions;
 use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor};
 use dual_testkit::executor::Numbers;
 use dual_testkit::wait::until;
@@ -31,14 +32,14 @@ fn two_instances(executor: &Arc<Numbers>) -> (DualResponseServer, DualResponseSe
 async fn alices_task(tasks: &DualTasks) -> String {
     let request = CreateResponse::new(KIND, Value::Null).owner("alice");
     let created = tasks
-        .spawn(Caller::owner("alice"), request, render(), None)
+        .spawn(Caller::owner("alice"), request, &render(), None)
         .await
         .unwrap_or_else(|e| panic!("spawn: {e:?}"));
     created.task.task_id
 }
 
-fn render() -> RenderOptions {
-    RenderOptions::new(ProtocolVersion::V2025_11_25)
+fn render() -> SpawnOptions {
+    SpawnOptions::new(RenderOptions::new(ProtocolVersion::V2025_11_25))
 }
 
 async fn status(tasks: &DualTasks, id: &str, caller: &Caller) -> TaskStatus {

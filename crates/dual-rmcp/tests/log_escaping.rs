@@ -2,6 +2,7 @@
 //! model gets the generic error, the log the executor's text escaped.
 #![cfg(feature = "server")]
 
+use dual_rmcp::resources::ReadOptions;
 use dual_server::{Caller, CreateResponse, DEFAULT_SAMPLE_SIZE, DualResponseServer, ExecutorError};
 use dual_testkit::executor::{Paged, object};
 use dual_testkit::logs::Logs;
@@ -35,9 +36,10 @@ async fn a_failed_read_logs_the_executors_text_escaped() {
         .await
         .expect("created");
     let uri = format!("{}?offset=20&limit=5", created.uri);
-    let error = dual_rmcp::read_resource(&server, &Caller::anonymous(), &uri)
-        .await
-        .expect_err("the read fails");
+    let error =
+        dual_rmcp::resources::read_resource(&server, &Caller::anonymous(), &uri, &ReadOptions::default())
+            .await
+            .expect_err("the read fails");
     assert!(
         !error.message.contains("FORGED"),
         "the model gets no internals: {error:?}"

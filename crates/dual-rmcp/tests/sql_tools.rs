@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use dual_core::mcp::RenderOptions;
 use dual_rmcp::rmcp::model::{CallToolResult, GetPromptRequestParams, JsonObject};
 use dual_rmcp::rmcp::{Peer, RoleClient};
-use dual_rmcp::{call_describe_schema, call_query, describe_schema_tool, query_tool};
+use dual_rmcp::sql_tools::{call_describe_schema, call_query, describe_schema_tool, query_tool};
 use dual_server::DualResponseServer;
 use dual_sqlite::{SqliteDb, SqliteOptions};
 use serde_json::{Value, json};

@@ -102,7 +102,7 @@ impl McpEndpoint {
         let shared_sessions = server.store().is_shared();
         if shared_sessions {
             config.session_store = Some(Arc::new(
-                dual_rmcp::StoreSessions::new(server.clone()).ttl(options.mcp_session_ttl),
+                dual_rmcp::sessions::StoreSessions::new(server.clone()).ttl(options.mcp_session_ttl),
             ));
         }
         let cap = SessionCap::new(options.max_mcp_sessions, options.mcp_session_idle);

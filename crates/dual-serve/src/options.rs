@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use dual_rmcp::AppsOptions;
+use dual_rmcp::apps::AppsOptions;
 use dual_server::LinkKey;
 
 use super::io;
@@ -32,7 +32,7 @@ pub const DEFAULT_MAX_MCP_SESSIONS: usize = 1000;
 /// Default of [`ServeOptions::mcp_session_idle`]: 120 s.
 pub const DEFAULT_MCP_SESSION_IDLE: Duration = Duration::from_secs(120);
 /// Default of [`ServeOptions::mcp_session_ttl`]: 24 h.
-pub const DEFAULT_MCP_SESSION_TTL: Duration = dual_rmcp::DEFAULT_SESSION_TTL;
+pub const DEFAULT_MCP_SESSION_TTL: Duration = dual_rmcp::sessions::DEFAULT_SESSION_TTL;
 /// Default of [`ServeOptions::shutdown_grace`]: 30 s.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// Default of [`ServeOptions::metrics_max_connections`].

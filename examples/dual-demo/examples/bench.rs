@@ -37,7 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tool_call = started.elapsed();
     let _ = mcp.cancel().await;
     let client = DualResponseClient::new();
-    let parsed = dual_rmcp::parse_call_tool_result(&result, &client).ok_or("not a dual response")?;
+    let parsed = dual_rmcp::client::parse_call_tool_result(&result, &client).ok_or("not a dual response")?;
     let total = parsed.total_count().unwrap_or_default();
     println!("dataset {} — `{SQL}`: {total} rows", path.display());
     println!(

@@ -68,7 +68,7 @@ async fn narrate(running: &serve::Running) -> Result<(), Box<dyn std::error::Err
     let model_bytes = serde_json::to_vec(&result)?.len() as u64;
 
     let client = DualResponseClient::new();
-    let parsed = dual_rmcp::parse_call_tool_result(&result, &client)
+    let parsed = dual_rmcp::client::parse_call_tool_result(&result, &client)
         .ok_or_else(|| format!("the tool did not return a dual response: {}", first_text(&result)))?;
 
     // 2. What the model sees.

@@ -11,7 +11,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use dual_demo::database::DatabaseUrl;
 use dual_demo::report::{self, ReportOptions};
 use dual_demo::serve::{self, DatabaseOptions, ServeOptions};
-use dual_rmcp::AppsOptions;
+use dual_rmcp::apps::AppsOptions;
 use dual_serve::auth::AuthTokens;
 use dual_serve::shutdown::Signals;
 

@@ -20,7 +20,18 @@ use std::sync::Arc;
 
 use dual_core::escape::log_error;
 use dual_core::mcp::{ProtocolVersion, RenderOptions};
-use dual_rmcp::{AppsOptions, DualTasks, ProgressReporter, Prompts, ResultSurface, SubscriptionOptions};
+use dual_rmcp::apps::{
+    AppsOptions, DOWNLOAD_LINK_TOOL, apps_tool_result, call_download_link, client_supports_apps,
+    declare_apps, read_view,
+};
+use dual_rmcp::prompts::Prompts;
+use dual_rmcp::subscriptions::SubscriptionOptions;
+use dual_rmcp::tasks::{ProgressReporter, SpawnOptions, client_supports_tasks};
+use dual_rmcp::tool_result::{
+    ErrorResultOptions, error_result, output_schema, server_error_result, to_call_tool_result,
+};
+use dual_rmcp::version::{protocol_version, tools_list_for_version};
+use dual_rmcp::{DualTasks, ResultSurface, caller_from_extensions};
 use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError};
 use rmcp::ServerHandler;
 use rmcp::model::{
@@ -114,7 +125,7 @@ impl DemoMcp {
             QUERY_TOOL => args::query_request(arguments),
             SEARCH_TOOL => args::search_request(arguments),
             other => {
-                let message = format!("unknown tool `{}`", dual_rmcp::echo(other));
+                let message = format!("unknown tool `{}`", dual_rmcp::arguments::echo(other));
                 return Err(ErrorData::invalid_params(
                     dual_core::budget::cut_text(&message, max_error).into_owned(),
                     None,
@@ -126,7 +137,10 @@ impl DemoMcp {
                 Some(owner) => request.owner(owner),
                 None => request,
             }),
-            Err(message) => Err(dual_rmcp::error_result_within(message, max_error)),
+            Err(message) => Err(error_result(
+                message,
+                &ErrorResultOptions::default().max_bytes(max_error),
+            )),
         })
     }
 
@@ -142,12 +156,13 @@ impl DemoMcp {
         let render = RenderOptions::new(version);
         match self.server.create_response(request).await {
             Ok(response) if apps => {
-                dual_rmcp::apps_tool_result(&self.server, caller, &response, &render, &self.apps).await
+                apps_tool_result(&self.server, caller, &response, &render, &self.apps).await
             }
-            Ok(response) => dual_rmcp::to_call_tool_result_with(&response, &render),
+            Ok(response) => to_call_tool_result(&response, &render),
             Err(error) => {
                 log_failed_call(&error);
-                dual_rmcp::server_error_result_within(&error, self.server.config().max_error_text_bytes)
+                let max_error = self.server.config().max_error_text_bytes;
+                server_error_result(&error, &ErrorResultOptions::default().max_bytes(max_error))
             }
         }
     }
@@ -192,7 +207,7 @@ fn tools() -> Vec<Tool> {
             "additionalProperties": false
         })),
     )
-    .with_raw_output_schema(dual_rmcp::output_schema())
+    .with_raw_output_schema(output_schema())
     .annotate(read_only.clone());
     let search = Tool::new(
         SEARCH_TOOL,
@@ -207,7 +222,7 @@ fn tools() -> Vec<Tool> {
             "additionalProperties": false
         })),
     )
-    .with_raw_output_schema(dual_rmcp::output_schema())
+    .with_raw_output_schema(output_schema())
     .annotate(read_only);
     vec![query, search]
 }
@@ -218,7 +233,7 @@ impl ServerHandler for DemoMcp {
     dual_rmcp::result_surface_handlers!(surface: surface, tasks: tasks);
 
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(dual_rmcp::declare_apps(
+        ServerConfig::new(declare_apps(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
@@ -241,13 +256,13 @@ impl ServerHandler for DemoMcp {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
-        let tools = if dual_rmcp::client_supports_apps(&context) {
+        let version = protocol_version(context.protocol_version().as_ref());
+        let tools = if client_supports_apps(&context) {
             &self.apps_tools
         } else {
             &self.tools
         };
-        Ok(dual_rmcp::tools_list_for_version(tools, version))
+        Ok(tools_list_for_version(tools, version))
     }
 
     async fn call_tool(
@@ -256,28 +271,23 @@ impl ServerHandler for DemoMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
-        let caller = dual_rmcp::caller_from_extensions(&context.extensions);
-        let version = dual_rmcp::protocol_version(context.protocol_version().as_ref());
-        let apps = dual_rmcp::client_supports_apps(&context);
-        if apps && request.name == dual_rmcp::DOWNLOAD_LINK_TOOL {
-            return Ok(dual_rmcp::call_download_link(&self.server, &caller, &arguments)
-                .await
-                .into());
+        let caller = caller_from_extensions(&context.extensions);
+        let version = protocol_version(context.protocol_version().as_ref());
+        let apps = client_supports_apps(&context);
+        if apps && request.name == DOWNLOAD_LINK_TOOL {
+            return Ok(call_download_link(&self.server, &caller, &arguments).await.into());
         }
         let request = match self.request(&request.name, &arguments, &caller)? {
             Ok(request) => request,
             Err(invalid) => return Ok(invalid.into()),
         };
-        if dual_rmcp::client_supports_tasks(&context) {
+        if client_supports_tasks(&context) {
             let progress = ProgressReporter::from_context(&context);
-            let render = RenderOptions::new(version);
-            let task = if apps {
-                self.tasks
-                    .spawn_for_apps(caller, request, render, self.apps, progress)
-                    .await?
-            } else {
-                self.tasks.spawn(caller, request, render, progress).await?
-            };
+            let mut options = SpawnOptions::new(RenderOptions::new(version));
+            if apps {
+                options = options.apps(self.apps);
+            }
+            let task = self.tasks.spawn(caller, request, &options, progress).await?;
             return Ok(CallToolResponse::Task(task));
         }
         Ok(self.call(request, &caller, version, apps).await.into())
@@ -292,7 +302,7 @@ impl ServerHandler for DemoMcp {
     ) -> Result<ListResourcesResult, ErrorData> {
         let first_page = request.as_ref().is_none_or(|request| request.cursor.is_none());
         let mut listed = self.surface.list_resources(request, &context).await?;
-        if first_page && dual_rmcp::client_supports_apps(&context) {
+        if first_page && client_supports_apps(&context) {
             listed.resources.splice(0..0, apps::apps_resources().resources);
         }
         Ok(listed)
@@ -303,8 +313,8 @@ impl ServerHandler for DemoMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if dual_rmcp::client_supports_apps(&context)
-            && let Some(view) = dual_rmcp::read_view(&request.uri)
+        if client_supports_apps(&context)
+            && let Some(view) = read_view(&request.uri)
         {
             return Ok(view.into());
         }

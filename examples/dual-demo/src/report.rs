@@ -84,7 +84,7 @@ pub async fn run(options: &ReportOptions) -> Result<(), Box<dyn std::error::Erro
         }
         None => DualResponseClient::new(),
     };
-    let mut parsed = dual_rmcp::parse_call_tool_result(&result, &client)
+    let mut parsed = dual_rmcp::client::parse_call_tool_result(&result, &client)
         .ok_or_else(|| format!("the tool result is not a dual response: {text}"))?;
     let model_bytes = serde_json::to_vec(&result)?.len() as u64;
     // The summary comes from whatever server answered: escaped like every other terminal line.

@@ -454,7 +454,7 @@ async fn a_link_passes_the_bearer_check_and_a_bad_one_is_not_found() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_result_may_carry_a_download_link_for_hosts_that_show_links() {
     with_server(
-        |o| o.apps = dual_rmcp::AppsOptions::new().download_link(true),
+        |o| o.apps = dual_rmcp::apps::AppsOptions::new().download_link(true),
         async |server| {
             let mut host = RawMcp::open(server.addr(), "2025-11-25", apps_capabilities(), None).await;
             let result = host.call("search_institutions", json!({"state": "NJ"})).await;

@@ -64,8 +64,8 @@ async fn post_pages_stay_within_the_cap_and_next_offset_reaches_every_row() {
             "rows of 100 KB fit a 300 KB result once: {structured:?}"
         );
 
-        let parsed =
-            dual_rmcp::parse_call_tool_result(&result, &rest_client(&instance)).expect("a dual response");
+        let parsed = dual_rmcp::client::parse_call_tool_result(&result, &rest_client(&instance))
+            .expect("a dual response");
         // Every page of the snapshot: pages past the rows spooled so far would be 409 `not_ready`.
         written(&parsed).await;
         let path = format!("/resources/{}", id_of(&parsed));
@@ -122,8 +122,8 @@ async fn a_live_page_is_cut_too() {
         let sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 100) \
                    SELECT x, hex(zeroblob(50000)) AS v FROM c";
         let result = create(&instance, sql).await;
-        let parsed =
-            dual_rmcp::parse_call_tool_result(&result, &rest_client(&instance)).expect("a dual response");
+        let parsed = dual_rmcp::client::parse_call_tool_result(&result, &rest_client(&instance))
+            .expect("a dual response");
         let path = format!("/resources/{}", id_of(&parsed));
         let http = Http::new(instance.addr());
         let reply = http

@@ -38,7 +38,8 @@ async fn live() -> (Instance, RunningService<RoleClient, ()>, Http) {
 async fn create(instance: &Instance, client: &RunningService<RoleClient, ()>, sql: &str) -> (String, String) {
     let result = query(client, sql).await;
     assert_eq!(result.is_error, Some(false), "{sql}: {}", text_of(&result));
-    let parsed = dual_rmcp::parse_call_tool_result(&result, &rest_client(instance)).expect("a dual response");
+    let parsed =
+        dual_rmcp::client::parse_call_tool_result(&result, &rest_client(instance)).expect("a dual response");
     let uri = parsed
         .resource_uri()
         .map(str::to_owned)
@@ -313,7 +314,7 @@ async fn esc_and_overrides_in_the_sql_reach_every_name_escaped() {
         assert!(!hidden(&description), "{description:?}");
 
         // The REST metadata names it the same; its sample is data, byte for byte.
-        let parsed = dual_rmcp::parse_call_tool_result(&result, &rest_client(&instance)).expect("a dual response");
+        let parsed = dual_rmcp::client::parse_call_tool_result(&result, &rest_client(&instance)).expect("a dual response");
         let metadata = http
             .send(http.request(Method::GET, &format!("/resources/{}", id_of(&parsed)), None), "")
             .await;

@@ -64,7 +64,7 @@ async fn every_surface(instance: &Instance, sql: &str) {
     let result = support::query(&mcp, sql).await;
     assert_eq!(result.is_error, Some(false), "{}", support::text_of(&result));
     let rest = rest_client(instance);
-    let parsed = dual_rmcp::parse_call_tool_result(&result, &rest).expect("a dual response");
+    let parsed = dual_rmcp::client::parse_call_tool_result(&result, &rest).expect("a dual response");
     assert_eq!(parsed.total_count(), Some(ROWS), "the exact count");
     let _ = mcp.cancel().await;
     support::written(&parsed).await;

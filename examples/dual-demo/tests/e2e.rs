@@ -79,7 +79,7 @@ async fn tools_are_listed_with_the_output_schema() {
         for tool in &tools {
             assert_eq!(
                 tool.output_schema.as_deref(),
-                Some(&*dual_rmcp::output_schema()),
+                Some(&*dual_rmcp::tool_result::output_schema()),
                 "{}",
                 tool.name
             );
@@ -102,14 +102,14 @@ async fn query_then_fetch_every_row_over_rest_matches_sqlite() {
         assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
 
         // structuredContent validates against the declared output schema.
-        let schema = Value::Object((*dual_rmcp::output_schema()).clone());
+        let schema = Value::Object((*dual_rmcp::tool_result::output_schema()).clone());
         let validator = jsonschema::validator_for(&schema).expect("schema compiles");
         let structured = result.structured_content.clone().expect("structuredContent");
         assert!(validator.is_valid(&structured), "{structured}");
 
         let expected = sqlite_rows(&server.db(), sql);
         let client = DualResponseClient::new();
-        let parsed = dual_rmcp::parse_call_tool_result(&result, &client).expect("a dual response");
+        let parsed = dual_rmcp::client::parse_call_tool_result(&result, &client).expect("a dual response");
         assert_eq!(parsed.total_count(), Some(expected.len() as u64));
         assert_eq!(parsed.sample(), &expected[..10]);
         assert_eq!(

@@ -135,7 +135,7 @@ async fn fails_cleanly_and_recovers(backend: Backend, mode: Mode) {
         }
     })
     .await;
-    let parsed = dual_rmcp::parse_call_tool_result(&recovered, &client).expect("a dual response");
+    let parsed = dual_rmcp::client::parse_call_tool_result(&recovered, &client).expect("a dual response");
     let page = parsed
         .fetch(FetchOptions::new().limit(3))
         .await

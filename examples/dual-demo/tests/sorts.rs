@@ -21,7 +21,8 @@ async fn create(instance: &Instance, sql: &str) -> String {
     let result = call(&mcp, "query", json!({ "sql": sql })).await;
     assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
     let _ = mcp.cancel().await;
-    let parsed = dual_rmcp::parse_call_tool_result(&result, &rest_client(instance)).expect("a dual response");
+    let parsed =
+        dual_rmcp::client::parse_call_tool_result(&result, &rest_client(instance)).expect("a dual response");
     // The tool call answers at the first sample; a sort needs every row written.
     written(&parsed).await;
     let id = id_of(&parsed);

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use dual_demo::mcp_server::{DemoMcp, QUERY_TOOL};
 use dual_demo::sqlite::SQL_KIND;
-use dual_rmcp::SubscriptionOptions;
+use dual_rmcp::subscriptions::SubscriptionOptions;
 use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor};
 use dual_testkit::executor::Numbers;
 use dual_testkit::wait::until;

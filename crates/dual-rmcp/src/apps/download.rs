@@ -15,7 +15,8 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool, To
 use serde_json::{Value, json};
 
 use super::view::set_ui_field;
-use crate::echo;
+use crate::arguments::{echo, reject_unknown_arguments};
+use crate::tool_result::{ErrorResultOptions, error_result, server_error_result};
 
 /// The name of the app-only tool.
 pub const DOWNLOAD_LINK_TOOL: &str = "dual_download_link";
@@ -79,10 +80,10 @@ pub async fn call_download_link(
     caller: &Caller,
     arguments: &JsonObject,
 ) -> CallToolResult {
-    let max_error = server.config().max_error_text_bytes;
+    let max_error = ErrorResultOptions::default().max_bytes(server.config().max_error_text_bytes);
     let request = match LinkRequest::parse(arguments, &server.config().uri_scheme) {
         Ok(request) => request,
-        Err(message) => return crate::error_result_within(message, max_error),
+        Err(message) => return error_result(message, &max_error),
     };
     let minted = match request.target {
         Target::View => server.view_link(request.id, caller).await,
@@ -96,18 +97,18 @@ pub async fn call_download_link(
     };
     match minted {
         Ok(link) => link_result(&link),
-        Err(error) => mint_error(&request.uri, error, max_error),
+        Err(error) => mint_error(&request.uri, error, &max_error),
     }
 }
 
 /// The tool error for a link that could not be minted.
-fn mint_error(uri: &str, error: ServerError, max_error: usize) -> CallToolResult {
+fn mint_error(uri: &str, error: ServerError, max_error: &ErrorResultOptions) -> CallToolResult {
     match error {
         ServerError::ResourceNotFound | ServerError::ResourceExpired => {
-            crate::error_result_within(format!("resource not found or expired: {}", echo(uri)), max_error)
+            error_result(format!("resource not found or expired: {}", echo(uri)), max_error)
         }
-        ServerError::InvalidRequest(error) => crate::error_result_within(error.to_string(), max_error),
-        error => crate::server_error_result_within(&error, max_error),
+        ServerError::InvalidRequest(error) => error_result(error.to_string(), max_error),
+        error => server_error_result(&error, max_error),
     }
 }
 
@@ -144,7 +145,7 @@ enum Target {
 impl LinkRequest {
     /// Checks every argument strictly; the error names the field and what it must be.
     fn parse(arguments: &JsonObject, scheme: &str) -> Result<Self, String> {
-        crate::reject_unknown_arguments(arguments, DOWNLOAD_LINK_TOOL, &ARGUMENTS)?;
+        reject_unknown_arguments(arguments, DOWNLOAD_LINK_TOOL, &ARGUMENTS)?;
         let uri = match arguments.get("uri") {
             Some(Value::String(uri)) => uri,
             None | Some(Value::Null) => {

@@ -10,9 +10,11 @@ use rmcp::model::{CallToolResult, ContentBlock};
 /// How [`apps_tool_result`] renders a tool result for a client that negotiated MCP Apps.
 ///
 /// ```
-/// let options = dual_rmcp::AppsOptions::new().resource_link(true).download_link(true);
+/// use dual_rmcp::apps::AppsOptions;
+///
+/// let options = AppsOptions::new().resource_link(true).download_link(true);
 /// assert!(options.resource_link && options.download_link);
-/// assert_eq!(dual_rmcp::AppsOptions::default(), dual_rmcp::AppsOptions::new());
+/// assert_eq!(AppsOptions::default(), AppsOptions::new());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -51,7 +53,7 @@ impl AppsOptions {
 }
 
 /// The tool result of `response` for `caller`, whose client negotiated MCP Apps: the result of
-/// [`to_call_tool_result_with`](crate::to_call_tool_result_with) for `render`, without its
+/// [`to_call_tool_result`](crate::tool_result::to_call_tool_result) for `render`, without its
 /// `resource_link` block unless [`AppsOptions::resource_link`], and with a CSV download link line
 /// in its summary when [`AppsOptions::download_link`] and the result is ready. A link that cannot
 /// be minted (the resource expired meanwhile, say) leaves the line out.
@@ -62,7 +64,7 @@ pub async fn apps_tool_result(
     render: &RenderOptions,
     options: &AppsOptions,
 ) -> CallToolResult {
-    let mut result = crate::to_call_tool_result_with(response, render);
+    let mut result = crate::tool_result::to_call_tool_result(response, render);
     if !options.resource_link {
         result.content.retain(|block| block.as_resource_link().is_none());
     }

@@ -125,7 +125,7 @@ fn the_view_resource_is_listed_and_read_with_its_mime_type_and_ui_meta() {
 #[test]
 fn with_view_adds_the_ui_meta_and_keeps_everything_else() {
     let mut tool = Tool::new("query", "Run SQL", JsonObject::new())
-        .with_raw_output_schema(crate::output_schema())
+        .with_raw_output_schema(crate::tool_result::output_schema())
         .annotate(ToolAnnotations::new().read_only(true));
     let mut meta = rmcp::model::MetaObject::new();
     meta.0.insert("ui".to_owned(), json!({"prefersBorder": false}));
@@ -148,11 +148,14 @@ fn with_view_adds_the_ui_meta_and_keeps_everything_else() {
     );
     // Old versions lose it with the rest of `_meta`.
     assert!(
-        crate::tool_for_version(&bare, ProtocolVersion::V2025_03_26)
+        crate::version::tool_for_version(&bare, ProtocolVersion::V2025_03_26)
             .meta
             .is_none()
     );
-    assert_eq!(crate::tool_for_version(&bare, ProtocolVersion::V2025_06_18), bare);
+    assert_eq!(
+        crate::version::tool_for_version(&bare, ProtocolVersion::V2025_06_18),
+        bare
+    );
 }
 
 #[test]
@@ -195,7 +198,7 @@ mod rendering {
         let alice = Caller::owner("alice");
         for version in ProtocolVersion::ALL {
             let render = RenderOptions::new(version);
-            let plain = crate::to_call_tool_result_with(&response, &render);
+            let plain = crate::tool_result::to_call_tool_result(&response, &render);
             let apps = apps_tool_result(&server, &alice, &response, &render, &AppsOptions::new()).await;
             let mut expected = plain.clone();
             expected

@@ -26,7 +26,7 @@ pub fn view_resource() -> Resource {
 /// Answers `resources/read` for [`VIEW_URI`]: the HTML with `mimeType` [`MIME_TYPE`] and
 /// `_meta.ui` = `{csp: {}, prefersBorder: true, permissions: {clipboardWrite: {}}}` (the view
 /// loads nothing from the network: the spec's restrictive default CSP fits it). `None` for any
-/// other URI: pass those on to [`read_resource`](crate::read_resource).
+/// other URI: pass those on to [`read_resource`](crate::resources::read_resource).
 #[must_use]
 pub fn read_view(uri: &str) -> Option<ReadResourceResult> {
     (uri == VIEW_URI).then(|| {

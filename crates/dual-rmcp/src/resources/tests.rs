@@ -43,7 +43,7 @@ fn page_of(result: &ReadResourceResult) -> (String, PageResponse) {
 
 /// Reads `uri` anonymously, which must succeed, and the page it holds.
 async fn read_page(server: &DualResponseServer, uri: &str) -> PageResponse {
-    let result = read_resource(server, &Caller::anonymous(), uri)
+    let result = read_resource(server, &Caller::anonymous(), uri, &ReadOptions::default())
         .await
         .unwrap_or_else(|e| panic!("{uri}: {e:?}"));
     page_of(&result).1
@@ -117,13 +117,40 @@ async fn every_expansion_of_the_template_is_honoured() {
     }
 }
 
+#[tokio::test(start_paused = true)]
+async fn caching_hints_only_for_a_client_of_2026_07_28() {
+    let server = server("resource");
+    let response = create(&server, 5).await;
+    let caller = Caller::anonymous();
+    let plain = read_resource(&server, &caller, &response.uri, &ReadOptions::default())
+        .await
+        .expect("readable");
+    assert_eq!((plain.ttl_ms, plain.cache_scope), (None, None));
+    let latest = ReadOptions::default().version(ProtocolVersion::V2026_07_28);
+    let hinted = read_resource(&server, &caller, &response.uri, &latest)
+        .await
+        .expect("readable");
+    assert!(
+        hinted.ttl_ms.is_some_and(|ttl| ttl > 50_000 && ttl <= 60_000),
+        "fresh until it expires: {:?}",
+        hinted.ttl_ms
+    );
+    assert_eq!(hinted.cache_scope, Some(rmcp::model::CacheScope::Public));
+    assert_eq!(page_of(&hinted), page_of(&plain), "the same page");
+}
+
 #[tokio::test]
 async fn reads_the_first_page_with_the_rest_fields() {
     let server = server("resource");
     let response = create(&server, 250).await;
-    let result = read_resource(&server, &Caller::anonymous(), &response.uri)
-        .await
-        .expect("readable");
+    let result = read_resource(
+        &server,
+        &Caller::anonymous(),
+        &response.uri,
+        &ReadOptions::default(),
+    )
+    .await
+    .expect("readable");
     let (uri, page) = page_of(&result);
     assert_eq!(uri, response.uri);
     assert_eq!((page.offset, page.limit, page.returned_count), (0, 100, 100));
@@ -179,7 +206,7 @@ async fn unknown_malformed_and_foreign_uris_are_not_found() {
         format!("other://{}", response.id),
         String::new(),
     ] {
-        let error = read_resource(&server, &Caller::anonymous(), &uri)
+        let error = read_resource(&server, &Caller::anonymous(), &uri, &ReadOptions::default())
             .await
             .expect_err(&uri);
         assert_eq!(error.code, ErrorCode::RESOURCE_NOT_FOUND, "{uri}");
@@ -192,14 +219,24 @@ async fn expired_resources_are_not_found() {
     let server = server("resource");
     let response = create(&server, 3).await;
     assert!(
-        read_resource(&server, &Caller::anonymous(), &response.uri)
-            .await
-            .is_ok()
+        read_resource(
+            &server,
+            &Caller::anonymous(),
+            &response.uri,
+            &ReadOptions::default()
+        )
+        .await
+        .is_ok()
     );
     tokio::time::advance(Duration::from_secs(61)).await;
-    let error = read_resource(&server, &Caller::anonymous(), &response.uri)
-        .await
-        .expect_err("expired");
+    let error = read_resource(
+        &server,
+        &Caller::anonymous(),
+        &response.uri,
+        &ReadOptions::default(),
+    )
+    .await
+    .expect_err("expired");
     assert_eq!(error.code, ErrorCode::RESOURCE_NOT_FOUND);
 }
 
@@ -219,6 +256,7 @@ async fn bad_page_parameters_are_invalid_params_naming_the_field() {
             &server,
             &Caller::anonymous(),
             &format!("{}?{query}", response.uri),
+            &ReadOptions::default(),
         )
         .await
         .expect_err(query);
@@ -282,7 +320,7 @@ async fn read_text_is_cut_to_whole_rows_and_next_offset_reaches_every_row() {
         let mut reads = 0;
         while let Some(at) = offset {
             let uri = format!("{}?offset={at}&limit=1000", response.uri);
-            let result = read_resource(&server, &Caller::anonymous(), &uri)
+            let result = read_resource(&server, &Caller::anonymous(), &uri, &ReadOptions::default())
                 .await
                 .unwrap_or_else(|e| panic!("{uri}: {e:?}"));
             let text = match result.contents.as_slice() {
@@ -318,6 +356,7 @@ async fn a_row_alone_over_the_read_cap_is_an_error_naming_the_next_offset() {
             &server,
             &Caller::anonymous(),
             &format!("{}?offset=3", response.uri),
+            &ReadOptions::default(),
         )
         .await
         .expect_err("row 3 alone passes the cap");
@@ -337,13 +376,13 @@ async fn errors_do_not_echo_a_huge_uri() {
     let server = server("resource");
     let response = create(&server, 5).await;
     let long = format!("{}?{}", response.uri, "&".repeat(1 << 20));
-    let error = read_resource(&server, &Caller::anonymous(), &long)
+    let error = read_resource(&server, &Caller::anonymous(), &long, &ReadOptions::default())
         .await
         .expect_err("too long");
     let bytes = serde_json::to_vec(&error).unwrap_or_default().len();
     assert!(bytes < 8 * 1024, "{bytes} bytes of error");
     let unknown = format!("{}?{}=1", response.uri, "k".repeat(3_000));
-    let error = read_resource(&server, &Caller::anonymous(), &unknown)
+    let error = read_resource(&server, &Caller::anonymous(), &unknown, &ReadOptions::default())
         .await
         .expect_err("unknown parameter");
     assert!(serde_json::to_vec(&error).unwrap_or_default().len() < 8 * 1024);

@@ -10,8 +10,9 @@ use dual_server::{Caller, CreateResponse, DualResponseServer, ServerError};
 use rmcp::model::CallToolResult;
 use tokio::sync::Notify;
 
-use super::Rendering;
-use crate::{ProgressReporter, WaitOptions, wait_for_result};
+use super::{ProgressReporter, SpawnOptions};
+use crate::tool_result::{ErrorResultOptions, server_error_result};
+use crate::wait::{WaitOptions, wait_for_result};
 
 /// How many times the final state is written before the task is left to its lease.
 const FINAL_WRITE_ATTEMPTS: u32 = 3;
@@ -21,7 +22,7 @@ pub(super) struct Run {
     pub(super) server: DualResponseServer,
     pub(super) caller: Caller,
     pub(super) request: CreateResponse,
-    pub(super) rendering: Rendering,
+    pub(super) options: SpawnOptions,
     pub(super) progress: Option<ProgressReporter>,
     pub(super) wait: WaitOptions,
     /// Notified by a `tasks/cancel` answered on this instance.
@@ -87,10 +88,10 @@ impl Run {
     /// The tool call: the tool result of the ready response, or the `isError` result of a failure.
     async fn call(&self, seen: &Mutex<Seen>) -> CallToolResult {
         let server = &self.server;
-        let max_error = server.config().max_error_text_bytes;
+        let max_error = ErrorResultOptions::default().max_bytes(server.config().max_error_text_bytes);
         let response = match server.create_response(self.request.clone()).await {
             Ok(response) => response,
-            Err(error) => return crate::server_error_result_within(&error, max_error),
+            Err(error) => return server_error_result(&error, &max_error),
         };
         lock(seen).resource = Some(response.id);
         let progress = self.progress.as_ref();
@@ -104,8 +105,8 @@ impl Run {
         })
         .await;
         match waited {
-            Ok(ready) => self.rendering.render(server, &self.caller, &ready).await,
-            Err(error) => error.tool_result_within(max_error),
+            Ok(ready) => self.options.render_ready(server, &self.caller, &ready).await,
+            Err(error) => error.tool_result(&max_error),
         }
     }
 

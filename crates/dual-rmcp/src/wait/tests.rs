@@ -6,6 +6,7 @@ use rmcp::model::{ReadResourceResult, ResourceContents};
 use serde_json::{Value, json};
 
 use super::*;
+use crate::resources::{ReadOptions, read_resource};
 
 /// A server whose kind `gated` is `executor`, pending after 50 ms.
 fn builder(executor: &Arc<Numbers>) -> dual_server::DualResponseServerBuilder {
@@ -117,7 +118,7 @@ async fn a_failed_query_is_an_error_for_the_model_and_reads_as_failed() {
     let response = pending(&server).await;
     let uri = response.uri.clone();
 
-    let read = crate::read_resource(&server, &caller, &uri)
+    let read = read_resource(&server, &caller, &uri, &ReadOptions::default())
         .await
         .expect("a status, not an error");
     let status = text_of(&read);
@@ -131,16 +132,22 @@ async fn a_failed_query_is_an_error_for_the_model_and_reads_as_failed() {
     assert!(
         matches!(&error, WaitError::Failed { failure } if failure.code == FailureCode::QueryExecutionFailed)
     );
-    let result = error.tool_result();
+    let result = error.tool_result(&ErrorResultOptions::default());
     assert_eq!(result.is_error, Some(true));
     let text = result.content[0]
         .as_text()
         .map(|t| t.text.clone())
         .unwrap_or_default();
     assert!(text.contains("no such column: nme"), "{text}");
+    let cut = error.tool_result(&ErrorResultOptions::default().max_bytes(60));
+    let cut = cut.content[0]
+        .as_text()
+        .map(|t| t.text.clone())
+        .unwrap_or_default();
+    assert!(cut.len() <= 60 && cut.ends_with("bytes in all]"), "{cut}");
 
     let status = text_of(
-        &crate::read_resource(&server, &caller, &uri)
+        &read_resource(&server, &caller, &uri, &ReadOptions::default())
             .await
             .expect("a status"),
     );
@@ -172,7 +179,10 @@ async fn gives_up_after_the_timeout_and_a_deleted_resource_is_an_error() {
     .await
     .expect_err("timed out");
     assert!(matches!(error, WaitError::TimedOut { .. }), "{error}");
-    assert_eq!(error.tool_result().is_error, Some(true));
+    assert_eq!(
+        error.tool_result(&ErrorResultOptions::default()).is_error,
+        Some(true)
+    );
 
     server.delete_resource(id, &caller).await.expect("deleted");
     let error = wait_for_result(&server, &caller, response, &fast(), |_| async {})

@@ -9,14 +9,14 @@ pub(super) fn apps_tools(tools: &[Tool]) -> Vec<Tool> {
     tools
         .iter()
         .cloned()
-        .map(dual_rmcp::with_view)
-        .chain([dual_rmcp::download_link_tool()])
+        .map(dual_rmcp::apps::with_view)
+        .chain([dual_rmcp::apps::download_link_tool()])
         .collect()
 }
 
 /// `resources/list` for an apps client: the view.
 pub(super) fn apps_resources() -> ListResourcesResult {
-    ListResourcesResult::with_all_items(vec![dual_rmcp::view_resource()])
+    ListResourcesResult::with_all_items(vec![dual_rmcp::apps::view_resource()])
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ const MAX_TITLE_CHARS: usize = 80;
 /// The request of a `query` call: `sql` (a string, required) and `sample_size` (an integer from 1
 /// to [`MAX_SAMPLE_SIZE`], optional), nothing else.
 pub(super) fn query_request(arguments: &JsonObject) -> Result<CreateResponse, String> {
-    dual_rmcp::reject_unknown_arguments(arguments, "query", &["sql", "sample_size"])?;
+    dual_rmcp::arguments::reject_unknown_arguments(arguments, "query", &["sql", "sample_size"])?;
     let sql = match arguments.get("sql") {
         None | Some(Value::Null) => {
             return Err("`sql` is required: one read-only SELECT statement".to_owned());
@@ -42,7 +42,7 @@ pub(super) fn query_request(arguments: &JsonObject) -> Result<CreateResponse, St
 /// The request of a `search_institutions` call: `state` (two letters) and `control` (`public` or
 /// `private`), both optional, nothing else.
 pub(super) fn search_request(arguments: &JsonObject) -> Result<CreateResponse, String> {
-    dual_rmcp::reject_unknown_arguments(arguments, "search_institutions", &["state", "control"])?;
+    dual_rmcp::arguments::reject_unknown_arguments(arguments, "search_institutions", &["state", "control"])?;
     let state = match arguments.get("state") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if s.len() == 2 && s.chars().all(|c| c.is_ascii_alphabetic()) => {

@@ -475,7 +475,7 @@ pub(crate) async fn create_via_mcp(instance: &Instance, rest: &DualResponseClien
     let result = query(&mcp, SQL).await;
     assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
     let _ = mcp.cancel().await;
-    dual_rmcp::parse_call_tool_result(&result, rest).expect("a dual response")
+    dual_rmcp::client::parse_call_tool_result(&result, rest).expect("a dual response")
 }
 
 /// Waits (at most 60 s) until every row of `parsed`'s snapshot is written. The tool call answers at

@@ -7,7 +7,7 @@ use rmcp::service::{Peer, RequestContext, RoleServer};
 ///
 /// ```no_run
 /// # async fn handler(context: rmcp::service::RequestContext<rmcp::service::RoleServer>) {
-/// if let Some(progress) = dual_rmcp::ProgressReporter::from_context(&context) {
+/// if let Some(progress) = dual_rmcp::tasks::ProgressReporter::from_context(&context) {
 ///     progress.rows(1_000).await;
 /// }
 /// # }
@@ -43,7 +43,7 @@ impl ProgressReporter {
 
     /// Sends `progress: rows` with the message "N rows so far". The protocol wants `progress` to
     /// grow with every notification: report only growing counts (as
-    /// [`wait_for_result`](crate::wait_for_result) does). A failure to send (the client went away)
+    /// [`wait_for_result`](crate::wait::wait_for_result) does). A failure to send (the client went away)
     /// is logged, not returned: progress is advisory.
     pub async fn rows(&self, rows: u64) {
         // Row counts stay far below 2^53, where f64 is exact.

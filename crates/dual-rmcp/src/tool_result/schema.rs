@@ -6,7 +6,7 @@ use rmcp::model::JsonObject;
 
 /// dual-core's [`output_schema`](dual_core::mcp::output_schema) as rmcp's schema type, ready for
 /// [`Tool::with_raw_output_schema`](rmcp::model::Tool::with_raw_output_schema) (or the `output_schema`
-/// field). Every result of [`to_call_tool_result`](crate::to_call_tool_result) validates against it.
+/// field). Every result of [`to_call_tool_result`](super::to_call_tool_result) validates against it.
 #[must_use]
 pub fn output_schema() -> Arc<JsonObject> {
     match dual_core::mcp::output_schema() {
