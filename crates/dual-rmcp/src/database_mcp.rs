@@ -3,6 +3,15 @@
 //! resources (`resources/list`, `resources/templates/list`, `resources/read`) and the prompts
 //! `explore_result` and `answer_from_data`; a client that declares the tasks extension gets each
 //! `query` as a durable task. Mount it with rmcp's transport of your choice.
+//!
+//! MCP Apps (feature `apps`, docs/DESIGN.md §4): a client that negotiated
+//! `io.modelcontextprotocol/ui` is listed `query` with the result view attached, the view as a
+//! `ui://` resource and the app-only tool `dual_download_link`, and gets `query` results rendered
+//! as [`AppsOptions`](crate::apps::AppsOptions) asks ([`DatabaseMcp::with_apps`]). Every other
+//! client gets exactly what it gets without the feature.
+
+#[cfg(feature = "apps")]
+mod apps;
 
 use dual_core::mcp::RenderOptions;
 use dual_server::{DualResponseServer, SchemaCache};
@@ -14,6 +23,8 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
+#[cfg(feature = "apps")]
+use crate::apps::{AppsOptions, DOWNLOAD_LINK_TOOL, call_download_link, client_supports_apps, read_view};
 use crate::prompts::Prompts;
 use crate::sql_tools::{
     DESCRIBE_SCHEMA_TOOL, QUERY_TOOL, call_describe_schema, call_query, describe_schema_tool, query_request,
@@ -27,7 +38,8 @@ use crate::{ResultSurface, caller_from_extensions};
 /// An MCP server for one database: `query` runs the executor registered for `kind` (the model's
 /// SQL, e.g. `SqliteDb::sql_executor` or `PgDb::sql_executor`) and `describe_schema` reads
 /// `schema`. Each caller's results are bound to the caller the HTTP layer authenticated
-/// ([`caller_from_extensions`]). Cheap to clone: give rmcp's
+/// ([`caller_from_extensions`]). With the feature `apps`, a client that negotiated MCP Apps also
+/// gets the result view ([`DatabaseMcp::with_apps`]). Cheap to clone: give rmcp's
 /// session factory a clone per session (each clone has its own resource subscriptions).
 #[derive(Debug)]
 pub struct DatabaseMcp {
@@ -35,6 +47,9 @@ pub struct DatabaseMcp {
     schema: SchemaCache,
     kind: String,
     tools: Vec<Tool>,
+    /// What a client that negotiated MCP Apps is listed, and how its results are rendered.
+    #[cfg(feature = "apps")]
+    apps: apps::Apps,
     /// The results, their subscriptions and the prompts (this session's).
     surface: ResultSurface,
     /// `query` calls of clients that declare tasks, kept in the server's store.
@@ -51,6 +66,8 @@ impl Clone for DatabaseMcp {
             schema: self.schema.clone(),
             kind: self.kind.clone(),
             tools: self.tools.clone(),
+            #[cfg(feature = "apps")]
+            apps: self.apps.clone(),
             surface: self.surface.for_new_session(),
             tasks: self.tasks.clone(),
             name: self.name.clone(),
@@ -67,6 +84,7 @@ impl DatabaseMcp {
         kind: impl Into<String>,
         description: &str,
     ) -> Self {
+        let tools = vec![query_tool(description), describe_schema_tool()];
         Self {
             tasks: DualTasks::new(server.clone()),
             surface: ResultSurface::new(
@@ -76,8 +94,9 @@ impl DatabaseMcp {
             server,
             schema,
             kind: kind.into(),
-            tools: vec![query_tool(description), describe_schema_tool()],
-
+            #[cfg(feature = "apps")]
+            apps: apps::Apps::new(&tools),
+            tools,
             name: "dual-response".to_owned(),
         }
     }
@@ -88,31 +107,59 @@ impl DatabaseMcp {
         self.name = name.into();
         self
     }
+
+    /// Renders `query` results for clients that negotiated MCP Apps as `options` asks (feature
+    /// `apps`; default [`AppsOptions::new`]: no `resource_link` block, no download link line).
+    ///
+    /// Whatever the options, such a client (`io.modelcontextprotocol/ui` with the view's MIME type,
+    /// protocol 2025-06-18 or later) is listed `query` with the result view attached
+    /// (`_meta.ui.resourceUri`), the view as a `ui://` resource and the app-only tool
+    /// `dual_download_link`; every other client gets exactly what it gets without the feature.
+    #[cfg(feature = "apps")]
+    #[must_use]
+    pub fn with_apps(mut self, options: AppsOptions) -> Self {
+        self.apps.options = options;
+        self
+    }
+
+    /// Every tool this server answers, the app-only one included.
+    #[cfg(feature = "apps")]
+    fn all_tools(&self) -> &[Tool] {
+        &self.apps.tools
+    }
+
+    /// Every tool this server answers.
+    #[cfg(not(feature = "apps"))]
+    fn all_tools(&self) -> &[Tool] {
+        &self.tools
+    }
 }
 
 impl ServerHandler for DatabaseMcp {
     crate::result_surface_handlers!(surface: surface, tasks: tasks);
 
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
-                .enable_resources_subscribe()
-                .enable_prompts()
-                .enable_tasks()
-                .build(),
-        )
-        .with_server_info(Implementation::new(self.name.clone(), env!("CARGO_PKG_VERSION")))
-        .with_instructions(
-            "Call describe_schema to see the tables and columns, then query with one read-only SQL \
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_prompts()
+            .enable_tasks()
+            .build();
+        #[cfg(feature = "apps")]
+        let capabilities = crate::apps::declare_apps(capabilities);
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(self.name.clone(), env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Call describe_schema to see the tables and columns, then query with one read-only SQL \
                  statement. Each result gives a sample, the exact total count and a link to every row: \
                  report the count and point the user to the full result rather than listing rows.",
-        )
+            )
     }
 
+    /// Any tool by name, the app-only one included (rmcp checks `Mcp-Param-*` headers with it).
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|tool| tool.name == name).cloned()
+        self.all_tools().iter().find(|tool| tool.name == name).cloned()
     }
 
     async fn list_tools(
@@ -121,6 +168,10 @@ impl ServerHandler for DatabaseMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let version = protocol_version(context.protocol_version().as_ref());
+        #[cfg(feature = "apps")]
+        if client_supports_apps(&context) {
+            return Ok(tools_list_for_version(&self.apps.tools, version));
+        }
         Ok(tools_list_for_version(&self.tools, version))
     }
 
@@ -130,9 +181,12 @@ impl ServerHandler for DatabaseMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.as_ref();
+        let caller = caller_from_extensions(&context.extensions);
+        // `Some` for a client that negotiated MCP Apps.
+        #[cfg(feature = "apps")]
+        let apps = client_supports_apps(&context).then_some(self.apps.options);
         match request.name.as_ref() {
             QUERY_TOOL => {
-                let caller = caller_from_extensions(&context.extensions);
                 let version = protocol_version(context.protocol_version().as_ref());
                 let options = RenderOptions::new(version);
                 if client_supports_tasks(&context) {
@@ -145,8 +199,19 @@ impl ServerHandler for DatabaseMcp {
                     };
                     let progress = ProgressReporter::from_context(&context);
                     let spawn = SpawnOptions::new(options);
+                    #[cfg(feature = "apps")]
+                    let spawn = match apps {
+                        Some(apps) => spawn.apps(apps),
+                        None => spawn,
+                    };
                     let task = self.tasks.spawn(caller, request, &spawn, progress).await?;
                     return Ok(CallToolResponse::Task(task));
+                }
+                #[cfg(feature = "apps")]
+                if let Some(apps) = apps {
+                    let result =
+                        apps::call_query(&self.server, &self.kind, arguments, &caller, &options, &apps).await;
+                    return Ok(result.into());
                 }
                 Ok(
                     call_query(&self.server, &self.kind, arguments, caller.owner_name(), &options)
@@ -155,15 +220,27 @@ impl ServerHandler for DatabaseMcp {
                 )
             }
             DESCRIBE_SCHEMA_TOOL => Ok(call_describe_schema(&self.schema, arguments).await.into()),
+            // The app-only tool, for the view of a client that negotiated MCP Apps.
+            #[cfg(feature = "apps")]
+            DOWNLOAD_LINK_TOOL if apps.is_some() => {
+                let arguments = arguments.cloned().unwrap_or_default();
+                Ok(call_download_link(&self.server, &caller, &arguments).await.into())
+            }
             other => Err(ErrorData::invalid_params(format!("unknown tool `{other}`"), None)),
         }
     }
 
+    /// The caller's live results, newest first, a page at a time; a client that negotiated MCP
+    /// Apps also gets the view, on the first page.
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        #[cfg(feature = "apps")]
+        if client_supports_apps(&context) {
+            return apps::list_resources(&self.surface, request, &context).await;
+        }
         self.surface.list_resources(request, &context).await
     }
 
@@ -172,6 +249,12 @@ impl ServerHandler for DatabaseMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        #[cfg(feature = "apps")]
+        if client_supports_apps(&context)
+            && let Some(view) = read_view(&request.uri)
+        {
+            return Ok(view.into());
+        }
         self.surface
             .read_resource(&request, &context)
             .await

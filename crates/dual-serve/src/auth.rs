@@ -1,4 +1,4 @@
-//! Bearer-token authentication of `dual-demo serve --auth-tokens FILE`.
+//! Bearer-token authentication of `dual-response serve --auth-tokens FILE`.
 //!
 //! The file holds one `TOKEN OWNER` pair per line; `#` starts a comment line. A request to `/mcp` or
 //! `/resources` must carry `Authorization: Bearer TOKEN`; the router puts the token's [`Owner`], and

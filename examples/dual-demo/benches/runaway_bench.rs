@@ -7,7 +7,7 @@
 //!
 //! A bench target without the test harness (the `--bench` flag cargo passes is ignored).
 //!
-//! The demo's server with its defaults (`serve::start` in process, as `dual-demo serve` runs it: memory
+//! The demo's server with its defaults (`serve::start` in process, as `dual-response serve` runs it: memory
 //! spool, `pending_after` 2 s, the scheduler's and the value cap's defaults) on the embedded dataset.
 //! The caller `runaway` sends, at once, an endless `WITH RECURSIVE`, `SELECT randomblob(1000000000)`
 //! and `SELECT printf('%.*c', 100000000, 'x')`; meanwhile the caller `other` makes a small tool call

@@ -3,7 +3,7 @@
 // host bridge, against a running demo serving the 269,000-row dataset:
 //
 //   cargo build --release -p dual-demo
-//   target/release/dual-demo serve --addr 127.0.0.1:8080 --pending-after-ms 0 &
+//   target/release/dual-response serve --addr 127.0.0.1:8080 --pending-after-ms 0 &
 //   node examples/dual-demo/browser/bench.mjs --demo http://127.0.0.1:8080 [--runs 15]
 //
 // Figures, each over --runs runs (median, min, max):

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The real-browser tests of the result view (issue 22, point 7), against running dual-demo servers.
+// The real-browser tests of the result view (issue 22, point 7), against running dual-response servers.
 //
 //   node run.mjs --demo http://127.0.0.1:PORT \
 //       (--secure http://127.0.0.1:PORT2 --token-a TOKEN_A --token-b TOKEN_B | --no-secure) [--screenshot docs/view.png]

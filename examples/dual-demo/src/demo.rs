@@ -1,4 +1,4 @@
-//! `dual-demo` without arguments: the whole pattern in one process, narrated.
+//! `dual-response demo` (or no subcommand): the whole pattern in one process, narrated.
 
 use std::net::SocketAddr;
 use std::time::Instant;

@@ -1,8 +1,8 @@
 //! The Dual Response demo: an MCP server over an embedded IPEDS-like SQLite dataset, and a reporting
 //! client that fetches every row out of band.
 //!
-//! The binary `dual-demo` drives it (`dual-demo`, `dual-demo serve`, `dual-demo report`); this library
-//! holds its parts so that the end-to-end tests can drive them too.
+//! The binary `dual-response` drives it (`dual-response serve`, `dual-response demo`, `dual-response
+//! report`); this library holds its parts so that the end-to-end tests can drive them too.
 
 pub mod config;
 pub mod database;

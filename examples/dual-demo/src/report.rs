@@ -1,4 +1,4 @@
-//! `dual-demo report --mcp URL --sql SQL [--csv FILE]`: the reporting client.
+//! `dual-response report --mcp URL --sql SQL [--csv FILE]`: the reporting client.
 //!
 //! What it prints (the summary, the tables, an error) has its control characters escaped: the
 //! names and values come from the model's SQL and the database. The CSV file keeps the data exact,

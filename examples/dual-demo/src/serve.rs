@@ -175,7 +175,7 @@ pub async fn start(options: &ServeOptions, database: &DatabaseOptions) -> Result
             })?;
             let executor = db.sql_executor_with(database.policy());
             let server = bound.server_builder().await?.executor(SQL, executor).build()?;
-            let mcp = database_mcp(&server, db.schema(), "A SQLite database.");
+            let mcp = database_mcp(&server, db.schema(), "A SQLite database.", options.apps);
             Ok(serve_with(bound, server, mcp, path.display().to_string()))
         }
         DatabaseUrl::Postgres(url) => {
@@ -184,7 +184,7 @@ pub async fn start(options: &ServeOptions, database: &DatabaseOptions) -> Result
                 .map_err(|source| connect_error(&database.url, source))?;
             let executor = db.sql_executor_with(database.policy());
             let server = bound.server_builder().await?.executor(SQL, executor).build()?;
-            let mcp = database_mcp(&server, db.schema(), "A PostgreSQL database.");
+            let mcp = database_mcp(&server, db.schema(), "A PostgreSQL database.", options.apps);
             Ok(serve_with(bound, server, mcp, database.url.redacted()))
         }
         DatabaseUrl::Mysql(url) => {
@@ -193,7 +193,7 @@ pub async fn start(options: &ServeOptions, database: &DatabaseOptions) -> Result
                 .map_err(|source| connect_error(&database.url, source))?;
             let executor = db.sql_executor_with(database.policy());
             let server = bound.server_builder().await?.executor(SQL, executor).build()?;
-            let mcp = database_mcp(&server, db.schema(), "A MySQL or MariaDB database.");
+            let mcp = database_mcp(&server, db.schema(), "A MySQL or MariaDB database.", options.apps);
             Ok(serve_with(bound, server, mcp, database.url.redacted()))
         }
     }
@@ -249,9 +249,15 @@ fn serve_with(bound: Bound, server: DualResponseServer, mcp: DatabaseMcp, databa
     }
 }
 
-/// The handler of a database: `query` runs [`SQL`], `describe_schema` reads `schema`.
-fn database_mcp(server: &DualResponseServer, schema: &SchemaCache, description: &str) -> DatabaseMcp {
-    DatabaseMcp::new(server.clone(), schema.clone(), SQL, description)
+/// The handler of a database: `query` runs [`SQL`], `describe_schema` reads `schema`; MCP Apps
+/// clients get `query` results rendered as `apps` asks.
+fn database_mcp(
+    server: &DualResponseServer,
+    schema: &SchemaCache,
+    description: &str,
+    apps: dual_rmcp::apps::AppsOptions,
+) -> DatabaseMcp {
+    DatabaseMcp::new(server.clone(), schema.clone(), SQL, description).with_apps(apps)
 }
 
 /// The error of a database that cannot be reached: the URL without its password, and the cause.

@@ -1,5 +1,5 @@
 //! The official TypeScript MCP client (`@modelcontextprotocol/client` 2.4.0, driven by
-//! `browser/interop.mjs`) against two `dual-demo serve` instances sharing a Redis or PostgreSQL store
+//! `browser/interop.mjs`) against two `dual-response serve` instances sharing a Redis or PostgreSQL store
 //! and one S3 spool, behind a round-robin load balancer that sends each new connection to the next
 //! instance; the client opens a connection per request, so consecutive requests reach different
 //! instances (issue 25). At 2026-07-28 (no session): tools, a tool call and its pages, the result

@@ -478,7 +478,7 @@ async fn the_result_may_carry_a_download_link_for_hosts_that_show_links() {
     .await;
 }
 
-/// `dual-demo serve` with the link flags: a key file of fewer than 32 bytes is refused at start-up;
+/// `dual-response serve` with the link flags: a key file of fewer than 32 bytes is refused at start-up;
 /// with a key and a lifetime the result's download line says when the link ends; without a key the
 /// start-up log says that links do not outlive the process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

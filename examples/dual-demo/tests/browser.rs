@@ -1,4 +1,4 @@
-//! The result view in a real browser (feature `browser`): starts two `dual-demo serve` processes on the
+//! The result view in a real browser (feature `browser`): starts two `dual-response serve` processes on the
 //! default 269,000-row dataset and runs `node examples/dual-demo/browser/run.mjs` against them, which
 //! drives headless Chromium through the official MCP Apps host bridge and the official TypeScript MCP
 //! client (see examples/dual-demo/browser/README.md for every check).

@@ -1,4 +1,4 @@
-//! Byte caps against the real `dual-demo serve` binary (issue 21, finding 5): 2,000 rows of about
+//! Byte caps against the real `dual-response serve` binary (issue 21, finding 5): 2,000 rows of about
 //! 100 KB. A `POST /{id}` page stays within `--max-page-bytes` and paging by `next_offset` yields
 //! every row once; `resources/read` text stays within `--max-read-bytes`; a 1 MB bad identifier
 //! comes back as bounded error text; the whole tool result stays within `--max-sample-bytes`.

@@ -30,7 +30,7 @@ const SLOTS: usize = 2;
 /// The scheduler flags of the tests: one background slot, [`SLOTS`] places.
 const PLACES: [&str; 4] = ["--background-slots", "1", "--background-queue", "2"];
 
-/// Runs `test` within [`LIMIT`] against `dual-demo serve` on the small dataset and an MCP session
+/// Runs `test` within [`LIMIT`] against `dual-response serve` on the small dataset and an MCP session
 /// with it (closed afterwards). The server's queries go pending after `pending_after_ms`, its tool
 /// calls wait at most `db_wait_ms` for a connection, and it is given the flags `extra` too.
 async fn with_demo(

@@ -3,7 +3,7 @@
 //! CSV exports neutralise formulas; the MCP text table escapes control characters; an export that
 //! fails before its first row is an error status, not a closed connection. Issue 42, item 6: `ESC`
 //! and a right-to-left override in the model's SQL (a column alias, a comment) reach the summary,
-//! the names, `resources/list`, the REST metadata and `dual-demo report`'s terminal output escaped;
+//! the names, `resources/list`, the REST metadata and `dual-response report`'s terminal output escaped;
 //! the report's CSV file keeps the data exact.
 
 mod support;
@@ -323,7 +323,7 @@ async fn esc_and_overrides_in_the_sql_reach_every_name_escaped() {
         assert!(structured["results"][0]["x\u{1b}[2J"].is_number(), "data stays exact: {structured}");
         let _ = client.cancel().await;
 
-        // dual-demo report: a terminal gets every line escaped, the CSV file the data exact.
+        // dual-response report: a terminal gets every line escaped, the CSV file the data exact.
         let printed = report(&instance, &[]).await;
         assert!(!printed.contains('\u{1b}') && !hidden(&printed), "raw controls on the terminal:\n{printed}");
         assert!(printed.contains(&format!("{name}: ")), "the summary, escaped:\n{printed}");
@@ -345,7 +345,7 @@ async fn esc_and_overrides_in_the_sql_reach_every_name_escaped() {
     .await;
 }
 
-/// Runs `dual-demo report` with [`HOSTILE_SQL`] against `instance` (`extra` arguments after it); its
+/// Runs `dual-response report` with [`HOSTILE_SQL`] against `instance` (`extra` arguments after it); its
 /// stdout, which must be a success.
 async fn report(instance: &Instance, extra: &[&str]) -> String {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-response"))
@@ -356,11 +356,11 @@ async fn report(instance: &Instance, extra: &[&str]) -> String {
         .kill_on_drop(true)
         .output()
         .await
-        .expect("dual-demo report runs");
+        .expect("dual-response report runs");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
-        "dual-demo report failed: {stdout}\n{}",
+        "dual-response report failed: {stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
     stdout

@@ -22,7 +22,7 @@ use tokio::process::Command;
 /// Rows of the table each test creates.
 const ROWS: u64 = 250;
 
-/// `dual-demo serve --addr 127.0.0.1:0 --database URL EXTRA…`, for a database of the test's.
+/// `dual-response serve --addr 127.0.0.1:0 --database URL EXTRA…`, for a database of the test's.
 fn serve_database(url: &str, extra: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_dual-response"));
     command

@@ -1,4 +1,4 @@
-//! Several `dual-demo serve` processes sharing one Redis or PostgreSQL store: a resource created through
+//! Several `dual-response serve` processes sharing one Redis or PostgreSQL store: a resource created through
 //! instance A's MCP endpoint is served, pinned and deleted through instance B's REST API, outlives A,
 //! and a pinned one survives a restart of every instance.
 //!

@@ -1,4 +1,4 @@
-//! Store outages seen from the outside: a `dual-demo serve` process reaches Redis or PostgreSQL
+//! Store outages seen from the outside: a `dual-response serve` process reaches Redis or PostgreSQL
 //! through a TCP proxy in the test, which cuts and restores it (the shared services are never stopped).
 //! While cut, REST answers 503 `storage_error` with `retryable: true` and the `query` tool an error
 //! result, both in bounded time; after the restore the same process recovers by itself; and

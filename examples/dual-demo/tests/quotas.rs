@@ -1,4 +1,4 @@
-//! The quotas and the spill directory's ownership of `dual-demo serve`, against the real binary: a
+//! The quotas and the spill directory's ownership of `dual-response serve`, against the real binary: a
 //! query whose snapshot passes `--spool-max-mb` answers a retryable quota error (or, once answered,
 //! is served live) while an earlier resource is still served; a second `serve` on the same `--spool-dir` exits naming it; after
 //! `kill -9` a restart removes the dead process's private spill directory; anonymous pins follow

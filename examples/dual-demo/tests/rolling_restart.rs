@@ -1,4 +1,4 @@
-//! A rolling restart of the real binary (issue 41, item 6): two `dual-demo serve` processes share a
+//! A rolling restart of the real binary (issue 41, item 6): two `dual-response serve` processes share a
 //! Redis store and an S3 spool; a tool call is answered by A while its snapshot is still being
 //! written, and A gets SIGTERM at once, as a deploy does. A finishes writing what it announced (into
 //! the shared spool) within `--shutdown-grace-secs`, exits 0, and B serves every row. With a grace too

@@ -1,4 +1,4 @@
-//! Several `dual-demo serve` processes sharing a Redis or PostgreSQL store and one S3 spool
+//! Several `dual-response serve` processes sharing a Redis or PostgreSQL store and one S3 spool
 //! (`--spool s3://BUCKET/PREFIX`, the endpoint and credentials in their `AWS_*` environment): a
 //! snapshot written through instance A is served by instance B byte for byte, from the snapshot
 //! even after the data changed; `DELETE` through B removes its segments before it answers; expiry

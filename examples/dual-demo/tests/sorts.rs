@@ -1,4 +1,4 @@
-//! Sorted pages against the real `dual-demo serve` (issue 21): a snapshot over `--sort-max-rows` is
+//! Sorted pages against the real `dual-response serve` (issue 21): a snapshot over `--sort-max-rows` is
 //! refused with `400 invalid_request` naming `sort` and what to do instead, while its unsorted pages
 //! are served; with every derivation slot taken (`--sort-concurrency 1 --sort-wait-ms 0`), a further
 //! sort is the retryable `503 overloaded` with `Retry-After`, and the orders derived are then cached.

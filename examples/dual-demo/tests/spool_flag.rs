@@ -1,4 +1,4 @@
-//! `dual-demo serve --spool` at start-up: a value that is neither `memory` nor `s3://BUCKET[/PREFIX]`,
+//! `dual-response serve --spool` at start-up: a value that is neither `memory` nor `s3://BUCKET[/PREFIX]`,
 //! or a memory-spool flag with S3, stops the process naming the flag; an S3 endpoint where nothing
 //! listens stops it in bounded time, naming the spool and the endpoint but never the credentials.
 //! Needs nothing but the toolchain (no S3 server).
@@ -17,7 +17,7 @@ const EXIT_WITHIN: Duration = Duration::from_secs(30);
 /// The secret in the environment of the S3 case, which must not appear in the output.
 const SECRET: &str = "spool-flag-test-secret-81c2";
 
-/// Runs `dual-demo serve --addr 127.0.0.1:0 --db DB ARGS…` with `env`, expecting it to exit.
+/// Runs `dual-response serve --addr 127.0.0.1:0 --db DB ARGS…` with `env`, expecting it to exit.
 async fn serve(db: &TempDb, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_dual-response"));
     command

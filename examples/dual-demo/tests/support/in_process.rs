@@ -82,7 +82,7 @@ impl InProcess {
         self.running.mcp_url()
     }
 
-    /// Runs `dual-demo report` for `sql` against this server (a 5-row table, or every row to `csv`),
+    /// Runs `dual-response report` for `sql` against this server (a 5-row table, or every row to `csv`),
     /// with `token` sent to MCP and REST alike.
     pub(crate) async fn report(
         &self,

@@ -1,5 +1,5 @@
 //! Shared by the demo's integration tests: the services (feature `services`), a per-test Redis key
-//! prefix / PostgreSQL schema that cleans up after itself, `dual-demo serve` child processes that
+//! prefix / PostgreSQL schema that cleans up after itself, `dual-response serve` child processes that
 //! never outlive the test, in-process servers ([`in_process`]), plain HTTP requests ([`http`]), big
 //! exports ([`export`]), `serve --stdio` children ([`stdio`]) and small MCP / REST helpers (per-test S3
 //! buckets are `dual_testkit::s3`).
@@ -39,7 +39,7 @@ use tokio::time::timeout;
 
 /// Upper bound of any one test's work.
 pub(crate) const LIMIT: Duration = Duration::from_secs(150);
-/// How long a `dual-demo serve` process may take to print its address.
+/// How long a `dual-response serve` process may take to print its address.
 const START_WITHIN: Duration = Duration::from_secs(30);
 /// Log lines of a child kept for failure messages.
 const LOG_LINES: usize = 200;
@@ -215,7 +215,7 @@ impl TempDb {
     }
 }
 
-/// `dual-demo serve --pending-after-ms 0 --addr 127.0.0.1:0 --db DB`, for further arguments.
+/// `dual-response serve --pending-after-ms 0 --addr 127.0.0.1:0 --db DB`, for further arguments.
 pub(crate) fn serve_command(db: &Path) -> Command {
     serve_command_pending(db, 0)
 }
@@ -264,7 +264,7 @@ impl Drop for TempDb {
     }
 }
 
-/// A `dual-demo serve` child process. It is killed when dropped (on every path, panics included).
+/// A `dual-response serve` child process. It is killed when dropped (on every path, panics included).
 #[derive(Debug)]
 pub(crate) struct Instance {
     child: Child,
@@ -275,7 +275,7 @@ pub(crate) struct Instance {
 }
 
 impl Instance {
-    /// Starts `dual-demo serve --addr 127.0.0.1:0 --db DB --store STORE --store-prefix PREFIX EXTRA…`
+    /// Starts `dual-response serve --addr 127.0.0.1:0 --db DB --store STORE --store-prefix PREFIX EXTRA…`
     /// and waits until it prints its address. Panics, with the child's output, when it exits instead
     /// (for example because the store is unreachable).
     pub(crate) async fn start(db: &Path, store: &str, prefix: &str, extra: &[&str]) -> Self {
@@ -286,7 +286,7 @@ impl Instance {
         Self::launch(command).await
     }
 
-    /// Starts `dual-demo serve --addr 127.0.0.1:0 --db DB EXTRA…` with the memory store, on a
+    /// Starts `dual-response serve --addr 127.0.0.1:0 --db DB EXTRA…` with the memory store, on a
     /// small dataset of its own.
     pub(crate) async fn start_memory(extra: &[&str]) -> Self {
         let db = TempDb::new();
@@ -297,7 +297,7 @@ impl Instance {
         instance
     }
 
-    /// Runs `command` (a `dual-demo serve`, possibly through a shell that `exec`s it) and waits until
+    /// Runs `command` (a `dual-response serve`, possibly through a shell that `exec`s it) and waits until
     /// it prints its address.
     pub(crate) async fn launch(mut command: Command) -> Self {
         command.env("RUST_LOG", "info").env("NO_COLOR", "1");
@@ -317,9 +317,9 @@ impl Instance {
         .await;
         let addr = match found {
             Ok(Some(addr)) => addr,
-            Ok(None) => panic!("dual-demo serve exited before serving:\n{}", tail(&log)),
+            Ok(None) => panic!("dual-response serve exited before serving:\n{}", tail(&log)),
             Err(_) => panic!(
-                "dual-demo serve did not start within {START_WITHIN:?}:\n{}",
+                "dual-response serve did not start within {START_WITHIN:?}:\n{}",
                 tail(&log)
             ),
         };
@@ -379,8 +379,11 @@ impl Instance {
     pub(crate) async fn exit_status(&mut self, within: Duration) -> std::process::ExitStatus {
         match timeout(within, self.child.wait()).await {
             Ok(Ok(status)) => status,
-            Ok(Err(e)) => panic!("waiting for dual-demo serve failed: {e}"),
-            Err(_) => panic!("dual-demo serve did not exit within {within:?}:\n{}", self.log()),
+            Ok(Err(e)) => panic!("waiting for dual-response serve failed: {e}"),
+            Err(_) => panic!(
+                "dual-response serve did not exit within {within:?}:\n{}",
+                self.log()
+            ),
         }
     }
 
@@ -395,7 +398,11 @@ impl Drop for Instance {
     fn drop(&mut self) {
         let _ = self.child.start_kill();
         if std::thread::panicking() {
-            eprintln!("--- dual-demo serve on {} ---\n{}", self.addr, tail(&self.log));
+            eprintln!(
+                "--- dual-response serve on {} ---\n{}",
+                self.addr,
+                tail(&self.log)
+            );
         }
     }
 }

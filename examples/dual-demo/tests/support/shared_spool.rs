@@ -23,7 +23,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Starts `dual-demo serve` on the shared store and `--spool s3://BUCKET/PREFIX`, reaching S3 at
+    /// Starts `dual-response serve` on the shared store and `--spool s3://BUCKET/PREFIX`, reaching S3 at
     /// `endpoint` through `AWS_ENDPOINT_URL`, sweeping every second.
     pub(crate) async fn instance(&self, endpoint: &str, extra: &[&str]) -> Instance {
         self.launch(serve_command(&self.db.path()), endpoint, extra).await

@@ -1,4 +1,4 @@
-//! `dual-demo serve --stdio` child processes.
+//! `dual-response serve --stdio` child processes.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin};
 
-/// `dual-demo serve --stdio --addr 127.0.0.1:0 --db DB` with `RUST_LOG=rust_log`, stdin and stdout
+/// `dual-response serve --stdio --addr 127.0.0.1:0 --db DB` with `RUST_LOG=rust_log`, stdin and stdout
 /// piped and killed when dropped; callers choose stderr (and further environment) before spawning.
 pub(crate) fn command(db: &Path, rust_log: &str) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_dual-response"));
