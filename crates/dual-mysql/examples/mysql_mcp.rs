@@ -18,9 +18,8 @@
 //! in an axum app of your own, see dual-http's `examples/axum.rs`.
 
 use dual_mysql::{MyDb, MyOptions};
-use dual_rmcp::DatabaseMcp;
 use dual_serve::shutdown::Signals;
-use dual_serve::{Bound, ServeOptions};
+use dual_serve::{ServeOptions, serve_database};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -34,24 +33,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let db = MyDb::connect(&url, MyOptions::default().allow_privileged_role(allow)).await?;
     // From here on SIGTERM and SIGINT shut the server down gracefully instead of killing it.
     let mut signals = Signals::install()?;
-    let bound = Bound::bind(ServeOptions::new(addr)).await?;
-    let server = bound
-        .server_builder()
-        .await?
-        .executor("sql", db.sql_executor())
-        .build()?;
     let description = "A MySQL reporting database.";
-    let mcp = DatabaseMcp::new(server.clone(), db.schema().clone(), "sql", description);
-    let running = bound.serve(server, move || mcp.clone());
-    println!(
-        "MCP at {}, results at http://{}/resources",
-        running.mcp_url(),
-        running.addr
-    );
-    let signal = signals.recv().await;
-    eprintln!("{signal}: shutting down (a second signal cuts the requests in flight)");
-    running
-        .shutdown_or(async { eprintln!("{}: cutting", signals.recv().await) })
-        .await;
+    let options = ServeOptions::new(addr);
+    let running = serve_database(options, db.sql_executor(), db.schema().clone(), description).await?;
+    let (mcp, rest) = (running.mcp_url(), running.rest_url());
+    println!("MySQL: MCP at {mcp}, results at {rest}");
+    running.shutdown_on(&mut signals).await;
     Ok(())
 }

@@ -18,8 +18,9 @@
 //! - an optional metrics listener (Prometheus text format) and a graceful drain at shutdown
 //!   ([`Running::shutdown`]).
 //!
-//! Serving a database takes three steps: bind, build the server with its executors, serve it with an
-//! MCP handler (any rmcp `ServerHandler`, e.g. [`dual_rmcp::DatabaseMcp`]):
+//! [`serve_database`] serves one database with [`dual_rmcp::DatabaseMcp`] in one call. With more
+//! executors or a handler of your own, take its three steps: bind, build the server with its
+//! executors, serve it with an MCP handler (any rmcp `ServerHandler`):
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -43,6 +44,7 @@ mod activity;
 mod backoff;
 mod bound;
 mod conn;
+mod database;
 mod drain_body;
 mod error;
 mod guard;
@@ -66,6 +68,7 @@ pub mod spool;
 pub mod store;
 
 pub use bound::Bound;
+pub use database::{SQL_KIND, serve_database};
 pub use error::ServeError;
 pub use metrics::{MetricsError, REQUESTS_TOTAL};
 pub use metrics_endpoint::METRICS_PATH;

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::MCP_PATH;
+use crate::shutdown::Signals;
 
 /// The switches of one server's shutdown, in the order they are thrown.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +46,25 @@ impl Running {
     #[must_use]
     pub fn mcp_url(&self) -> String {
         format!("http://{}{MCP_PATH}", self.addr)
+    }
+
+    /// `http://{addr}/resources`: where the REST API answers (resource links carry
+    /// [`ServeOptions::base_url`](super::ServeOptions::base_url) when it is set).
+    #[must_use]
+    pub fn rest_url(&self) -> String {
+        format!("http://{}{}", self.addr, super::REST_PREFIX)
+    }
+
+    /// Serves until the first of `signals` (SIGTERM or SIGINT), then shuts down gracefully
+    /// ([`Running::shutdown_or`]); a second signal cuts what still runs. Each signal is logged.
+    pub async fn shutdown_on(self, signals: &mut Signals) {
+        let signal = signals.recv().await;
+        tracing::info!(signal, "shutting down (a second signal cuts the requests in flight)");
+        self.shutdown_or(async {
+            let signal = signals.recv().await;
+            tracing::warn!(signal, "second signal: cutting what still runs");
+        })
+        .await;
     }
 
     /// Shuts down gracefully within the grace period of [`super::ServeOptions::shutdown_grace`]; see
