@@ -102,19 +102,13 @@ impl Bound {
         H: ServerHandler + Send + 'static,
         F: Fn() -> H + Send + Sync + 'static,
     {
-        let Self {
-            listener,
-            addr,
-            base_url,
-            metrics_addr,
-            switches,
-            options,
-        } = self;
+        let (addr, options, switches) = (self.addr, self.options, self.switches);
+        let base_url = self.base_url;
         let make = mcp_endpoint::make_service(make_mcp);
         let router = Router::new(server.clone(), addr, &base_url, &options, &switches, make);
         let connections = TaskTracker::new();
         let listener = accept::Listener {
-            listener,
+            listener: self.listener,
             name: "main",
             max_connections: options.max_connections,
             stop: switches.stop_accepting.clone(),
@@ -142,7 +136,7 @@ impl Bound {
         );
         Running {
             addr,
-            metrics_addr,
+            metrics_addr: self.metrics_addr,
             server,
             switches,
             accept,
