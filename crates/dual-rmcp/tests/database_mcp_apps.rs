@@ -14,7 +14,7 @@ use dual_rmcp::rmcp::model::{
     Implementation, JsonObject, ProtocolVersion, ReadResourceRequestParams, ResourceContents, TaskStatus,
 };
 use dual_rmcp::rmcp::service::RunningService;
-use dual_rmcp::rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use dual_rmcp::rmcp::{ClientHandler, Peer, RoleClient, ServerHandler, ServiceExt};
 use dual_rmcp::sql_tools::{describe_schema_tool, query_tool};
 use dual_rmcp::version::{protocol_version, tools_list_for_version};
 use dual_server::DualResponseServer;
@@ -175,9 +175,13 @@ async fn listed_tools(client: &Peer<RoleClient>) -> Vec<(String, Value)> {
 async fn an_apps_client_gets_the_view_the_app_only_tool_and_apps_tool_results() {
     let f = fixture();
     let mcp = f.mcp().with_apps(AppsOptions::new().download_link(true));
+    // rmcp finds every tool by name, the app-only one too (for the `Mcp-Param-*` headers).
+    for name in ["query", "describe_schema", DOWNLOAD_LINK_TOOL] {
+        assert!(ServerHandler::get_tool(&mcp, name).is_some(), "{name}");
+    }
     let client = connect(mcp, Client::host(false)).await;
     let declared =
-        serde_json::to_value(client.peer_info().map(|info| &info.capabilities)).unwrap_or_default();
+        serde_json::to_value(client.peer_info().map(|info| info.capabilities.clone())).unwrap_or_default();
     assert_eq!(declared["extensions"][EXTENSION_ID], json!({}), "{declared}");
 
     // `query` carries the view; `describe_schema` returns no result to show; the app-only tool last.
@@ -341,7 +345,12 @@ async fn assert_no_apps<C: ClientHandler>(client: &RunningService<RoleClient, C>
         assert!(tool.get("_meta").is_none(), "{name}: {tool}");
     }
     // The very tools a server without MCP Apps lists in this version.
-    let version = protocol_version(client.peer_info().map(|info| &info.protocol_version));
+    let version = protocol_version(
+        client
+            .peer_info()
+            .map(|info| info.protocol_version.clone())
+            .as_ref(),
+    );
     let before = tools_list_for_version(&[query_tool("Sales orders."), describe_schema_tool()], version);
     let before: Vec<Value> = before
         .tools
