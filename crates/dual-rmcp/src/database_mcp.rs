@@ -5,7 +5,8 @@
 //! `query` as a durable task. Mount it with rmcp's transport of your choice.
 
 use dual_core::mcp::RenderOptions;
-use dual_server::{DualResponseServer, SchemaCache};
+use dual_server::DualResponseServer;
+use dual_sql::SchemaCache;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListResourcesResult, ListToolsResult,

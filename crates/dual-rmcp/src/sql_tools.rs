@@ -4,7 +4,8 @@
 
 use dual_core::mcp::RenderOptions;
 use dual_core::schema::{TableSchema, closest, did_you_mean};
-use dual_server::{CreateResponse, DualResponseServer, SchemaCache};
+use dual_server::{CreateResponse, DualResponseServer};
+use dual_sql::SchemaCache;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 

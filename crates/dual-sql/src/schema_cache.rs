@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use dual_core::schema::{TableSchema, closest, did_you_mean};
+use dual_server::ExecutorError;
 use tokio::sync::Mutex;
-
-use crate::ExecutorError;
 
 /// How long a [`SchemaCache`] keeps a description by default: 5 minutes.
 pub const DEFAULT_SCHEMA_TTL: Duration = Duration::from_secs(300);
