@@ -59,7 +59,6 @@ pub mod page;
 pub mod query;
 pub mod range;
 pub mod record;
-pub mod schema;
 pub mod status;
 pub mod task;
 pub mod uri;

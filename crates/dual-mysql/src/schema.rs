@@ -3,8 +3,8 @@
 //! not have.
 
 use async_trait::async_trait;
-use dual_core::schema::{ColumnSchema, TableSchema, tables_from_columns};
 use dual_server::ExecutorError;
+use dual_sql::schema::{ColumnSchema, TableSchema, tables_from_columns};
 use dual_sql::{DEFAULT_SCHEMA_MAX_TABLES, SchemaSource, Unknown};
 use mysql_async::Pool;
 use mysql_async::prelude::Queryable;

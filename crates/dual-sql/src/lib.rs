@@ -14,12 +14,13 @@
 //! | [`CancelSlot`], [`SlotLease`] | cancelling a statement on a pooled connection, and discarding that connection |
 //! | [`row_channel`] | the stream of rows produced elsewhere (a blocking thread, a connection's task), bounded, never cut short silently |
 //! | [`SchemaSource`], [`SchemaCache`] | a database describing its tables, kept for a TTL, and the "did you mean …" of an unknown name |
+//! | [`schema`] | that description ([`schema::TableSchema`], [`schema::ColumnSchema`]), what the model's `describe_schema` tool reads, and the close-name suggestions |
 //!
 //! ```
 //! use std::sync::Arc;
 //!
-//! use dual_core::schema::{ColumnSchema, TableKind, TableSchema};
 //! use dual_server::ExecutorError;
+//! use dual_sql::schema::{ColumnSchema, TableKind, TableSchema};
 //! use dual_sql::{DatabaseOptions, NumericMode, SchemaCache, SchemaSource, SqlKind, Unknown};
 //! use serde_json::json;
 //!
@@ -61,6 +62,7 @@ mod cancel_slot;
 mod kind;
 pub mod options;
 mod row_channel;
+pub mod schema;
 mod schema_cache;
 #[cfg(feature = "sql-guard")]
 pub mod sql_guard;

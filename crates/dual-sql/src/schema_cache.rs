@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::schema::{TableSchema, closest, did_you_mean};
 use async_trait::async_trait;
-use dual_core::schema::{TableSchema, closest, did_you_mean};
 use dual_server::ExecutorError;
 use tokio::sync::Mutex;
 
@@ -187,7 +187,7 @@ fn mentions(sql: &str, word: &str) -> bool {
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use dual_core::schema::{ColumnSchema, TableKind};
+    use crate::schema::{ColumnSchema, TableKind};
 
     use super::*;
 

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use dual_core::schema::{ColumnSchema, TableKind, TableSchema};
 use dual_server::ExecutorError;
+use dual_sql::schema::{ColumnSchema, TableKind, TableSchema};
 use dual_sql::{DEFAULT_SCHEMA_MAX_TABLES, SchemaSource, Unknown};
 
 use crate::cancel::Cancel;
