@@ -52,7 +52,6 @@ pub mod consistency;
 pub mod error;
 pub mod escape;
 pub mod id;
-pub mod id_hash;
 pub mod mcp;
 pub mod metadata;
 pub mod page;
