@@ -1,10 +1,10 @@
-//! dual-server's `sql_guard` on any text, in the PostgreSQL, MySQL and SQLite dialects: it never
+//! dual-sql's `sql_guard` on any text, in the PostgreSQL, MySQL and SQLite dialects: it never
 //! panics or overflows a stack, and what it accepts writes back as SQL that the guard never refuses
 //! as anything but unreadable (a statement it accepted is never sent as one it would refuse).
 
 #![no_main]
 
-use dual_server::sql_guard::{RefusalCode, SqlDialect, read_only_query};
+use dual_sql::sql_guard::{RefusalCode, SqlDialect, read_only_query};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

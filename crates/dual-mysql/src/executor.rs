@@ -8,10 +8,8 @@ use std::time::Duration;
 
 use dual_core::budget::row_json_len;
 use dual_core::{Column, Row};
-use dual_server::{
-    ExecutorError, JsonColumns, QueryExecutor, QueryStart, RowSender, RowStream, SchemaCache, SqlKind,
-    row_channel,
-};
+use dual_server::{ExecutorError, JsonColumns, QueryExecutor, QueryStart, RowStream};
+use dual_sql::{RowSender, SchemaCache, SqlKind, row_channel};
 use mysql_async::prelude::Queryable;
 use mysql_async::{IsolationLevel, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, TxOpts};
 use serde_json::Value;
@@ -23,7 +21,7 @@ use crate::privilege;
 use crate::query::{MyQuery, check_select};
 use crate::schema::{Describer, unknown};
 use crate::session::{self, Canceller};
-use dual_server::sql_guard::FunctionPolicy;
+use dual_sql::sql_guard::FunctionPolicy;
 
 /// `net_write_timeout` of the snapshot streams' connections: a day.
 const SNAPSHOT_NET_WRITE_TIMEOUT_SECS: u32 = 86_400;

@@ -28,7 +28,7 @@
 //! Every connection is set up `SET SESSION TRANSACTION READ ONLY`, in UTC, with the statement time
 //! limit ([`MyOptions::time_limit`]: MariaDB's `max_statement_time`, MySQL's `max_execution_time`),
 //! and every query runs in a read-only, repeatable-read transaction with a consistent snapshot. The
-//! model's SQL is parsed as MySQL (`dual_server::sql_guard`; `/*! … */` comments read as MySQL runs
+//! model's SQL is parsed as MySQL (`dual_sql::sql_guard`; `/*! … */` comments read as MySQL runs
 //! them) and must be exactly one query that only reads, with no locking clause and no `INTO`
 //! (`OUTFILE`, `DUMPFILE`, variables); what runs is the parsed statement written back, without its
 //! comments. DDL is refused before it runs (MySQL would commit the transaction and run it), and so
@@ -92,7 +92,7 @@ mod schema;
 mod session;
 
 /// Which functions the model's SQL may call ([`MyDb::sql_executor_with`]).
-pub use dual_server::sql_guard::FunctionPolicy;
+pub use dual_sql::sql_guard::FunctionPolicy;
 pub use error::MyError;
 pub use executor::{MyDb, MyExecutor};
 pub use options::{

@@ -1,7 +1,7 @@
 //! A query to run: one statement's SQL and the values bound to its `?` parameters, never
 //! interpolated; and the guard on the model's SQL.
 
-use dual_server::sql_guard::{FunctionPolicy, SqlDialect, read_only_query_with};
+use dual_sql::sql_guard::{FunctionPolicy, SqlDialect, read_only_query_with};
 use mysql_async::Value;
 use serde_json::Value as Json;
 
@@ -78,7 +78,7 @@ impl MyQuery {
 }
 
 /// Parses `sql` as MySQL (its `/*! … */` comments read as MySQL runs them) and returns the one
-/// read-only query it holds, written back as the statement to run (dual-server's `sql_guard`):
+/// read-only query it holds, written back as the statement to run (dual-sql's `sql_guard`):
 /// `SELECT … INTO OUTFILE`/`DUMPFILE`, locking clauses and anything but one query are refused. The
 /// read-only transaction it runs in is the second layer.
 pub(crate) fn check_select(sql: &str, policy: &FunctionPolicy) -> Result<String, String> {

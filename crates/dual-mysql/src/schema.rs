@@ -3,8 +3,9 @@
 //! not have.
 
 use async_trait::async_trait;
-use dual_core::schema::{ColumnSchema, TableSchema, tables_from_columns};
-use dual_server::{DEFAULT_SCHEMA_MAX_TABLES, ExecutorError, SchemaSource, Unknown};
+use dual_server::ExecutorError;
+use dual_sql::schema::{ColumnSchema, TableSchema, tables_from_columns};
+use dual_sql::{DEFAULT_SCHEMA_MAX_TABLES, SchemaSource, Unknown};
 use mysql_async::Pool;
 use mysql_async::prelude::Queryable;
 
@@ -39,7 +40,7 @@ impl SchemaSource for Describer {
 }
 
 /// What the server's message says does not exist (`Unknown column 'x' in '…'`, `Table 'db.x'
-/// doesn't exist`), for [`SchemaCache::explain`](dual_server::SchemaCache::explain).
+/// doesn't exist`), for [`SchemaCache::explain`](dual_sql::SchemaCache::explain).
 pub(crate) fn unknown(message: &str) -> Option<Unknown<'_>> {
     if let Some(rest) = message.strip_prefix("Unknown column ") {
         return quoted(rest).map(Unknown::Column);

@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use dual_server::{CancelOnDrop, CancelSlot, ExecutorError, SlotLease};
+use dual_server::{CancelOnDrop, ExecutorError};
+use dual_sql::{CancelSlot, SlotLease};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, Pool};
 

@@ -11,9 +11,10 @@ use deadpool_postgres::Transaction;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use dual_core::{Column, Row, Sort, SortOrder};
 use dual_server::{
-    ExecutorError, JsonColumns, JsonRowWriter, LiveQuery, QueryExecutor, QueryStart, RowBatch, RowSender,
-    RowStream, RowWindow, SchemaCache, SqlKind, model_sql, row_channel,
+    ExecutorError, JsonColumns, JsonRowWriter, LiveQuery, QueryExecutor, QueryStart, RowBatch, RowStream,
+    RowWindow,
 };
+use dual_sql::{RowSender, SchemaCache, SqlKind, model_sql, row_channel};
 use futures_util::TryStreamExt;
 use serde_json::Value;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
@@ -27,7 +28,7 @@ use crate::privilege;
 use crate::query::{PgQuery, check_select};
 use crate::schema::{Describer, unknown};
 use crate::session::{Canceller, Session, release};
-use dual_server::sql_guard::FunctionPolicy;
+use dual_sql::sql_guard::FunctionPolicy;
 
 /// A PostgreSQL database served read-only: connect once, then register [`PgDb::sql_executor`] or
 /// [`PgDb::query_executor`] for each kind. Clones share the pool.

@@ -29,7 +29,7 @@
 //! Every query runs in its own `READ ONLY`, `REPEATABLE READ` transaction with `SET LOCAL
 //! statement_timeout` ([`PgOptions::time_limit`]); a write, DDL or `nextval` is refused by
 //! PostgreSQL before it takes effect. Before that, the model's SQL is parsed as PostgreSQL
-//! (`dual_server::sql_guard`, nested comments included) and must be exactly one query that only
+//! (`dual_sql::sql_guard`, nested comments included) and must be exactly one query that only
 //! reads — `SELECT`, `WITH … SELECT`, `VALUES`, `TABLE`, parenthesized queries and set operations —
 //! with no data-modifying `WITH`, locking clause or `INTO`; what runs is the parsed statement
 //! written back, without its comments. Transaction control, `SET`, `COPY`, `CALL`, `DO` and
@@ -108,7 +108,7 @@ mod schema;
 mod session;
 
 /// Which functions the model's SQL may call ([`PgDb::sql_executor_with`]).
-pub use dual_server::sql_guard::FunctionPolicy;
+pub use dual_sql::sql_guard::FunctionPolicy;
 pub use error::PgError;
 pub use executor::{PgDb, PgExecutor};
 pub use options::{

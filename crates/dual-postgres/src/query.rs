@@ -1,7 +1,7 @@
 //! A query to run: one statement's SQL and the values bound to its parameters (`$1`, `$2`, …), each
 //! sent as text for PostgreSQL to parse as the parameter's type, never interpolated.
 
-use dual_server::sql_guard::{FunctionPolicy, SqlDialect, read_only_query_with};
+use dual_sql::sql_guard::{FunctionPolicy, SqlDialect, read_only_query_with};
 use serde_json::Value;
 
 /// One statement and its parameters, as a [`PgExecutor`](crate::PgExecutor) runs it.
@@ -80,7 +80,7 @@ impl PgQuery {
 }
 
 /// Parses `sql` as PostgreSQL (nested comments included) and returns the one read-only query it
-/// holds, written back as the statement to run (dual-server's `sql_guard`). The read-only
+/// holds, written back as the statement to run (dual-sql's `sql_guard`). The read-only
 /// transaction it runs in refuses any write that gets past it, and PostgreSQL prepares one statement
 /// only.
 pub(crate) fn check_select(sql: &str, policy: &FunctionPolicy) -> Result<String, String> {

@@ -3,8 +3,9 @@
 
 use async_trait::async_trait;
 use deadpool_postgres::Pool;
-use dual_core::schema::{ColumnSchema, TableSchema, tables_from_columns};
-use dual_server::{DEFAULT_SCHEMA_MAX_TABLES, ExecutorError, SchemaSource, Unknown};
+use dual_server::ExecutorError;
+use dual_sql::schema::{ColumnSchema, TableSchema, tables_from_columns};
+use dual_sql::{DEFAULT_SCHEMA_MAX_TABLES, SchemaSource, Unknown};
 
 use crate::error::pg_error;
 
@@ -48,7 +49,7 @@ impl SchemaSource for Describer {
 }
 
 /// What PostgreSQL's message says does not exist (`column "x" does not exist`, `relation "x" does
-/// not exist`), for [`SchemaCache::explain`](dual_server::SchemaCache::explain).
+/// not exist`), for [`SchemaCache::explain`](dual_sql::SchemaCache::explain).
 pub(crate) fn unknown(message: &str) -> Option<Unknown<'_>> {
     let head = message.split(" (hint: ").next()?;
     let missing = |prefix: &str| head.strip_prefix(prefix)?.strip_suffix(" does not exist");

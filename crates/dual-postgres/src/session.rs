@@ -4,7 +4,8 @@
 //! late cancel request can never reach the next query on it).
 
 use deadpool_postgres::{Object, Pool, PoolError};
-use dual_server::{CancelOnDrop, CancelSlot, ExecutorError, SlotLease};
+use dual_server::{CancelOnDrop, ExecutorError};
+use dual_sql::{CancelSlot, SlotLease};
 use tokio_postgres::{CancelToken, NoTls};
 
 use crate::error::pg_error;

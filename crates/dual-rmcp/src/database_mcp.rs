@@ -14,7 +14,8 @@
 mod apps;
 
 use dual_core::mcp::RenderOptions;
-use dual_server::{DualResponseServer, SchemaCache};
+use dual_server::DualResponseServer;
+use dual_sql::SchemaCache;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData, Implementation,

@@ -4,8 +4,9 @@
 //! [`DatabaseMcp`](crate::DatabaseMcp) serves both.
 
 use dual_core::mcp::RenderOptions;
-use dual_core::schema::{TableSchema, closest, did_you_mean};
-use dual_server::{CreateResponse, DualResponseServer, SchemaCache};
+use dual_server::{CreateResponse, DualResponseServer};
+use dual_sql::SchemaCache;
+use dual_sql::schema::{TableSchema, closest, did_you_mean};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 

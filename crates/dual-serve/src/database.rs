@@ -3,7 +3,8 @@
 
 use dual_rmcp::DatabaseMcp;
 use dual_rmcp::apps::AppsOptions;
-use dual_server::{QueryExecutor, SchemaCache};
+use dual_server::QueryExecutor;
+use dual_sql::SchemaCache;
 
 use super::{Bound, Running, ServeError, ServeOptions};
 

@@ -56,7 +56,7 @@ pub const DEFAULT_STREAM_BATCH: u64 = 1_000;
 /// tokio-postgres' `CancelToken::cancel_query`, MySQL's `KILL QUERY`. [`CancelOnDrop`](crate::CancelOnDrop) does this:
 /// a guard kept in the future or stream whose action stops the work unless disarmed once it ended.
 /// A query still waiting for a connection when it is cancelled must not go on to run; over a
-/// connection pool, [`CancelSlot`](crate::CancelSlot) keeps both rules and discards a connection a
+/// connection pool, dual-sql's `CancelSlot` keeps both rules and discards a connection a
 /// cancel was sent to.
 ///
 /// ```

@@ -62,11 +62,9 @@ mod batch;
 mod builder;
 mod caller;
 mod cancel;
-mod cancel_slot;
 mod config;
 mod create;
 mod creation;
-pub mod database_options;
 mod encoded;
 mod error;
 mod executor;
@@ -83,34 +81,27 @@ mod progress;
 mod quota;
 mod registry;
 mod renewal;
-mod row_channel;
 mod row_writer;
 mod run;
 mod runs;
 mod sample;
 mod scheduler;
-mod schema_source;
 mod server;
 mod signal;
 mod snapshot;
 mod sorted;
 mod source;
-#[cfg(feature = "sql-guard")]
-pub mod sql_guard;
-mod sql_kind;
 mod start;
 mod stored_rows;
 mod sweeper;
 mod tasks;
 mod typed;
-mod value_cap;
 mod window;
 
 pub use batch::{JsonRows, RowBatch, RowStream};
 pub use builder::DualResponseServerBuilder;
 pub use caller::Caller;
 pub use cancel::CancelOnDrop;
-pub use cancel_slot::{CancelSlot, SlotLease};
 pub use config::{
     DEFAULT_CLEANUP_INTERVAL, DEFAULT_EXPIRATION, DEFAULT_MAX_ERROR_TEXT_BYTES, DEFAULT_MAX_PAGE_BYTES,
     DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_RESOURCES, DEFAULT_MAX_SAMPLE_BYTES, DEFAULT_PENDING_AFTER,
@@ -124,7 +115,6 @@ pub use config::{
 };
 pub use create::CreateResponse;
 pub use creation::DEFAULT_RESOURCE_NAME;
-pub use database_options::{DatabaseOptions, NumericMode};
 pub use encoded::{EncodedPage, PageFreshness};
 pub use error::{
     InvalidRequest, NOT_READY_RETRY_AFTER, ServerBuildError, ServerError, ServerErrorCode, SpoolFailed,
@@ -141,19 +131,15 @@ pub use owners::{
 };
 pub use pace::{Pace, Paused};
 pub use quota::{QUOTA_RETRY_AFTER, Quota};
-pub use row_channel::{RowSender, SendStop, row_channel};
 pub use row_writer::{JsonColumns, JsonRowWriter};
 pub use scheduler::{
     DEFAULT_BACKGROUND_QUEUE, DEFAULT_BACKGROUND_SLOTS, DEFAULT_FOREGROUND_SLOTS, SCHEDULER_RETRY_AFTER,
     SchedulerLimits,
 };
-pub use schema_source::{DEFAULT_SCHEMA_MAX_TABLES, DEFAULT_SCHEMA_TTL, SchemaCache, SchemaSource, Unknown};
 pub use server::DualResponseServer;
 pub use sorted::SORT_RETRY_AFTER;
-pub use sql_kind::{BuildQuery, SQL_PARAM_REQUIRED, SqlKind, model_sql};
 pub use start::{QueryStart, Started};
 pub use typed::{Typed, TypedExecutor};
-pub use value_cap::ValueCap;
 pub use window::RowWindow;
 
 pub use dual_core;

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use dual_core::{ResourceId, id_hash::IdHashing};
+use dual_core::ResourceId;
+use dual_store::id_hash::IdHashing;
 
 use crate::limits::SegmentLimits;
 use crate::rows::{RowRun, Rows};

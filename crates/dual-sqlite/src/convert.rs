@@ -2,7 +2,8 @@
 
 use base64::Engine as _;
 use dual_core::{Column, ColumnType, Row};
-use dual_server::{ExecutorError, ValueCap};
+use dual_server::ExecutorError;
+use dual_sql::ValueCap;
 use rusqlite::types::ValueRef;
 use serde_json::{Number, Value};
 

@@ -7,10 +7,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::{Column, Row, Sort, budget::RowBudget, range::RowRange};
-use dual_server::{
-    ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, RowWindow, SchemaCache, SqlKind,
-    ValueCap, model_sql, row_channel,
-};
+use dual_server::{ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, RowWindow};
+use dual_sql::{SchemaCache, SqlKind, ValueCap, model_sql, row_channel};
 use futures_util::StreamExt;
 use serde_json::Value;
 
@@ -22,7 +20,7 @@ use crate::pool::{Lease, Pool, Use};
 use crate::query::SqliteQuery;
 use crate::schema::{Describer, unknown};
 use crate::stream::{Sender, count, executor_error, order_by, stream_counted, stream_rows, take_error};
-use dual_server::sql_guard::FunctionPolicy;
+use dual_sql::sql_guard::FunctionPolicy;
 
 /// A SQLite database served read-only: open it once, then register [`SqliteDb::sql_executor`] or
 /// [`SqliteDb::query_executor`] for each kind. Clones share the connection pool.

@@ -1,6 +1,6 @@
 //! Accepting only one read-only query.
 
-use dual_server::sql_guard::{FunctionPolicy, SqlDialect, read_only_query_with};
+use dual_sql::sql_guard::{FunctionPolicy, SqlDialect, read_only_query_with};
 use rusqlite::Connection;
 
 /// Why a SQL text was refused, in words for the model.
@@ -10,7 +10,7 @@ pub(crate) struct Refused(pub(crate) String);
 /// Checks that `sql` is exactly one read-only query and returns the statement to run, ready to be
 /// wrapped as a subquery.
 ///
-/// Three locks, any of which alone refuses a write: dual-server's `sql_guard` parses it as SQLite and
+/// Three locks, any of which alone refuses a write: dual-sql's `sql_guard` parses it as SQLite and
 /// accepts one query that only reads (`SELECT`, `WITH … SELECT`, `VALUES`, set operations), written
 /// back without comments or `;`; SQLite must compile that to exactly one statement that
 /// `sqlite3_stmt_readonly` calls read-only; and the connection it later runs on is opened read-only

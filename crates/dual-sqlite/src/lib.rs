@@ -27,7 +27,7 @@
 //! ```
 //!
 //! The model's SQL must be exactly one query that only reads (`SELECT`, `WITH … SELECT`, `VALUES`,
-//! parenthesized queries and set operations): it is parsed as SQLite (`dual_server::sql_guard`) and
+//! parenthesized queries and set operations): it is parsed as SQLite (`dual_sql::sql_guard`) and
 //! run as the parsed statement written back, SQLite must compile that to one statement it calls
 //! read-only, and the connections are opened read-only with `PRAGMA query_only`. A refusal, or SQLite's own error,
 //! is a message for the model. Values are bound (`"params"`: an array for `?1, ?2, …`, an object
@@ -92,7 +92,7 @@ mod schema;
 mod stream;
 
 /// Which functions the model's SQL may call ([`SqliteDb::sql_executor_with`]).
-pub use dual_server::sql_guard::FunctionPolicy;
+pub use dual_sql::sql_guard::FunctionPolicy;
 pub use executor::{SqliteDb, SqliteExecutor};
 pub use options::{
     DEFAULT_COUNT_WAIT, DEFAULT_EXPORT_SLOTS, DEFAULT_MAX_VALUE_BYTES, DEFAULT_POOL_SIZE, DEFAULT_STALL,

@@ -17,7 +17,7 @@ pub const DEFAULT_COUNT_WAIT: Duration = Duration::from_secs(2);
 /// Default largest value or row SQLite builds for a result: 16 MiB. A query that needs a larger one
 /// (`randomblob(1000000000)`, a huge `printf`, a stored value over it) fails with an error naming the
 /// cap, instead of taking the server's memory.
-pub const DEFAULT_MAX_VALUE_BYTES: usize = dual_server::database_options::DEFAULT_MAX_VALUE_BYTES;
+pub const DEFAULT_MAX_VALUE_BYTES: usize = dual_sql::options::DEFAULT_MAX_VALUE_BYTES;
 /// Most rows per batch of an export stream…
 pub const STREAM_BATCH: usize = 1_000;
 /// …and about the most bytes (a batch is sent once its rows reach this; a single wider row is a
@@ -46,7 +46,7 @@ pub struct SqliteOptions {
     /// without a count ([`DEFAULT_COUNT_WAIT`]); a count done later is not announced. Give it the
     /// server's `pending_after`.
     pub count_wait: Duration,
-    /// How long the database's description is kept ([`DEFAULT_SCHEMA_TTL`](dual_server::DEFAULT_SCHEMA_TTL)).
+    /// How long the database's description is kept ([`DEFAULT_SCHEMA_TTL`](dual_sql::DEFAULT_SCHEMA_TTL)).
     pub schema_ttl: Duration,
     /// Largest string, blob or row SQLite builds for a query ([`DEFAULT_MAX_VALUE_BYTES`]; SQLite's
     /// `SQLITE_LIMIT_LENGTH` on every connection, at least 1 KiB and at most about 2 GiB): a query
@@ -63,7 +63,7 @@ impl Default for SqliteOptions {
             time_limit: DEFAULT_TIME_LIMIT,
             stall: DEFAULT_STALL,
             count_wait: DEFAULT_COUNT_WAIT,
-            schema_ttl: dual_server::DEFAULT_SCHEMA_TTL,
+            schema_ttl: dual_sql::DEFAULT_SCHEMA_TTL,
             max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
         }
     }

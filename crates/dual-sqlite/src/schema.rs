@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use dual_core::schema::{ColumnSchema, TableKind, TableSchema};
-use dual_server::{DEFAULT_SCHEMA_MAX_TABLES, ExecutorError, SchemaSource, Unknown};
+use dual_server::ExecutorError;
+use dual_sql::schema::{ColumnSchema, TableKind, TableSchema};
+use dual_sql::{DEFAULT_SCHEMA_MAX_TABLES, SchemaSource, Unknown};
 
 use crate::cancel::Cancel;
 use crate::pool::{Pool, Use};
@@ -67,7 +68,7 @@ fn describe(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<TableSchema>> {
 }
 
 /// What SQLite's message says does not exist (`no such column: x`, `no such table: x`), for
-/// [`SchemaCache::explain`](dual_server::SchemaCache::explain): the model reads the suggestion and writes the query again.
+/// [`SchemaCache::explain`](dual_sql::SchemaCache::explain): the model reads the suggestion and writes the query again.
 pub(crate) fn unknown(message: &str) -> Option<Unknown<'_>> {
     message
         .strip_prefix("no such column: ")

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use dual_core::{Row, Sort, SortOrder, range::RowRange};
-use dual_server::{ExecutorError, RowSender, SendStop, ValueCap};
+use dual_server::ExecutorError;
+use dual_sql::{RowSender, SendStop, ValueCap};
 
 use crate::convert::{self, quote_identifier};
 use crate::guard::sqlite_message;

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use dual_server::{QueryExecutor, SchemaCache};
+use dual_server::QueryExecutor;
+use dual_sql::SchemaCache;
 use dual_sqlite::{SqliteDb, SqliteOptions, SqliteQuery};
 use dual_testkit::database::{Database, Limits};
 use serde_json::{Value, json};

@@ -5,6 +5,9 @@
 //! `dual-server`. Shared backends for several server instances are `dual-store-redis` and
 //! `dual-store-postgres`.
 //!
+//! [`id_hash`] is the hasher of the maps keyed by the ids the server makes: the memory store's
+//! shards, and dual-spool's memory spool.
+//!
 //! ```
 //! use dual_core::{QuerySpec, ResourceId, ResourceRecord};
 //! use dual_store::{Access, Clock, MemoryStore, ResourceStore, Viewer};
@@ -43,6 +46,7 @@
 mod clock;
 mod connect;
 mod error;
+pub mod id_hash;
 mod list_page;
 mod memory;
 mod redact;

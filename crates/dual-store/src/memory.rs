@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 use dual_core::task::{TaskId, TaskRecord};
-use dual_core::{ResourceId, ResourceRecord, id_hash::IdHashing};
+use dual_core::{ResourceId, ResourceRecord};
 use time::OffsetDateTime;
 
+use crate::id_hash::IdHashing;
 use crate::{Access, ListPage, Lookup, ResourceStore, StoreError, Viewer};
 
 /// How many locks the records are spread over. A reader locks only its record's shard, so it never

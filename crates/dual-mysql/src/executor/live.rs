@@ -4,7 +4,8 @@
 
 use async_trait::async_trait;
 use dual_core::{Row, Sort, SortOrder};
-use dual_server::{ExecutorError, LiveQuery, RowWindow, model_sql};
+use dual_server::{ExecutorError, LiveQuery, RowWindow};
+use dual_sql::model_sql;
 use mysql_async::prelude::Queryable;
 use serde_json::Value;
 

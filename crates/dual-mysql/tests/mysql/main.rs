@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_mysql::{MyDb, MyOptions, MyQuery};
-use dual_server::{QueryExecutor, QueryStart, SchemaCache};
+use dual_server::{QueryExecutor, QueryStart};
+use dual_sql::SchemaCache;
 use dual_testkit::database::{Database, Limits, fails_when_cut};
 use dual_testkit::services::MYSQL;
 use dual_testkit::wait::until_within;

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dual_postgres::{PgDb, PgOptions, PgQuery};
-use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor, SchemaCache};
+use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor};
+use dual_sql::SchemaCache;
 use dual_testkit::database::fails_when_cut;
 use dual_testkit::proxy::{Mode, Proxy};
 use dual_testkit::services::POSTGRES;

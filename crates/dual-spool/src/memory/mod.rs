@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use dual_core::{ResourceId, id_hash::IdHashing};
+use dual_core::ResourceId;
+use dual_store::id_hash::IdHashing;
 
 pub use builder::{
     DEFAULT_FREE_SPACE_PERCENT, DEFAULT_MEMORY_BUDGET, DEFAULT_MIN_FREE_BYTES, MemorySpoolBuilder,

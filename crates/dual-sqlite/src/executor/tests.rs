@@ -370,7 +370,7 @@ async fn describes_its_tables_and_suggests_close_names_without_applying_them() {
     let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["degrees_awarded", "institutions"]);
     let institutions = &tables[1];
-    assert_eq!(institutions.kind, dual_core::schema::TableKind::Table);
+    assert_eq!(institutions.kind, dual_sql::schema::TableKind::Table);
     let id = &institutions.columns[0];
     assert_eq!(
         (id.name.as_str(), id.data_type.as_str(), id.nullable),

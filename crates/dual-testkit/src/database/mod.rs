@@ -41,7 +41,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::Row;
-use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowStream, SchemaCache};
+use dual_server::{ExecutorError, QueryExecutor, QueryStart, RowStream};
+use dual_sql::SchemaCache;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
@@ -83,7 +84,7 @@ impl Default for Limits {
             pool_size: 4,
             wait: Duration::from_secs(2),
             time_limit: Duration::from_secs(30),
-            max_value_bytes: dual_server::database_options::DEFAULT_MAX_VALUE_BYTES,
+            max_value_bytes: dual_sql::options::DEFAULT_MAX_VALUE_BYTES,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use dual_core::schema::TableKind;
+use dual_sql::schema::TableKind;
 use serde_json::Value;
 
 use super::{Database, Limits, sql, stream};

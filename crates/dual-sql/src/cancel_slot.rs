@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::{CancelOnDrop, ExecutorError};
+use dual_server::{CancelOnDrop, ExecutorError};
 
 /// What the cancel action finds.
 enum Slot<H> {
@@ -30,7 +30,7 @@ enum Slot<H> {
 /// ```
 /// use std::sync::Arc;
 /// use std::sync::atomic::{AtomicU32, Ordering};
-/// use dual_server::CancelSlot;
+/// use dual_sql::CancelSlot;
 ///
 /// # fn main() -> Result<(), dual_server::ExecutorError> {
 /// let cancelled = Arc::new(AtomicU32::new(0)); // the connection a cancel was sent for

@@ -2,7 +2,7 @@
 //! ([`DatabaseOptions::max_value_bytes`](crate::DatabaseOptions::max_value_bytes)); past it the
 //! query fails with an error that names the cap and the column.
 
-use crate::ExecutorError;
+use dual_server::ExecutorError;
 
 /// Checks the values of each row against one cap, in bytes as the database sent them: a value over
 /// it, or a row whose values together pass it, fails the query with a message for the model naming
@@ -10,7 +10,7 @@ use crate::ExecutorError;
 /// [`ValueCap::end_row`].
 ///
 /// ```
-/// use dual_server::ValueCap;
+/// use dual_sql::ValueCap;
 ///
 /// let mut cap = ValueCap::new(10);
 /// assert!(cap.value("name", 6).is_ok());

@@ -23,7 +23,7 @@
 //! second layer.
 //!
 //! ```
-//! use dual_server::sql_guard::{RefusalCode, SqlDialect, read_only_query};
+//! use dual_sql::sql_guard::{RefusalCode, SqlDialect, read_only_query};
 //!
 //! let sql = read_only_query("(SELECT 1 AS a) UNION (SELECT 2) -- two rows", SqlDialect::PostgreSql)
 //!     .expect("a query");

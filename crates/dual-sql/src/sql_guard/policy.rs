@@ -19,7 +19,7 @@ use super::{SqlDialect, functions};
 /// Names are matched on the function's last name part (`public.f` and `f` alike), in any case.
 ///
 /// ```
-/// use dual_server::sql_guard::{FunctionPolicy, RefusalCode, SqlDialect, read_only_query_with};
+/// use dual_sql::sql_guard::{FunctionPolicy, RefusalCode, SqlDialect, read_only_query_with};
 ///
 /// let policy = FunctionPolicy::new()
 ///     .deny("pg_sleep", "the operator forbids waiting")

@@ -19,7 +19,7 @@ pub type BuildQuery<Q> = Arc<dyn Fn(&Value) -> Result<Q, String> + Send + Sync>;
 /// "params"?: [..]}`, checked by the database crate's guard) or a query the developer builds.
 ///
 /// ```
-/// use dual_server::SqlKind;
+/// use dual_sql::SqlKind;
 /// use serde_json::json;
 ///
 /// let model: SqlKind<String> = SqlKind::Sql;

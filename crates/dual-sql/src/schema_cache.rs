@@ -6,11 +6,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::schema::{TableSchema, closest, did_you_mean};
 use async_trait::async_trait;
-use dual_core::schema::{TableSchema, closest, did_you_mean};
+use dual_server::ExecutorError;
 use tokio::sync::Mutex;
-
-use crate::ExecutorError;
 
 /// How long a [`SchemaCache`] keeps a description by default: 5 minutes.
 pub const DEFAULT_SCHEMA_TTL: Duration = Duration::from_secs(300);
@@ -188,7 +187,7 @@ fn mentions(sql: &str, word: &str) -> bool {
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use dual_core::schema::{ColumnSchema, TableKind};
+    use crate::schema::{ColumnSchema, TableKind};
 
     use super::*;
 

@@ -78,7 +78,7 @@ impl TableSchema {
 /// `table_type` of `VIEW` makes a view, any other a table (`BASE TABLE`, `SYSTEM VERSIONED`, …).
 ///
 /// ```
-/// use dual_core::schema::{ColumnSchema, TableKind, tables_from_columns};
+/// use dual_sql::schema::{ColumnSchema, TableKind, tables_from_columns};
 ///
 /// let tables = tables_from_columns([
 ///     ("orders", "BASE TABLE", ColumnSchema::new("id", "integer", false)),

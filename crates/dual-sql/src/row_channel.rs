@@ -7,17 +7,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
 use std::time::Duration;
 
+use dual_server::{ExecutorError, RowBatch, RowStream};
 use tokio::sync::mpsc;
 
-use crate::{ExecutorError, RowBatch, RowStream};
-
 /// Why a [`RowSender::send_within`] did not deliver its batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SendStop {
     /// The reader went away (the stream was dropped): stop producing.
+    #[error("the reader of the rows went away")]
     Gone,
     /// The reader took nothing for the stall time: stop producing; the stream ends with an error.
+    #[error("the reader of the rows took nothing for the stall time")]
     Stalled,
 }
 

@@ -9,7 +9,8 @@
 //!
 //! ```
 //! use std::collections::HashMap;
-//! use dual_core::{ResourceId, id_hash::IdHashing};
+//! use dual_core::ResourceId;
+//! use dual_store::id_hash::IdHashing;
 //!
 //! let mut rows: HashMap<ResourceId, u64, IdHashing> = HashMap::default();
 //! let id = ResourceId::new();
@@ -17,7 +18,7 @@
 //! assert_eq!(rows.get(&id), Some(&269_000));
 //! ```
 //!
-//! [`ResourceId`]: crate::ResourceId
+//! [`ResourceId`]: dual_core::ResourceId
 
 use std::hash::{BuildHasher, Hasher, RandomState};
 
@@ -97,8 +98,9 @@ mod tests {
     use std::collections::HashSet;
     use std::hash::BuildHasher;
 
+    use dual_core::ResourceId;
+
     use super::*;
-    use crate::ResourceId;
 
     #[test]
     fn equal_keys_hash_alike_and_seeds_differ() {
