@@ -59,7 +59,10 @@ impl Running {
     /// ([`Running::shutdown_or`]); a second signal cuts what still runs. Each signal is logged.
     pub async fn shutdown_on(self, signals: &mut Signals) {
         let signal = signals.recv().await;
-        tracing::info!(signal, "shutting down (a second signal cuts the requests in flight)");
+        tracing::info!(
+            signal,
+            "shutting down (a second signal cuts the requests in flight)"
+        );
         self.shutdown_or(async {
             let signal = signals.recv().await;
             tracing::warn!(signal, "second signal: cutting what still runs");

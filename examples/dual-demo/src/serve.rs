@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use dual_rmcp::DatabaseMcp;
 use dual_serve::Bound;
-use dual_sql::sql_guard::FunctionPolicy;
 use dual_server::DualResponseServer;
+use dual_sql::sql_guard::FunctionPolicy;
 use dual_sql::{DatabaseOptions as SqlOptions, SchemaCache};
 use dual_sqlite::SqliteDb;
 use rmcp::ServerHandler;
