@@ -9,8 +9,10 @@ use http::{HeaderMap, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 
-use super::mcp_endpoint::McpBody;
 use super::{Body, reply};
+
+/// The request body rmcp is given.
+pub(super) type McpBody = http_body_util::combinators::UnsyncBoxBody<bytes::Bytes, std::io::Error>;
 
 /// The largest MCP request body, as rmcp's own default (4 MiB); rmcp is configured with the same.
 pub(super) const MAX_MCP_BODY_BYTES: usize = 4 * 1024 * 1024;

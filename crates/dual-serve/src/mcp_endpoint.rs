@@ -25,13 +25,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::backoff::LogThrottle;
 use super::drain_body::DrainBody;
-use super::mcp_checks::{self, MAX_MCP_BODY_BYTES};
+use super::mcp_checks::{self, MAX_MCP_BODY_BYTES, McpBody};
 use super::running::Switches;
 use super::sessions::SessionCap;
 use super::{Body, ServeOptions, reply};
-
-/// The request body rmcp is given.
-pub(super) type McpBody = http_body_util::combinators::UnsyncBoxBody<Bytes, std::io::Error>;
 
 /// A response future of rmcp's service (owning what it needs: a borrowing one trips rustc's
 /// higher-ranked `Send` check once inside the connection's future).

@@ -53,7 +53,7 @@ struct ServeArgs {
     /// Address of the HTTP server (MCP at /mcp, REST at /resources).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
-    /// The database to serve: postgres://USER[:PASSWORD]@HOST[:PORT]/DB, mysql://… (or mariadb://…),
+    /// The database to serve: postgres://USER:PASSWORD@HOST:PORT/DB, mysql://… (or mariadb://…),
     /// sqlite:PATH, or demo (the embedded IPEDS-like dataset, generated on first use). Connect as a
     /// role that may only read: PostgreSQL and MySQL roles that may do more are refused (see
     /// --allow-privileged-role).
