@@ -1,9 +1,4 @@
-//! Shared by this crate's tests of the `services` feature: a per-test schema in the database of
-//! `DUAL_TEST_POSTGRES_URL` that drops itself, record fixtures.
-#![allow(
-    dead_code,
-    reason = "each test binary uses a different part of the support module"
-)]
+//! A per-test schema in the database of `DUAL_TEST_POSTGRES_URL` that drops itself, record fixtures.
 
 use dual_core::ResourceRecord;
 use dual_store::{ResourceStore, StoreError};

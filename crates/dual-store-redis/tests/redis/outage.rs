@@ -1,13 +1,11 @@
 //! Outages: the store reaches Redis through a proxy the test cuts and restores. While cut, every call
 //! fails with `StoreError::Unavailable` within a bound and nothing panics; after the restore the same
-//! store works again by itself. Needs Redis (feature `services`).
-#![cfg(feature = "services")]
-
-mod support;
+//! store works again by itself.
 
 use dual_store_redis::RedisStore;
 use dual_testkit::store::outage::{self, Outage};
-use support::{Namespace, REDIS};
+
+use crate::support::{Namespace, REDIS};
 
 /// Puts a store with a fresh key prefix, reaching Redis through the proxy, through `which`.
 async fn check(which: Outage) {

@@ -1,12 +1,10 @@
 //! Outages: the store reaches PostgreSQL through a proxy the test cuts and restores. While cut, every call
 //! fails with `StoreError::Unavailable` within a bound and nothing panics; after the restore the same
-//! store works again by itself. Needs PostgreSQL (feature `services`).
-#![cfg(feature = "services")]
-
-mod support;
+//! store works again by itself.
 
 use dual_testkit::store::outage::{self, Outage};
-use support::{Namespace, POSTGRES};
+
+use crate::support::{Namespace, POSTGRES};
 
 /// Puts a store with a fresh table, reaching PostgreSQL through the proxy, through `which`.
 async fn check(which: Outage) {

@@ -1,9 +1,5 @@
-//! Shared by this crate's tests of the `services` feature: a per-run key namespace on the Redis of
-//! `DUAL_TEST_REDIS_URL` that cleans up after itself, record fixtures.
-#![allow(
-    dead_code,
-    reason = "each test binary uses a different part of the support module"
-)]
+//! A per-test key namespace on the Redis of `DUAL_TEST_REDIS_URL` that cleans up after itself, record
+//! fixtures.
 
 use std::time::Duration;
 

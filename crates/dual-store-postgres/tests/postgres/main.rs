@@ -1,9 +1,13 @@
-//! What the PostgreSQL store does beyond the conformance suite: its migration and table, sharing a
+//! The PostgreSQL store against a real PostgreSQL (`DUAL_TEST_POSTGRES_URL`, feature `services`), in
+//! one test binary: `suite.rs` runs the store conformance suite, `outage.rs` the outages through a
+//! proxy, and this file what the store does beyond the suite: its migration and table, sharing a
 //! table between instances, microsecond resolution, batched purges, the query state columns, and its
-//! errors. Needs PostgreSQL
-//! (feature `services`); `no_server.rs` has the tests that need none.
+//! errors. `support.rs` holds the per-test schema and the fixtures; `../no_server.rs` has the tests
+//! that need no server.
 #![cfg(feature = "services")]
 
+mod outage;
+mod suite;
 mod support;
 
 use dual_core::{QuerySpec, ResourceRecord};

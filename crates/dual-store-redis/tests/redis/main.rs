@@ -1,9 +1,13 @@
-//! What the Redis store does beyond the conformance suite: its data layout, native TTLs, the expiry
-//! index and the pinned set, the query state `update_query` writes, key-prefix isolation,
-//! sub-microsecond expiry, and its errors. Needs Redis
-//! (feature `services`); `no_server.rs` has the tests that need none.
+//! The Redis store against a real Redis (`DUAL_TEST_REDIS_URL`, feature `services`), in one test
+//! binary: `suite.rs` runs the store conformance suite, `outage.rs` the outages through a proxy, and
+//! this file what the store does beyond the suite: its data layout, native TTLs, the expiry index and
+//! the pinned set, the query state `update_query` writes, key-prefix isolation, sub-microsecond
+//! expiry, and its errors. `support.rs` holds the per-test key namespace and the fixtures;
+//! `../no_server.rs` has the tests that need no server.
 #![cfg(feature = "services")]
 
+mod outage;
+mod suite;
 mod support;
 
 use std::time::Duration as StdDuration;
