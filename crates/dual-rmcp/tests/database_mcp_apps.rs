@@ -4,57 +4,24 @@
 //! results (as tool results and as task results); every other client gets what it got before.
 #![cfg(feature = "apps")]
 
-use std::path::PathBuf;
+mod common;
 
+use common::{Fixture, args, fixture, text};
 use dual_rmcp::DatabaseMcp;
 use dual_rmcp::apps::{AppsOptions, DOWNLOAD_LINK_TOOL, EXTENSION_ID};
 use dual_rmcp::dual_view::{MIME_TYPE, VIEW_URI};
 use dual_rmcp::rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig, GetTaskParams,
-    Implementation, JsonObject, ProtocolVersion, ReadResourceRequestParams, ResourceContents, TaskStatus,
+    Implementation, ProtocolVersion, ReadResourceRequestParams, ResourceContents, TaskStatus,
 };
 use dual_rmcp::rmcp::service::RunningService;
 use dual_rmcp::rmcp::{ClientHandler, Peer, RoleClient, ServerHandler, ServiceExt};
 use dual_rmcp::sql_tools::{describe_schema_tool, query_tool};
 use dual_rmcp::version::{protocol_version, tools_list_for_version};
-use dual_server::DualResponseServer;
-use dual_sqlite::{SqliteDb, SqliteOptions};
 use serde_json::{Value, json};
 
 /// What the apps rendering of a ready result adds with `AppsOptions::download_link(true)`.
 const DOWNLOAD_LINE: &str = "Download every row as CSV";
-
-struct Fixture {
-    db: SqliteDb,
-    server: DualResponseServer,
-    dir: PathBuf,
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn fixture() -> Fixture {
-    let dir = std::env::temp_dir().join(dual_testkit::unique_name("dual-rmcp-database-apps-"));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    let path = dir.join("db.sqlite");
-    let conn = dual_sqlite::rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
-    conn.execute_batch(
-        "CREATE TABLE orders (id INTEGER PRIMARY KEY, region TEXT NOT NULL, total REAL);
-         INSERT INTO orders (region, total) VALUES ('EU', 50), ('EU', 150), ('US', 300);",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    drop(conn);
-    let db = SqliteDb::open_with(&path, SqliteOptions::default()).unwrap_or_else(|e| panic!("{e}"));
-    let server = DualResponseServer::builder()
-        .base_url("http://localhost/resources")
-        .executor("sql", db.sql_executor())
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    Fixture { db, server, dir }
-}
 
 impl Fixture {
     fn mcp(&self) -> DatabaseMcp {
@@ -65,22 +32,6 @@ impl Fixture {
             "Sales orders.",
         )
     }
-}
-
-fn args(value: Value) -> JsonObject {
-    match value {
-        Value::Object(map) => map,
-        _ => JsonObject::new(),
-    }
-}
-
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|block| block.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn has_resource_link(result: &CallToolResult) -> bool {
@@ -173,7 +124,7 @@ async fn listed_tools(client: &Peer<RoleClient>) -> Vec<(String, Value)> {
 
 #[tokio::test]
 async fn an_apps_client_gets_the_view_the_app_only_tool_and_apps_tool_results() {
-    let f = fixture();
+    let f = fixture("dual-rmcp-database-apps-");
     let mcp = f.mcp().with_apps(AppsOptions::new().download_link(true));
     // rmcp finds every tool by name, the app-only one too (for the `Mcp-Param-*` headers).
     for name in ["query", "describe_schema", DOWNLOAD_LINK_TOOL] {
@@ -273,7 +224,7 @@ async fn an_apps_client_gets_the_view_the_app_only_tool_and_apps_tool_results() 
 
 #[tokio::test]
 async fn an_apps_client_gets_the_default_apps_rendering_without_with_apps() {
-    let f = fixture();
+    let f = fixture("dual-rmcp-database-apps-");
     let client = connect(f.mcp(), Client::host(false)).await;
     let result = call(&client, "query", json!({"sql": "SELECT * FROM orders"})).await;
     assert_eq!(result.is_error, Some(false), "{}", text(&result));
@@ -287,7 +238,7 @@ async fn an_apps_client_gets_the_default_apps_rendering_without_with_apps() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_apps_client_that_declares_tasks_gets_the_apps_rendering_as_the_task_result() {
-    let f = fixture();
+    let f = fixture("dual-rmcp-database-apps-");
     let mcp = f.mcp().with_apps(AppsOptions::new().download_link(true));
     let client = connect(mcp, Client::host(true)).await;
     let call =
@@ -390,7 +341,7 @@ async fn assert_no_apps<C: ClientHandler>(client: &RunningService<RoleClient, C>
 
 #[tokio::test]
 async fn a_client_without_the_extension_gets_exactly_what_it_got_before() {
-    let f = fixture();
+    let f = fixture("dual-rmcp-database-apps-");
     let mcp = f.mcp().with_apps(AppsOptions::new().download_link(true));
     let client = connect(mcp, ()).await;
     assert_no_apps(&client).await;
@@ -401,7 +352,7 @@ async fn a_client_without_the_extension_gets_exactly_what_it_got_before() {
 
 #[tokio::test]
 async fn a_host_in_a_version_without_meta_on_tools_gets_no_apps() {
-    let f = fixture();
+    let f = fixture("dual-rmcp-database-apps-");
     let mut host = Client::host(false);
     host.version = ProtocolVersion::V_2025_03_26;
     let client = connect(f.mcp(), host).await;

@@ -1,64 +1,14 @@
 //! The ready-made `describe_schema` and `query` tools over a real SQLite database (dual-sqlite).
 #![cfg(feature = "server")]
 
-use std::path::PathBuf;
+mod common;
 
+use common::{args, fixture, text};
 use dual_core::mcp::RenderOptions;
-use dual_rmcp::rmcp::model::{CallToolResult, GetPromptRequestParams, JsonObject};
+use dual_rmcp::rmcp::model::GetPromptRequestParams;
 use dual_rmcp::rmcp::{Peer, RoleClient};
 use dual_rmcp::sql_tools::{call_describe_schema, call_query, describe_schema_tool, query_tool};
-use dual_server::DualResponseServer;
-use dual_sqlite::{SqliteDb, SqliteOptions};
 use serde_json::{Value, json};
-
-struct Fixture {
-    db: SqliteDb,
-    server: DualResponseServer,
-    dir: PathBuf,
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn fixture() -> Fixture {
-    let dir = std::env::temp_dir().join(dual_testkit::unique_name("dual-rmcp-sql-tools-"));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    let path = dir.join("db.sqlite");
-    let conn = dual_sqlite::rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
-    conn.execute_batch(
-        "CREATE TABLE orders (id INTEGER PRIMARY KEY, region TEXT NOT NULL, total REAL);
-         CREATE VIEW big_orders AS SELECT * FROM orders WHERE total > 100;
-         INSERT INTO orders (region, total) VALUES ('EU', 50), ('EU', 150), ('US', 300);",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    drop(conn);
-    let db = SqliteDb::open_with(&path, SqliteOptions::default()).unwrap_or_else(|e| panic!("{e}"));
-    let server = DualResponseServer::builder()
-        .base_url("http://localhost/resources")
-        .executor("sql", db.sql_executor())
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    Fixture { db, server, dir }
-}
-
-fn args(value: Value) -> JsonObject {
-    match value {
-        Value::Object(map) => map,
-        _ => JsonObject::new(),
-    }
-}
-
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|block| block.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// The names of the tools and of the prompts the server lists.
 async fn listed_names(client: &Peer<RoleClient>) -> (Vec<String>, Vec<String>) {
@@ -87,7 +37,7 @@ async fn prompt_text(client: &Peer<RoleClient>, name: &str, arguments: Value) ->
 
 #[tokio::test]
 async fn describe_schema_lists_tables_or_one_and_names_close_ones() {
-    let f = fixture();
+    let f = fixture("dual-rmcp-sql-tools-");
     assert_eq!(describe_schema_tool().name, "describe_schema");
     let all = call_describe_schema(f.db.schema(), None).await;
     assert_eq!(all.is_error, Some(false));
@@ -126,7 +76,7 @@ async fn describe_schema_lists_tables_or_one_and_names_close_ones() {
 
 #[tokio::test]
 async fn query_answers_a_dual_response_or_an_error_the_model_can_fix() {
-    let f = fixture();
+    let f = fixture("dual-rmcp-sql-tools-");
     let tool = query_tool("Sales orders (table orders).");
     assert_eq!(tool.name, "query");
     assert!(tool.output_schema.is_some());
@@ -167,7 +117,7 @@ async fn database_mcp_serves_both_tools_and_the_results_to_an_mcp_client() {
     use dual_rmcp::rmcp::ServiceExt;
     use dual_rmcp::rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
 
-    let f = fixture();
+    let f = fixture("dual-rmcp-sql-tools-");
     let mcp = DatabaseMcp::new(f.server.clone(), f.db.schema().clone(), "sql", "Sales orders.");
     let (server_end, client_end) = tokio::io::duplex(1 << 16);
     let served = tokio::spawn(async move {
@@ -260,7 +210,7 @@ async fn database_mcp_runs_query_as_a_durable_task_for_a_client_that_declares_ta
     use dual_rmcp::rmcp::ServiceExt;
     use dual_rmcp::rmcp::model::{CallToolRequestParams, CallToolResponse, GetTaskParams, TaskStatus};
 
-    let f = fixture();
+    let f = fixture("dual-rmcp-sql-tools-");
     let mcp = DatabaseMcp::new(f.server.clone(), f.db.schema().clone(), "sql", "Sales orders.");
     let (server_end, client_end) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {

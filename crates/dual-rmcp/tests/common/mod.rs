@@ -1,0 +1,63 @@
+//! What the tests over a real SQLite database share: the database (`orders`, a view
+//! `big_orders`), a server with its `sql` executor, and reading tool results.
+
+use std::path::PathBuf;
+
+use dual_rmcp::rmcp::model::{CallToolResult, JsonObject};
+use dual_server::DualResponseServer;
+use dual_sqlite::{SqliteDb, SqliteOptions};
+use serde_json::Value;
+
+/// A SQLite database in a directory of its own (removed when dropped) and a server over it.
+pub(crate) struct Fixture {
+    pub(crate) db: SqliteDb,
+    pub(crate) server: DualResponseServer,
+    dir: PathBuf,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Three orders (`EU` 50 and 150, `US` 300) and the view `big_orders` (total over 100), in a
+/// directory named after `prefix`.
+pub(crate) fn fixture(prefix: &str) -> Fixture {
+    let dir = std::env::temp_dir().join(dual_testkit::unique_name(prefix));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.join("db.sqlite");
+    let conn = dual_sqlite::rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    conn.execute_batch(
+        "CREATE TABLE orders (id INTEGER PRIMARY KEY, region TEXT NOT NULL, total REAL);
+         CREATE VIEW big_orders AS SELECT * FROM orders WHERE total > 100;
+         INSERT INTO orders (region, total) VALUES ('EU', 50), ('EU', 150), ('US', 300);",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    drop(conn);
+    let db = SqliteDb::open_with(&path, SqliteOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let server = DualResponseServer::builder()
+        .base_url("http://localhost/resources")
+        .executor("sql", db.sql_executor())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    Fixture { db, server, dir }
+}
+
+/// `value` as tool arguments (an empty object for anything but an object).
+pub(crate) fn args(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+/// The text blocks of `result`, one per line.
+pub(crate) fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
