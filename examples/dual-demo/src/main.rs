@@ -112,8 +112,9 @@ struct ServeArgs {
     /// Retry-After), never a hang.
     #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
     db_wait_ms: u64,
-    /// How many of the 4 database connections exports may hold at once (at most 3); pages and counts
-    /// always have the rest (a tool call's snapshot takes a connection of its own).
+    /// SQLite (and the demo): how many of the 4 database connections exports may hold at once (at
+    /// most 3); pages and counts always have the rest (a tool call's snapshot takes a connection of
+    /// its own). PostgreSQL and MySQL bound exports by their pool and --db-wait-ms.
     #[arg(long, value_name = "N", default_value_t = dual_demo::sqlite::DEFAULT_EXPORT_SLOTS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..=3))]
     export_slots: usize,
@@ -514,7 +515,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         handler
             .serve_stdio(async {
                 let signal = signals.recv().await;
-                tracing::info!(signal, "signal");
+                tracing::info!(signal, "shutting down");
             })
             .await?;
     } else {
