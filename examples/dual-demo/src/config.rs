@@ -152,6 +152,12 @@ pub fn resolve(
         if NOT_CONFIG.contains(&id) || sub.value_source(id) == Some(ValueSource::CommandLine) {
             continue;
         }
+        // A flag that conflicts with this option (`--db` for `--database`) was given: it wins.
+        let given =
+            |other: &clap::Arg| sub.value_source(other.get_id().as_str()) == Some(ValueSource::CommandLine);
+        if serve.get_arg_conflicts_with(arg).into_iter().any(given) {
+            continue;
+        }
         let name = env_name(id);
         let (value, source, origin) = if let Some(value) = env(&name) {
             let value = value.into_string().map_err(|_| ConfigError::Value {
@@ -331,7 +337,8 @@ mod tests {
                         .long("max-connections")
                         .default_value("1024"),
                 )
-                .arg(Arg::new("database").long("database"))
+                .arg(Arg::new("database").long("database").conflicts_with("db"))
+                .arg(Arg::new("db").long("db"))
                 .arg(Arg::new("stdio").long("stdio").action(ArgAction::SetTrue)),
         )
     }
@@ -442,6 +449,19 @@ mod tests {
             missing.to_string().contains("/nonexistent/dual.toml"),
             "{missing}"
         );
+    }
+
+    #[test]
+    fn a_conflicting_flag_wins_over_the_environment() {
+        let env = |name: &str| (name == "DUAL_DATABASE").then(|| OsString::from("postgres://x@h/db"));
+        let resolved =
+            resolve(&command(), argv(&["dual-response", "serve", "--db", "x.db"]), env).expect("resolves");
+        assert_eq!(
+            effective(&resolved, "database"),
+            None,
+            "--db given: DUAL_DATABASE is not used"
+        );
+        assert_eq!(effective(&resolved, "db").as_deref(), Some("x.db"));
     }
 
     #[test]
