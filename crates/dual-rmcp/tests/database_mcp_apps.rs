@@ -11,8 +11,8 @@ use dual_rmcp::DatabaseMcp;
 use dual_rmcp::apps::{AppsOptions, DOWNLOAD_LINK_TOOL, EXTENSION_ID};
 use dual_rmcp::dual_view::{MIME_TYPE, VIEW_URI};
 use dual_rmcp::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig, GetTaskParams,
-    Implementation, ProtocolVersion, ReadResourceRequestParams, ResourceContents, TaskStatus,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+    ReadResourceRequestParams, ResourceContents,
 };
 use dual_rmcp::rmcp::service::RunningService;
 use dual_rmcp::rmcp::{ClientHandler, Peer, RoleClient, ServerHandler, ServiceExt};
@@ -241,32 +241,7 @@ async fn an_apps_client_that_declares_tasks_gets_the_apps_rendering_as_the_task_
     let f = fixture("dual-rmcp-database-apps-");
     let mcp = f.mcp().with_apps(AppsOptions::new().download_link(true));
     let client = connect(mcp, Client::host(true)).await;
-    let call =
-        CallToolRequestParams::new("query").with_arguments(args(json!({"sql": "SELECT * FROM orders"})));
-    let task = match client
-        .call_tool_once(call)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-    {
-        CallToolResponse::Task(task) => task.task,
-        other => panic!("expected a task, got {other:?}"),
-    };
-    let mut done = None;
-    for _ in 0..500 {
-        let got = client
-            .peer()
-            .get_task(GetTaskParams::new(task.task_id.clone()))
-            .await
-            .unwrap_or_else(|e| panic!("tasks/get: {e}"))
-            .task;
-        if got.status() == TaskStatus::Completed {
-            done = Some(got);
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    let done =
-        serde_json::to_value(done.unwrap_or_else(|| panic!("not completed within 5 s"))).unwrap_or_default();
+    let (_, done) = common::orders_as_a_task(client.peer()).await;
     let result = &done["result"];
     assert_eq!(
         result["structuredContent"]["metadata"]["total_count"], 3,

@@ -208,7 +208,7 @@ impl dual_rmcp::rmcp::ClientHandler for TaskClient {
 async fn database_mcp_runs_query_as_a_durable_task_for_a_client_that_declares_tasks() {
     use dual_rmcp::DatabaseMcp;
     use dual_rmcp::rmcp::ServiceExt;
-    use dual_rmcp::rmcp::model::{CallToolRequestParams, CallToolResponse, GetTaskParams, TaskStatus};
+    use dual_rmcp::rmcp::model::{CallToolRequestParams, CallToolResponse};
 
     let f = fixture("dual-rmcp-sql-tools-");
     let mcp = DatabaseMcp::new(f.server.clone(), f.db.schema().clone(), "sql", "Sales orders.");
@@ -222,33 +222,8 @@ async fn database_mcp_runs_query_as_a_durable_task_for_a_client_that_declares_ta
         .serve(client_end)
         .await
         .unwrap_or_else(|e| panic!("client: {e}"));
-    let call =
-        CallToolRequestParams::new("query").with_arguments(args(json!({"sql": "SELECT * FROM orders"})));
-    let task = match client
-        .call_tool_once(call)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-    {
-        CallToolResponse::Task(task) => task.task,
-        other => panic!("expected a task, got {other:?}"),
-    };
-    assert_eq!(task.task_id.len(), 32);
-    let mut done = None;
-    for _ in 0..500 {
-        let got = client
-            .peer()
-            .get_task(GetTaskParams::new(task.task_id.clone()))
-            .await
-            .unwrap_or_else(|e| panic!("tasks/get: {e}"))
-            .task;
-        if got.status() == TaskStatus::Completed {
-            done = Some(got);
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    let done =
-        serde_json::to_value(done.unwrap_or_else(|| panic!("not completed within 5 s"))).unwrap_or_default();
+    let (task_id, done) = common::orders_as_a_task(client.peer()).await;
+    assert_eq!(task_id.len(), 32);
     assert_eq!(
         done["result"]["structuredContent"]["metadata"]["total_count"], 3,
         "{done}"

@@ -3,10 +3,13 @@
 
 use std::path::PathBuf;
 
-use dual_rmcp::rmcp::model::{CallToolResult, JsonObject};
+use dual_rmcp::rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, GetTaskParams, JsonObject, TaskStatus,
+};
+use dual_rmcp::rmcp::{Peer, RoleClient};
 use dual_server::DualResponseServer;
 use dual_sqlite::{SqliteDb, SqliteOptions};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A SQLite database in a directory of its own (removed when dropped) and a server over it.
 pub(crate) struct Fixture {
@@ -60,4 +63,31 @@ pub(crate) fn text(result: &CallToolResult) -> String {
         .filter_map(|block| block.as_text().map(|t| t.text.clone()))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Calls `query` with `SELECT * FROM orders` as a task (the client declares tasks) and polls
+/// `tasks/get` until it completes (at most 5 s); the task's id and the completed task as JSON.
+pub(crate) async fn orders_as_a_task(client: &Peer<RoleClient>) -> (String, Value) {
+    let call =
+        CallToolRequestParams::new("query").with_arguments(args(json!({"sql": "SELECT * FROM orders"})));
+    let task = match client
+        .call_tool_once(call)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+    {
+        CallToolResponse::Task(task) => task.task,
+        other => panic!("expected a task, got {other:?}"),
+    };
+    for _ in 0..500 {
+        let got = client
+            .get_task(GetTaskParams::new(task.task_id.clone()))
+            .await
+            .unwrap_or_else(|e| panic!("tasks/get: {e}"))
+            .task;
+        if got.status() == TaskStatus::Completed {
+            return (task.task_id, serde_json::to_value(got).unwrap_or_default());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the task did not complete within 5 s")
 }
