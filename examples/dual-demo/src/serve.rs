@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use dual_rmcp::DatabaseMcp;
 use dual_serve::Bound;
-use dual_server::DualResponseServer;
+use dual_server::QueryExecutor;
 use dual_sql::sql_guard::FunctionPolicy;
 use dual_sql::{DatabaseOptions as SqlOptions, SchemaCache};
 use dual_sqlite::SqliteDb;
@@ -175,27 +175,24 @@ pub async fn start(options: &ServeOptions, database: &DatabaseOptions) -> Result
                 }
             })?;
             let executor = db.sql_executor_with(database.policy());
-            let server = bound.server_builder().await?.executor(SQL, executor).build()?;
-            let mcp = database_mcp(&server, db.schema(), "A SQLite database.", options.apps);
-            Ok(serve_with(bound, server, mcp, path.display().to_string()))
+            let name = path.display().to_string();
+            serve_with(bound, executor, db.schema(), "A SQLite database.", name).await
         }
         DatabaseUrl::Postgres(url) => {
             let db = dual_postgres::PgDb::connect(url, sql_options(options, database))
                 .await
                 .map_err(|source| connect_error(&database.url, source))?;
             let executor = db.sql_executor_with(database.policy());
-            let server = bound.server_builder().await?.executor(SQL, executor).build()?;
-            let mcp = database_mcp(&server, db.schema(), "A PostgreSQL database.", options.apps);
-            Ok(serve_with(bound, server, mcp, database.url.redacted()))
+            let name = database.url.redacted();
+            serve_with(bound, executor, db.schema(), "A PostgreSQL database.", name).await
         }
         DatabaseUrl::Mysql(url) => {
             let db = dual_mysql::MyDb::connect(url, sql_options(options, database))
                 .await
                 .map_err(|source| connect_error(&database.url, source))?;
             let executor = db.sql_executor_with(database.policy());
-            let server = bound.server_builder().await?.executor(SQL, executor).build()?;
-            let mcp = database_mcp(&server, db.schema(), "A MySQL or MariaDB database.", options.apps);
-            Ok(serve_with(bound, server, mcp, database.url.redacted()))
+            let name = database.url.redacted();
+            serve_with(bound, executor, db.schema(), "A MySQL or MariaDB database.", name).await
         }
     }
 }
@@ -239,26 +236,26 @@ async fn serve_demo(
     })
 }
 
-/// Serves `server` with `mcp`, a clone per MCP session.
-fn serve_with(bound: Bound, server: DualResponseServer, mcp: DatabaseMcp, database: String) -> Served {
+/// Serves the database of `executor` (its SQL as [`SQL`]) with [`DatabaseMcp`], a clone per MCP
+/// session: `describe_schema` reads `schema`, and MCP Apps clients get `query` results rendered as
+/// the bound options' `apps` ask. `database` names it in messages.
+async fn serve_with(
+    bound: Bound,
+    executor: impl QueryExecutor,
+    schema: &SchemaCache,
+    description: &str,
+    database: String,
+) -> Result<Served, StartError> {
+    let apps = bound.options().apps;
+    let server = bound.server_builder().await?.executor(SQL, executor).build()?;
+    let mcp = DatabaseMcp::new(server.clone(), schema.clone(), SQL, description).with_apps(apps);
     let handler = Handler::Database(mcp.clone());
     let running = bound.serve(server, move || mcp.clone());
-    Served {
+    Ok(Served {
         running,
         database,
         handler,
-    }
-}
-
-/// The handler of a database: `query` runs [`SQL`], `describe_schema` reads `schema`; MCP Apps
-/// clients get `query` results rendered as `apps` asks.
-fn database_mcp(
-    server: &DualResponseServer,
-    schema: &SchemaCache,
-    description: &str,
-    apps: dual_rmcp::apps::AppsOptions,
-) -> DatabaseMcp {
-    DatabaseMcp::new(server.clone(), schema.clone(), SQL, description).with_apps(apps)
+    })
 }
 
 /// The error of a database that cannot be reached: the URL without its password, and the cause.
