@@ -198,7 +198,7 @@ mod tests {
         );
     }
 
-    /// The browser test (examples/dual-demo/browser/run.mjs, "bidirectional text") checks the
+    /// The browser test (crates/dual-response-server/browser/run.mjs, "bidirectional text") checks the
     /// rendering; this checks that the pieces it relies on are in the document.
     #[test]
     fn text_is_isolated_and_hidden_characters_are_marked() {
