@@ -220,7 +220,15 @@ impl ServerHandler for DatabaseMcp {
                         .into(),
                 )
             }
-            DESCRIBE_SCHEMA_TOOL => Ok(call_describe_schema(&self.schema, arguments).await.into()),
+            DESCRIBE_SCHEMA_TOOL => {
+                let mut result = call_describe_schema(&self.schema, arguments).await;
+                // `structuredContent` arrived with 2025-06-18: an older client gets the same JSON as
+                // text only, not a field its version does not define.
+                if !protocol_version(context.protocol_version().as_ref()).has_structured_content() {
+                    result.structured_content = None;
+                }
+                Ok(result.into())
+            }
             // The app-only tool, for the view of a client that negotiated MCP Apps.
             #[cfg(feature = "apps")]
             DOWNLOAD_LINK_TOOL if apps.is_some() => {
