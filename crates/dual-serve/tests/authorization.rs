@@ -1,29 +1,25 @@
-//! Authorization on every surface: one matrix of callers (the owner, another owner, anonymous) ×
-//! operations (REST metadata, page, export, pin and delete, and MCP `resources/read`), on the memory
-//! store and, with the feature `services`, on Redis and PostgreSQL.
+//! Authorization on every surface of dual-serve with `DatabaseMcp`: one matrix of callers (the
+//! owner, another owner, anonymous) × operations (REST metadata, page, export, pin and delete, and
+//! MCP `resources/read`), on the memory store and, with the feature `services`, on Redis and
+//! PostgreSQL.
 //!
 //! A caller that may not see a resource gets exactly what it gets for an id that never existed
 //! (status, headers but `Date`, body; the id itself masked), and changes nothing: no pin, no delete,
-//! no access counted. Without `--auth-tokens` every caller is anonymous, and a resource created with
-//! an owner is still hidden from it, over MCP `resources/read` too.
+//! no access counted. Without bearer tokens ([`ServeOptions::auth_tokens`](dual_serve::ServeOptions))
+//! every caller is anonymous, and a resource created with an owner is still hidden from it, over MCP
+//! `resources/read` too.
 
-mod support;
+mod common;
 
 use std::time::Duration;
 
+use common::{Backend, INSTITUTIONS, JSON_POST, Reply, Served, within};
 use dual_core::{ResourceId, ResourceRecord};
-use dual_response_server::mcp_client;
 use dual_serve::auth::AuthTokens;
 use dual_server::{Caller, CreateResponse};
-use http::{Method, header};
-use rmcp::ServiceError;
-use rmcp::model::{ErrorCode, ReadResourceRequestParams, ResourceContents};
-use rmcp::service::{RoleClient, RunningService};
+use dual_testkit::raw_mcp::{RawMcp, exchange};
+use http::StatusCode;
 use serde_json::{Value, json};
-use support::http::{Http, Reply};
-use support::in_process::InProcess;
-use support::{Backend, SQL, query, text_of, within};
-use tokio::time::timeout;
 
 /// Upper bound of one store's matrix.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -31,8 +27,14 @@ const LIMIT: Duration = Duration::from_secs(120);
 const OWNER: &str = "tenant-a";
 const TOKEN_A: &str = "token-of-tenant-a";
 const TOKEN_B: &str = "token-of-tenant-b";
-/// Rows of [`SQL`] on the small dataset.
-const ROWS: u64 = dual_response_server::demo::dataset::DatasetSize::SMALL.institutions as u64;
+/// The query every test runs: every institution.
+const SQL: &str = "SELECT id, name, state FROM institutions ORDER BY id";
+/// Rows of [`SQL`].
+const ROWS: u64 = INSTITUTIONS;
+/// The protocol version of the MCP sessions: one with a session, before 2026-07-28.
+const VERSION: &str = "2025-06-18";
+/// `resources/read` of a resource the caller may not see, or that does not exist.
+const RESOURCE_NOT_FOUND: i64 = -32002;
 
 fn tokens() -> AuthTokens {
     AuthTokens::parse(&format!("{TOKEN_A} {OWNER}\n{TOKEN_B} tenant-b\n")).expect("tokens")
@@ -79,21 +81,17 @@ enum Answer {
 }
 
 impl Answer {
-    fn from_reply(reply: &Reply) -> Self {
+    fn from_reply(reply: Reply) -> Self {
         let mut headers: Vec<(String, String)> = reply
             .headers
-            .iter()
-            .filter(|(name, _)| *name != header::DATE)
-            .map(|(name, value)| {
-                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
-                (name.as_str().to_owned(), value)
-            })
+            .into_iter()
+            .filter(|(name, _)| name != "date")
             .collect();
         headers.sort();
         Self::Http {
-            status: reply.status.as_u16(),
+            status: reply.status,
             headers,
-            body: reply.text(),
+            body: reply.body,
         }
     }
 
@@ -163,7 +161,7 @@ impl Denied {
             }
             (Self::NotFound, Answer::Mcp(Err(error))) => {
                 let error: Value = serde_json::from_str(error).expect("a JSON-RPC error");
-                assert_eq!(error["code"], ErrorCode::RESOURCE_NOT_FOUND.0, "{what}: {error}");
+                assert_eq!(error["code"], RESOURCE_NOT_FOUND, "{what}: {error}");
             }
             (denied, answer) => panic!("{what}: expected {denied:?}, got {answer:?}"),
         }
@@ -174,49 +172,38 @@ impl Denied {
 struct Client {
     name: &'static str,
     token: Option<&'static str>,
-    http: Http,
-    mcp: Option<RunningService<RoleClient, ()>>,
+    mcp: Option<RawMcp>,
 }
 
 impl Client {
     /// Connects as `token`'s owner, or anonymously. An anonymous caller of a server that requires
-    /// tokens gets no MCP session (asserted); its `resources/read` is then a raw `POST /mcp`.
-    async fn connect(
-        server: &InProcess,
-        name: &'static str,
-        token: Option<&'static str>,
-        auth: bool,
-    ) -> Self {
-        let url = server.running.mcp_url();
-        let connecting = async {
-            match token {
-                Some(token) => mcp_client::connect_with_token(&url, token).await,
-                None => mcp_client::connect(&url).await,
-            }
+    /// tokens gets no MCP session (its `initialize` is `401`, asserted); its `resources/read` is
+    /// then a raw `POST /mcp`.
+    async fn connect(server: &Served, name: &'static str, token: Option<&'static str>, auth: bool) -> Self {
+        let mcp = if auth && token.is_none() {
+            let refused = RawMcp::new(server.mcp_url(), VERSION);
+            let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": VERSION, "capabilities": {},
+                "clientInfo": {"name": name, "version": "0"}}});
+            let (status, _, body) = exchange(refused.post(&initialize)).await;
+            assert_eq!(
+                status,
+                StatusCode::UNAUTHORIZED,
+                "{name}: an MCP session without a token: {body}"
+            );
+            None
+        } else {
+            Some(RawMcp::open(server.addr(), VERSION, json!({}), token).await)
         };
-        let Ok(session) = timeout(Duration::from_secs(20), connecting).await else {
-            panic!("{name}: MCP initialization timed out");
-        };
-        let mcp = match session {
-            Err(_) if auth && token.is_none() => None,
-            Err(e) => panic!("{name}: MCP session: {e}"),
-            Ok(_) if auth && token.is_none() => panic!("{name}: an MCP session without a token"),
-            Ok(session) => Some(session),
-        };
-        Self {
-            name,
-            token,
-            http: Http::new(server.addr()),
-            mcp,
-        }
+        Self { name, token, mcp }
     }
 
     /// Runs the `query` tool with [`SQL`]; returns the resource id of the result.
-    async fn create(&self) -> String {
-        let mcp = self.mcp.as_ref().expect("an MCP session");
-        let result = query(mcp, SQL).await;
-        assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
-        let structured = result.structured_content.expect("structuredContent");
+    async fn create(&mut self) -> String {
+        let mcp = self.mcp.as_mut().expect("an MCP session");
+        let result = mcp.call("query", json!({"sql": SQL})).await;
+        assert_eq!(result["isError"], false, "{result}");
+        let structured = &result["structuredContent"];
         assert_eq!(structured["metadata"]["total_count"], ROWS, "{structured}");
         structured["resource"]["uri"]
             .as_str()
@@ -225,72 +212,65 @@ impl Client {
             .to_owned()
     }
 
-    /// Runs `op` on `id` (answers are masked by the caller of this function).
-    async fn perform(&self, op: Op, id: &str) -> Answer {
+    /// Runs `op` on `id` against `server` (answers are masked by the caller of this function).
+    async fn perform(&mut self, server: &Served, op: Op, id: &str) -> Answer {
         let path = format!("/resources/{id}");
         let reply = match op {
-            Op::Metadata => self.send(Method::GET, &path).await,
+            Op::Metadata => self.send(server, "GET", &path, "").await,
             Op::Page => {
-                let page = json!({"offset": 2, "limit": 5});
-                self.http.post_json(&path, self.token, &page).await
+                let page = json!({"offset": 2, "limit": 5}).to_string();
+                self.send(server, "POST", &path, &page).await
             }
-            Op::Export => self.send(Method::GET, &format!("{path}/data")).await,
-            Op::Pin => self.send(Method::PUT, &path).await,
-            Op::Delete => self.send(Method::DELETE, &path).await,
-            Op::McpRead => return self.read_resource(id).await,
+            Op::Export => self.send(server, "GET", &format!("{path}/data"), "").await,
+            Op::Pin => self.send(server, "PUT", &path, "").await,
+            Op::Delete => self.send(server, "DELETE", &path, "").await,
+            Op::McpRead => return self.read_resource(server, id).await,
         };
-        Answer::from_reply(&reply)
+        Answer::from_reply(reply)
     }
 
-    async fn send(&self, method: Method, path: &str) -> Reply {
-        self.http
-            .send(self.http.request(method, path, self.token), "")
-            .await
+    /// `method path` with `body` (JSON, for a `POST`), and `Authorization: Bearer TOKEN` when the
+    /// client has one.
+    async fn send(&self, server: &Served, method: &str, path: &str, body: &str) -> Reply {
+        let bearer = self.token.map(|token| format!("Bearer {token}"));
+        let mut headers: Vec<(&str, &str)> = if method == "POST" {
+            JSON_POST.to_vec()
+        } else {
+            Vec::new()
+        };
+        if let Some(bearer) = &bearer {
+            headers.push(("Authorization", bearer.as_str()));
+        }
+        common::send(server.addr(), method, path, &headers, body).await
     }
 
-    async fn read_resource(&self, id: &str) -> Answer {
+    async fn read_resource(&mut self, server: &Served, id: &str) -> Answer {
         let uri = format!("resource://{id}");
-        let Some(mcp) = &self.mcp else {
+        if self.mcp.is_none() {
             // No session to be had: the request a client would send, without one.
             let message = json!({
                 "jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": uri}
             });
-            let request = self
-                .http
-                .request(Method::POST, "/mcp", self.token)
-                .header(header::CONTENT_TYPE, "application/json")
-                .header(header::ACCEPT, "application/json, text/event-stream");
-            return Answer::from_reply(&self.http.send(request, message.to_string()).await);
+            return Answer::from_reply(self.send(server, "POST", "/mcp", &message.to_string()).await);
+        }
+        let mcp = self.mcp.as_mut().expect("an MCP session");
+        let read = mcp.request("resources/read", json!({"uri": uri})).await;
+        if let Some(error) = read.get("error") {
+            return Answer::Mcp(Err(error.to_string()));
+        }
+        let contents = read["result"]["contents"].as_array().cloned().unwrap_or_default();
+        let [content] = contents.as_slice() else {
+            panic!("{}: one content expected: {read}", self.name);
         };
-        let read = timeout(
-            Duration::from_secs(20),
-            mcp.read_resource(ReadResourceRequestParams::new(uri)),
-        )
-        .await
-        .unwrap_or_else(|_| panic!("{}: resources/read did not answer", self.name));
-        match read {
-            Ok(result) => {
-                let [ResourceContents::TextResourceContents { text, .. }] = result.contents.as_slice() else {
-                    panic!("{}: one text content expected: {result:?}", self.name);
-                };
-                Answer::Mcp(Ok(text.clone()))
-            }
-            Err(ServiceError::McpError(error)) => {
-                Answer::Mcp(Err(serde_json::to_string(&error).expect("an error serialises")))
-            }
-            Err(other) => panic!("{}: resources/read failed below MCP: {other}", self.name),
-        }
-    }
-
-    async fn close(self) {
-        if let Some(mcp) = self.mcp {
-            let _ = mcp.cancel().await;
-        }
+        let text = content["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{}: a text content expected: {read}", self.name));
+        Answer::Mcp(Ok(text.to_owned()))
     }
 }
 
 /// The record of `id`, as its owner sees it, without counting an access.
-async fn record(server: &InProcess, id: &str) -> ResourceRecord {
+async fn record(server: &Served, id: &str) -> ResourceRecord {
     let id: ResourceId = id.parse().expect("a resource id");
     server
         .running
@@ -302,11 +282,11 @@ async fn record(server: &InProcess, id: &str) -> ResourceRecord {
 
 /// Each of `callers` is denied `id` exactly as an unknown id ([`assert_like_unknown`]); afterwards
 /// the resource is unchanged: there, unpinned, no access counted.
-async fn assert_denied_like_unknown(server: &InProcess, id: &str, callers: &[(&Client, Denied)]) {
+async fn assert_denied_like_unknown(server: &Served, id: &str, callers: Vec<(&mut Client, Denied)>) {
     let before = record(server, id).await;
     assert!(before.expires_at.is_some(), "created unpinned: {before:?}");
-    for &(client, denied) in callers {
-        assert_like_unknown(client, id, denied, "").await;
+    for (client, denied) in callers {
+        assert_like_unknown(server, client, id, denied, "").await;
     }
     let after = record(server, id).await;
     assert_eq!(after.expires_at, before.expires_at, "still unpinned");
@@ -316,11 +296,11 @@ async fn assert_denied_like_unknown(server: &InProcess, id: &str, callers: &[(&C
 
 /// The owner runs every operation on `id` successfully, deleting it last; then `id` answers the
 /// owner exactly as an unknown id does.
-async fn assert_owner_served(server: &InProcess, owner: &Client, id: &str) {
+async fn assert_owner_served(server: &Served, owner: &mut Client, id: &str) {
     let reads_before = record(server, id).await.access_count;
     for op in OPS {
         let what = format!("{} {op:?}", owner.name);
-        let answer = owner.perform(op, id).await;
+        let answer = owner.perform(server, op, id).await;
         let (status, body) = match &answer {
             Answer::Http { status, body, .. } => (*status, body.as_str()),
             Answer::Mcp(Ok(text)) => (200, text.as_str()),
@@ -365,55 +345,54 @@ async fn assert_owner_served(server: &InProcess, owner: &Client, id: &str) {
             Op::Delete => assert_eq!(status, 204, "{what}: {body}"),
         }
     }
-    assert_like_unknown(owner, id, Denied::NotFound, " after delete").await;
+    assert_like_unknown(server, owner, id, Denied::NotFound, " after delete").await;
 }
 
 /// For each operation, `client`'s answer about `id` equals its answer about a fresh, never created
 /// id, and is the `denied` answer.
-async fn assert_like_unknown(client: &Client, id: &str, denied: Denied, when: &str) {
+async fn assert_like_unknown(server: &Served, client: &mut Client, id: &str, denied: Denied, when: &str) {
     for op in OPS {
         let what = format!("{} {op:?}{when}", client.name);
         let unknown = ResourceId::new().to_string();
-        let answer = client.perform(op, id).await.masked(id);
-        let baseline = client.perform(op, &unknown).await.masked(&unknown);
+        let answer = client.perform(server, op, id).await.masked(id);
+        let baseline = client.perform(server, op, &unknown).await.masked(&unknown);
         assert_eq!(answer, baseline, "{what}: unlike an unknown id");
         denied.assert(&answer, &what);
     }
 }
 
-/// The matrix on one store, with `--auth-tokens` for tenant A and tenant B.
+/// The matrix on one store, with bearer tokens for tenant A and tenant B.
 async fn matrix(backend: Option<Backend>) {
     within(LIMIT, async {
-        let server = InProcess::start(backend, |o| o.auth_tokens = Some(tokens())).await;
-        let owner = Client::connect(&server, "tenant A", Some(TOKEN_A), true).await;
-        let other = Client::connect(&server, "tenant B", Some(TOKEN_B), true).await;
-        let anonymous = Client::connect(&server, "anonymous", None, true).await;
+        let server = Served::start(backend, |o| o.auth_tokens = Some(tokens())).await;
+        let mut owner = Client::connect(&server, "tenant A", Some(TOKEN_A), true).await;
+        let mut other = Client::connect(&server, "tenant B", Some(TOKEN_B), true).await;
+        let mut anonymous = Client::connect(&server, "anonymous", None, true).await;
         let id = owner.create().await;
         assert_eq!(record(&server, &id).await.owner.as_deref(), Some(OWNER));
 
         assert_denied_like_unknown(
             &server,
             &id,
-            &[(&other, Denied::NotFound), (&anonymous, Denied::Unauthorized)],
+            vec![
+                (&mut other, Denied::NotFound),
+                (&mut anonymous, Denied::Unauthorized),
+            ],
         )
         .await;
-        assert_owner_served(&server, &owner, &id).await;
-
-        for client in [owner, other, anonymous] {
-            client.close().await;
-        }
+        assert_owner_served(&server, &mut owner, &id).await;
         server.stop().await;
     })
     .await;
 }
 
-/// Without `--auth-tokens` every caller is anonymous: a resource created with an owner (through the
+/// Without bearer tokens every caller is anonymous: a resource created with an owner (through the
 /// library) is hidden from all of them, on every surface; one created without is served.
 async fn without_tokens(backend: Option<Backend>) {
     within(LIMIT, async {
-        let server = InProcess::start(backend, |_| {}).await;
+        let server = Served::start(backend, |_| {}).await;
         let create = |owner: Option<&str>| {
-            let request = CreateResponse::new("sql", json!({"sql": SQL}));
+            let request = CreateResponse::new(dual_serve::SQL_KIND, json!({"sql": SQL}));
             let request = match owner {
                 Some(owner) => request.owner(owner),
                 None => request,
@@ -422,14 +401,14 @@ async fn without_tokens(backend: Option<Backend>) {
             async move { server.create_response(request).await.expect("created") }
         };
         let owned = create(Some(OWNER)).await.id.to_string();
-        let anonymous = Client::connect(&server, "anonymous", None, false).await;
+        let mut anonymous = Client::connect(&server, "anonymous", None, false).await;
 
-        assert_denied_like_unknown(&server, &owned, &[(&anonymous, Denied::NotFound)]).await;
+        assert_denied_like_unknown(&server, &owned, vec![(&mut anonymous, Denied::NotFound)]).await;
 
         // The same caller is served a resource without an owner: the denial above is the owner's.
         let open = create(None).await.id.to_string();
         for op in [Op::Metadata, Op::McpRead] {
-            match anonymous.perform(op, &open).await {
+            match anonymous.perform(&server, op, &open).await {
                 Answer::Http { status, body, .. } => assert_eq!(status, 200, "{op:?}: {body}"),
                 Answer::Mcp(result) => {
                     let page: Value = serde_json::from_str(&result.expect("resources/read")).expect("JSON");
@@ -437,7 +416,6 @@ async fn without_tokens(backend: Option<Backend>) {
                 }
             }
         }
-        anonymous.close().await;
         server.stop().await;
     })
     .await;

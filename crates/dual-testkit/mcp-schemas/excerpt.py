@@ -1,10 +1,10 @@
-"""Regenerates a vendored excerpt of a published MCP schema (tests/schemas/<version>.json).
+"""Regenerates a vendored excerpt of a published MCP schema (mcp-schemas/<version>.json).
 
     python3 excerpt.py <published schema.json> <version> <commit> <Definition>...
 
 Writes to stdout the definitions named and every definition they reference, with their
 `description` keywords left out; validation keywords are unchanged. The tests add
-`additionalProperties: false` when they load an excerpt (tests/support/schema.rs).
+`additionalProperties: false` when they load an excerpt (dual-testkit's src/mcp/schema.rs).
 """
 
 import json
