@@ -341,16 +341,17 @@ struct ReportArgs {
 }
 
 fn main() -> ExitCode {
-    let resolved = match dual_response_server::config::resolve(&Cli::command(), std::env::args_os().collect(), |name| {
-        std::env::var_os(name)
-    }) {
-        Ok(resolved) => resolved,
-        Err(dual_response_server::config::ConfigError::Clap(error)) => error.exit(),
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::from(2);
-        }
-    };
+    let resolved =
+        match dual_response_server::config::resolve(&Cli::command(), std::env::args_os().collect(), |name| {
+            std::env::var_os(name)
+        }) {
+            Ok(resolved) => resolved,
+            Err(dual_response_server::config::ConfigError::Clap(error)) => error.exit(),
+            Err(error) => {
+                eprintln!("error: {error}");
+                return ExitCode::from(2);
+            }
+        };
     let command = Cli::command();
     let matches = match command.clone().try_get_matches_from(&resolved.argv) {
         Ok(matches) => matches,
@@ -366,7 +367,10 @@ fn main() -> ExitCode {
         command.find_subcommand(dual_response_server::config::SUBCOMMAND),
     ) && args.print_config
     {
-        print!("{}", dual_response_server::config::render(serve, sub, &resolved.sources));
+        print!(
+            "{}",
+            dual_response_server::config::render(serve, sub, &resolved.sources)
+        );
         return ExitCode::SUCCESS;
     }
     let default_level = match cli.command {
