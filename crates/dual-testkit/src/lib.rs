@@ -11,6 +11,7 @@
 //! | [`burst`] | an agent's burst of tool calls through a server, beside the same SQL in the database's client (`psql`, `mysql`): the burst benches of dual-postgres and dual-mysql |
 //! | [`memory`] | the process's resident set now and at its peak (`/proc/self/status`), for benches |
 //! | [`metrics`] | [`Captured`](metrics::Captured), a `metrics` recorder a test installs on its thread and reads counters and gauges back from |
+//! | [`json`] | [`strings`](json::strings): every string of a rendered JSON document, keys included, for checks of what its readers see |
 //! | [`logs`] | log output captured in a buffer, the check that no raw control character or forged line reached it, and that each failure's line escaped its hostile text |
 //! | [`proxy`] | a TCP proxy a test cuts and restores, to simulate an outage of a shared service |
 //! | [`round_robin`] | a TCP load balancer sending each new connection to the next instance |
@@ -48,6 +49,7 @@ pub mod executor;
 pub mod http;
 mod in_process_spool;
 pub mod instances;
+pub mod json;
 pub mod logs;
 pub mod memory;
 pub mod metrics;

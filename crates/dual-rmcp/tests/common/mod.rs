@@ -65,6 +65,18 @@ pub(crate) fn text(result: &CallToolResult) -> String {
         .join("\n")
 }
 
+/// The URI of the resource a `query` of every order made: the result checked to be no error and to
+/// count the three orders.
+pub(crate) fn orders_uri(result: &CallToolResult) -> String {
+    assert_eq!(result.is_error, Some(false), "{}", text(result));
+    let structured = result.structured_content.clone().unwrap_or_default();
+    assert_eq!(structured["metadata"]["total_count"], 3);
+    structured["resource"]["uri"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// Calls `query` with `SELECT * FROM orders` as a task (the client declares tasks) and polls
 /// `tasks/get` until it completes (at most 5 s); the task's id and the completed task as JSON.
 pub(crate) async fn orders_as_a_task(client: &Peer<RoleClient>) -> (String, Value) {
