@@ -31,6 +31,7 @@ use crate::sql_tools::{
     DESCRIBE_SCHEMA_TOOL, QUERY_TOOL, call_describe_schema, call_query, describe_schema_tool, query_request,
     query_tool,
 };
+use crate::subscriptions::SubscriptionOptions;
 use crate::tasks::{DualTasks, ProgressReporter, SpawnOptions, client_supports_tasks};
 use crate::tool_result::{ErrorResultOptions, error_result};
 use crate::version::{protocol_version, tools_list_for_version};
@@ -106,6 +107,15 @@ impl DatabaseMcp {
     #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self
+    }
+
+    /// Bounds each session's resource subscriptions as `options` asks (default
+    /// [`SubscriptionOptions::default`]: 16 results a session, each read from the store every
+    /// second). Every clone (one per session) starts with no subscription and these bounds.
+    #[must_use]
+    pub fn with_subscriptions(mut self, options: SubscriptionOptions) -> Self {
+        self.surface = self.surface.subscription_options(options);
         self
     }
 

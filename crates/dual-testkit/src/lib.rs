@@ -9,6 +9,7 @@
 //! | [`client`] | the client conformance suite, run against any server that speaks the REST contract |
 //! | [`executor`] | [`Numbers`](executor::Numbers), the one example executor of tests and benches (never of an example a user copies): numbered rows, failure switches, a gated slow mode; [`read_to_end`](executor::read_to_end), a stream read to its end or its first error |
 //! | [`burst`] | an agent's burst of tool calls through a server, beside the same SQL in the database's client (`psql`, `mysql`): the burst benches of dual-postgres and dual-mysql |
+//! | `mcp_schema` | (feature `mcp-schema`) the published MCP schema of each protocol version, as vendored excerpts: validating what an MCP server sends |
 //! | [`memory`] | the process's resident set now and at its peak (`/proc/self/status`), for benches |
 //! | [`metrics`] | [`Captured`](metrics::Captured), a `metrics` recorder a test installs on its thread and reads counters and gauges back from |
 //! | [`json`] | [`strings`](json::strings): every string of a rendered JSON document, keys included, for checks of what its readers see |
@@ -51,6 +52,8 @@ mod in_process_spool;
 pub mod instances;
 pub mod json;
 pub mod logs;
+#[cfg(feature = "mcp-schema")]
+pub mod mcp_schema;
 pub mod memory;
 pub mod metrics;
 pub mod proxy;
