@@ -485,7 +485,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(path) = &args.auth_tokens {
         let tokens = AuthTokens::from_file(path)?;
         tracing::info!(path = %path.display(), tokens = tokens.len(), "bearer tokens loaded");
-        options.auth_tokens = Some(tokens);
+        options.authentication = dual_serve::auth::Authentication::Tokens(tokens);
     }
     if let Some(path) = &args.link_key_file {
         options.link_key = Some(dual_serve::link_key::read(path)?);

@@ -264,7 +264,7 @@ async fn link(host: &mut RawMcp, arguments: Value) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_apps_host_gets_the_view_and_downloads_every_row_without_a_header() {
     with_server(
-        |o| o.auth_tokens = Some(tokens()),
+        |o| o.authentication = dual_serve::auth::Authentication::Tokens(tokens()),
         async |server| {
             for version in ["2025-11-25", PER_REQUEST_VERSION] {
                 let mut host = RawMcp::open(server.addr(), version, apps_capabilities(), Some(ALICE)).await;
@@ -396,7 +396,7 @@ async fn an_apps_host_gets_the_view_and_downloads_every_row_without_a_header() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_link_passes_the_bearer_check_and_a_bad_one_is_not_found() {
     with_server(
-        |o| o.auth_tokens = Some(tokens()),
+        |o| o.authentication = dual_serve::auth::Authentication::Tokens(tokens()),
         async |server| {
             let mut host = RawMcp::open(server.addr(), "2025-11-25", apps_capabilities(), Some(ALICE)).await;
             let result = host.call("query", json!({"sql": SQL})).await;

@@ -1,0 +1,193 @@
+//! The OAuth 2.1 resource server at work: a bearer JWT checked against the trusted issuers' keys,
+//! its claims, the owner it names and the scope of the surface asked for.
+//!
+//! The order of the checks: the `Authorization` header's size (before any parsing), the compact
+//! JWS (sizes, alphabet, header, `alg` on the allow-list), `iss` among the trusted issuers, a key of
+//! that issuer for the `kid` and `alg` (the key's type and declared `alg` must fit the token's), the
+//! signature, `exp`/`nbf` with the leeway, `aud` = the resource, the owner claim, the scope.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use http::HeaderMap;
+use http::header::AUTHORIZATION;
+
+use super::fetch::Http;
+use super::jwt::{self, TokenError};
+use super::keys::{IssuerKeys, KeyPolicy, KeysUnavailable};
+use super::options::{DEFAULT_KEYS_LIFETIME, MAX_OWNER_BYTES, OAuthConfigError, OAuthOptions};
+use super::{jwks, metadata};
+
+/// Largest `Authorization` header value read, in bytes: checked before anything is parsed.
+pub(crate) const MAX_AUTHORIZATION_BYTES: usize = jwt::MAX_TOKEN_BYTES + 16;
+/// Most keys tried for a token that names no `kid`.
+const MAX_CANDIDATES: usize = 8;
+/// Least time between two key set fetches after one failed without usable keys.
+const KEYS_RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// What a request asks for, and so which scope it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Surface {
+    /// `/mcp`: [`OAuthOptions::tool_scope`].
+    Tools,
+    /// `/resources`: [`OAuthOptions::read_scope`].
+    Results,
+}
+
+/// Why a request was not let in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Rejection {
+    /// No bearer token: `401` with the metadata URL.
+    Missing,
+    /// A token that did not pass a check (the log says which): `401 invalid_token`.
+    Invalid(TokenError),
+    /// A valid token without the scope (named): `403 insufficient_scope`.
+    Scope(String),
+    /// The issuer's keys expired and cannot be fetched: a retryable `503`.
+    Unavailable(KeysUnavailable),
+}
+
+/// The resource server: cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct OAuth {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    resource: String,
+    metadata: metadata::ResourceMetadata,
+    issuers: Vec<IssuerKeys>,
+    qualify_owner: bool,
+    owner_claim: String,
+    leeway: f64,
+    tool_scope: Option<String>,
+    read_scope: Option<String>,
+    policy: KeyPolicy,
+    http: Http,
+}
+
+impl OAuth {
+    /// The resource server of `options`; the resource is `default_resource` unless configured.
+    ///
+    /// # Errors
+    /// [`OAuthConfigError::Url`] for a default resource that is not a usable URL,
+    /// [`OAuthConfigError::Client`] when the HTTP client cannot be built.
+    pub(crate) fn new(options: &OAuthOptions, default_resource: &str) -> Result<Self, OAuthConfigError> {
+        let resource = match &options.resource {
+            Some(resource) => resource.clone(),
+            None => {
+                super::options::check_url("resource", default_resource, true)?;
+                default_resource.to_owned()
+            }
+        };
+        let scopes: Vec<String> = [&options.tool_scope, &options.read_scope]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        let metadata = metadata::ResourceMetadata::new(
+            &resource,
+            options.issuers().map(str::to_owned).collect(),
+            scopes,
+        );
+        let http = Http::new(options.fetch_timeout).map_err(OAuthConfigError::Client)?;
+        let issuers = options
+            .issuers
+            .iter()
+            .map(|trusted| IssuerKeys::new(trusted.issuer.clone(), trusted.jwks_uri.clone()))
+            .collect::<Vec<_>>();
+        let policy = KeyPolicy {
+            default_lifetime: DEFAULT_KEYS_LIFETIME,
+            min_lifetime: options.min_keys_lifetime,
+            max_lifetime: options.max_keys_lifetime,
+            unknown_kid_interval: options.unknown_kid_interval,
+            retry_after: KEYS_RETRY_AFTER,
+        };
+        Ok(Self {
+            inner: Arc::new(Inner {
+                resource,
+                metadata,
+                qualify_owner: issuers.len() > 1,
+                issuers,
+                owner_claim: options.owner_claim.clone(),
+                leeway: options.leeway.as_secs_f64(),
+                tool_scope: options.tool_scope.clone(),
+                read_scope: options.read_scope.clone(),
+                policy,
+                http,
+            }),
+        })
+    }
+
+    /// The resource URI tokens must name.
+    pub(crate) fn resource(&self) -> &str {
+        &self.inner.resource
+    }
+
+    /// The Protected Resource Metadata.
+    pub(crate) fn metadata(&self) -> &metadata::ResourceMetadata {
+        &self.inner.metadata
+    }
+
+    /// The owner named by the request's bearer token, when it passes every check and carries the
+    /// scope `surface` needs.
+    pub(crate) async fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        surface: Surface,
+    ) -> Result<String, Rejection> {
+        let inner = &*self.inner;
+        let mut values = headers.get_all(AUTHORIZATION).iter();
+        let Some(value) = values.next() else {
+            return Err(Rejection::Missing);
+        };
+        if value.len() > MAX_AUTHORIZATION_BYTES {
+            return Err(Rejection::Invalid(TokenError::TooLong));
+        }
+        if values.next().is_some() {
+            return Err(Rejection::Invalid(TokenError::Malformed));
+        }
+        let token = super::bearer_token(headers).ok_or(Rejection::Missing)?;
+        let jws = jwt::parse(token).map_err(Rejection::Invalid)?;
+        let issuer = jwt::string_claim(&jws.claims, "iss")
+            .and_then(|iss| inner.issuers.iter().find(|keys| keys.issuer() == iss))
+            .ok_or(Rejection::Invalid(TokenError::Issuer))?;
+        let keys = issuer
+            .keys_for(&inner.http, &inner.policy, jws.kid.as_deref())
+            .await
+            .map_err(Rejection::Unavailable)?;
+        let mut candidates = jwks::candidates(&keys, jws.kid.as_deref(), jws.alg)
+            .take(MAX_CANDIDATES)
+            .peekable();
+        if candidates.peek().is_none() {
+            return Err(Rejection::Invalid(TokenError::UnknownKey));
+        }
+        if !candidates.any(|key| key.verifies(jws.alg, jws.signing_input, &jws.signature)) {
+            return Err(Rejection::Invalid(TokenError::Signature));
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64();
+        jwt::check_time(&jws.claims, now, inner.leeway).map_err(Rejection::Invalid)?;
+        jwt::check_audience(&jws.claims, &inner.resource).map_err(Rejection::Invalid)?;
+        let owner = jwt::string_claim(&jws.claims, &inner.owner_claim)
+            .filter(|owner| !owner.is_empty() && owner.len() <= MAX_OWNER_BYTES)
+            .ok_or(Rejection::Invalid(TokenError::Owner))?;
+        let needed = match surface {
+            Surface::Tools => &inner.tool_scope,
+            Surface::Results => &inner.read_scope,
+        };
+        if let Some(needed) = needed
+            && !jwt::scopes(&jws.claims).iter().any(|scope| scope == needed)
+        {
+            return Err(Rejection::Scope(needed.clone()));
+        }
+        Ok(if inner.qualify_owner {
+            format!("{}#{owner}", issuer.issuer())
+        } else {
+            owner.to_owned()
+        })
+    }
+}
