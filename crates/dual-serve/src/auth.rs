@@ -40,6 +40,7 @@
 
 mod fetch;
 mod file;
+mod introspect;
 mod jwks;
 mod jwt;
 mod keys;
@@ -58,14 +59,19 @@ pub use file::{AuthFileError, TokenFileError};
 pub use metadata::PROTECTED_RESOURCE_METADATA_PATH;
 pub(crate) use oauth::{OAuth, Surface};
 pub use options::{
-    DEFAULT_FETCH_TIMEOUT, DEFAULT_KEYS_LIFETIME, DEFAULT_LEEWAY, DEFAULT_MAX_KEYS_LIFETIME,
-    DEFAULT_MIN_KEYS_LIFETIME, DEFAULT_OWNER_CLAIM, DEFAULT_UNKNOWN_KID_INTERVAL, MAX_LEEWAY,
-    OAuthConfigError, OAuthOptions, OAuthOptionsBuilder,
+    DEFAULT_FETCH_TIMEOUT, DEFAULT_INTROSPECTION_ENTRIES, DEFAULT_INTROSPECTION_TTL, DEFAULT_KEYS_LIFETIME,
+    DEFAULT_LEEWAY, DEFAULT_MAX_KEYS_LIFETIME, DEFAULT_MIN_KEYS_LIFETIME, DEFAULT_OWNER_CLAIM,
+    DEFAULT_UNKNOWN_KID_INTERVAL, MAX_INTROSPECTION_TTL, MAX_LEEWAY, OAuthConfigError, OAuthOptions,
+    OAuthOptionsBuilder,
 };
 
 /// How `/mcp` and `/resources` authenticate callers (`ServeOptions::authentication`): one mode.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "configuration, built once per server; a box would only make it harder to write"
+)]
 pub enum Authentication {
     /// Everyone is served, as one anonymous caller (the default).
     #[default]

@@ -10,12 +10,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use bytes::Bytes;
 use dual_serve::auth::{Authentication, OAuthOptions, OAuthOptionsBuilder};
 use dual_serve::{Running, ServeOptions, serve_database};
 use dual_sqlite::{SqliteDb, SqliteOptions};
-use http_body_util::Full;
+use http_body_util::{BodyExt as _, Full};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use ring::rand::SystemRandom;
@@ -32,7 +32,13 @@ struct Published {
     jwks: Mutex<Value>,
     cache_control: Mutex<String>,
     jwks_fetches: AtomicUsize,
+    /// The introspection answers by opaque token (unknown tokens are inactive).
+    introspected: Mutex<Vec<(String, Value)>>,
+    introspections: AtomicUsize,
 }
+
+/// The client credentials the issuer's introspection endpoint expects.
+const CLIENT: (&str, &str) = ("dual-serve", "s3cret/+");
 
 /// An authorization server's metadata and key set on 127.0.0.1; stopped when dropped.
 struct Issuer {
@@ -49,6 +55,8 @@ impl Issuer {
             jwks: Mutex::new(jwks),
             cache_control: Mutex::new("max-age=3600".to_owned()),
             jwks_fetches: AtomicUsize::new(0),
+            introspected: Mutex::new(Vec::new()),
+            introspections: AtomicUsize::new(0),
         });
         let (shared, issuer) = (Arc::clone(&published), url.clone());
         let task = tokio::spawn(async move {
@@ -60,8 +68,16 @@ impl Issuer {
                 };
                 let (shared, issuer) = (Arc::clone(&shared), issuer.clone());
                 let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-                    let response = answer(&shared, &issuer, request.uri().path());
-                    async move { Ok::<_, std::convert::Infallible>(response) }
+                    let (shared, issuer) = (Arc::clone(&shared), issuer.clone());
+                    async move {
+                        let (parts, body) = request.into_parts();
+                        let body = body
+                            .collect()
+                            .await
+                            .map(|body| body.to_bytes())
+                            .unwrap_or_default();
+                        Ok::<_, std::convert::Infallible>(answer(&shared, &issuer, &parts, &body))
+                    }
                 });
                 connections.spawn(async move {
                     let _ = hyper::server::conn::http1::Builder::new()
@@ -81,6 +97,16 @@ impl Issuer {
         *self.published.cache_control.lock().expect("not poisoned") = value.to_owned();
     }
 
+    /// Introspection says `token` is active with `claims`.
+    fn activate(&self, token: &str, claims: Value) {
+        let mut introspected = self.published.introspected.lock().expect("not poisoned");
+        introspected.push((token.to_owned(), claims));
+    }
+
+    fn introspections(&self) -> usize {
+        self.published.introspections.load(Ordering::SeqCst)
+    }
+
     fn jwks_fetches(&self) -> usize {
         self.published.jwks_fetches.load(Ordering::SeqCst)
     }
@@ -97,12 +123,18 @@ impl Drop for Issuer {
     }
 }
 
-fn answer(published: &Published, issuer: &str, path: &str) -> hyper::Response<Full<Bytes>> {
-    let (status, body, cache) = match path {
+fn answer(
+    published: &Published,
+    issuer: &str,
+    request: &http::request::Parts,
+    body: &[u8],
+) -> hyper::Response<Full<Bytes>> {
+    let (status, body, cache) = match request.uri.path() {
         "/.well-known/oauth-authorization-server" => (
             200,
             json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks"),
-                   "token_endpoint": format!("{issuer}/token")}),
+                   "token_endpoint": format!("{issuer}/token"),
+                   "introspection_endpoint": format!("{issuer}/introspect")}),
             None,
         ),
         "/jwks" => {
@@ -110,6 +142,32 @@ fn answer(published: &Published, issuer: &str, path: &str) -> hyper::Response<Fu
             let jwks = published.jwks.lock().expect("not poisoned").clone();
             let cache = published.cache_control.lock().expect("not poisoned").clone();
             (200, jwks, Some(cache))
+        }
+        "/introspect" => {
+            published.introspections.fetch_add(1, Ordering::SeqCst);
+            // RFC 6749 §2.3.1: form-encoded, joined, base64.
+            let basic = format!("Basic {}", STANDARD.encode("dual-serve:s3cret%2F%2B"));
+            let authorized = request
+                .headers
+                .get("authorization")
+                .is_some_and(|value| value.as_bytes() == basic.as_bytes());
+            let form = String::from_utf8_lossy(body);
+            let token = form
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("token="))
+                .unwrap_or_default()
+                .to_owned();
+            let hint = form.split('&').any(|pair| pair == "token_type_hint=access_token");
+            if !authorized || request.method != http::Method::POST || !hint {
+                (401, json!({"error": "invalid_client"}), None)
+            } else {
+                let introspected = published.introspected.lock().expect("not poisoned");
+                let claims = introspected
+                    .iter()
+                    .find(|(known, _)| *known == token)
+                    .map_or_else(|| json!({"active": false}), |(_, claims)| claims.clone());
+                (200, claims, None)
+            }
         }
         _ => (404, json!({"error": "not_found"}), None),
     };
@@ -820,5 +878,78 @@ async fn each_surface_requires_its_scope() {
     claims.as_object_mut().expect("an object").remove("scope");
     claims["scp"] = json!(["mcp:read"]);
     assert_eq!(get_unknown(addr, &key.token(&claims)).await.status, 404);
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opaque_tokens_are_introspected_and_the_answers_cached() {
+    let key = ec_key("k1");
+    let issuer = Issuer::start(jwks(&[&key])).await;
+    let db = TempDb::new();
+    let endpoint = format!("{}/introspect", issuer.url);
+    let running = serve(&db, &issuer, |b| b.introspection(endpoint, CLIENT.0, CLIENT.1)).await;
+    let (addr, aud) = (running.addr, resource(&running));
+    let active = |sub: &str, aud: &str| {
+        json!({"active": true, "sub": sub, "aud": aud, "iss": issuer.url, "exp": now() + 300,
+               "scope": "mcp:tools", "token_type": "Bearer"})
+    };
+    issuer.activate("opaque~alice", active("alice", &aud));
+    issuer.activate(
+        "opaque~elsewhere",
+        active("alice", "https://other.example.com/mcp"),
+    );
+    let mut expired = active("alice", &aud);
+    expired["exp"] = json!(now() - 3600);
+    issuer.activate("opaque~expired", expired);
+    let mut foreign = active("alice", &aud);
+    foreign["iss"] = json!("https://other.example.com");
+    issuer.activate("opaque~foreign", foreign);
+
+    for _ in 0..2 {
+        let reply = get_unknown(addr, "opaque~alice").await;
+        assert_eq!(
+            reply.status, 404,
+            "authenticated, and no such resource: {}",
+            reply.body
+        );
+    }
+    assert_eq!(issuer.introspections(), 1, "the answer is cached");
+    let init = initialize_with(addr, Some("Bearer opaque~alice")).await;
+    assert_eq!(init.status, 200, "{}", init.body);
+
+    for token in [
+        "opaque~unknown",
+        "opaque~elsewhere",
+        "opaque~expired",
+        "opaque~foreign",
+    ] {
+        assert_invalid_token(&get_unknown(addr, token).await, &running, token);
+        assert_invalid_token(&get_unknown(addr, token).await, &running, token);
+    }
+    assert_eq!(issuer.introspections(), 5, "refusals are cached too");
+    // JWTs are still checked locally, never introspected.
+    assert_eq!(
+        get_unknown(addr, &key.token(&claims(&issuer.url, &aud, "bob")))
+            .await
+            .status,
+        404
+    );
+    assert_eq!(issuer.introspections(), 5);
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_introspection_endpoint_that_refuses_the_server_is_a_retryable_503() {
+    let issuer = Issuer::start(jwks(&[])).await;
+    let db = TempDb::new();
+    let endpoint = format!("{}/introspect", issuer.url);
+    let running = serve(&db, &issuer, |b| b.introspection(endpoint, CLIENT.0, "wrong")).await;
+    issuer.activate(
+        "opaque~alice",
+        json!({"active": true, "sub": "alice", "aud": resource(&running)}),
+    );
+    let reply = get_unknown(running.addr, "opaque~alice").await;
+    assert_eq!(reply.status, 503, "{}", reply.body);
+    assert!(reply.header("retry-after").is_some());
     running.shutdown().await;
 }

@@ -89,17 +89,34 @@ impl Http {
 
     /// `GET url` for JSON: the body (at most [`MAX_DOCUMENT_BYTES`]) and its `max-age`.
     pub(crate) async fn get(&self, url: &str) -> Result<Fetched, FetchError> {
+        let request = self.client.get(url).header(ACCEPT, "application/json");
+        self.fetch(url, request).await
+    }
+
+    /// `POST url` of the form `body` (already `application/x-www-form-urlencoded`) with the
+    /// `Authorization` value `authorization`, for JSON.
+    pub(crate) async fn post_form(
+        &self,
+        url: &str,
+        authorization: &http::HeaderValue,
+        body: String,
+    ) -> Result<Fetched, FetchError> {
+        let request = self
+            .client
+            .post(url)
+            .header(ACCEPT, "application/json")
+            .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(http::header::AUTHORIZATION, authorization.clone())
+            .body(body);
+        self.fetch(url, request).await
+    }
+
+    async fn fetch(&self, url: &str, request: reqwest::RequestBuilder) -> Result<Fetched, FetchError> {
         let failed = |source| FetchError::Request {
             url: url.to_owned(),
             source,
         };
-        let mut response = self
-            .client
-            .get(url)
-            .header(ACCEPT, "application/json")
-            .send()
-            .await
-            .map_err(failed)?;
+        let mut response = request.send().await.map_err(failed)?;
         if response.status() != http::StatusCode::OK {
             return Err(FetchError::Status {
                 url: url.to_owned(),

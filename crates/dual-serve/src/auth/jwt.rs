@@ -85,6 +85,9 @@ pub(crate) enum TokenError {
     /// The owner claim is missing, empty, too long or not a string.
     #[error("the owner claim is missing or not a string")]
     Owner,
+    /// An opaque token the authorization server says is not active.
+    #[error("the introspected token is not active")]
+    Inactive,
 }
 
 /// A parsed, not yet verified, token.
@@ -169,16 +172,25 @@ pub(crate) fn string_claim<'c>(claims: &'c Map<String, Value>, name: &str) -> Op
     claims.get(name).and_then(Value::as_str)
 }
 
-/// Checks `exp` (required) and `nbf` (when present) against `now` (seconds since the epoch) with
-/// `leeway` seconds either way.
-pub(crate) fn check_time(claims: &Map<String, Value>, now: f64, leeway: f64) -> Result<(), TokenError> {
-    let exp = claims
-        .get("exp")
-        .and_then(Value::as_f64)
-        .filter(|exp| exp.is_finite())
-        .ok_or(TokenError::NoExpiry)?;
-    if now > exp + leeway {
-        return Err(TokenError::Expired);
+/// Checks `exp` (required when `exp_required`, as in a JWT; optional in an introspection answer) and
+/// `nbf` (when present) against `now` (seconds since the epoch) with `leeway` seconds either way.
+pub(crate) fn check_time(
+    claims: &Map<String, Value>,
+    now: f64,
+    leeway: f64,
+    exp_required: bool,
+) -> Result<(), TokenError> {
+    match claims.get("exp") {
+        None if !exp_required => {}
+        exp => {
+            let exp = exp
+                .and_then(Value::as_f64)
+                .filter(|exp| exp.is_finite())
+                .ok_or(TokenError::NoExpiry)?;
+            if now > exp + leeway {
+                return Err(TokenError::Expired);
+            }
+        }
     }
     if let Some(nbf) = claims.get("nbf") {
         let nbf = nbf
@@ -314,34 +326,42 @@ mod tests {
     #[test]
     fn expiry_and_not_before_have_a_leeway() {
         let now = 1_000_000.0;
-        assert_eq!(check_time(&claims(&json!({"exp": now + 1.0})), now, 0.0), Ok(()));
         assert_eq!(
-            check_time(&claims(&json!({"exp": now - 30.0})), now, 60.0),
+            check_time(&claims(&json!({"exp": now + 1.0})), now, 0.0, true),
             Ok(())
         );
         assert_eq!(
-            check_time(&claims(&json!({"exp": now - 61.0})), now, 60.0),
+            check_time(&claims(&json!({"exp": now - 30.0})), now, 60.0, true),
+            Ok(())
+        );
+        assert_eq!(
+            check_time(&claims(&json!({"exp": now - 61.0})), now, 60.0, true),
             Err(TokenError::Expired)
         );
         assert_eq!(
-            check_time(&claims(&json!({})), now, 60.0),
+            check_time(&claims(&json!({})), now, 60.0, true),
             Err(TokenError::NoExpiry)
         );
+        assert_eq!(check_time(&claims(&json!({})), now, 60.0, false), Ok(()));
         assert_eq!(
-            check_time(&claims(&json!({"exp": "soon"})), now, 60.0),
+            check_time(&claims(&json!({"exp": now - 61.0})), now, 60.0, false),
+            Err(TokenError::Expired)
+        );
+        assert_eq!(
+            check_time(&claims(&json!({"exp": "soon"})), now, 60.0, true),
             Err(TokenError::NoExpiry)
         );
         let exp = now + 600.0;
         assert_eq!(
-            check_time(&claims(&json!({"exp": exp, "nbf": now + 30.0})), now, 60.0),
+            check_time(&claims(&json!({"exp": exp, "nbf": now + 30.0})), now, 60.0, true),
             Ok(())
         );
         assert_eq!(
-            check_time(&claims(&json!({"exp": exp, "nbf": now + 61.0})), now, 60.0),
+            check_time(&claims(&json!({"exp": exp, "nbf": now + 61.0})), now, 60.0, true),
             Err(TokenError::NotYetValid)
         );
         assert_eq!(
-            check_time(&claims(&json!({"exp": exp, "nbf": "now"})), now, 60.0),
+            check_time(&claims(&json!({"exp": exp, "nbf": "now"})), now, 60.0, true),
             Err(TokenError::NotYetValid)
         );
     }

@@ -12,7 +12,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
 
+use serde_json::{Map, Value};
+
 use super::fetch::Http;
+use super::introspect::Introspection;
 use super::jwt::{self, TokenError};
 use super::keys::{IssuerKeys, KeyPolicy, KeysUnavailable};
 use super::options::{DEFAULT_KEYS_LIFETIME, MAX_OWNER_BYTES, OAuthConfigError, OAuthOptions};
@@ -58,6 +61,8 @@ struct Inner {
     resource: String,
     metadata: metadata::ResourceMetadata,
     issuers: Vec<IssuerKeys>,
+    /// The issuer (its index) whose opaque tokens are introspected, and how.
+    introspection: Option<(usize, Introspection)>,
     qualify_owner: bool,
     owner_claim: String,
     leeway: f64,
@@ -97,6 +102,25 @@ impl OAuth {
             .iter()
             .map(|trusted| IssuerKeys::new(trusted.issuer.clone(), trusted.jwks_uri.clone()))
             .collect::<Vec<_>>();
+        let introspection = options
+            .issuers
+            .iter()
+            .enumerate()
+            .find_map(|(index, trusted)| Some((index, trusted.introspection.as_ref()?)))
+            .map(|(index, client)| {
+                Introspection::new(
+                    client.endpoint.clone(),
+                    &client.client_id,
+                    &client.client_secret,
+                    options.introspection_ttl,
+                    options.introspection_entries,
+                )
+                .map(|introspection| (index, introspection))
+                .ok_or(OAuthConfigError::Introspection(
+                    "the client id and secret must be printable ASCII",
+                ))
+            })
+            .transpose()?;
         let policy = KeyPolicy {
             default_lifetime: DEFAULT_KEYS_LIFETIME,
             min_lifetime: options.min_keys_lifetime,
@@ -110,6 +134,7 @@ impl OAuth {
                 metadata,
                 qualify_owner: issuers.len() > 1,
                 issuers,
+                introspection,
                 owner_claim: options.owner_claim.clone(),
                 leeway: options.leeway.as_secs_f64(),
                 tool_scope: options.tool_scope.clone(),
@@ -149,30 +174,76 @@ impl OAuth {
             return Err(Rejection::Invalid(TokenError::Malformed));
         }
         let token = super::bearer_token(headers).ok_or(Rejection::Missing)?;
-        let jws = jwt::parse(token).map_err(Rejection::Invalid)?;
-        let issuer = jwt::string_claim(&jws.claims, "iss")
-            .and_then(|iss| inner.issuers.iter().find(|keys| keys.issuer() == iss))
+        match jwt::parse(token) {
+            Ok(jws) => {
+                let issuer = jwt::string_claim(&jws.claims, "iss")
+                    .and_then(|iss| inner.issuers.iter().find(|keys| keys.issuer() == iss))
+                    .ok_or(Rejection::Invalid(TokenError::Issuer))?;
+                let keys = issuer
+                    .keys_for(&inner.http, &inner.policy, jws.kid.as_deref())
+                    .await
+                    .map_err(Rejection::Unavailable)?;
+                let mut candidates = jwks::candidates(&keys, jws.kid.as_deref(), jws.alg)
+                    .take(MAX_CANDIDATES)
+                    .peekable();
+                if candidates.peek().is_none() {
+                    return Err(Rejection::Invalid(TokenError::UnknownKey));
+                }
+                if !candidates.any(|key| key.verifies(jws.alg, jws.signing_input, &jws.signature)) {
+                    return Err(Rejection::Invalid(TokenError::Signature));
+                }
+                self.owner(&jws.claims, issuer, surface, true)
+            }
+            // Not a JWS: an opaque token, which only introspection can tell about.
+            Err(TokenError::Malformed) if inner.introspection.is_some() => {
+                self.introspect(token, surface).await
+            }
+            Err(error) => Err(Rejection::Invalid(error)),
+        }
+    }
+
+    /// The owner of the opaque `token`, as the issuer's introspection endpoint describes it.
+    async fn introspect(&self, token: &[u8], surface: Surface) -> Result<String, Rejection> {
+        let inner = &*self.inner;
+        let Some((index, introspection)) = &inner.introspection else {
+            return Err(Rejection::Invalid(TokenError::Malformed));
+        };
+        let issuer = inner
+            .issuers
+            .get(*index)
             .ok_or(Rejection::Invalid(TokenError::Issuer))?;
-        let keys = issuer
-            .keys_for(&inner.http, &inner.policy, jws.kid.as_deref())
+        let claims = introspection
+            .introspect(&inner.http, token)
             .await
-            .map_err(Rejection::Unavailable)?;
-        let mut candidates = jwks::candidates(&keys, jws.kid.as_deref(), jws.alg)
-            .take(MAX_CANDIDATES)
-            .peekable();
-        if candidates.peek().is_none() {
-            return Err(Rejection::Invalid(TokenError::UnknownKey));
+            .map_err(|error| {
+                tracing::warn!(issuer = %issuer.issuer(), %error, "cannot introspect a token");
+                Rejection::Unavailable(KeysUnavailable {
+                    retry_after: KEYS_RETRY_AFTER,
+                })
+            })?
+            .ok_or(Rejection::Invalid(TokenError::Inactive))?;
+        if jwt::string_claim(&claims, "iss").is_some_and(|iss| iss != issuer.issuer()) {
+            return Err(Rejection::Invalid(TokenError::Issuer));
         }
-        if !candidates.any(|key| key.verifies(jws.alg, jws.signing_input, &jws.signature)) {
-            return Err(Rejection::Invalid(TokenError::Signature));
-        }
+        self.owner(&claims, issuer, surface, false)
+    }
+
+    /// The owner of verified `claims` of `issuer`, after the time, audience, owner and scope checks.
+    fn owner(
+        &self,
+        claims: &Map<String, Value>,
+        issuer: &IssuerKeys,
+        surface: Surface,
+        exp_required: bool,
+    ) -> Result<String, Rejection> {
+        let inner = &*self.inner;
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs_f64();
-        jwt::check_time(&jws.claims, now, inner.leeway).map_err(Rejection::Invalid)?;
-        jwt::check_audience(&jws.claims, &inner.resource).map_err(Rejection::Invalid)?;
-        let owner = jwt::string_claim(&jws.claims, &inner.owner_claim)
+        jwt::check_time(claims, now, inner.leeway, exp_required).map_err(Rejection::Invalid)?;
+        jwt::check_audience(claims, &inner.resource).map_err(Rejection::Invalid)?;
+        let owner = jwt::string_claim(claims, &inner.owner_claim)
             .filter(|owner| !owner.is_empty() && owner.len() <= MAX_OWNER_BYTES)
             .ok_or(Rejection::Invalid(TokenError::Owner))?;
         let needed = match surface {
@@ -180,7 +251,7 @@ impl OAuth {
             Surface::Results => &inner.read_scope,
         };
         if let Some(needed) = needed
-            && !jwt::scopes(&jws.claims).iter().any(|scope| scope == needed)
+            && !jwt::scopes(claims).iter().any(|scope| scope == needed)
         {
             return Err(Rejection::Scope(needed.clone()));
         }

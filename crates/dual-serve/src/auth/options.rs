@@ -21,14 +21,39 @@ pub const DEFAULT_MAX_KEYS_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 pub const DEFAULT_UNKNOWN_KID_INTERVAL: Duration = Duration::from_secs(30);
 /// Default of [`OAuthOptionsBuilder::fetch_timeout`]: 10 s.
 pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default of the time to live of [`OAuthOptionsBuilder::introspection_cache`]: 60 s.
+pub const DEFAULT_INTROSPECTION_TTL: Duration = Duration::from_secs(60);
+/// Default of the entries of [`OAuthOptionsBuilder::introspection_cache`].
+pub const DEFAULT_INTROSPECTION_ENTRIES: usize = 10_000;
+/// Longest time to live of [`OAuthOptionsBuilder::introspection_cache`]: 1 hour.
+pub const MAX_INTROSPECTION_TTL: Duration = Duration::from_secs(3600);
 /// Longest owner claim value accepted, in bytes.
 pub(crate) const MAX_OWNER_BYTES: usize = 256;
 
-/// A trusted issuer and where its keys are.
+/// A trusted issuer, where its keys are, and where its opaque tokens are introspected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TrustedIssuer {
     pub(crate) issuer: String,
     pub(crate) jwks_uri: Option<String>,
+    pub(crate) introspection: Option<IntrospectionClient>,
+}
+
+/// The introspection endpoint of an issuer and the server's client credentials there.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct IntrospectionClient {
+    pub(crate) endpoint: String,
+    pub(crate) client_id: String,
+    pub(crate) client_secret: String,
+}
+
+impl std::fmt::Debug for IntrospectionClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntrospectionClient")
+            .field("endpoint", &self.endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"***")
+            .finish()
+    }
 }
 
 /// How `/mcp` and `/resources` accept OAuth 2.1 access tokens (JWTs signed by a trusted issuer,
@@ -58,6 +83,8 @@ pub struct OAuthOptions {
     pub(crate) max_keys_lifetime: Duration,
     pub(crate) unknown_kid_interval: Duration,
     pub(crate) fetch_timeout: Duration,
+    pub(crate) introspection_ttl: Duration,
+    pub(crate) introspection_entries: usize,
 }
 
 /// Builds [`OAuthOptions`]; every setting has a documented default.
@@ -77,7 +104,7 @@ pub enum OAuthConfigError {
         "the {what} `{url}` must be an absolute https:// URL (http:// only to a loopback host), without a fragment"
     )]
     Url {
-        /// Which URL: `issuer`, `JWKS URL` or `resource`.
+        /// Which URL: `issuer`, `JWKS URL`, `introspection endpoint` or `resource`.
         what: &'static str,
         /// The URL.
         url: String,
@@ -100,6 +127,11 @@ pub enum OAuthConfigError {
     /// A zero fetch timeout.
     #[error("the fetch timeout must be greater than zero")]
     FetchTimeout,
+    /// Introspection at more than one issuer (an opaque token does not say whose it is), or an
+    /// introspection cache of no entries or a time to live of zero or above
+    /// [`MAX_INTROSPECTION_TTL`].
+    #[error("introspection: {0}")]
+    Introspection(&'static str),
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client of the issuer checks: {0}")]
     Client(#[source] reqwest::Error),
@@ -114,6 +146,7 @@ impl OAuthOptions {
                 issuers: vec![TrustedIssuer {
                     issuer: issuer.into(),
                     jwks_uri: None,
+                    introspection: None,
                 }],
                 resource: None,
                 owner_claim: DEFAULT_OWNER_CLAIM.to_owned(),
@@ -124,6 +157,8 @@ impl OAuthOptions {
                 max_keys_lifetime: DEFAULT_MAX_KEYS_LIFETIME,
                 unknown_kid_interval: DEFAULT_UNKNOWN_KID_INTERVAL,
                 fetch_timeout: DEFAULT_FETCH_TIMEOUT,
+                introspection_ttl: DEFAULT_INTROSPECTION_TTL,
+                introspection_entries: DEFAULT_INTROSPECTION_ENTRIES,
             },
         }
     }
@@ -172,6 +207,7 @@ impl OAuthOptionsBuilder {
         self.options.issuers.push(TrustedIssuer {
             issuer: issuer.into(),
             jwks_uri: None,
+            introspection: None,
         });
         self
     }
@@ -181,6 +217,36 @@ impl OAuthOptionsBuilder {
         if let Some(last) = self.options.issuers.last_mut() {
             last.jwks_uri = Some(uri.into());
         }
+        self
+    }
+
+    /// Introspects (RFC 7662) the opaque access tokens of the issuer given last at `endpoint`,
+    /// authenticating as the client `client_id` with `client_secret` (HTTP Basic). A bearer token
+    /// that is not a JWS is then sent there; an active answer must name this resource in `aud`,
+    /// and the owner claim, as a JWT's claims. At most one issuer introspects.
+    pub fn introspection(
+        mut self,
+        endpoint: impl Into<String>,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        if let Some(last) = self.options.issuers.last_mut() {
+            last.introspection = Some(IntrospectionClient {
+                endpoint: endpoint.into(),
+                client_id: client_id.into(),
+                client_secret: client_secret.into(),
+            });
+        }
+        self
+    }
+
+    /// Bounds of the introspection cache, keyed by the token's SHA-256: at most `max_entries`
+    /// answers (the oldest go first), each kept for `ttl` at most, never past the token's `exp`
+    /// (default [`DEFAULT_INTROSPECTION_ENTRIES`], [`DEFAULT_INTROSPECTION_TTL`]; `ttl` at most
+    /// [`MAX_INTROSPECTION_TTL`]).
+    pub fn introspection_cache(mut self, max_entries: usize, ttl: Duration) -> Self {
+        self.options.introspection_entries = max_entries;
+        self.options.introspection_ttl = ttl;
         self
     }
 
@@ -251,6 +317,9 @@ impl OAuthOptionsBuilder {
             if let Some(uri) = &trusted.jwks_uri {
                 check_url("JWKS URL", uri, true)?;
             }
+            if let Some(client) = &trusted.introspection {
+                check_url("introspection endpoint", &client.endpoint, true)?;
+            }
             if options.issuers[..index]
                 .iter()
                 .any(|earlier| earlier.issuer == trusted.issuer)
@@ -277,6 +346,25 @@ impl OAuthOptionsBuilder {
         }
         if options.fetch_timeout.is_zero() {
             return Err(OAuthConfigError::FetchTimeout);
+        }
+        if options
+            .issuers
+            .iter()
+            .filter(|trusted| trusted.introspection.is_some())
+            .count()
+            > 1
+        {
+            return Err(OAuthConfigError::Introspection(
+                "at most one issuer may introspect",
+            ));
+        }
+        if options.introspection_entries == 0
+            || options.introspection_ttl.is_zero()
+            || options.introspection_ttl > MAX_INTROSPECTION_TTL
+        {
+            return Err(OAuthConfigError::Introspection(
+                "the cache needs at least one entry and a time to live of at most an hour",
+            ));
         }
         Ok(options)
     }
