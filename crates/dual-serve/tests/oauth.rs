@@ -658,12 +658,58 @@ async fn valid_tokens_of_every_algorithm_let_their_subjects_in_and_keep_them_apa
     )
     .await;
     assert_eq!(as_alice.status, 200, "the owner reads it: {}", as_alice.body);
-    let as_bob = send(addr, "GET", &path, &[("Authorization", bob_bearer.as_str())], "").await;
+    let bob_headers = [
+        ("Authorization", bob_bearer.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    let page = r#"{"offset": 0, "limit": 2}"#;
+    for (method, path, body) in [
+        ("GET", path.clone(), ""),
+        ("POST", path.clone(), page),
+        ("GET", format!("{path}/data?format=csv"), ""),
+        ("PUT", path.clone(), ""),
+        ("DELETE", path.clone(), ""),
+    ] {
+        let as_bob = send(addr, method, &path, &bob_headers, body).await;
+        assert_eq!(
+            as_bob.status, 404,
+            "{method} {path}: another subject does not see it: {}",
+            as_bob.body
+        );
+    }
+    // Nor over MCP: `resources/read` in bob's own session is the unknown-resource error.
+    let init = initialize_with(addr, Some(&bob_bearer)).await;
+    let session = init.header("mcp-session-id").expect("a session").to_owned();
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Authorization", bob_bearer.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+        ("Mcp-Protocol-Version", "2025-06-18"),
+    ];
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     assert_eq!(
-        as_bob.status, 404,
-        "another subject does not see it: {}",
-        as_bob.body
+        send(addr, "POST", "/mcp", &headers, initialized).await.status,
+        202
     );
+    let read = json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read",
+                      "params": {"uri": format!("resource://{id}")}});
+    let reply = send(addr, "POST", "/mcp", &headers, &read.to_string()).await;
+    let answer = reply.json();
+    assert!(
+        answer.get("error").is_some(),
+        "bob cannot read alice's result: {answer}"
+    );
+    // And the owner still has it (nothing bob did touched it).
+    let again = send(
+        addr,
+        "GET",
+        &path,
+        &[("Authorization", alice_bearer.as_str())],
+        "",
+    )
+    .await;
+    assert_eq!(again.status, 200, "{}", again.body);
     // One key set fetch served every token.
     assert_eq!(issuer.jwks_fetches(), 1);
     running.shutdown().await;
