@@ -38,6 +38,7 @@
 //! assert_eq!(tokens.authenticate(&headers), Ok(Owner("bob".to_owned())));
 //! ```
 
+mod cache;
 mod fetch;
 mod file;
 mod introspect;

@@ -6,8 +6,7 @@
 //! answer is cached too, so that a token sent again and again costs the authorization server one
 //! request per time to live. At the cap, the oldest entries go first.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -15,10 +14,8 @@ use base64::engine::general_purpose::STANDARD;
 use http::HeaderValue;
 use serde_json::{Map, Value};
 
+use super::cache::{TokenCache, digest};
 use super::fetch::{FetchError, Http};
-
-/// Introspection answers by token hash.
-type Digest = [u8; 32];
 
 /// What the authorization server said of a token: its claims when active, `None` when not.
 pub(crate) type Answer = Option<Arc<Map<String, Value>>>;
@@ -29,15 +26,7 @@ pub(crate) struct Introspection {
     authorization: HeaderValue,
     ttl: Duration,
     max_entries: usize,
-    // A std lock, held only to read or update the map, never across an `.await`.
-    cache: Mutex<Cache>,
-}
-
-#[derive(Default)]
-struct Cache {
-    entries: HashMap<Digest, (Answer, Instant)>,
-    /// Insertion order, oldest first (a digest may be here after its entry went).
-    order: VecDeque<Digest>,
+    cache: TokenCache<Answer>,
 }
 
 impl std::fmt::Debug for Introspection {
@@ -74,14 +63,14 @@ impl Introspection {
             authorization,
             ttl,
             max_entries,
-            cache: Mutex::new(Cache::default()),
+            cache: TokenCache::new(max_entries),
         })
     }
 
     /// What the authorization server says of `token`: from the cache while it holds, else asked.
     pub(crate) async fn introspect(&self, http: &Http, token: &[u8]) -> Result<Answer, FetchError> {
         let digest = digest(token);
-        if let Some(answer) = self.cached(&digest) {
+        if let Some(answer) = self.cache.get(&digest) {
             return Ok(answer);
         }
         let body = format!("token={}&token_type_hint=access_token", form_encode(token));
@@ -107,58 +96,9 @@ impl Introspection {
             }
         }
         let answer = active.then(|| Arc::new(claims));
-        self.remember(digest, answer.clone(), ttl);
+        self.cache.insert(digest, answer.clone(), Instant::now() + ttl);
         Ok(answer)
     }
-
-    fn cached(&self, digest: &Digest) -> Option<Answer> {
-        let cache = self
-            .cache
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (answer, expires) = cache.entries.get(digest)?;
-        (Instant::now() < *expires).then(|| answer.clone())
-    }
-
-    fn remember(&self, digest: Digest, answer: Answer, ttl: Duration) {
-        if ttl.is_zero() {
-            return;
-        }
-        let now = Instant::now();
-        let mut cache = self
-            .cache
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if cache.entries.len() >= self.max_entries {
-            cache.entries.retain(|_, (_, expires)| now < *expires);
-        }
-        while cache.entries.len() >= self.max_entries {
-            let Some(oldest) = cache.order.pop_front() else {
-                break;
-            };
-            cache.entries.remove(&oldest);
-        }
-        if cache.entries.insert(digest, (answer, now + ttl)).is_none() {
-            cache.order.push_back(digest);
-        }
-        // Digests whose entries went stay in `order` until popped: keep it within twice the cap.
-        if cache.order.len() > 2 * self.max_entries {
-            let Cache { entries, order } = &mut *cache;
-            order.retain(|digest| entries.contains_key(digest));
-        }
-    }
-
-    /// How many answers are cached.
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.cache.lock().map_or(0, |cache| cache.entries.len())
-    }
-}
-
-fn digest(token: &[u8]) -> Digest {
-    let mut digest = [0; 32];
-    digest.copy_from_slice(ring::digest::digest(&ring::digest::SHA256, token).as_ref());
-    digest
 }
 
 /// `application/x-www-form-urlencoded` of `bytes`: unreserved characters as they are, every other
@@ -198,31 +138,5 @@ mod tests {
         assert!(introspection.authorization.is_sensitive());
         assert!(!format!("{introspection:?}").contains("s3cr"));
         assert_eq!(form_encode(b"a+b/c=~"), "a%2Bb%2Fc%3D~");
-    }
-
-    #[test]
-    fn the_cache_is_bounded_and_expires() {
-        let introspection = introspection(2);
-        let active = Some(Arc::new(Map::new()));
-        for token in [&b"one"[..], b"two", b"three"] {
-            introspection.remember(digest(token), active.clone(), Duration::from_secs(60));
-        }
-        assert_eq!(introspection.len(), 2);
-        assert_eq!(
-            introspection.cached(&digest(b"one")),
-            None,
-            "the oldest went first"
-        );
-        assert!(introspection.cached(&digest(b"three")).is_some());
-        introspection.remember(digest(b"inactive"), None, Duration::from_secs(60));
-        assert_eq!(introspection.cached(&digest(b"inactive")), Some(None));
-        introspection.remember(digest(b"expired"), active, Duration::ZERO);
-        assert_eq!(introspection.cached(&digest(b"expired")), None);
-        for round in 0..10u8 {
-            introspection.remember(digest(&[round]), None, Duration::from_secs(60));
-        }
-        assert_eq!(introspection.len(), 2);
-        let order = introspection.cache.lock().expect("not poisoned").order.len();
-        assert!(order <= 4, "{order}");
     }
 }

@@ -50,10 +50,11 @@ enum Source {
     Discovered(OnceCell<String>),
 }
 
-#[derive(Debug)]
-struct KeySet {
-    keys: Arc<[Key]>,
-    expires: Instant,
+/// A fetched key set and when it expires.
+#[derive(Debug, Clone)]
+pub(crate) struct KeySet {
+    pub(crate) keys: Arc<[Key]>,
+    pub(crate) expires: Instant,
 }
 
 #[derive(Debug, Default)]
@@ -105,15 +106,15 @@ impl IssuerKeys {
         http: &Http,
         policy: &KeyPolicy,
         kid: Option<&str>,
-    ) -> Result<Arc<[Key]>, KeysUnavailable> {
+    ) -> Result<KeySet, KeysUnavailable> {
         if let Some(keys) = self.live() {
-            if kid.is_none_or(|kid| knows(&keys, kid)) {
+            if kid.is_none_or(|kid| knows(&keys.keys, kid)) {
                 return Ok(keys);
             }
             let mut state = self.fetch.lock().await;
             // Another request may have refreshed while this one waited.
             let keys = match self.live() {
-                Some(fresh) if kid.is_none_or(|kid| knows(&fresh, kid)) => return Ok(fresh),
+                Some(fresh) if kid.is_none_or(|kid| knows(&fresh.keys, kid)) => return Ok(fresh),
                 Some(fresh) => fresh,
                 None => keys,
             };
@@ -147,8 +148,13 @@ impl IssuerKeys {
             })
     }
 
+    /// Whether `keys` is the key set cached now and alive (not replaced by a refresh since).
+    pub(crate) fn is_current(&self, keys: &Arc<[Key]>) -> bool {
+        self.live().is_some_and(|set| Arc::ptr_eq(&set.keys, keys))
+    }
+
     /// The cached keys while they live.
-    fn live(&self) -> Option<Arc<[Key]>> {
+    fn live(&self) -> Option<KeySet> {
         let current = self
             .current
             .read()
@@ -156,11 +162,11 @@ impl IssuerKeys {
         current
             .as_ref()
             .filter(|set| Instant::now() < set.expires)
-            .map(|set| Arc::clone(&set.keys))
+            .cloned()
     }
 
     /// Fetches the key set and caches it; `None` (logged) when that failed.
-    async fn refresh(&self, http: &Http, policy: &KeyPolicy, state: &mut FetchState) -> Option<Arc<[Key]>> {
+    async fn refresh(&self, http: &Http, policy: &KeyPolicy, state: &mut FetchState) -> Option<KeySet> {
         match self.fetch_keys(http).await {
             Ok((keys, max_age)) => {
                 let lifetime = max_age
@@ -169,15 +175,15 @@ impl IssuerKeys {
                 let keys: Arc<[Key]> = keys.into();
                 tracing::info!(issuer = %self.issuer, keys = keys.len(), lifetime_secs = lifetime.as_secs(), "fetched the issuer's keys");
                 let set = KeySet {
-                    keys: Arc::clone(&keys),
+                    keys,
                     expires: Instant::now() + lifetime,
                 };
                 *self
                     .current
                     .write()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(set);
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(set.clone());
                 state.failed_at = None;
-                Some(keys)
+                Some(set)
             }
             Err(error) => {
                 tracing::warn!(issuer = %self.issuer, %error, "cannot fetch the issuer's keys");

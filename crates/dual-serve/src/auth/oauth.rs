@@ -7,19 +7,21 @@
 //! signature, `exp`/`nbf` with the leeway, `aud` = the resource, the owner claim, the scope.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
 
 use serde_json::{Map, Value};
 
+use super::cache::{TokenCache, digest};
 use super::fetch::Http;
 use super::introspect::Introspection;
+use super::jwks::{self, Key};
 use super::jwt::{self, TokenError};
 use super::keys::{IssuerKeys, KeyPolicy, KeysUnavailable};
+use super::metadata;
 use super::options::{DEFAULT_KEYS_LIFETIME, MAX_OWNER_BYTES, OAuthConfigError, OAuthOptions};
-use super::{jwks, metadata};
 
 /// Largest `Authorization` header value read, in bytes: checked before anything is parsed.
 pub(crate) const MAX_AUTHORIZATION_BYTES: usize = jwt::MAX_TOKEN_BYTES + 16;
@@ -27,6 +29,23 @@ pub(crate) const MAX_AUTHORIZATION_BYTES: usize = jwt::MAX_TOKEN_BYTES + 16;
 const MAX_CANDIDATES: usize = 8;
 /// Least time between two key set fetches after one failed without usable keys.
 const KEYS_RETRY_AFTER: Duration = Duration::from_secs(5);
+/// Most verified tokens remembered (a token's signature is checked once, not at every request).
+const VERIFIED_ENTRIES: usize = 10_000;
+/// Longest a verified token is remembered; never past its `exp` (with the leeway) nor past the
+/// lifetime of the key set it was verified with.
+const VERIFIED_TTL: Duration = Duration::from_secs(60);
+
+/// What a token's claims gave once they passed every check but the scope.
+#[derive(Debug, Clone)]
+struct Verified {
+    owner: Arc<str>,
+    scopes: Arc<[String]>,
+    /// The issuer (its index) and the key set the signature was verified with: a JWT is taken from
+    /// the cache only while that set is its issuer's current one (a rotation drops a removed key's
+    /// tokens at once).
+    issuer: usize,
+    keys: Option<Arc<[Key]>>,
+}
 
 /// What a request asks for, and so which scope it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +82,8 @@ struct Inner {
     issuers: Vec<IssuerKeys>,
     /// The issuer (its index) whose opaque tokens are introspected, and how.
     introspection: Option<(usize, Introspection)>,
+    /// JWTs that passed every check but the scope, by SHA-256.
+    verified: TokenCache<Verified>,
     qualify_owner: bool,
     owner_claim: String,
     leeway: f64,
@@ -135,6 +156,7 @@ impl OAuth {
                 qualify_owner: issuers.len() > 1,
                 issuers,
                 introspection,
+                verified: TokenCache::new(VERIFIED_ENTRIES),
                 owner_claim: options.owner_claim.clone(),
                 leeway: options.leeway.as_secs_f64(),
                 tool_scope: options.tool_scope.clone(),
@@ -174,16 +196,32 @@ impl OAuth {
             return Err(Rejection::Invalid(TokenError::Malformed));
         }
         let token = super::bearer_token(headers).ok_or(Rejection::Missing)?;
+        let digest = digest(token);
+        if let Some(verified) = inner.verified.get(&digest)
+            && let Some(keys) = &verified.keys
+            && inner
+                .issuers
+                .get(verified.issuer)
+                .is_some_and(|issuer| issuer.is_current(keys))
+        {
+            return self.scoped(&verified, surface);
+        }
         match jwt::parse(token) {
             Ok(jws) => {
-                let issuer = jwt::string_claim(&jws.claims, "iss")
-                    .and_then(|iss| inner.issuers.iter().find(|keys| keys.issuer() == iss))
+                let (index, issuer) = jwt::string_claim(&jws.claims, "iss")
+                    .and_then(|iss| {
+                        inner
+                            .issuers
+                            .iter()
+                            .enumerate()
+                            .find(|(_, keys)| keys.issuer() == iss)
+                    })
                     .ok_or(Rejection::Invalid(TokenError::Issuer))?;
                 let keys = issuer
                     .keys_for(&inner.http, &inner.policy, jws.kid.as_deref())
                     .await
                     .map_err(Rejection::Unavailable)?;
-                let mut candidates = jwks::candidates(&keys, jws.kid.as_deref(), jws.alg)
+                let mut candidates = jwks::candidates(&keys.keys, jws.kid.as_deref(), jws.alg)
                     .take(MAX_CANDIDATES)
                     .peekable();
                 if candidates.peek().is_none() {
@@ -192,7 +230,22 @@ impl OAuth {
                 if !candidates.any(|key| key.verifies(jws.alg, jws.signing_input, &jws.signature)) {
                     return Err(Rejection::Invalid(TokenError::Signature));
                 }
-                self.owner(&jws.claims, issuer, surface, true)
+                let mut verified = self.verify_claims(&jws.claims, issuer, index, true)?;
+                verified.keys = Some(Arc::clone(&keys.keys));
+                // Remembered while the token, its key set and the cache's own bound all live.
+                let now = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_secs_f64();
+                let token_left = jws
+                    .claims
+                    .get("exp")
+                    .and_then(Value::as_f64)
+                    .and_then(|exp| Duration::try_from_secs_f64(exp + inner.leeway - now).ok())
+                    .unwrap_or(Duration::ZERO);
+                let expires = (Instant::now() + VERIFIED_TTL.min(token_left)).min(keys.expires);
+                inner.verified.insert(digest, verified.clone(), expires);
+                self.scoped(&verified, surface)
             }
             // Not a JWS: an opaque token, which only introspection can tell about.
             Err(TokenError::Malformed) if inner.introspection.is_some() => {
@@ -225,17 +278,19 @@ impl OAuth {
         if jwt::string_claim(&claims, "iss").is_some_and(|iss| iss != issuer.issuer()) {
             return Err(Rejection::Invalid(TokenError::Issuer));
         }
-        self.owner(&claims, issuer, surface, false)
+        let verified = self.verify_claims(&claims, issuer, *index, false)?;
+        self.scoped(&verified, surface)
     }
 
-    /// The owner of verified `claims` of `issuer`, after the time, audience, owner and scope checks.
-    fn owner(
+    /// The owner and scopes of the verified `claims` of `issuer`, after the time, audience and owner
+    /// checks.
+    fn verify_claims(
         &self,
         claims: &Map<String, Value>,
         issuer: &IssuerKeys,
-        surface: Surface,
+        index: usize,
         exp_required: bool,
-    ) -> Result<String, Rejection> {
+    ) -> Result<Verified, Rejection> {
         let inner = &*self.inner;
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -246,19 +301,31 @@ impl OAuth {
         let owner = jwt::string_claim(claims, &inner.owner_claim)
             .filter(|owner| !owner.is_empty() && owner.len() <= MAX_OWNER_BYTES)
             .ok_or(Rejection::Invalid(TokenError::Owner))?;
+        let owner = if inner.qualify_owner {
+            format!("{}#{owner}", issuer.issuer())
+        } else {
+            owner.to_owned()
+        };
+        Ok(Verified {
+            owner: owner.into(),
+            scopes: jwt::scopes(claims).into(),
+            issuer: index,
+            keys: None,
+        })
+    }
+
+    /// The owner of `verified`, when it has the scope `surface` needs.
+    fn scoped(&self, verified: &Verified, surface: Surface) -> Result<String, Rejection> {
+        let inner = &*self.inner;
         let needed = match surface {
             Surface::Tools => &inner.tool_scope,
             Surface::Results => &inner.read_scope,
         };
         if let Some(needed) = needed
-            && !jwt::scopes(claims).iter().any(|scope| scope == needed)
+            && !verified.scopes.iter().any(|scope| scope == needed)
         {
             return Err(Rejection::Scope(needed.clone()));
         }
-        Ok(if inner.qualify_owner {
-            format!("{}#{owner}", issuer.issuer())
-        } else {
-            owner.to_owned()
-        })
+        Ok(verified.owner.to_string())
     }
 }
