@@ -994,8 +994,16 @@ async fn an_introspection_endpoint_that_refuses_the_server_is_a_retryable_503() 
         "opaque~alice",
         json!({"active": true, "sub": "alice", "aud": resource(&running)}),
     );
-    let reply = get_unknown(running.addr, "opaque~alice").await;
-    assert_eq!(reply.status, 503, "{}", reply.body);
-    assert!(reply.header("retry-after").is_some());
+    for _ in 0..3 {
+        let reply = get_unknown(running.addr, "opaque~alice").await;
+        assert_eq!(reply.status, 503, "{}", reply.body);
+        assert!(reply.header("retry-after").is_some());
+        assert_eq!(reply.json()["retryable"], true);
+    }
+    assert_eq!(
+        issuer.introspections(),
+        1,
+        "no new request within the retry interval"
+    );
     running.shutdown().await;
 }

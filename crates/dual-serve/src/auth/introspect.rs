@@ -6,7 +6,7 @@
 //! answer is cached too, so that a token sent again and again costs the authorization server one
 //! request per time to live. At the cap, the oldest entries go first.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -27,7 +27,13 @@ pub(crate) struct Introspection {
     ttl: Duration,
     max_entries: usize,
     cache: TokenCache<Answer>,
+    /// When a request to the endpoint last failed (a std lock, never held across an `.await`).
+    failed_at: Mutex<Option<Instant>>,
 }
+
+/// Least time between two requests to the endpoint after one failed: meanwhile opaque tokens not in
+/// the cache get a retryable `503` at once, and the endpoint is not hammered while it is down.
+pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(5);
 
 impl std::fmt::Debug for Introspection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -64,15 +70,47 @@ impl Introspection {
             ttl,
             max_entries,
             cache: TokenCache::new(max_entries),
+            failed_at: Mutex::new(None),
         })
     }
 
     /// What the authorization server says of `token`: from the cache while it holds, else asked.
-    pub(crate) async fn introspect(&self, http: &Http, token: &[u8]) -> Result<Answer, FetchError> {
+    /// When the endpoint cannot answer (logged), or failed less than [`RETRY_AFTER`] ago: `Err` with
+    /// the time to wait.
+    pub(crate) async fn introspect(&self, http: &Http, token: &[u8]) -> Result<Answer, Duration> {
         let digest = digest(token);
         if let Some(answer) = self.cache.get(&digest) {
             return Ok(answer);
         }
+        let failed_at = *self
+            .failed_at
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(waited) = failed_at.map(|at| at.elapsed())
+            && waited < RETRY_AFTER
+        {
+            return Err(RETRY_AFTER - waited);
+        }
+        match self.ask(http, token, digest).await {
+            Ok(answer) => Ok(answer),
+            Err(error) => {
+                tracing::warn!(endpoint = %self.endpoint, %error, "cannot introspect a token");
+                *self
+                    .failed_at
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Instant::now());
+                Err(RETRY_AFTER)
+            }
+        }
+    }
+
+    /// Asks the endpoint about `token` and caches the answer.
+    async fn ask(
+        &self,
+        http: &Http,
+        token: &[u8],
+        digest: super::cache::Digest,
+    ) -> Result<Answer, FetchError> {
         let body = format!("token={}&token_type_hint=access_token", form_encode(token));
         let fetched = http.post_form(&self.endpoint, &self.authorization, body).await?;
         let claims: Map<String, Value> =

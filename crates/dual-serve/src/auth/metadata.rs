@@ -1,7 +1,8 @@
 //! OAuth Protected Resource Metadata (RFC 9728) and the answers to a request that is not let in:
 //! `401` with `WWW-Authenticate: Bearer resource_metadata="…"` (RFC 9728 §5.1, plus
 //! `error="invalid_token"` when a token was sent, RFC 6750 §3.1), `403 insufficient_scope` naming
-//! the scope, and a retryable `503` while the issuer's keys cannot be fetched.
+//! the scope, and a retryable `503` while the issuer cannot be reached (its keys expired, or its
+//! introspection endpoint fails).
 //!
 //! The 401 never says which check failed; the log does (never with the token).
 
@@ -127,7 +128,7 @@ impl ResourceMetadata {
                     StatusCode::SERVICE_UNAVAILABLE,
                     &reply::error(
                         "unavailable",
-                        "the authorization server's keys cannot be fetched now; retry later",
+                        "the authorization server cannot be reached now; retry later",
                         true,
                     ),
                 );

@@ -268,12 +268,7 @@ impl OAuth {
         let claims = introspection
             .introspect(&inner.http, token)
             .await
-            .map_err(|error| {
-                tracing::warn!(issuer = %issuer.issuer(), %error, "cannot introspect a token");
-                Rejection::Unavailable(KeysUnavailable {
-                    retry_after: KEYS_RETRY_AFTER,
-                })
-            })?
+            .map_err(|retry_after| Rejection::Unavailable(KeysUnavailable { retry_after }))?
             .ok_or(Rejection::Invalid(TokenError::Inactive))?;
         if jwt::string_claim(&claims, "iss").is_some_and(|iss| iss != issuer.issuer()) {
             return Err(Rejection::Invalid(TokenError::Issuer));
