@@ -312,10 +312,11 @@ struct ServeArgs {
     /// The access token claim that names the owner of what a caller creates.
     #[arg(long, value_name = "CLAIM", default_value = dual_serve::auth::DEFAULT_OWNER_CLAIM)]
     oauth_owner_claim: String,
-    /// A scope /mcp requires (403 insufficient_scope without it). Default: none.
+    /// A scope MCP tools/call requires (403 insufficient_scope without it). Default: none.
     #[arg(long, value_name = "SCOPE", requires = "oauth_issuer")]
     oauth_tool_scope: Option<String>,
-    /// A scope /resources requires (403 insufficient_scope without it; capability links need none).
+    /// A scope /resources and MCP resources/read require (403 insufficient_scope without it;
+    /// capability links need none).
     /// Default: none.
     #[arg(long, value_name = "SCOPE", requires = "oauth_issuer")]
     oauth_read_scope: Option<String>,

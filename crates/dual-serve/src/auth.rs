@@ -58,7 +58,7 @@ use http::header::AUTHORIZATION;
 
 pub use file::{AuthFileError, TokenFileError};
 pub use metadata::PROTECTED_RESOURCE_METADATA_PATH;
-pub(crate) use oauth::{OAuth, Surface};
+pub(crate) use oauth::{OAuth, ScopeGate, Surface};
 pub use options::{
     DEFAULT_FETCH_TIMEOUT, DEFAULT_INTROSPECTION_ENTRIES, DEFAULT_INTROSPECTION_TTL, DEFAULT_KEYS_LIFETIME,
     DEFAULT_LEEWAY, DEFAULT_MAX_KEYS_LIFETIME, DEFAULT_MIN_KEYS_LIFETIME, DEFAULT_OWNER_CLAIM,

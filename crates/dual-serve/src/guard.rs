@@ -50,10 +50,16 @@ where
             let surface = if request.uri().path().starts_with(REST_PREFIX) {
                 Surface::Results
             } else {
-                Surface::Tools
+                Surface::Mcp
             };
             match oauth.authenticate(request.headers(), surface).await {
-                Ok(owner) => Some(Owner(owner)),
+                Ok(verified) => {
+                    if surface == Surface::Mcp {
+                        // The MCP endpoint checks `tools/call` and `resources/read` against it.
+                        request.extensions_mut().insert(oauth.gate(&verified));
+                    }
+                    Some(Owner(verified.owner().to_owned()))
+                }
                 Err(rejection) => {
                     // The reason only: the token is never logged, not even a part of it.
                     tracing::debug!(path = %dual_core::escape::log_path(request.uri().path()), reason = ?rejection, "request refused by the OAuth checks");

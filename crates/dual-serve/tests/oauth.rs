@@ -527,6 +527,36 @@ async fn create_resource(addr: SocketAddr, token: &str) -> String {
         .to_owned()
 }
 
+/// Opens an MCP session with `token` (initialize, initialized); returns its id.
+async fn open_session(addr: SocketAddr, token: &str) -> String {
+    let init = initialize_with(addr, Some(&format!("Bearer {token}"))).await;
+    assert_eq!(init.status, 200, "{}", init.body);
+    let session = init.header("mcp-session-id").expect("a session").to_owned();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(mcp_post(addr, token, &session, initialized).await.status, 202);
+    session
+}
+
+/// `POST /mcp` of `message` in `session` with `token`.
+async fn mcp_post(addr: SocketAddr, token: &str, session: &str, message: &str) -> Reply {
+    let bearer = format!("Bearer {token}");
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Authorization", bearer.as_str()),
+        ("Mcp-Session-Id", session),
+        ("Mcp-Protocol-Version", "2025-06-18"),
+    ];
+    send(addr, "POST", "/mcp", &headers, message).await
+}
+
+/// A `resources/read` of the result `id`.
+fn read_message(id: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read",
+           "params": {"uri": format!("resource://{id}")}})
+    .to_string()
+}
+
 fn assert_invalid_token(reply: &Reply, running: &Running, what: &str) {
     assert_eq!(reply.status, 401, "{what}: {}", reply.body);
     let challenge = format!(
@@ -899,25 +929,42 @@ async fn each_surface_requires_its_scope() {
         )
     };
 
+    // The tool scope alone: tools run, results are not read (REST or `resources/read`).
     let tools_only = scoped("mcp:tools");
-    let init = initialize_with(addr, Some(&format!("Bearer {tools_only}"))).await;
-    assert_eq!(init.status, 200, "{}", init.body);
-    let read = get_unknown(addr, &tools_only).await;
+    let id = create_resource(addr, &tools_only).await;
+    let tools_session = open_session(addr, &tools_only).await;
+    let read = mcp_post(addr, &tools_only, &tools_session, &read_message(&id)).await;
     assert_eq!(read.status, 403, "{}", read.body);
     assert_eq!(
         read.header("www-authenticate"),
         Some(challenge("mcp:read").as_str())
     );
-    assert_eq!(read.json()["error"], "insufficient_scope");
+    let rest = get_unknown(addr, &tools_only).await;
+    assert_eq!(rest.status, 403, "{}", rest.body);
+    assert_eq!(
+        rest.header("www-authenticate"),
+        Some(challenge("mcp:read").as_str())
+    );
+    assert_eq!(rest.json()["error"], "insufficient_scope");
 
+    // The read scope alone: the same owner's results are read, no tool runs.
     let read_only = scoped("openid mcp:read");
     assert_eq!(get_unknown(addr, &read_only).await.status, 404);
-    let init = initialize_with(addr, Some(&format!("Bearer {read_only}"))).await;
-    assert_eq!(init.status, 403, "{}", init.body);
+    let read_session = open_session(addr, &read_only).await;
+    let read = mcp_post(addr, &read_only, &read_session, &read_message(&id)).await;
+    assert_eq!(read.status, 200, "{}", read.body);
+    assert!(read.json()["result"]["contents"].is_array(), "{}", read.body);
+    let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                      "params": {"name": "query", "arguments": {"sql": "SELECT 1"}}});
+    let refused = mcp_post(addr, &read_only, &read_session, &call.to_string()).await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
     assert_eq!(
-        init.header("www-authenticate"),
+        refused.header("www-authenticate"),
         Some(challenge("mcp:tools").as_str())
     );
+    // A message whose method is ambiguous is not let through.
+    let twice = r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","method":"tools/call","params":{"name":"query","arguments":{"sql":"SELECT 1"}}}"#;
+    assert_eq!(mcp_post(addr, &read_only, &read_session, twice).await.status, 400);
 
     // Microsoft Entra's and Okta's `scp` array counts too.
     let mut claims = claims(&issuer.url, &aud, "alice");

@@ -37,7 +37,7 @@ const VERIFIED_TTL: Duration = Duration::from_secs(60);
 
 /// What a token's claims gave once they passed every check but the scope.
 #[derive(Debug, Clone)]
-struct Verified {
+pub(crate) struct Verified {
     owner: Arc<str>,
     scopes: Arc<[String]>,
     /// The issuer (its index) and the key set the signature was verified with: a JWT is taken from
@@ -50,10 +50,37 @@ struct Verified {
 /// What a request asks for, and so which scope it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Surface {
-    /// `/mcp`: [`OAuthOptions::tool_scope`].
-    Tools,
+    /// `/mcp`: no scope to connect; [`ScopeGate`] checks `tools/call` (the tool scope) and
+    /// `resources/read` (the read scope) message by message.
+    Mcp,
     /// `/resources`: [`OAuthOptions::read_scope`].
     Results,
+}
+
+/// The scopes of an authenticated MCP request, which the MCP endpoint checks each JSON-RPC request
+/// against (in the request's extensions).
+#[derive(Debug, Clone)]
+pub(crate) struct ScopeGate {
+    oauth: OAuth,
+    scopes: Arc<[String]>,
+}
+
+impl ScopeGate {
+    /// `403 insufficient_scope` when `method` needs a scope the token lacks: `tools/call` the tool
+    /// scope, `resources/read` the read scope.
+    pub(crate) fn refusal(&self, method: &str) -> Option<http::Response<crate::Body>> {
+        let inner = &*self.oauth.inner;
+        let needed = match method {
+            "tools/call" => inner.tool_scope.as_ref(),
+            "resources/read" => inner.read_scope.as_ref(),
+            _ => None,
+        }?;
+        if self.scopes.iter().any(|scope| scope == needed) {
+            return None;
+        }
+        tracing::debug!(method, "MCP request refused: the token lacks the scope");
+        Some(inner.metadata.reject(&Rejection::Scope(needed.clone())))
+    }
 }
 
 /// Why a request was not let in.
@@ -91,6 +118,13 @@ struct Inner {
     read_scope: Option<String>,
     policy: KeyPolicy,
     http: Http,
+}
+
+impl Verified {
+    /// The owner the token names.
+    pub(crate) fn owner(&self) -> &str {
+        &self.owner
+    }
 }
 
 impl OAuth {
@@ -177,13 +211,13 @@ impl OAuth {
         &self.inner.metadata
     }
 
-    /// The owner named by the request's bearer token, when it passes every check and carries the
-    /// scope `surface` needs.
+    /// What the request's bearer token grants (its owner, its scopes), when it passes every check
+    /// and, for `/resources`, carries the read scope.
     pub(crate) async fn authenticate(
         &self,
         headers: &HeaderMap,
         surface: Surface,
-    ) -> Result<String, Rejection> {
+    ) -> Result<Verified, Rejection> {
         let inner = &*self.inner;
         let mut values = headers.get_all(AUTHORIZATION).iter();
         let Some(value) = values.next() else {
@@ -256,7 +290,7 @@ impl OAuth {
     }
 
     /// The owner of the opaque `token`, as the issuer's introspection endpoint describes it.
-    async fn introspect(&self, token: &[u8], surface: Surface) -> Result<String, Rejection> {
+    async fn introspect(&self, token: &[u8], surface: Surface) -> Result<Verified, Rejection> {
         let inner = &*self.inner;
         let Some((index, introspection)) = &inner.introspection else {
             return Err(Rejection::Invalid(TokenError::Malformed));
@@ -310,17 +344,22 @@ impl OAuth {
     }
 
     /// The owner of `verified`, when it has the scope `surface` needs.
-    fn scoped(&self, verified: &Verified, surface: Surface) -> Result<String, Rejection> {
+    fn scoped(&self, verified: &Verified, surface: Surface) -> Result<Verified, Rejection> {
         let inner = &*self.inner;
-        let needed = match surface {
-            Surface::Tools => &inner.tool_scope,
-            Surface::Results => &inner.read_scope,
-        };
-        if let Some(needed) = needed
+        if surface == Surface::Results
+            && let Some(needed) = &inner.read_scope
             && !verified.scopes.iter().any(|scope| scope == needed)
         {
             return Err(Rejection::Scope(needed.clone()));
         }
-        Ok(verified.owner.to_string())
+        Ok(verified.clone())
+    }
+
+    /// The gate of an MCP request `verified` authenticated.
+    pub(crate) fn gate(&self, verified: &Verified) -> ScopeGate {
+        ScopeGate {
+            oauth: self.clone(),
+            scopes: Arc::clone(&verified.scopes),
+        }
     }
 }

@@ -186,13 +186,13 @@ impl OAuthOptions {
         self.leeway
     }
 
-    /// The scope `/mcp` requires, if any.
+    /// The scope MCP `tools/call` requires, if any.
     #[must_use]
     pub fn tool_scope(&self) -> Option<&str> {
         self.tool_scope.as_deref()
     }
 
-    /// The scope `/resources` requires, if any.
+    /// The scope `/resources` and MCP `resources/read` require, if any.
     #[must_use]
     pub fn read_scope(&self) -> Option<&str> {
         self.read_scope.as_deref()
@@ -271,14 +271,15 @@ impl OAuthOptionsBuilder {
         self
     }
 
-    /// A scope `/mcp` requires (default: none): a token without it gets `403 insufficient_scope`.
+    /// A scope MCP `tools/call` requires (default: none): a token without it gets `403
+    /// insufficient_scope` for a tool call (it may still connect, list and read).
     pub fn tool_scope(mut self, scope: impl Into<String>) -> Self {
         self.options.tool_scope = Some(scope.into());
         self
     }
 
-    /// A scope `/resources` requires (default: none): a token without it gets `403
-    /// insufficient_scope`. Capability links need no token and no scope.
+    /// A scope `/resources` and MCP `resources/read` require (default: none): a token without it
+    /// gets `403 insufficient_scope`. Capability links need no token and no scope.
     pub fn read_scope(mut self, scope: impl Into<String>) -> Self {
         self.options.read_scope = Some(scope.into());
         self
