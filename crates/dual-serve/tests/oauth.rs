@@ -879,7 +879,7 @@ async fn an_unknown_kid_costs_one_refresh_which_picks_up_a_rotation() {
 async fn cached_keys_outlive_the_issuer_until_their_lifetime_then_503() {
     let key = ec_key("k1");
     let issuer = Issuer::start(jwks(&[&key])).await;
-    issuer.set_cache_control("public, max-age=2");
+    issuer.set_cache_control("public, max-age=4");
     let db = TempDb::new();
     let running = serve(&db, &issuer, |b| {
         b.keys_lifetime(Duration::from_secs(1), Duration::from_secs(3600))
@@ -895,8 +895,8 @@ async fn cached_keys_outlive_the_issuer_until_their_lifetime_then_503() {
         404,
         "the cached keys still work"
     );
-    // Real time: the keys' lifetime (max-age=2) runs out on the server's clock.
-    tokio::time::sleep(Duration::from_millis(2200)).await;
+    // Real time: the keys' lifetime (max-age=4) runs out on the server's clock.
+    tokio::time::sleep(Duration::from_millis(4200)).await;
     for _ in 0..2 {
         let reply = get_unknown(addr, &token).await;
         assert_eq!(reply.status, 503, "{}", reply.body);
