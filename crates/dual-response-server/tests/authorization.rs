@@ -384,7 +384,10 @@ async fn assert_like_unknown(client: &Client, id: &str, denied: Denied, when: &s
 /// The matrix on one store, with `--auth-tokens` for tenant A and tenant B.
 async fn matrix(backend: Option<Backend>) {
     within(LIMIT, async {
-        let server = InProcess::start(backend, |o| o.auth_tokens = Some(tokens())).await;
+        let server = InProcess::start(backend, |o| {
+            o.authentication = dual_serve::auth::Authentication::Tokens(tokens())
+        })
+        .await;
         let owner = Client::connect(&server, "tenant A", Some(TOKEN_A), true).await;
         let other = Client::connect(&server, "tenant B", Some(TOKEN_B), true).await;
         let anonymous = Client::connect(&server, "anonymous", None, true).await;

@@ -26,7 +26,7 @@ const BOB: &str = "token-of-bob";
 async fn serve_for_owners(db: &TempDb) -> Running {
     let tokens = AuthTokens::parse(&format!("{ALICE} alice\n{BOB} bob\n")).expect("tokens");
     serve(db, |o| {
-        o.auth_tokens = Some(tokens);
+        o.authentication = dual_serve::auth::Authentication::Tokens(tokens);
         o.sample_size = 2;
     })
     .await
