@@ -30,19 +30,6 @@ fn response(sample: Vec<Row>, total_count: u64, expires: bool) -> DualResponse {
     }
 }
 
-/// Every string of `value`, keys included.
-fn strings(value: &Value) -> Vec<&str> {
-    match value {
-        Value::String(s) => vec![s.as_str()],
-        Value::Array(items) => items.iter().flat_map(strings).collect(),
-        Value::Object(map) => map
-            .iter()
-            .flat_map(|(key, value)| std::iter::once(key.as_str()).chain(strings(value)))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 fn rows(value: Value) -> Vec<Row> {
     serde_json::from_value(value).expect("rows")
 }
@@ -145,7 +132,7 @@ fn a_hostile_name_is_escaped_in_every_block() {
         for text in [TextFormat::Table, TextFormat::Json] {
             let options = RenderOptions::new(version).with_text(text);
             let value = serde_json::to_value(r.tool_result_with(&options)).expect("serialises");
-            for string in strings(&value) {
+            for string in dual_testkit::json::strings(&value) {
                 // The table's rows are separated by line feeds; the JSON text holds the name JSON-escaped.
                 assert!(
                     !string

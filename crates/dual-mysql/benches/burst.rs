@@ -15,15 +15,12 @@
 use std::process::Command;
 
 use dual_mysql::{MyDb, MyOptions};
-use dual_testkit::burst::{self, Bench};
+use dual_testkit::burst;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> Result<(), BoxError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = burst::runtime()?;
     let url = dual_testkit::services::MYSQL.require();
     let db = runtime.block_on(MyDb::connect(
         &url,
@@ -53,17 +50,6 @@ fn main() -> Result<(), BoxError> {
         mysql.args(["-h", &host, "-P", &port, "-u", "root", &database, "-e", sql]);
         mysql
     };
-    let bench = Bench {
-        client: "mysql",
-        command: &command,
-        kind: "sql",
-        queries: &queries,
-    };
-    burst::run(
-        &runtime,
-        bench,
-        async || burst::server("sql", db.sql_executor()),
-        burst::counts(),
-    );
+    burst::run_sql(&runtime, "mysql", &command, &queries, || db.sql_executor());
     Ok(())
 }

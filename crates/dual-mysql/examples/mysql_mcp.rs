@@ -13,7 +13,7 @@
 //!
 //! Set `DUAL_ADDR` to listen elsewhere (an IP address and port, default `127.0.0.1:8080`). The limits
 //! are `dual_serve::ServeOptions`' defaults (connection cap, header, idle and body timeouts, MCP
-//! session cap); everyone is served, so before the open internet set its `auth_tokens` too. SIGTERM
+//! session cap); everyone is served, so before the open internet set its `authentication` too. SIGTERM
 //! or Ctrl-C drains the requests in flight and exits; a second one cuts them. To mount the endpoints
 //! in an axum app of your own, see dual-http's `examples/axum.rs`.
 

@@ -81,20 +81,25 @@
 //! [`QueryExecutor`]: dual_server::QueryExecutor
 //! [`QueryExecutor::stream`]: dual_server::QueryExecutor::stream
 
+mod db;
 mod decode;
 mod error;
 mod executor;
 mod geometry;
+mod live;
 mod options;
 mod privilege;
 mod query;
 mod schema;
 mod session;
+mod shared;
+mod snapshot;
 
+pub use db::MyDb;
 /// Which functions the model's SQL may call ([`MyDb::sql_executor_with`]).
 pub use dual_sql::sql_guard::FunctionPolicy;
 pub use error::MyError;
-pub use executor::{MyDb, MyExecutor};
+pub use executor::MyExecutor;
 pub use options::{
     DEFAULT_BATCH_BYTES, DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_MAX_VALUE_BYTES, DEFAULT_POOL_SIZE,
     DEFAULT_STALL, DEFAULT_TIME_LIMIT, DEFAULT_WAIT, MyOptions, NumericMode,

@@ -10,6 +10,3 @@ pub use dual_sql::options::{
 /// MariaDB's `max_statement_time` or MySQL's `max_execution_time`, `numeric` how `DECIMAL` values
 /// come out). Build it from `MyOptions::default()` with the setters.
 pub type MyOptions = dual_sql::DatabaseOptions;
-
-/// Batches buffered between the database and the reader.
-pub(crate) const STREAM_BUFFER: usize = 4;

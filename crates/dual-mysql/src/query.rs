@@ -1,11 +1,13 @@
 //! A query to run: one statement's SQL and the values bound to its `?` parameters, never
 //! interpolated; and the guard on the model's SQL.
 
+use dual_sql::BoundQuery;
 use dual_sql::sql_guard::{FunctionPolicy, SqlDialect, read_only_query_with};
 use mysql_async::Value;
 use serde_json::Value as Json;
 
-/// One statement and its parameters, as a [`MyExecutor`](crate::MyExecutor) runs it.
+/// One statement and its parameters, as a [`MyExecutor`](crate::MyExecutor) runs it: its SQL and
+/// the parameters' values are those of the [`BoundQuery`] it dereferences to.
 ///
 /// ```
 /// use dual_mysql::MyQuery;
@@ -14,31 +16,19 @@ use serde_json::Value as Json;
 /// # let _ = query;
 /// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct MyQuery {
-    pub(crate) sql: String,
-    pub(crate) params: Vec<Value>,
-}
+pub struct MyQuery(BoundQuery<Value>);
 
 impl MyQuery {
     /// `sql` with no parameters bound yet.
     #[must_use]
     pub fn new(sql: impl Into<String>) -> Self {
-        Self {
-            sql: sql.into(),
-            params: Vec::new(),
-        }
-    }
-
-    /// The statement's SQL.
-    #[must_use]
-    pub fn sql(&self) -> &str {
-        &self.sql
+        Self(BoundQuery::new(sql))
     }
 
     /// Binds `value` to the next `?`.
     #[must_use]
     pub fn bind(mut self, value: impl Into<Value>) -> Self {
-        self.params.push(value.into());
+        self.0.bind(value.into());
         self
     }
 
@@ -68,12 +58,20 @@ impl MyQuery {
                             ));
                         }
                     };
-                    self.params.push(bound);
+                    self.0.bind(bound);
                 }
                 Ok(self)
             }
             _ => Err("`params` must be an array: its values are bound to the `?`s in order".to_owned()),
         }
+    }
+}
+
+impl std::ops::Deref for MyQuery {
+    type Target = BoundQuery<Value>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
     }
 }
 
@@ -95,7 +93,7 @@ mod tests {
     fn binds_json_in_order() {
         let query = MyQuery::new("SELECT ?, ?, ?, ?").bind_json(&json!(["a", 2, true, null]));
         assert_eq!(
-            query.map(|q| q.params),
+            query.map(|q| q.params().to_vec()),
             Ok(vec![
                 Value::Bytes(b"a".to_vec()),
                 Value::Int(2),

@@ -14,15 +14,12 @@
 use std::process::Command;
 
 use dual_postgres::{PgDb, PgOptions};
-use dual_testkit::burst::{self, Bench};
+use dual_testkit::burst;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> Result<(), BoxError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = burst::runtime()?;
     let url = dual_testkit::services::POSTGRES.require();
     let db = runtime.block_on(PgDb::connect(
         &url,
@@ -60,17 +57,6 @@ fn main() -> Result<(), BoxError> {
         ]);
         psql
     };
-    let bench = Bench {
-        client: "psql",
-        command: &command,
-        kind: "sql",
-        queries: &queries,
-    };
-    burst::run(
-        &runtime,
-        bench,
-        async || burst::server("sql", db.sql_executor()),
-        burst::counts(),
-    );
+    burst::run_sql(&runtime, "psql", &command, &queries, || db.sql_executor());
     Ok(())
 }

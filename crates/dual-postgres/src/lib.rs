@@ -98,19 +98,26 @@
 //! [`QueryStart::started_with_count`]: dual_server::QueryStart::started_with_count
 
 mod as_text;
+mod db;
 mod decode;
 mod error;
 mod executor;
+mod fetch_sizer;
+mod live;
 mod options;
 mod privilege;
 mod query;
 mod schema;
 mod session;
+mod shared;
+mod snapshot;
+mod text;
 
+pub use db::PgDb;
 /// Which functions the model's SQL may call ([`PgDb::sql_executor_with`]).
 pub use dual_sql::sql_guard::FunctionPolicy;
 pub use error::PgError;
-pub use executor::{PgDb, PgExecutor};
+pub use executor::PgExecutor;
 pub use options::{
     CONNECT_TIMEOUT, DEFAULT_BATCH_BYTES, DEFAULT_COUNT_WAIT, DEFAULT_FETCH_ROWS, DEFAULT_MAX_VALUE_BYTES,
     DEFAULT_POOL_SIZE, DEFAULT_STALL, DEFAULT_TIME_LIMIT, DEFAULT_WAIT, NumericMode, PgOptions,

@@ -15,5 +15,3 @@ pub type PgOptions = dual_sql::DatabaseOptions;
 
 /// Longest wait to open a connection.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Batches buffered between the database and the reader.
-pub(crate) const STREAM_BUFFER: usize = 4;

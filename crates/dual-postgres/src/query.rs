@@ -1,10 +1,12 @@
 //! A query to run: one statement's SQL and the values bound to its parameters (`$1`, `$2`, …), each
 //! sent as text for PostgreSQL to parse as the parameter's type, never interpolated.
 
+use dual_sql::BoundQuery;
 use dual_sql::sql_guard::{FunctionPolicy, SqlDialect, read_only_query_with};
 use serde_json::Value;
 
-/// One statement and its parameters, as a [`PgExecutor`](crate::PgExecutor) runs it.
+/// One statement and its parameters, as a [`PgExecutor`](crate::PgExecutor) runs it: its SQL and
+/// the parameters' texts (`None` for NULL) are those of the [`BoundQuery`] it dereferences to.
 ///
 /// ```
 /// use dual_postgres::PgQuery;
@@ -13,39 +15,27 @@ use serde_json::Value;
 /// # let _ = query;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PgQuery {
-    pub(crate) sql: String,
-    pub(crate) params: Vec<Option<String>>,
-}
+pub struct PgQuery(BoundQuery<Option<String>>);
 
 impl PgQuery {
     /// `sql` with no parameters bound yet.
     #[must_use]
     pub fn new(sql: impl Into<String>) -> Self {
-        Self {
-            sql: sql.into(),
-            params: Vec::new(),
-        }
-    }
-
-    /// The statement's SQL.
-    #[must_use]
-    pub fn sql(&self) -> &str {
-        &self.sql
+        Self(BoundQuery::new(sql))
     }
 
     /// Binds `value`'s text to the next parameter (`$1`, then `$2`, …): PostgreSQL parses it as the
     /// parameter's type, as it would a quoted literal (`'2024-01-01'`, `'42'`, `'{1,2}'`).
     #[must_use]
     pub fn bind(mut self, value: impl ToString) -> Self {
-        self.params.push(Some(value.to_string()));
+        self.0.bind(Some(value.to_string()));
         self
     }
 
     /// Binds NULL to the next parameter.
     #[must_use]
     pub fn bind_null(mut self) -> Self {
-        self.params.push(None);
+        self.0.bind(None);
         self
     }
 
@@ -79,6 +69,14 @@ impl PgQuery {
     }
 }
 
+impl std::ops::Deref for PgQuery {
+    type Target = BoundQuery<Option<String>>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
 /// Parses `sql` as PostgreSQL (nested comments included) and returns the one read-only query it
 /// holds, written back as the statement to run (dual-sql's `sql_guard`). The read-only
 /// transaction it runs in refuses any write that gets past it, and PostgreSQL prepares one statement
@@ -97,7 +95,7 @@ mod tests {
     fn binds_json_in_order_as_text() {
         let query = PgQuery::new("SELECT $1, $2, $3, $4").bind_json(&json!(["a", 1.5, true, null]));
         assert_eq!(
-            query.map(|q| q.params),
+            query.map(|q| q.params().to_vec()),
             Ok(vec![
                 Some("a".to_owned()),
                 Some("1.5".to_owned()),

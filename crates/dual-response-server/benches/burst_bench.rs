@@ -28,9 +28,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dual_response_server::demo::dataset::{self, DatasetSize};
-use dual_response_server::serve;
 use dual_response_server::demo::sqlite::SQL_KIND;
+use dual_response_server::serve;
 use dual_server::{CreateResponse, DualResponseServer};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::json;
@@ -65,16 +64,7 @@ const QUERIES: [(&str, &str); 5] = [
 ];
 
 fn main() -> Result<(), BoxError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    println!(
-        "load average at start {}",
-        common::load_average().unwrap_or_default()
-    );
-    let path = dataset::default_path();
-    dataset::ensure(&path, DatasetSize::DEFAULT)?;
+    let (runtime, path) = common::runtime_and_dataset()?;
     let back_to_back = usize::try_from(env_u64("BENCH_BACK_TO_BACK", 12)).unwrap_or(12);
     let at_once = usize::try_from(env_u64("BENCH_AT_ONCE", 10)).unwrap_or(10);
     let rounds = usize::try_from(env_u64("BENCH_ROUNDS", 5)).unwrap_or(5);

@@ -19,9 +19,8 @@
 
 use std::time::{Duration, Instant};
 
-use dual_response_server::demo::dataset::{self, DatasetSize};
-use dual_response_server::serve;
 use dual_response_server::demo::sqlite::SQL_KIND;
+use dual_response_server::serve;
 use dual_server::{Caller, CreateResponse, DualResponseServer};
 use serde_json::json;
 
@@ -45,16 +44,7 @@ const IDLE_SHARE: f64 = 0.05;
 const WINDOW: Duration = Duration::from_millis(250);
 
 fn main() -> Result<(), BoxError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    println!(
-        "load average at start {}",
-        common::load_average().unwrap_or_default()
-    );
-    let path = dataset::default_path();
-    dataset::ensure(&path, DatasetSize::DEFAULT)?;
+    let (runtime, path) = common::runtime_and_dataset()?;
     let seconds = env_u64("BENCH_SECONDS", 20);
     let rss_before = status_kib("VmRSS:").unwrap_or_default();
     let running = runtime.block_on(serve::start_on(&common::serve_options(), &path))?;

@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 
 use dual_core::{PageRequest, ResourceId};
 use dual_response_server::demo::dataset::{self, DatasetSize};
-use dual_response_server::serve::{self, Running, ServeOptions};
 use dual_response_server::demo::sqlite::SQL_KIND;
+use dual_response_server::serve::{self, Running, ServeOptions};
 use dual_server::{Caller, CreateResponse};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::json;

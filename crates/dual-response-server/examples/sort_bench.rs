@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use dual_response_server::demo::dataset::{self, DatasetSize};
-use dual_response_server::serve::{self, ServeOptions};
 use dual_response_server::demo::sqlite::SQL_KIND;
+use dual_response_server::serve::{self, ServeOptions};
 use dual_server::CreateResponse;
 use http::{Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Full};

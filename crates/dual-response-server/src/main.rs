@@ -288,6 +288,54 @@ struct ServeArgs {
     /// pair per line (`#` comment lines and blank lines ignored). Default: no authentication.
     #[arg(long, value_name = "FILE")]
     auth_tokens: Option<PathBuf>,
+    /// Be an OAuth 2.1 resource server (MCP authorization): /mcp and /resources require an access
+    /// token (a JWT) that URL signed for this server, the owner taken from a claim; the Protected
+    /// Resource Metadata is served at /.well-known/oauth-protected-resource. URL is the issuer's exact
+    /// `iss` (Keycloak: https://HOST/realms/REALM; Auth0: https://TENANT.auth0.com/; Entra, v1
+    /// tokens: https://sts.windows.net/TENANT/); its keys come from its metadata. Repeat the
+    /// flag, or separate with commas, to trust several issuers (owners are then ISSUER#SUBJECT).
+    /// Excludes --auth-tokens. Default: no OAuth.
+    #[arg(
+        long,
+        value_name = "URL",
+        value_delimiter = ',',
+        conflicts_with = "auth_tokens"
+    )]
+    oauth_issuer: Vec<String>,
+    /// The resource URI access tokens must name in `aud` (RFC 8707). Default: this server's MCP URL
+    /// (--base-url with /mcp for /resources, else http://ADDR/mcp).
+    #[arg(long, value_name = "URI", requires = "oauth_issuer")]
+    oauth_audience: Option<String>,
+    /// The first --oauth-issuer's key set (JWKS) URL, instead of the `jwks_uri` of its metadata.
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    oauth_jwks_url: Option<String>,
+    /// The access token claim that names the owner of what a caller creates.
+    #[arg(long, value_name = "CLAIM", default_value = dual_serve::auth::DEFAULT_OWNER_CLAIM)]
+    oauth_owner_claim: String,
+    /// A scope MCP tools/call requires (403 insufficient_scope without it). Default: none.
+    #[arg(long, value_name = "SCOPE", requires = "oauth_issuer")]
+    oauth_tool_scope: Option<String>,
+    /// A scope /resources and MCP resources/read require (403 insufficient_scope without it;
+    /// capability links need none).
+    /// Default: none.
+    #[arg(long, value_name = "SCOPE", requires = "oauth_issuer")]
+    oauth_read_scope: Option<String>,
+    /// Seconds of clock skew allowed on a token's `exp` and `nbf` (at most 300).
+    #[arg(long, value_name = "SECS", default_value_t = dual_serve::auth::DEFAULT_LEEWAY.as_secs(),
+          value_parser = RangedU64ValueParser::<u64>::new().range(0..=dual_serve::auth::MAX_LEEWAY.as_secs()))]
+    oauth_leeway_secs: u64,
+    /// The first --oauth-issuer's RFC 7662 introspection endpoint: bearer tokens that are not JWTs
+    /// (opaque tokens) are checked there, as the client --oauth-client-id with the secret of
+    /// --oauth-client-secret-file. Default: opaque tokens are refused.
+    #[arg(long, value_name = "URL", requires_all = ["oauth_issuer", "oauth_client_id", "oauth_client_secret_file"])]
+    oauth_introspection_url: Option<String>,
+    /// This server's client id at the introspection endpoint.
+    #[arg(long, value_name = "ID", requires = "oauth_introspection_url")]
+    oauth_client_id: Option<String>,
+    /// A file holding this server's client secret at the introspection endpoint (surrounding
+    /// whitespace ignored); never a flag value, so that it shows in no process list.
+    #[arg(long, value_name = "FILE", requires = "oauth_introspection_url")]
+    oauth_client_secret_file: Option<PathBuf>,
     /// Sign capability links (download URLs that need no Authorization header, minted for MCP Apps
     /// views) with the bytes of FILE, at least 32 (`head -c 32 /dev/urandom > FILE`); give every
     /// instance sharing a store the same file. Default: a random key per process, so links stop
@@ -313,6 +361,46 @@ struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_METRICS_MAX_CONNECTIONS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     metrics_max_connections: usize,
+}
+
+/// The OAuth options of `--oauth-*`, when `--oauth-issuer` is given.
+fn oauth_options(
+    args: &ServeArgs,
+) -> Result<Option<dual_serve::auth::OAuthOptions>, Box<dyn std::error::Error>> {
+    let mut issuers = args.oauth_issuer.iter();
+    let Some(first) = issuers.next() else {
+        return Ok(None);
+    };
+    let mut builder = dual_serve::auth::OAuthOptions::builder(first.clone());
+    if let Some(url) = &args.oauth_jwks_url {
+        builder = builder.jwks_uri(url.clone());
+    }
+    if let (Some(url), Some(id), Some(path)) = (
+        &args.oauth_introspection_url,
+        &args.oauth_client_id,
+        &args.oauth_client_secret_file,
+    ) {
+        let secret = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the OAuth client secret file {}: {e}", path.display()))?;
+        builder = builder.introspection(url.clone(), id.clone(), secret.trim());
+    }
+    for issuer in issuers {
+        builder = builder.trust(issuer.clone());
+    }
+    if let Some(audience) = &args.oauth_audience {
+        builder = builder.resource(audience.clone());
+    }
+    if let Some(scope) = &args.oauth_tool_scope {
+        builder = builder.tool_scope(scope.clone());
+    }
+    if let Some(scope) = &args.oauth_read_scope {
+        builder = builder.read_scope(scope.clone());
+    }
+    let options = builder
+        .owner_claim(args.oauth_owner_claim.clone())
+        .leeway(Duration::from_secs(args.oauth_leeway_secs))
+        .build()?;
+    Ok(Some(options))
 }
 
 /// Whole seconds, at least one.
@@ -341,16 +429,17 @@ struct ReportArgs {
 }
 
 fn main() -> ExitCode {
-    let resolved = match dual_response_server::config::resolve(&Cli::command(), std::env::args_os().collect(), |name| {
-        std::env::var_os(name)
-    }) {
-        Ok(resolved) => resolved,
-        Err(dual_response_server::config::ConfigError::Clap(error)) => error.exit(),
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::from(2);
-        }
-    };
+    let resolved =
+        match dual_response_server::config::resolve(&Cli::command(), std::env::args_os().collect(), |name| {
+            std::env::var_os(name)
+        }) {
+            Ok(resolved) => resolved,
+            Err(dual_response_server::config::ConfigError::Clap(error)) => error.exit(),
+            Err(error) => {
+                eprintln!("error: {error}");
+                return ExitCode::from(2);
+            }
+        };
     let command = Cli::command();
     let matches = match command.clone().try_get_matches_from(&resolved.argv) {
         Ok(matches) => matches,
@@ -366,7 +455,10 @@ fn main() -> ExitCode {
         command.find_subcommand(dual_response_server::config::SUBCOMMAND),
     ) && args.print_config
     {
-        print!("{}", dual_response_server::config::render(serve, sub, &resolved.sources));
+        print!(
+            "{}",
+            dual_response_server::config::render(serve, sub, &resolved.sources)
+        );
         return ExitCode::SUCCESS;
     }
     let default_level = match cli.command {
@@ -424,6 +516,8 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.store_timeout_ms == 0 {
         return Err("--store-timeout-ms must be at least 1".into());
     }
+    // Refused before anything starts, and before the fields of `args` move into the options.
+    let oauth = oauth_options(&args)?;
     // From here on SIGTERM and SIGINT no longer kill the process: they shut it down gracefully.
     let mut signals = Signals::install()?;
     let mut options = ServeOptions::new(args.addr);
@@ -485,7 +579,15 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(path) = &args.auth_tokens {
         let tokens = AuthTokens::from_file(path)?;
         tracing::info!(path = %path.display(), tokens = tokens.len(), "bearer tokens loaded");
-        options.auth_tokens = Some(tokens);
+        options.authentication = dual_serve::auth::Authentication::Tokens(tokens);
+    }
+    if let Some(oauth) = oauth {
+        tracing::info!(
+            issuers = ?oauth.issuers().collect::<Vec<_>>(),
+            owner_claim = oauth.owner_claim(),
+            "OAuth 2.1 access tokens required"
+        );
+        options.authentication = dual_serve::auth::Authentication::OAuth(oauth);
     }
     if let Some(path) = &args.link_key_file {
         options.link_key = Some(dual_serve::link_key::read(path)?);

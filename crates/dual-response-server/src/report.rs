@@ -17,8 +17,8 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::json;
 
-use crate::mcp_client;
 use crate::demo::mcp_server::QUERY_TOOL;
+use crate::mcp_client;
 use crate::render::{self, CsvText, bytes, pending_spinner, progress, table, thousands};
 
 /// Calls the `query` tool with `sql`.

@@ -123,3 +123,61 @@ fn an_unknown_flag_is_refused() {
         "clap suggests the flag: {stderr}"
     );
 }
+
+#[test]
+fn oauth_comes_from_every_source_and_excludes_a_token_file() {
+    let path = config_file(
+        "oauth",
+        "oauth-issuer = \"https://idp.example.com/realms/team\"\noauth-tool-scope = \"mcp:tools\"\n",
+    );
+    let config = path.display().to_string();
+    let output = run(
+        &["serve", "--config", &config, "--print-config"],
+        &[("DUAL_OAUTH_LEEWAY_SECS", "30")],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let (issuer, source) = line(&stdout, "oauth-issuer");
+    assert_eq!(issuer, "\"https://idp.example.com/realms/team\"");
+    assert!(source.contains("config file"), "{source}");
+    assert_eq!(line(&stdout, "oauth-tool-scope").0, "\"mcp:tools\"");
+    assert_eq!(line(&stdout, "oauth-leeway-secs").0, "30");
+    assert_eq!(line(&stdout, "oauth-owner-claim").0, "\"sub\"");
+
+    // A token file from the environment and an issuer from the file: one mode only.
+    let output = run(
+        &["serve", "--config", &config, "--print-config"],
+        &[("DUAL_AUTH_TOKENS", "/nonexistent/tokens")],
+    );
+    let _ = std::fs::remove_file(&path);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--oauth-issuer") && stderr.contains("--auth-tokens"),
+        "{stderr}"
+    );
+
+    let too_lax = run(
+        &[
+            "serve",
+            "--oauth-issuer",
+            "https://idp.example.com",
+            "--oauth-leeway-secs",
+            "301",
+        ],
+        &[],
+    );
+    assert_eq!(too_lax.status.code(), Some(2));
+    let orphan = run(&["serve", "--oauth-tool-scope", "mcp:tools"], &[]);
+    let stderr = String::from_utf8_lossy(&orphan.stderr);
+    assert_eq!(
+        orphan.status.code(),
+        Some(2),
+        "a scope without an issuer: {stderr}"
+    );
+    assert!(stderr.contains("--oauth-issuer"), "{stderr}");
+}

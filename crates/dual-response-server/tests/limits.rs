@@ -62,7 +62,12 @@ fn assert_closed_within(after: Duration, bounds: Range<Duration>, what: &str) {
 /// Runs `test` against a server that requires the bearer tokens of the tokens file `file`.
 async fn with_tokens(file: &str, test: impl AsyncFnOnce(&InProcess)) {
     let tokens = AuthTokens::parse(file).expect("tokens");
-    InProcess::run(LIMIT, |o| o.auth_tokens = Some(tokens), test).await;
+    InProcess::run(
+        LIMIT,
+        |o| o.authentication = dual_serve::auth::Authentication::Tokens(tokens),
+        test,
+    )
+    .await;
 }
 
 fn get(url: &str, token: Option<&str>) -> Request<Full<Bytes>> {

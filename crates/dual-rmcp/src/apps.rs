@@ -9,6 +9,7 @@
 
 mod download;
 mod render;
+mod surface;
 mod view;
 
 use dual_core::mcp::ProtocolVersion;
@@ -18,6 +19,7 @@ use serde_json::Value;
 
 pub use download::{DOWNLOAD_LINK_TOOL, call_download_link, download_link_tool};
 pub use render::{AppsOptions, apps_tool_result};
+pub use surface::{list_resources, read_resource};
 pub use view::{VIEW_NAME, read_view, view_resource, with_view};
 
 /// The extension's identifier, the key in the `extensions` capability maps.

@@ -25,12 +25,13 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 
 #[cfg(feature = "apps")]
-use crate::apps::{AppsOptions, DOWNLOAD_LINK_TOOL, call_download_link, client_supports_apps, read_view};
+use crate::apps::{AppsOptions, DOWNLOAD_LINK_TOOL, call_download_link, client_supports_apps};
 use crate::prompts::Prompts;
 use crate::sql_tools::{
     DESCRIBE_SCHEMA_TOOL, QUERY_TOOL, call_describe_schema, call_query, describe_schema_tool, query_request,
     query_tool,
 };
+use crate::subscriptions::SubscriptionOptions;
 use crate::tasks::{DualTasks, ProgressReporter, SpawnOptions, client_supports_tasks};
 use crate::tool_result::{ErrorResultOptions, error_result};
 use crate::version::{protocol_version, tools_list_for_version};
@@ -106,6 +107,15 @@ impl DatabaseMcp {
     #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self
+    }
+
+    /// Bounds each session's resource subscriptions as `options` asks (default
+    /// [`SubscriptionOptions::default`]: 16 results a session, each read from the store every
+    /// second). Every clone (one per session) starts with no subscription and these bounds.
+    #[must_use]
+    pub fn with_subscriptions(mut self, options: SubscriptionOptions) -> Self {
+        self.surface = self.surface.subscription_options(options);
         self
     }
 
@@ -247,10 +257,13 @@ impl ServerHandler for DatabaseMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         #[cfg(feature = "apps")]
-        if client_supports_apps(&context) {
-            return apps::list_resources(&self.surface, request, &context).await;
+        {
+            crate::apps::list_resources(&self.surface, request, &context).await
         }
-        self.surface.list_resources(request, &context).await
+        #[cfg(not(feature = "apps"))]
+        {
+            self.surface.list_resources(request, &context).await
+        }
     }
 
     async fn read_resource(
@@ -259,15 +272,10 @@ impl ServerHandler for DatabaseMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         #[cfg(feature = "apps")]
-        if client_supports_apps(&context)
-            && let Some(view) = read_view(&request.uri)
-        {
-            return Ok(view.into());
-        }
-        self.surface
-            .read_resource(&request, &context)
-            .await
-            .map(Into::into)
+        let read = crate::apps::read_resource(&self.surface, &request, &context).await;
+        #[cfg(not(feature = "apps"))]
+        let read = self.surface.read_resource(&request, &context).await;
+        read.map(Into::into)
     }
 
     /// rmcp passes a standard request whose params do not parse to this hook as a custom request:

@@ -10,7 +10,7 @@ use dual_rmcp::tool_result::ErrorResultOptions;
 use dual_server::{Caller, CreateResponse, DualResponseServer, ExecutorError, ServerError};
 use dual_testkit::executor::{Paged, object};
 use rmcp::model::CallToolResult;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// A name as the demo makes it from the model's SQL: `ESC[2J` in an alias, U+202E in a comment.
 const NAME: &str = "SELECT id AS \"x\u{1b}[2J\" -- \u{202e}gnp.exe";
@@ -26,19 +26,6 @@ fn server() -> DualResponseServer {
         .without_snapshots()
         .build()
         .expect("valid configuration")
-}
-
-/// Every string of `value`, keys included.
-fn strings(value: &Value) -> Vec<&str> {
-    match value {
-        Value::String(s) => vec![s.as_str()],
-        Value::Array(items) => items.iter().flat_map(strings).collect(),
-        Value::Object(map) => map
-            .iter()
-            .flat_map(|(key, value)| std::iter::once(key.as_str()).chain(strings(value)))
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// The text blocks and `resource_link` names of a tool result: what the model reads as text.
@@ -103,7 +90,7 @@ async fn names_and_aliases_from_the_sql_reach_the_model_escaped() {
     assert_eq!(entry.name, NAME_ESCAPED);
     let description = entry.description.clone().unwrap_or_default();
     assert!(description.contains(ALIAS_ESCAPED), "{description}");
-    for text in strings(&serde_json::to_value(&listed).expect("serialises")) {
+    for text in dual_testkit::json::strings(&serde_json::to_value(&listed).expect("serialises")) {
         assert_clean(text, "resources/list");
     }
 
@@ -118,7 +105,7 @@ async fn names_and_aliases_from_the_sql_reach_the_model_escaped() {
         .await
         .expect("the prompt");
     let prompt = serde_json::to_value(&prompt).expect("serialises");
-    let texts = strings(&prompt);
+    let texts = dual_testkit::json::strings(&prompt);
     for text in &texts {
         assert_clean(text, "the prompt");
     }

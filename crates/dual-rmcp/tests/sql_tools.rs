@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{args, fixture, text};
+use common::{args, fixture, orders_uri, text};
 use dual_core::mcp::RenderOptions;
 use dual_rmcp::rmcp::model::GetPromptRequestParams;
 use dual_rmcp::rmcp::{Peer, RoleClient};
@@ -137,13 +137,7 @@ async fn database_mcp_serves_both_tools_and_the_results_to_an_mcp_client() {
         )
         .await
         .unwrap_or_else(|e| panic!("tools/call: {e}"));
-    assert_eq!(result.is_error, Some(false), "{}", text(&result));
-    let structured = result.structured_content.unwrap_or_default();
-    assert_eq!(structured["metadata"]["total_count"], 3);
-    let uri = structured["resource"]["uri"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let uri = orders_uri(&result);
     let read = client
         .read_resource(ReadResourceRequestParams::new(uri.clone()))
         .await

@@ -1,6 +1,30 @@
-//! Bearer-token authentication of `dual-response serve --auth-tokens FILE`.
+//! Who is calling: [`Authentication`] chooses between nobody checked, bearer tokens from a file
+//! ([`AuthTokens`]) and an OAuth 2.1 resource server ([`OAuthOptions`]); the two modes are exclusive.
+//! Either way the router puts the caller's [`Owner`], and the matching `dual_server::Caller`, into
+//! the request's extensions, so every owner rule applies alike.
 //!
-//! The file holds one `TOKEN OWNER` pair per line; `#` starts a comment line. A request to `/mcp` or
+//! ## OAuth 2.1 (MCP authorization)
+//!
+//! With [`Authentication::OAuth`], `/mcp` and `/resources` accept JWT access tokens that a trusted
+//! issuer signed for this server (`aud` = the resource URI), the owner taken from a claim (`sub` by
+//! default), and the server publishes its Protected Resource Metadata (RFC 9728) at
+//! [`PROTECTED_RESOURCE_METADATA_PATH`] (and that path followed by `/mcp`), which MCP hosts read to
+//! find the authorization server. docs/SECURITY.md lists every check.
+//!
+//! ```
+//! use dual_serve::auth::{Authentication, OAuthOptions};
+//!
+//! let oauth = OAuthOptions::builder("https://login.example.com/realms/team")
+//!     .resource("https://mcp.example.com/mcp")
+//!     .build()
+//!     .expect("valid options");
+//! let mut options = dual_serve::ServeOptions::new("127.0.0.1:0".parse().expect("an address"));
+//! options.authentication = Authentication::OAuth(oauth);
+//! ```
+//!
+//! ## Bearer tokens from a file
+//!
+//! `dual-response serve --auth-tokens FILE`: the file holds one `TOKEN OWNER` pair per line; `#` starts a comment line. A request to `/mcp` or
 //! `/resources` must carry `Authorization: Bearer TOKEN`; the router puts the token's [`Owner`], and
 //! the matching `dual_server::Caller`, into the request's extensions. Resources created through MCP
 //! belong to that owner, and the server shows them to no one else, over REST or `resources/read`.
@@ -14,7 +38,16 @@
 //! assert_eq!(tokens.authenticate(&headers), Ok(Owner("bob".to_owned())));
 //! ```
 
+mod cache;
+mod fetch;
 mod file;
+mod introspect;
+mod jwks;
+mod jwt;
+mod keys;
+mod metadata;
+mod oauth;
+mod options;
 
 use std::fmt;
 use std::path::Path;
@@ -24,8 +57,81 @@ use http::HeaderMap;
 use http::header::AUTHORIZATION;
 
 pub use file::{AuthFileError, TokenFileError};
+pub use metadata::PROTECTED_RESOURCE_METADATA_PATH;
+pub(crate) use oauth::{OAuth, ScopeGate, Surface};
+pub use options::{
+    DEFAULT_FETCH_TIMEOUT, DEFAULT_INTROSPECTION_ENTRIES, DEFAULT_INTROSPECTION_TTL, DEFAULT_KEYS_LIFETIME,
+    DEFAULT_LEEWAY, DEFAULT_MAX_KEYS_LIFETIME, DEFAULT_MIN_KEYS_LIFETIME, DEFAULT_OWNER_CLAIM,
+    DEFAULT_UNKNOWN_KID_INTERVAL, MAX_INTROSPECTION_TTL, MAX_LEEWAY, OAuthConfigError, OAuthOptions,
+    OAuthOptionsBuilder,
+};
 
-/// The authenticated caller: the owner named next to the request's token in the token file.
+/// How `/mcp` and `/resources` authenticate callers (`ServeOptions::authentication`): one mode.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "configuration, built once per server; a box would only make it harder to write"
+)]
+pub enum Authentication {
+    /// Everyone is served, as one anonymous caller (the default).
+    #[default]
+    None,
+    /// Bearer tokens from a file, each naming its owner.
+    Tokens(AuthTokens),
+    /// OAuth 2.1 access tokens (JWTs) of trusted issuers, the owner from a claim.
+    OAuth(OAuthOptions),
+}
+
+impl Authentication {
+    /// The mode's name, for the start-up log: `none`, `tokens` or `oauth`.
+    #[must_use]
+    pub fn mode(&self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Tokens(_) => "tokens",
+            Self::OAuth(_) => "oauth",
+        }
+    }
+}
+
+/// [`Authentication`] ready to check requests.
+#[derive(Debug, Clone)]
+pub(crate) enum Authenticator {
+    /// Everyone is served.
+    None,
+    /// The token file.
+    Tokens(AuthTokens),
+    /// The resource server.
+    OAuth(OAuth),
+}
+
+impl Authenticator {
+    /// The checks of `authentication`; an OAuth resource defaults to `mcp_url`.
+    ///
+    /// # Errors
+    /// [`OAuthConfigError`] when `mcp_url` is not a usable resource or the HTTP client cannot be
+    /// built.
+    pub(crate) fn new(authentication: &Authentication, mcp_url: &str) -> Result<Self, OAuthConfigError> {
+        Ok(match authentication {
+            Authentication::None => Self::None,
+            Authentication::Tokens(tokens) => Self::Tokens(tokens.clone()),
+            Authentication::OAuth(options) => {
+                let oauth = OAuth::new(options, mcp_url)?;
+                tracing::info!(
+                    resource = oauth.resource(),
+                    metadata = oauth.metadata().url(),
+                    issuers = ?options.issuers().collect::<Vec<_>>(),
+                    "OAuth 2.1 resource server: bearer access tokens required"
+                );
+                Self::OAuth(oauth)
+            }
+        })
+    }
+}
+
+/// The authenticated caller: the owner named next to the request's token in the token file, or by
+/// the owner claim of its OAuth access token.
 ///
 /// The router inserts it into the extensions of every authenticated request (rmcp passes the HTTP
 /// request parts on to the MCP handler, so tools see it there too).

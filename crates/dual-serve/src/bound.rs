@@ -11,6 +11,7 @@ use tokio_util::task::TaskTracker;
 use super::running::{Running, Switches};
 use super::{MCP_PATH, METRICS_PATH, REST_PREFIX, Router, ServeError, ServeOptions};
 use super::{accept, conn, mcp_endpoint, metrics, metrics_endpoint, server};
+use crate::auth::Authenticator;
 
 /// The bound address (and the metrics listener, when asked for) of a server about to serve: bind
 /// first, so that the server's resource links name the real address (`127.0.0.1:0` picks a port),
@@ -23,6 +24,7 @@ pub struct Bound {
     metrics_addr: Option<SocketAddr>,
     switches: Switches,
     options: ServeOptions,
+    auth: Authenticator,
 }
 
 impl Bound {
@@ -31,6 +33,7 @@ impl Bound {
     ///
     /// # Errors
     /// [`ServeError::Limit`] for a zero limit, [`ServeError::Bind`] when an address cannot be bound,
+    /// [`ServeError::OAuth`] when the OAuth resource (by default the MCP URL) is not usable,
     /// [`ServeError::Metrics`] when the metrics recorder cannot be installed.
     pub async fn bind(options: ServeOptions) -> Result<Self, ServeError> {
         if let Some(name) = options.invalid_limit() {
@@ -46,6 +49,11 @@ impl Bound {
             .base_url
             .clone()
             .unwrap_or_else(|| format!("http://{addr}{REST_PREFIX}"));
+        let mcp_url = match base_url.strip_suffix(REST_PREFIX) {
+            Some(root) => format!("{root}{MCP_PATH}"),
+            None => format!("http://{addr}{MCP_PATH}"),
+        };
+        let auth = Authenticator::new(&options.authentication, &mcp_url)?;
         let switches = Switches::default();
         // Before the server is built, so that what it reports at start (its caps) is recorded.
         let metrics_addr = match options.metrics_addr {
@@ -59,6 +67,7 @@ impl Bound {
             metrics_addr,
             switches,
             options,
+            auth,
         })
     }
 
@@ -105,7 +114,15 @@ impl Bound {
         let (addr, options, switches) = (self.addr, self.options, self.switches);
         let base_url = self.base_url;
         let make = mcp_endpoint::make_service(make_mcp);
-        let router = Router::new(server.clone(), addr, &base_url, &options, &switches, make);
+        let router = Router::new(
+            server.clone(),
+            addr,
+            &base_url,
+            &options,
+            self.auth,
+            &switches,
+            make,
+        );
         let connections = TaskTracker::new();
         let listener = accept::Listener {
             listener: self.listener,
@@ -129,7 +146,7 @@ impl Bound {
             %addr,
             %mcp,
             rest = %base_url,
-            auth = options.auth_tokens.is_some(),
+            auth = options.authentication.mode(),
             max_connections = options.max_connections,
             max_mcp_sessions = options.max_mcp_sessions,
             "serving"

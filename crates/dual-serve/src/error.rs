@@ -25,6 +25,9 @@ pub enum ServeError {
     /// The metrics recorder could not be installed.
     #[error(transparent)]
     Metrics(#[from] MetricsError),
+    /// The OAuth options cannot work (a resource that is not a usable URL, no HTTP client).
+    #[error(transparent)]
+    OAuth(#[from] crate::auth::OAuthConfigError),
     /// Binding the address failed.
     #[error("cannot listen on {addr}: {source}")]
     Bind {

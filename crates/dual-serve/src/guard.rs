@@ -1,5 +1,5 @@
 //! The checks in front of `/mcp` and `/resources` (`admit`, which the router calls for both): the
-//! bearer token (with `--auth-tokens`), and the
+//! bearer token (from the token file, or an OAuth access token), and the
 //! request body's deadline (`408`, closing the connection, when it ran out).
 //!
 //! A request to `/resources/…` whose query carries a `token` parameter is a capability link: it
@@ -14,13 +14,13 @@ use dual_server::Caller;
 
 use super::request_body::TimedBody;
 use super::{Body, REST_PREFIX, reply};
-use crate::auth::AuthTokens;
+use crate::auth::{Authenticator, Owner, Surface};
 
 /// What the checks need.
 #[derive(Debug, Clone)]
 pub(super) struct Guard {
-    /// The tokens to require; `None` serves everyone.
-    pub(super) auth: Option<AuthTokens>,
+    /// How callers are authenticated.
+    pub(super) auth: Authenticator,
     /// The time a request body has to arrive in full.
     pub(super) body_timeout: Duration,
 }
@@ -36,23 +36,43 @@ where
     F: FnOnce(http::Request<TimedBody<B>>) -> R,
     R: Future<Output = http::Response<Body>>,
 {
-    if let Some(tokens) = guard
-        .auth
-        .as_ref()
-        .filter(|_| !is_capability_link(request.method(), request.uri()))
-    {
-        match tokens.authenticate(request.headers()) {
-            Ok(owner) => {
-                // The server authorizes with the `Caller`: dual-http's `CallerFromExtensions` and
-                // dual-rmcp's `caller_from_extensions` read it back from here.
-                request.extensions_mut().insert(Caller::owner(owner.0.clone()));
-                request.extensions_mut().insert(owner);
-            }
+    let owner = match &guard.auth {
+        Authenticator::None => None,
+        _ if is_capability_link(request.method(), request.uri()) => None,
+        Authenticator::Tokens(tokens) => match tokens.authenticate(request.headers()) {
+            Ok(owner) => Some(owner),
             Err(failure) => {
                 tracing::debug!(path = %dual_core::escape::log_path(request.uri().path()), failure = %dual_core::escape::log_safe(&failure.to_string()), "unauthorized request");
                 return reply::unauthorized(failure);
             }
+        },
+        Authenticator::OAuth(oauth) => {
+            let surface = if request.uri().path().starts_with(REST_PREFIX) {
+                Surface::Results
+            } else {
+                Surface::Mcp
+            };
+            match oauth.authenticate(request.headers(), surface).await {
+                Ok(verified) => {
+                    if surface == Surface::Mcp {
+                        // The MCP endpoint checks `tools/call` and `resources/read` against it.
+                        request.extensions_mut().insert(oauth.gate(&verified));
+                    }
+                    Some(Owner(verified.owner().to_owned()))
+                }
+                Err(rejection) => {
+                    // The reason only: the token is never logged, not even a part of it.
+                    tracing::debug!(path = %dual_core::escape::log_path(request.uri().path()), reason = ?rejection, "request refused by the OAuth checks");
+                    return oauth.metadata().reject(&rejection);
+                }
+            }
         }
+    };
+    if let Some(owner) = owner {
+        // The server authorizes with the `Caller`: dual-http's `CallerFromExtensions` and
+        // dual-rmcp's `caller_from_extensions` read it back from here.
+        request.extensions_mut().insert(Caller::owner(owner.0.clone()));
+        request.extensions_mut().insert(owner);
     }
     let (parts, body) = request.into_parts();
     let body = TimedBody::new(body, guard.body_timeout);

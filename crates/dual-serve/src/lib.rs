@@ -11,7 +11,9 @@
 //! - a cap on live MCP sessions (`503` with `Retry-After`), idle sessions closed, and the MCP
 //!   protocol answers rmcp alone gets wrong: `-32700`/`-32600` for bodies that are not JSON-RPC,
 //!   `-32602` for a standard method whose params do not parse, `404` for an unknown session;
-//! - optional bearer tokens from a file ([`auth::AuthTokens`]), the owner of each token bound to
+//! - authentication ([`auth::Authentication`]): bearer tokens from a file ([`auth::AuthTokens`]) or
+//!   OAuth 2.1 access tokens of trusted issuers ([`auth::OAuthOptions`], with the Protected Resource
+//!   Metadata MCP hosts discover the authorization server from), the owner of each token bound to
 //!   every result it creates; the capability-link key from a file ([`link_key`]);
 //! - the resource store and the snapshot spool from URLs ([`store`], [`spool`]): `memory`,
 //!   `redis://…`, `postgres://…`, `s3://…`;

@@ -10,6 +10,14 @@ use http_body_util::{BodyExt, Full, Limited};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 
 use super::{Body, reply};
+use crate::auth::ScopeGate;
+
+/// The method of a JSON-RPC message (a response has none).
+#[derive(serde::Deserialize)]
+struct Method {
+    #[serde(default)]
+    method: Option<String>,
+}
 
 /// The request body rmcp is given.
 pub(super) type McpBody = http_body_util::combinators::UnsyncBoxBody<bytes::Bytes, std::io::Error>;
@@ -38,6 +46,25 @@ pub(super) async fn checked_post(request: Request<McpBody>) -> Result<Request<Mc
     };
     if let Some(error) = jsonrpc_problem(&bytes) {
         return Err(error);
+    }
+    // With OAuth scopes: `tools/call` and `resources/read` need theirs (403 insufficient_scope). A
+    // message whose method cannot be read unambiguously (a repeated `method`) is refused.
+    if let Some(gate) = parts.extensions.get::<ScopeGate>() {
+        match serde_json::from_slice::<Method>(&bytes) {
+            Ok(Method { method: Some(method) }) => {
+                if let Some(refusal) = gate.refusal(&method) {
+                    return Err(refusal);
+                }
+            }
+            Ok(Method { method: None }) => {}
+            Err(_) => {
+                return Err(reply::jsonrpc_error(
+                    StatusCode::BAD_REQUEST,
+                    -32600,
+                    "Invalid Request: the message's method cannot be read",
+                ));
+            }
+        }
     }
     Ok(Request::from_parts(
         parts,

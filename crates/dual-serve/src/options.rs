@@ -8,7 +8,7 @@ use dual_rmcp::apps::AppsOptions;
 use dual_server::LinkKey;
 
 use super::io;
-use crate::auth::AuthTokens;
+use crate::auth::Authentication;
 use crate::spool;
 use crate::store;
 
@@ -151,9 +151,11 @@ pub struct ServeOptions {
     pub mcp_session_ttl: Duration,
     /// Time in-flight requests and exports get to finish at shutdown before they are cut.
     pub shutdown_grace: Duration,
-    /// Bearer tokens `/mcp` and `/resources` require; `None` serves everyone (the default). A
-    /// `/resources/…` request with a capability link's `token` needs none.
-    pub auth_tokens: Option<AuthTokens>,
+    /// How `/mcp` and `/resources` authenticate callers: [`Authentication::None`] serves everyone
+    /// (the default), [`Authentication::Tokens`] requires a token of a file,
+    /// [`Authentication::OAuth`] an OAuth 2.1 access token. A `/resources/…` request with a
+    /// capability link's `token` needs none.
+    pub authentication: Authentication,
     /// The key capability links are signed with; `None` (the default) draws a random one for this
     /// process, so links do not survive a restart and other instances do not accept them.
     pub link_key: Option<LinkKey>,
@@ -219,7 +221,7 @@ impl ServeOptions {
             mcp_session_idle: DEFAULT_MCP_SESSION_IDLE,
             mcp_session_ttl: DEFAULT_MCP_SESSION_TTL,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
-            auth_tokens: None,
+            authentication: Authentication::None,
             link_key: None,
             link_lifetime: dual_server::DEFAULT_LINK_LIFETIME,
             apps: AppsOptions::new(),

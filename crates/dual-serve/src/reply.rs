@@ -91,16 +91,19 @@ pub(super) fn mcp_not_served() -> Response<Body> {
     json_response(StatusCode::NOT_FOUND, &error("not_found", message, false))
 }
 
-fn error(code: &str, message: &str, retryable: bool) -> Value {
+/// The REST API's error body.
+pub(super) fn error(code: &str, message: &str, retryable: bool) -> Value {
     json!({"error": code, "message": message, "retryable": retryable})
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
-    let mut response = Response::new(
-        Full::from(body.to_string())
-            .map_err(|never| match never {})
-            .boxed_unsync(),
-    );
+/// `status` with the JSON `body`.
+pub(super) fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
+    json_text_response(status, body.to_string())
+}
+
+/// `status` with `text`, which is JSON.
+pub(super) fn json_text_response(status: StatusCode, text: String) -> Response<Body> {
+    let mut response = Response::new(Full::from(text).map_err(|never| match never {}).boxed_unsync());
     *response.status_mut() = status;
     response
         .headers_mut()

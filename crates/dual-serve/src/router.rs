@@ -1,6 +1,8 @@
 //! The routes: dual-http under `/resources` and rmcp at `/mcp` (`super::mcp_endpoint`), both behind
 //! `super::guard`, matched on the path alone (no web framework: a page is the request served most,
-//! so it pays for no routing table and no boxed middleware). Anything else is a JSON `404`.
+//! so it pays for no routing table and no boxed middleware). With OAuth, the Protected Resource
+//! Metadata is served, to everyone, at `/.well-known/oauth-protected-resource` (and that path
+//! followed by the resource's path). Anything else is a JSON `404`.
 
 use std::net::SocketAddr;
 
@@ -14,6 +16,7 @@ use super::guard::{self, Guard};
 use super::mcp_endpoint::{self, McpEndpoint};
 use super::running::Switches;
 use super::{Body, MCP_PATH, REST_PREFIX, ServeOptions, reply};
+use crate::auth::Authenticator;
 
 /// Routes `/mcp` to rmcp and `/resources` to dual-http.
 #[derive(Debug, Clone)]
@@ -27,12 +30,14 @@ pub struct Router {
 impl Router {
     /// A router over `server`; MCP (when `options.serve_mcp_over_http`) runs a handler made by
     /// `make_mcp` per session, accepts `Host` headers of loopback names, of `addr` and of the host
-    /// of `base_url` (rmcp's DNS-rebinding protection), and stops with `switches`.
+    /// of `base_url` (rmcp's DNS-rebinding protection), and stops with `switches`; `auth` checks the
+    /// callers of both endpoints.
     pub(super) fn new(
         server: DualResponseServer,
         addr: SocketAddr,
         base_url: &str,
         options: &ServeOptions,
+        auth: Authenticator,
         switches: &Switches,
         make_mcp: mcp_endpoint::MakeService,
     ) -> Self {
@@ -41,7 +46,7 @@ impl Router {
             .authorize(CallerFromExtensions)
             .build();
         let guard = Guard {
-            auth: options.auth_tokens.clone(),
+            auth,
             body_timeout: options.body_timeout,
         };
         let mcp = options.serve_mcp_over_http.then(|| {
@@ -54,6 +59,11 @@ impl Router {
     /// Answers one request.
     pub async fn route(&self, request: Request<Incoming>) -> Response<Body> {
         let path = request.uri().path();
+        if let Authenticator::OAuth(oauth) = &self.guard.auth
+            && oauth.metadata().is_served_at(path)
+        {
+            return oauth.metadata().respond(request.method());
+        }
         if is_under(path, REST_PREFIX) {
             return guard::admit(&self.guard, request, |request| async {
                 self.rest

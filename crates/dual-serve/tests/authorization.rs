@@ -5,9 +5,9 @@
 //!
 //! A caller that may not see a resource gets exactly what it gets for an id that never existed
 //! (status, headers but `Date`, body; the id itself masked), and changes nothing: no pin, no delete,
-//! no access counted. Without bearer tokens ([`ServeOptions::auth_tokens`](dual_serve::ServeOptions))
-//! every caller is anonymous, and a resource created with an owner is still hidden from it, over MCP
-//! `resources/read` too.
+//! no access counted. Without bearer tokens
+//! ([`ServeOptions::authentication`](dual_serve::ServeOptions)) every caller is anonymous, and a
+//! resource created with an owner is still hidden from it, over MCP `resources/read` too.
 
 mod common;
 
@@ -364,7 +364,10 @@ async fn assert_like_unknown(server: &Served, client: &mut Client, id: &str, den
 /// The matrix on one store, with bearer tokens for tenant A and tenant B.
 async fn matrix(backend: Option<Backend>) {
     within(LIMIT, async {
-        let server = Served::start(backend, |o| o.auth_tokens = Some(tokens())).await;
+        let server = Served::start(backend, |o| {
+            o.authentication = dual_serve::auth::Authentication::Tokens(tokens());
+        })
+        .await;
         let mut owner = Client::connect(&server, "tenant A", Some(TOKEN_A), true).await;
         let mut other = Client::connect(&server, "tenant B", Some(TOKEN_B), true).await;
         let mut anonymous = Client::connect(&server, "anonymous", None, true).await;

@@ -68,7 +68,10 @@ async fn the_session_cap_refuses_a_further_initialize_with_retry_after() {
 async fn bearer_tokens_guard_both_endpoints() {
     let db = TempDb::new();
     let tokens = AuthTokens::parse("secret-token alice\n").expect("tokens");
-    let running = serve(&db, |o| o.auth_tokens = Some(tokens)).await;
+    let running = serve(&db, |o| {
+        o.authentication = dual_serve::auth::Authentication::Tokens(tokens)
+    })
+    .await;
     let addr = running.addr;
     for (method, path) in [("POST", "/mcp"), ("GET", "/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV")] {
         let missing = send(addr, method, path, &JSON_POST, &initialize()).await;

@@ -8,7 +8,7 @@ use dual_core::{ResourceId, Sort, page::RequestError, range::RowRange, uri::reso
 use crate::access::{authorized, refuse_grant};
 use crate::export_check::check_export;
 use crate::inner::Inner;
-use crate::links::{Claims, DownloadLink, LinkFormat};
+use crate::links::{Claims, DownloadLink, LinkFormat, data_claims};
 use crate::{Caller, ServerError};
 
 /// A data link for `caller` (see [`DualResponseServer::download_link`]): authorized and checked as
@@ -21,7 +21,7 @@ pub(crate) async fn download_link(
     caller: &Caller,
     format: LinkFormat,
     range: RowRange,
-    sort: Option<Sort>,
+    sort: Option<&Sort>,
 ) -> Result<DownloadLink, ServerError> {
     refuse_grant(caller)?;
     // The export's own checks, so that no link is dead on arrival (a range past the end, a sort
@@ -29,16 +29,10 @@ pub(crate) async fn download_link(
     if range.limit == Some(0) {
         return Err(RequestError::LimitOutOfRange { max: u64::MAX }.into());
     }
-    check_export(inner, id, caller, sort.as_ref(), range).await?;
+    check_export(inner, id, caller, sort, range).await?;
     let links = &inner.links;
     let (expires, expires_at) = links.expires(inner.clock.now());
-    let claims = Claims::Data {
-        id,
-        format,
-        range,
-        sort: sort.as_ref(),
-        expires,
-    };
+    let claims = data_claims(id, format, range, sort, expires);
     let mut url = format!(
         "{}/data?format={format}",
         resource_url(&inner.config.base_url, id)
@@ -49,7 +43,7 @@ pub(crate) async fn download_link(
     if let Some(limit) = range.limit {
         let _ = write!(url, "&limit={limit}");
     }
-    if let Some(sort) = &sort {
+    if let Some(sort) = sort {
         let _ = write!(url, "&sort={}:{}", encode(&sort.field), sort.order.as_str());
     }
     let _ = write!(url, "&expires={expires}&token={}", claims.sign(&links.key));

@@ -388,7 +388,7 @@ impl DualResponseServer {
         range: RowRange,
         sort: Option<Sort>,
     ) -> Result<DownloadLink, ServerError> {
-        link_minting::download_link(&self.inner, id, caller, format, range, sort).await
+        link_minting::download_link(&self.inner, id, caller, format, range, sort.as_ref()).await
     }
 
     /// A read link to the resource's page, `{base_url}/{id}/view?expires=E&token=T`, which shows the

@@ -9,6 +9,8 @@
 //! |---|---|
 //! | [`DatabaseOptions`], [`NumericMode`] ([`options`]) | one options type for a database executor: pool, waits, time limit, batches, decimals, value cap |
 //! | [`SqlKind`], [`model_sql`] | what a registered kind runs: the model's SQL (`{"sql", "params"}`) or a query the developer builds |
+//! | [`BoundQuery`] | one statement's SQL and the values bound to its parameters, in order |
+//! | `Pooled`, `PooledDatabase`, `LivePaging` (feature `sql-guard`) | the executor of a database driven through pooled async connections, around the transaction, count and fetch the database crate writes |
 //! | `sql_guard` (feature `sql-guard`) | the model's SQL parsed in the database's dialect and refused unless it is exactly one read-only query |
 //! | [`ValueCap`] | the largest value and row a result may hold |
 //! | [`CancelSlot`], [`SlotLease`] | cancelling a statement on a pooled connection, and discarding that connection |
@@ -58,9 +60,12 @@
 //! # }
 //! ```
 
+mod bound_query;
 mod cancel_slot;
 mod kind;
 pub mod options;
+#[cfg(feature = "sql-guard")]
+mod pooled;
 mod row_channel;
 pub mod schema;
 mod schema_cache;
@@ -68,9 +73,12 @@ mod schema_cache;
 pub mod sql_guard;
 mod value_cap;
 
+pub use bound_query::BoundQuery;
 pub use cancel_slot::{CancelSlot, SlotLease};
 pub use kind::{BuildQuery, SQL_PARAM_REQUIRED, SqlKind, model_sql};
 pub use options::{DatabaseOptions, NumericMode};
+#[cfg(feature = "sql-guard")]
+pub use pooled::{LivePaging, Pooled, PooledDatabase};
 pub use row_channel::{RowSender, SendStop, row_channel};
 pub use schema_cache::{DEFAULT_SCHEMA_MAX_TABLES, DEFAULT_SCHEMA_TTL, SchemaCache, SchemaSource, Unknown};
 pub use value_cap::ValueCap;

@@ -111,94 +111,59 @@ impl Default for DatabaseOptions {
     }
 }
 
+crate::option_setters!(DatabaseOptions {
+    pool_size: usize,
+    snapshot_connections: usize,
+    wait: Duration,
+    time_limit: Duration,
+    stall: Duration,
+    count_wait: Duration,
+    fetch_rows: u32,
+    batch_bytes: usize,
+    schema_ttl: Duration,
+    max_value_bytes: usize,
+    allow_privileged_role: bool,
+    numeric: NumericMode,
+});
+
 impl DatabaseOptions {
-    /// Sets [`DatabaseOptions::pool_size`].
-    #[must_use]
-    pub fn pool_size(mut self, connections: usize) -> Self {
-        self.pool_size = connections;
-        self
-    }
-
-    /// Sets [`DatabaseOptions::snapshot_connections`].
-    #[must_use]
-    pub fn snapshot_connections(mut self, connections: usize) -> Self {
-        self.snapshot_connections = connections;
-        self
-    }
-
-    /// Sets [`DatabaseOptions::wait`].
-    #[must_use]
-    pub fn wait(mut self, wait: Duration) -> Self {
-        self.wait = wait;
-        self
-    }
-
-    /// Sets [`DatabaseOptions::time_limit`].
-    #[must_use]
-    pub fn time_limit(mut self, limit: Duration) -> Self {
-        self.time_limit = limit;
-        self
-    }
-
-    /// Sets [`DatabaseOptions::stall`].
-    #[must_use]
-    pub fn stall(mut self, stall: Duration) -> Self {
-        self.stall = stall;
-        self
-    }
-
-    /// Sets [`DatabaseOptions::count_wait`].
-    #[must_use]
-    pub fn count_wait(mut self, wait: Duration) -> Self {
-        self.count_wait = wait;
-        self
-    }
-
-    /// Sets [`DatabaseOptions::fetch_rows`].
-    #[must_use]
-    pub fn fetch_rows(mut self, rows: u32) -> Self {
-        self.fetch_rows = rows;
-        self
-    }
-
-    /// Sets [`DatabaseOptions::batch_bytes`].
-    #[must_use]
-    pub fn batch_bytes(mut self, bytes: usize) -> Self {
-        self.batch_bytes = bytes;
-        self
-    }
-
-    /// Sets [`DatabaseOptions::schema_ttl`].
-    #[must_use]
-    pub fn schema_ttl(mut self, ttl: Duration) -> Self {
-        self.schema_ttl = ttl;
-        self
-    }
-
-    /// Sets [`DatabaseOptions::max_value_bytes`].
-    #[must_use]
-    pub fn max_value_bytes(mut self, bytes: usize) -> Self {
-        self.max_value_bytes = bytes;
-        self
-    }
-
     /// A [`ValueCap`](crate::ValueCap) of [`DatabaseOptions::max_value_bytes`], for one stream.
     #[must_use]
     pub fn value_cap(&self) -> crate::ValueCap {
         crate::ValueCap::new(self.max_value_bytes)
     }
+}
 
-    /// Sets [`DatabaseOptions::allow_privileged_role`].
-    #[must_use]
-    pub fn allow_privileged_role(mut self, allow: bool) -> Self {
-        self.allow_privileged_role = allow;
-        self
-    }
-
-    /// Sets [`DatabaseOptions::numeric`].
-    #[must_use]
-    pub fn numeric(mut self, mode: NumericMode) -> Self {
-        self.numeric = mode;
-        self
-    }
+/// Writes the builder setters of an options struct: for each `field: Type` listed, a method
+/// `field(self, value: Type) -> Self` that sets that field, documented as doing so. The options of
+/// the database crates ([`DatabaseOptions`], dual-sqlite's `SqliteOptions`) are built with them.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// #[derive(Debug, Default)]
+/// pub struct Options {
+///     pub pool_size: usize,
+///     pub wait: Duration,
+/// }
+///
+/// dual_sql::option_setters!(Options { pool_size: usize, wait: Duration });
+///
+/// let options = Options::default().pool_size(3).wait(Duration::from_secs(1));
+/// assert_eq!((options.pool_size, options.wait), (3, Duration::from_secs(1)));
+/// ```
+#[macro_export]
+macro_rules! option_setters {
+    ($options:ident { $($field:ident: $ty:ty),* $(,)? }) => {
+        impl $options {
+            $(
+                #[doc = concat!("Sets [`", stringify!($options), "::", stringify!($field), "`].")]
+                #[must_use]
+                pub fn $field(mut self, value: $ty) -> Self {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
 }

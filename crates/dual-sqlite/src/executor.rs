@@ -314,7 +314,7 @@ impl QueryExecutor for SqliteExecutor {
         // microseconds); when all are busy, the server infers the columns from the sample instead.
         let lease = self.pool.try_get()?;
         let query = self.query(lease.conn(), params).ok()?;
-        let stmt = lease.conn().prepare_cached(&query.sql).ok()?;
+        let stmt = lease.conn().prepare_cached(query.sql()).ok()?;
         convert::columns(&stmt)
     }
 
@@ -347,7 +347,7 @@ impl LiveQuery for SqliteExecutor {
         } = window;
         let order = order_by(sort);
         self.run(params, move |lease, query| {
-            let sql = format!("SELECT * FROM (\n{}\n){order} LIMIT ? OFFSET ?", query.sql);
+            let sql = format!("SELECT * FROM (\n{}\n){order} LIMIT ? OFFSET ?", query.sql());
             let mut stmt = lease.conn().prepare_cached(&sql)?;
             let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
             let limit_bind = i64::try_from(limit).unwrap_or(i64::MAX);

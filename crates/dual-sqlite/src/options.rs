@@ -69,60 +69,13 @@ impl Default for SqliteOptions {
     }
 }
 
-impl SqliteOptions {
-    /// Sets [`SqliteOptions::pool_size`].
-    #[must_use]
-    pub fn pool_size(mut self, connections: usize) -> Self {
-        self.pool_size = connections;
-        self
-    }
-
-    /// Sets [`SqliteOptions::export_slots`].
-    #[must_use]
-    pub fn export_slots(mut self, slots: usize) -> Self {
-        self.export_slots = slots;
-        self
-    }
-
-    /// Sets [`SqliteOptions::wait`].
-    #[must_use]
-    pub fn wait(mut self, wait: Duration) -> Self {
-        self.wait = wait;
-        self
-    }
-
-    /// Sets [`SqliteOptions::time_limit`].
-    #[must_use]
-    pub fn time_limit(mut self, limit: Duration) -> Self {
-        self.time_limit = limit;
-        self
-    }
-
-    /// Sets [`SqliteOptions::stall`].
-    #[must_use]
-    pub fn stall(mut self, stall: Duration) -> Self {
-        self.stall = stall;
-        self
-    }
-
-    /// Sets [`SqliteOptions::schema_ttl`].
-    #[must_use]
-    pub fn schema_ttl(mut self, ttl: Duration) -> Self {
-        self.schema_ttl = ttl;
-        self
-    }
-
-    /// Sets [`SqliteOptions::max_value_bytes`].
-    #[must_use]
-    pub fn max_value_bytes(mut self, bytes: usize) -> Self {
-        self.max_value_bytes = bytes;
-        self
-    }
-
-    /// Sets [`SqliteOptions::count_wait`].
-    #[must_use]
-    pub fn count_wait(mut self, wait: Duration) -> Self {
-        self.count_wait = wait;
-        self
-    }
-}
+dual_sql::option_setters!(SqliteOptions {
+    pool_size: usize,
+    export_slots: usize,
+    wait: Duration,
+    time_limit: Duration,
+    stall: Duration,
+    schema_ttl: Duration,
+    max_value_bytes: usize,
+    count_wait: Duration,
+});

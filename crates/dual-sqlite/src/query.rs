@@ -1,6 +1,7 @@
 //! A query to run: one statement's SQL and the values bound to its parameters, by position
 //! (`?`, `?1`) or by name (`:name`, `@name`, `$name`).
 
+use dual_sql::BoundQuery;
 use rusqlite::Statement;
 use rusqlite::types::Value as SqlValue;
 use serde_json::Value;
@@ -17,10 +18,7 @@ use serde_json::Value;
 /// # let _ = (by_position, by_name);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct SqliteQuery {
-    pub(crate) sql: String,
-    params: Vec<Param>,
-}
+pub struct SqliteQuery(BoundQuery<Param>);
 
 /// One bound value: positional (`name: None`) or named.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,23 +31,20 @@ impl SqliteQuery {
     /// `sql` with no parameters bound yet.
     #[must_use]
     pub fn new(sql: impl Into<String>) -> Self {
-        Self {
-            sql: sql.into(),
-            params: Vec::new(),
-        }
+        Self(BoundQuery::new(sql))
     }
 
     /// The statement's SQL.
     #[must_use]
     pub fn sql(&self) -> &str {
-        &self.sql
+        self.0.sql()
     }
 
     /// Binds `value` to the next positional parameter: the first call binds `?1` (or the first
     /// `?`), the second `?2`, and so on.
     #[must_use]
     pub fn bind(mut self, value: impl Into<SqlValue>) -> Self {
-        self.params.push(Param {
+        self.0.bind(Param {
             name: None,
             value: value.into(),
         });
@@ -60,7 +55,7 @@ impl SqliteQuery {
     /// `$name` (give `name` with or without its prefix).
     #[must_use]
     pub fn bind_named(mut self, name: impl Into<String>, value: impl Into<SqlValue>) -> Self {
-        self.params.push(Param {
+        self.0.bind(Param {
             name: Some(name.into()),
             value: value.into(),
         });
@@ -114,7 +109,7 @@ impl SqliteQuery {
         let own = stmt.parameter_count().saturating_sub(extra.len());
         let mut bound = vec![false; own];
         let mut positional = 0;
-        for param in &self.params {
+        for param in self.0.params() {
             let index = match &param.name {
                 None => {
                     positional += 1;
@@ -123,15 +118,15 @@ impl SqliteQuery {
                 Some(name) => named_index(stmt, name)?,
             };
             let Some(slot) = index.checked_sub(1).and_then(|at| bound.get_mut(at)) else {
-                return Err(rusqlite::Error::InvalidParameterCount(self.params.len(), own));
+                return Err(rusqlite::Error::InvalidParameterCount(self.0.params().len(), own));
             };
             if std::mem::replace(slot, true) {
-                return Err(rusqlite::Error::InvalidParameterCount(self.params.len(), own));
+                return Err(rusqlite::Error::InvalidParameterCount(self.0.params().len(), own));
             }
             stmt.raw_bind_parameter(index, &param.value)?;
         }
         if bound.iter().any(|b| !b) {
-            return Err(rusqlite::Error::InvalidParameterCount(self.params.len(), own));
+            return Err(rusqlite::Error::InvalidParameterCount(self.0.params().len(), own));
         }
         for (at, value) in extra.iter().enumerate() {
             stmt.raw_bind_parameter(own + 1 + at, value)?;
@@ -179,7 +174,7 @@ mod tests {
 
     fn run(query: &SqliteQuery) -> rusqlite::Result<Vec<i64>> {
         let conn = Connection::open_in_memory()?;
-        let sql = format!("SELECT * FROM (\n{}\n) LIMIT ? OFFSET ?", query.sql);
+        let sql = format!("SELECT * FROM (\n{}\n) LIMIT ? OFFSET ?", query.sql());
         let mut stmt = conn.prepare(&sql)?;
         query.bind_to(&mut stmt, &[10, 0])?;
         let mut rows = stmt.raw_query();
@@ -238,7 +233,7 @@ mod tests {
             .bind_json(&json!([null, true, 1.5, "s"]))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            q.params.iter().map(|p| p.value.clone()).collect::<Vec<_>>(),
+            q.0.params().iter().map(|p| p.value.clone()).collect::<Vec<_>>(),
             [
                 SqlValue::Null,
                 SqlValue::Integer(1),

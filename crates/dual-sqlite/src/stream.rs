@@ -15,7 +15,7 @@ use crate::query::SqliteQuery;
 
 /// The rows `query` matches: `SELECT COUNT(*) FROM (⟨sql⟩)`.
 pub(crate) fn count(lease: &Lease, query: &SqliteQuery) -> rusqlite::Result<u64> {
-    let sql = format!("SELECT COUNT(*) FROM (\n{}\n)", query.sql);
+    let sql = format!("SELECT COUNT(*) FROM (\n{}\n)", query.sql());
     let mut stmt = lease.conn().prepare_cached(&sql)?;
     query.bind_to(&mut stmt, &[])?;
     let count: i64 = match stmt.raw_query().next()? {
@@ -56,7 +56,7 @@ pub(crate) fn stream_rows(
 ) -> rusqlite::Result<bool> {
     let sql = format!(
         "SELECT * FROM (\n{}\n){} LIMIT ? OFFSET ?",
-        query.sql,
+        query.sql(),
         order_by(sort)
     );
     // SQLite reads a negative LIMIT as "no limit".

@@ -218,7 +218,10 @@ impl ResourceStore for PostgresStore {
         fields(before = ?page.before, limit = page.limit)
     )]
     async fn list(&self, page: ListPage<'_>, now: OffsetDateTime) -> Result<Vec<ResourceRecord>, StoreError> {
-        crate::tasks::list(&self.shared, page, now).await
+        let Some(listing) = page.listing() else {
+            return Ok(Vec::new());
+        };
+        crate::tasks::list(&self.shared, listing, now).await
     }
 
     #[tracing::instrument(name = "postgres_store.save_task", level = "debug", skip_all, fields(id = %task.id))]

@@ -4,7 +4,7 @@
 
 use dual_core::ResourceRecord;
 use dual_core::task::{TaskId, TaskRecord};
-use dual_store::{ListPage, StoreError};
+use dual_store::{Listing, StoreError};
 use time::OffsetDateTime;
 use tokio_postgres::Row;
 use tokio_postgres::types::Json;
@@ -17,20 +17,16 @@ const NO_BOUND: &str = "~";
 
 pub(crate) async fn list(
     shared: &Shared,
-    page: ListPage<'_>,
+    listing: Listing<'_>,
     now: OffsetDateTime,
 ) -> Result<Vec<ResourceRecord>, StoreError> {
-    let ListPage {
-        owner, before, limit, ..
-    } = page;
-    if limit == 0 {
-        return Ok(Vec::new());
-    }
     let sql = &shared.sql;
-    let bound = before.map_or_else(|| NO_BOUND.to_owned(), |id| id.to_string());
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let bound = listing
+        .before
+        .map_or_else(|| NO_BOUND.to_owned(), |id| id.to_string());
+    let limit = i64::try_from(listing.limit.get()).unwrap_or(i64::MAX);
     let now = micros(now);
-    let rows = match owner {
+    let rows = match listing.owner {
         Some(owner) => {
             shared
                 .rows("list", &sql.list_owned, &[&owner, &now, &bound, &limit])

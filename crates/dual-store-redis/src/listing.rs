@@ -8,7 +8,7 @@
 use std::sync::LazyLock;
 
 use dual_core::ResourceRecord;
-use dual_store::{ListPage, StoreError};
+use dual_store::{Listing, StoreError};
 use redis::Script;
 use time::OffsetDateTime;
 
@@ -53,20 +53,14 @@ return out
 
 pub(crate) async fn list(
     shared: &Shared,
-    page: ListPage<'_>,
+    page: Listing<'_>,
     now: OffsetDateTime,
 ) -> Result<Vec<ResourceRecord>, StoreError> {
-    let ListPage {
-        owner, before, limit, ..
-    } = page;
-    if limit == 0 {
-        return Ok(Vec::new());
-    }
-    let owner_field = fields::owner_value(owner);
+    let owner_field = fields::owner_value(page.owner);
     let listing = shared.keys.owner_listing(&owner_field);
     let records = shared.keys.records().to_owned();
-    let bound = before.map_or_else(|| "+".to_owned(), |id| format!("({id}"));
-    let limit = limit.min(i32::MAX as usize);
+    let bound = page.before.map_or_else(|| "+".to_owned(), |id| format!("({id}"));
+    let limit = page.limit.get().min(i32::MAX as usize);
     let split = SplitTime::new(now);
     let listed: Vec<ScriptRecord> = shared
         .connection

@@ -351,7 +351,10 @@ impl ResourceStore for RedisStore {
         fields(before = ?page.before, limit = page.limit)
     )]
     async fn list(&self, page: ListPage<'_>, now: OffsetDateTime) -> Result<Vec<ResourceRecord>, StoreError> {
-        crate::listing::list(&self.shared, page, now).await
+        let Some(listing) = page.listing() else {
+            return Ok(Vec::new());
+        };
+        crate::listing::list(&self.shared, listing, now).await
     }
 
     #[tracing::instrument(name = "redis_store.save_task", level = "debug", skip_all, fields(id = %task.id))]

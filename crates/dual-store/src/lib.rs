@@ -55,7 +55,7 @@ mod store;
 pub use clock::Clock;
 pub use connect::ConnectError;
 pub use error::{BoxError, StoreError};
-pub use list_page::ListPage;
+pub use list_page::{ListPage, Listing};
 pub use memory::MemoryStore;
 pub use redact::redact_secrets;
 pub use store::{Access, Lookup, OwnerFilter, ResourceStore, Viewer};

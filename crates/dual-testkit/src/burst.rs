@@ -274,6 +274,36 @@ pub fn run(
     println!("load average at end {}", load_average());
 }
 
+/// The runtime a burst bench runs on: multi-threaded, with two workers.
+///
+/// # Errors
+/// When the runtime cannot be built.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
+/// Runs the burst of the model's SQL `queries` ([`run`] with the [`counts`]): on servers with the
+/// library's defaults over an executor from `executor` as the kind `sql` ([`server`]), beside
+/// `client` running each statement whole with `command`.
+pub fn run_sql<E: dual_server::QueryExecutor>(
+    runtime: &tokio::runtime::Runtime,
+    client: &str,
+    command: &dyn Fn(&str) -> Command,
+    queries: &[(&str, String)],
+    executor: impl Fn() -> E,
+) {
+    let bench = Bench {
+        client,
+        command,
+        kind: "sql",
+        queries,
+    };
+    run(runtime, bench, async || server("sql", executor()), counts());
+}
+
 /// `calls` on a new server from `server`, shut down with no grace after them.
 async fn on_new_server(
     server: &impl AsyncFn() -> DualResponseServer,

@@ -12,6 +12,7 @@
 //! | `mcp_schema` | (feature `mcp-schema`) the published MCP schema of each protocol version, as vendored excerpts: validating what an MCP server sends |
 //! | [`memory`] | the process's resident set now and at its peak (`/proc/self/status`), for benches |
 //! | [`metrics`] | [`Captured`](metrics::Captured), a `metrics` recorder a test installs on its thread and reads counters and gauges back from |
+//! | [`json`] | [`strings`](json::strings): every string of a rendered JSON document, keys included, for checks of what its readers see |
 //! | [`logs`] | log output captured in a buffer, the check that no raw control character or forged line reached it, and that each failure's line escaped its hostile text |
 //! | [`proxy`] | a TCP proxy a test cuts and restores, to simulate an outage of a shared service |
 //! | [`raw_mcp`] | [`RawMcp`](raw_mcp::RawMcp), an MCP session over HTTP written by hand (no SDK smoothing anything over) in any protocol version, and [`send`](raw_mcp::send), one HTTP/1.1 exchange on a fresh connection |
@@ -50,6 +51,7 @@ pub mod executor;
 pub mod http;
 mod in_process_spool;
 pub mod instances;
+pub mod json;
 pub mod logs;
 #[cfg(feature = "mcp-schema")]
 pub mod mcp_schema;

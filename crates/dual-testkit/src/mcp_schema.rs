@@ -1,7 +1,6 @@
 //! The published MCP schemas, as excerpts vendored in `mcp-schemas/<version>.json` (feature
 //! `mcp-schema`): each an attributed copy of the definitions a tool server's results use (made with
-//! `excerpt.py` beside the demo's schema tests), for validating what a server sends in each
-//! protocol version.
+//! `mcp-schemas/excerpt.py`), for validating what a server sends in each protocol version.
 //!
 //! ```
 //! use serde_json::json;

@@ -143,13 +143,7 @@ async fn the_databases_own_functions_are_refused_unless_the_operator_allows_them
     ] {
         let (rows, _) = run(&pg, &sql, Value::Null).await;
         let error = rows.err().unwrap_or_else(|| panic!("ran: {sql}"));
-        assert!(
-            error
-                .message()
-                .contains("user-defined function of unknown effect"),
-            "{}",
-            error.message()
-        );
+        dual_testkit::database::assert_user_function_refused(&error);
     }
 
     let allowed = std::sync::Arc::new(pg.sql_executor_with(FunctionPolicy::new().allow("tax_rate")));

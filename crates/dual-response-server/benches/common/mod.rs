@@ -29,6 +29,23 @@ pub(crate) fn load_average() -> Option<String> {
         .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
 }
 
+/// The runtime the benches run on (two async workers, as `dual-response serve` on this 2-core machine),
+/// after printing the load average; and the demo's default dataset, generated when missing.
+#[allow(dead_code, reason = "snapshot_bench and tool_call_bench build their own")]
+pub(crate) fn runtime_and_dataset() -> Result<(tokio::runtime::Runtime, std::path::PathBuf), BoxError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    println!("load average at start {}", load_average().unwrap_or_default());
+    let path = dual_response_server::demo::dataset::default_path();
+    dual_response_server::demo::dataset::ensure(
+        &path,
+        dual_response_server::demo::dataset::DatasetSize::DEFAULT,
+    )?;
+    Ok((runtime, path))
+}
+
 /// Prints, after a blank line, the load average at the end of a run (beside the figures).
 #[allow(dead_code, reason = "snapshot_bench prints no load average")]
 pub(crate) fn print_load_at_end() {
@@ -84,7 +101,8 @@ pub(crate) fn reference_work(conn: &rusqlite::Connection, sql: &str, sample: u64
 /// snapshots still being written when a bench part ends are not waited for.
 #[allow(dead_code, reason = "snapshot_bench and tool_call_bench build their own")]
 pub(crate) fn serve_options() -> dual_response_server::serve::ServeOptions {
-    let mut options = dual_response_server::serve::ServeOptions::new(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
+    let mut options =
+        dual_response_server::serve::ServeOptions::new(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
     options.pending_after = Some(dual_response_server::serve::DEFAULT_PENDING_AFTER);
     options.shutdown_grace = Duration::ZERO;
     options

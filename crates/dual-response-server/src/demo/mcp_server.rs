@@ -21,8 +21,7 @@ use std::sync::Arc;
 use dual_core::escape::log_error;
 use dual_core::mcp::{ProtocolVersion, RenderOptions};
 use dual_rmcp::apps::{
-    AppsOptions, DOWNLOAD_LINK_TOOL, apps_tool_result, call_download_link, client_supports_apps,
-    declare_apps, read_view,
+    AppsOptions, DOWNLOAD_LINK_TOOL, apps_tool_result, call_download_link, client_supports_apps, declare_apps,
 };
 use dual_rmcp::prompts::Prompts;
 use dual_rmcp::subscriptions::SubscriptionOptions;
@@ -300,12 +299,7 @@ impl ServerHandler for DemoMcp {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let first_page = request.as_ref().is_none_or(|request| request.cursor.is_none());
-        let mut listed = self.surface.list_resources(request, &context).await?;
-        if first_page && client_supports_apps(&context) {
-            listed.resources.splice(0..0, apps::apps_resources().resources);
-        }
-        Ok(listed)
+        dual_rmcp::apps::list_resources(&self.surface, request, &context).await
     }
 
     async fn read_resource(
@@ -313,13 +307,7 @@ impl ServerHandler for DemoMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if client_supports_apps(&context)
-            && let Some(view) = read_view(&request.uri)
-        {
-            return Ok(view.into());
-        }
-        self.surface
-            .read_resource(&request, &context)
+        dual_rmcp::apps::read_resource(&self.surface, &request, &context)
             .await
             .map(Into::into)
     }

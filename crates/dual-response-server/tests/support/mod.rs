@@ -12,7 +12,6 @@ pub(crate) mod export;
 pub(crate) mod http;
 pub(crate) mod in_process;
 pub(crate) mod raw_mcp;
-pub(crate) mod schema;
 #[cfg(feature = "services")]
 pub(crate) mod shared_spool;
 pub(crate) mod stdio;

@@ -5,4 +5,4 @@
     reason = "each test binary uses a different part of the support module"
 )]
 
-pub(crate) use dual_testkit::raw_mcp::{PER_REQUEST_VERSION, RawMcp, apps_capabilities, block_fields};
+pub(crate) use dual_testkit::raw_mcp::{RawMcp, apps_capabilities};

@@ -3,11 +3,9 @@
 
 use dual_core::mcp::RenderOptions;
 use dual_server::{Caller, DualResponseServer};
-use rmcp::model::{CallToolResult, ErrorData, JsonObject, ListResourcesResult, PaginatedRequestParams, Tool};
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
 
-use crate::ResultSurface;
-use crate::apps::{AppsOptions, apps_tool_result, download_link_tool, view_resource, with_view};
+use crate::apps::{AppsOptions, apps_tool_result, download_link_tool, with_view};
 use crate::sql_tools::{QUERY_TOOL, query_request};
 use crate::tool_result::{ErrorResultOptions, error_result, server_error_result};
 
@@ -42,21 +40,6 @@ impl Apps {
             options: AppsOptions::new(),
         }
     }
-}
-
-/// `resources/list` for an apps client: the caller's results, with the view first on the first
-/// page.
-pub(super) async fn list_resources(
-    surface: &ResultSurface,
-    request: Option<PaginatedRequestParams>,
-    context: &RequestContext<RoleServer>,
-) -> Result<ListResourcesResult, ErrorData> {
-    let first_page = request.as_ref().is_none_or(|request| request.cursor.is_none());
-    let mut listed = surface.list_resources(request, context).await?;
-    if first_page {
-        listed.resources.insert(0, view_resource());
-    }
-    Ok(listed)
 }
 
 /// `query` for an apps client, outside a task: as [`call_query`](crate::sql_tools::call_query),

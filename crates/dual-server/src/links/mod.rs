@@ -114,14 +114,7 @@ impl Links {
         token: &str,
         now: OffsetDateTime,
     ) -> Option<Caller> {
-        let claims = Claims::Data {
-            id,
-            format,
-            range,
-            sort,
-            expires,
-        };
-        self.grant(claims, expires, token, now)
+        self.grant(data_claims(id, format, range, sort, expires), expires, token, now)
     }
 
     fn grant(&self, claims: Claims<'_>, expires: u64, token: &str, now: OffsetDateTime) -> Option<Caller> {
@@ -157,4 +150,24 @@ fn expiry(expires: u64) -> Option<OffsetDateTime> {
     i64::try_from(expires)
         .ok()
         .and_then(|s| OffsetDateTime::from_unix_timestamp(s).ok())
+}
+
+/// The claims a data link signs: minting ([`DualResponseServer::download_link`]) and
+/// [`Links::verify_data`] build them alike, so a link verifies exactly what was minted.
+///
+/// [`DualResponseServer::download_link`]: crate::DualResponseServer::download_link
+pub(crate) fn data_claims(
+    id: ResourceId,
+    format: LinkFormat,
+    range: RowRange,
+    sort: Option<&Sort>,
+    expires: u64,
+) -> Claims<'_> {
+    Claims::Data {
+        id,
+        format,
+        range,
+        sort,
+        expires,
+    }
 }

@@ -177,3 +177,18 @@ pub(crate) async fn stream(
     let rows = collect(Arc::clone(executor).stream(query, start)).await;
     (rows, announced.await.ok().and_then(|s| s.total))
 }
+
+/// Asserts that `error` refuses the model's SQL for calling one of the database's own functions,
+/// which the function policy refuses as of unknown effect unless it allows them.
+///
+/// # Panics
+/// When it is another error, naming it.
+pub fn assert_user_function_refused(error: &ExecutorError) {
+    assert!(
+        error
+            .message()
+            .contains("user-defined function of unknown effect"),
+        "{}",
+        error.message()
+    );
+}

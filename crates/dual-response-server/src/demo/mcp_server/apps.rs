@@ -1,7 +1,7 @@
 //! MCP Apps in the demo (docs/DESIGN.md §4): what a client that negotiated
 //! `io.modelcontextprotocol/ui` gets beside the tools every client gets.
 
-use rmcp::model::{ListResourcesResult, Tool};
+use rmcp::model::Tool;
 
 /// The tools an apps client is listed: both tools with the view attached (`_meta.ui.resourceUri`),
 /// then the app-only `dual_download_link`.
@@ -12,11 +12,6 @@ pub(super) fn apps_tools(tools: &[Tool]) -> Vec<Tool> {
         .map(dual_rmcp::apps::with_view)
         .chain([dual_rmcp::apps::download_link_tool()])
         .collect()
-}
-
-/// `resources/list` for an apps client: the view.
-pub(super) fn apps_resources() -> ListResourcesResult {
-    ListResourcesResult::with_all_items(vec![dual_rmcp::apps::view_resource()])
 }
 
 #[cfg(test)]

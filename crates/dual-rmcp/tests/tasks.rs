@@ -1,13 +1,17 @@
-//! Long-running tool calls over MCP (docs/DESIGN.md §8), an rmcp client and the demo's MCP server
-//! in this process over an in-memory duplex pipe: a client that declares the tasks extension gets a
-//! task, follows it with `tasks/get` and progress notifications and cancels it with `tasks/cancel`;
-//! a client without tasks gets the pending tool result and follows it with `resources/read`.
+//! Long-running tool calls over MCP (docs/DESIGN.md §8), an rmcp client and `DatabaseMcp` in this
+//! process over an in-memory duplex pipe, its `query` tool running a gated executor: a client that
+//! declares the tasks extension gets a task, follows it with `tasks/get` and progress notifications
+//! and cancels it with `tasks/cancel`; a client without tasks gets the pending tool result and
+//! follows it with `resources/read`.
+#![cfg(feature = "server")]
+
+mod common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dual_response_server::demo::mcp_server::{DemoMcp, QUERY_TOOL};
-use dual_response_server::demo::sqlite::SQL_KIND;
+use common::{Fixture, fixture};
+use dual_rmcp::sql_tools::QUERY_TOOL;
 use dual_server::{DualResponseServer, LiveQuery, QueryExecutor};
 use dual_testkit::executor::Numbers;
 use dual_testkit::wait::until;
@@ -18,8 +22,11 @@ use rmcp::model::{
     TaskPayload, TaskStatus,
 };
 use rmcp::service::{NotificationContext, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
+
+/// The kind `DatabaseMcp`'s `query` runs.
+const SQL_KIND: &str = "sql";
 
 /// A query that yields `first` rows at once, then one batch of `batch` rows per
 /// [`Numbers::open`], `batches` times.
@@ -57,12 +64,12 @@ impl ClientHandler for Client {
     }
 }
 
-/// The demo's MCP server over `executor` (as the `sql` kind, so the `query` tool runs it), and a
-/// client connected to it.
+/// `DatabaseMcp` over a server running `executor` (as the `sql` kind, so the `query` tool runs
+/// it), a client connected to it, and the database whose schema it describes.
 async fn connect(
     executor: &Arc<Numbers>,
     client: Client,
-) -> (DualResponseServer, RunningService<RoleClient, Client>) {
+) -> (DualResponseServer, RunningService<RoleClient, Client>, Fixture) {
     let server = DualResponseServer::builder()
         .base_url("http://127.0.0.1:1/resources")
         .shared_executor(SQL_KIND, Arc::clone(executor) as Arc<dyn QueryExecutor>)
@@ -70,15 +77,9 @@ async fn connect(
         .progress_interval(Duration::from_millis(20), Duration::from_secs(2))
         .build()
         .expect("valid configuration");
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    let mcp = DemoMcp::new(server.clone());
-    tokio::spawn(async move {
-        if let Ok(running) = mcp.serve(server_side).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = client.serve(client_side).await.expect("initialized");
-    (server, client)
+    let f = fixture("dual-rmcp-tasks-");
+    let client = common::connect(f.database_mcp_on(&server), client).await;
+    (server, client, f)
 }
 
 fn query_call() -> CallToolRequestParams {
@@ -127,7 +128,7 @@ async fn a_task_reports_progress_and_ends_with_the_dual_response() {
         ..Client::default()
     };
     let progress = Arc::clone(&client.progress);
-    let (_server, client) = connect(&executor, client).await;
+    let (_server, client, _f) = connect(&executor, client).await;
 
     let mut call = query_call();
     call.set_meta(RequestMetaObject::with_progress_token(ProgressToken(
@@ -178,7 +179,7 @@ async fn a_task_reports_progress_and_ends_with_the_dual_response() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_task_stops_the_query_and_deletes_the_resource() {
     let executor = gated(2, 1, 1);
-    let (server, client) = connect(
+    let (server, client, _f) = connect(
         &executor,
         Client {
             tasks: true,
@@ -216,7 +217,7 @@ async fn cancelling_a_task_stops_the_query_and_deletes_the_resource() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_tasks_the_tool_result_is_pending_and_resources_read_follows_it() {
     let executor = gated(4, 6, 1);
-    let (_server, client) = connect(&executor, Client::default()).await;
+    let (_server, client, _f) = connect(&executor, Client::default()).await;
     let result = client.call_tool(query_call()).await.expect("tools/call");
     let structured = result.structured_content.expect("structuredContent");
     assert_eq!(structured["metadata"]["status"], "pending");

@@ -1,15 +1,19 @@
 //! Resource subscriptions in a session (before 2026-07-28: `resources/subscribe`), an rmcp client
-//! and the demo's MCP server in this process: the subscriber is told when a result turns ready,
-//! when it is deleted (also on another instance sharing the store) and when it expires; nothing
-//! after `resources/unsubscribe`; another owner's result is not found; the session's cap is a
-//! clear error. `subscriptions/listen` (2026-07-28) is tested over HTTP in `protocol.rs`.
+//! and `DatabaseMcp` in this process, its `query` tool running a gated executor: the subscriber is
+//! told when a result turns ready, when it is deleted (also on another instance sharing the store)
+//! and when it expires; nothing after `resources/unsubscribe`; another owner's result is not found;
+//! the session's cap is a clear error. `subscriptions/listen` (2026-07-28) is tested over HTTP in
+//! `protocol.rs`.
+#![cfg(feature = "server")]
 #![allow(deprecated, reason = "resources/subscribe is the legacy form this file tests")]
+
+mod common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dual_response_server::demo::mcp_server::{DemoMcp, QUERY_TOOL};
-use dual_response_server::demo::sqlite::SQL_KIND;
+use common::{Fixture, fixture};
+use dual_rmcp::sql_tools::QUERY_TOOL;
 use dual_rmcp::subscriptions::SubscriptionOptions;
 use dual_server::{Caller, CreateResponse, DualResponseServer, QueryExecutor};
 use dual_testkit::executor::Numbers;
@@ -19,9 +23,11 @@ use rmcp::model::{
     ResourceUpdatedNotificationParam, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
 
+/// The kind `DatabaseMcp`'s `query` runs.
+const SQL_KIND: &str = "sql";
 const POLL: Duration = Duration::from_millis(50);
 
 /// A client that records the URIs of the `notifications/resources/updated` it receives.
@@ -55,8 +61,9 @@ impl ClientHandler for Client {
     }
 }
 
-/// Two instances running `executor` over one store and spool, and a recording client in a session
-/// with the first (that may subscribe to `max` results at a time).
+/// Two instances running `executor` over one store and spool, a recording client in a session
+/// with `DatabaseMcp` over the first (that may subscribe to `max` results at a time), and the
+/// database whose schema it describes.
 async fn connect(
     executor: &Arc<Numbers>,
     max: usize,
@@ -65,6 +72,7 @@ async fn connect(
     DualResponseServer,
     Client,
     RunningService<RoleClient, Client>,
+    Fixture,
 ) {
     let (a, b) = dual_testkit::instances::two(|builder| {
         builder
@@ -72,20 +80,15 @@ async fn connect(
             .pending_after(Duration::from_millis(30))
             .progress_interval(Duration::from_millis(20), Duration::from_secs(2))
     });
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    let mcp = DemoMcp::new(a.clone()).with_subscriptions(
+    let f = fixture("dual-rmcp-subscriptions-");
+    let mcp = f.database_mcp_on(&a).with_subscriptions(
         SubscriptionOptions::default()
             .max_per_session(max)
             .poll_interval(POLL),
     );
-    tokio::spawn(async move {
-        if let Ok(running) = mcp.serve(server_side).await {
-            let _ = running.waiting().await;
-        }
-    });
     let client = Client::default();
-    let session = client.clone().serve(client_side).await.expect("initialized");
-    (a, b, client, session)
+    let session = common::connect(mcp, client.clone()).await;
+    (a, b, client, session, f)
 }
 
 /// A pending result of the `query` tool: its URI.
@@ -126,7 +129,7 @@ fn id_of(uri: &str) -> dual_core::ResourceId {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_is_told_when_its_result_is_ready_and_when_it_is_deleted_elsewhere() {
     let executor = Arc::new(Numbers::new().steps([2, 3]));
-    let (_a, b, client, session) = connect(&executor, 4).await;
+    let (_a, b, client, session, _f) = connect(&executor, 4).await;
     let uri = subscribed_result(&session).await;
     tokio::time::sleep(POLL * 4).await;
     assert!(
@@ -156,7 +159,7 @@ async fn a_subscriber_is_told_when_its_result_is_ready_and_when_it_is_deleted_el
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_is_sent_after_unsubscribe_and_strangers_and_the_cap_are_refused() {
     let executor = Arc::new(Numbers::new().steps([2, 3]));
-    let (a, _b, client, session) = connect(&executor, 2).await;
+    let (a, _b, client, session, _f) = connect(&executor, 2).await;
     let uri = pending_result(&session).await;
     let peer = session.peer();
     peer.subscribe(SubscribeRequestParams::new(uri.clone()))
@@ -242,7 +245,7 @@ async fn nothing_is_sent_after_unsubscribe_and_strangers_and_the_cap_are_refused
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_is_told_when_its_query_fails() {
     let executor = Arc::new(Numbers::new().steps([2, 3]).then_fail());
-    let (a, _b, client, session) = connect(&executor, 4).await;
+    let (a, _b, client, session, _f) = connect(&executor, 4).await;
     let uri = subscribed_result(&session).await;
     executor.open();
     executor.open();

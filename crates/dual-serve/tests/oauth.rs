@@ -1,0 +1,1056 @@
+//! dual-serve as an OAuth 2.1 resource server (issue 44), over real sockets, against a local issuer
+//! made by the test: its keys generated here (RSA by the `openssl` CLI, P-256 and Ed25519 by ring),
+//! its metadata and key set served by a small hyper server on 127.0.0.1 that counts key set
+//! fetches and can be stopped. Every wait is bounded.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use bytes::Bytes;
+use dual_serve::auth::{Authentication, OAuthOptions, OAuthOptionsBuilder};
+use dual_serve::{Running, ServeOptions, serve_database};
+use dual_sqlite::{SqliteDb, SqliteOptions};
+use http_body_util::{BodyExt as _, Full};
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use ring::rand::SystemRandom;
+use ring::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _, RsaKeyPair, RsaPublicKeyComponents};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+// --- the local issuer --------------------------------------------------------------------------
+
+/// What the issuer serves, changed by the tests as they go.
+struct Published {
+    jwks: Mutex<Value>,
+    cache_control: Mutex<String>,
+    jwks_fetches: AtomicUsize,
+    /// The introspection answers by opaque token (unknown tokens are inactive).
+    introspected: Mutex<Vec<(String, Value)>>,
+    introspections: AtomicUsize,
+}
+
+/// The client credentials the issuer's introspection endpoint expects.
+const CLIENT: (&str, &str) = ("dual-serve", "s3cret/+");
+
+/// An authorization server's metadata and key set on 127.0.0.1; stopped when dropped.
+struct Issuer {
+    url: String,
+    published: Arc<Published>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Issuer {
+    async fn start(jwks: Value) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
+        let url = format!("http://{}", listener.local_addr().expect("an address"));
+        let published = Arc::new(Published {
+            jwks: Mutex::new(jwks),
+            cache_control: Mutex::new("max-age=3600".to_owned()),
+            jwks_fetches: AtomicUsize::new(0),
+            introspected: Mutex::new(Vec::new()),
+            introspections: AtomicUsize::new(0),
+        });
+        let (shared, issuer) = (Arc::clone(&published), url.clone());
+        let task = tokio::spawn(async move {
+            // Dropped with this task when it is aborted: every connection is cut with it.
+            let mut connections = JoinSet::new();
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (shared, issuer) = (Arc::clone(&shared), issuer.clone());
+                let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                    let (shared, issuer) = (Arc::clone(&shared), issuer.clone());
+                    async move {
+                        let (parts, body) = request.into_parts();
+                        let body = body
+                            .collect()
+                            .await
+                            .map(|body| body.to_bytes())
+                            .unwrap_or_default();
+                        Ok::<_, std::convert::Infallible>(answer(&shared, &issuer, &parts, &body))
+                    }
+                });
+                connections.spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Self { url, published, task }
+    }
+
+    fn publish(&self, jwks: Value) {
+        *self.published.jwks.lock().expect("not poisoned") = jwks;
+    }
+
+    fn set_cache_control(&self, value: &str) {
+        *self.published.cache_control.lock().expect("not poisoned") = value.to_owned();
+    }
+
+    /// Introspection says `token` is active with `claims`.
+    fn activate(&self, token: &str, claims: Value) {
+        let mut introspected = self.published.introspected.lock().expect("not poisoned");
+        introspected.push((token.to_owned(), claims));
+    }
+
+    fn introspections(&self) -> usize {
+        self.published.introspections.load(Ordering::SeqCst)
+    }
+
+    fn jwks_fetches(&self) -> usize {
+        self.published.jwks_fetches.load(Ordering::SeqCst)
+    }
+
+    /// Stops answering: the listener and every open connection close.
+    fn stop(&self) {
+        self.task.abort();
+    }
+}
+
+impl Drop for Issuer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn answer(
+    published: &Published,
+    issuer: &str,
+    request: &http::request::Parts,
+    body: &[u8],
+) -> hyper::Response<Full<Bytes>> {
+    let (status, body, cache) = match request.uri.path() {
+        "/.well-known/oauth-authorization-server" => (
+            200,
+            json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks"),
+                   "token_endpoint": format!("{issuer}/token"),
+                   "introspection_endpoint": format!("{issuer}/introspect")}),
+            None,
+        ),
+        "/jwks" => {
+            published.jwks_fetches.fetch_add(1, Ordering::SeqCst);
+            let jwks = published.jwks.lock().expect("not poisoned").clone();
+            let cache = published.cache_control.lock().expect("not poisoned").clone();
+            (200, jwks, Some(cache))
+        }
+        "/introspect" => {
+            published.introspections.fetch_add(1, Ordering::SeqCst);
+            // RFC 6749 §2.3.1: form-encoded, joined, base64.
+            let basic = format!("Basic {}", STANDARD.encode("dual-serve:s3cret%2F%2B"));
+            let authorized = request
+                .headers
+                .get("authorization")
+                .is_some_and(|value| value.as_bytes() == basic.as_bytes());
+            let form = String::from_utf8_lossy(body);
+            let token = form
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("token="))
+                .unwrap_or_default()
+                .to_owned();
+            let hint = form.split('&').any(|pair| pair == "token_type_hint=access_token");
+            if !authorized || request.method != http::Method::POST || !hint {
+                (401, json!({"error": "invalid_client"}), None)
+            } else {
+                let introspected = published.introspected.lock().expect("not poisoned");
+                let claims = introspected
+                    .iter()
+                    .find(|(known, _)| *known == token)
+                    .map_or_else(|| json!({"active": false}), |(_, claims)| claims.clone());
+                (200, claims, None)
+            }
+        }
+        _ => (404, json!({"error": "not_found"}), None),
+    };
+    let mut response = hyper::Response::builder()
+        .status(status)
+        .header("content-type", "application/json");
+    if let Some(cache) = cache {
+        response = response.header("cache-control", cache);
+    }
+    response
+        .body(Full::new(Bytes::from(body.to_string())))
+        .expect("a response")
+}
+
+// --- keys and tokens ---------------------------------------------------------------------------
+
+/// A signing key of the issuer, with its `kid`.
+#[derive(Clone)]
+struct TestKey {
+    kid: String,
+    signer: Signer,
+}
+
+#[derive(Clone)]
+enum Signer {
+    Rsa(Arc<RsaKeyPair>),
+    Ec(Arc<EcdsaKeyPair>),
+    Ed(Arc<Ed25519KeyPair>),
+}
+
+fn b64(bytes: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// A 2048-bit RSA key, generated by the `openssl` CLI (ring verifies RSA but does not generate it).
+fn rsa_key(kid: &str) -> TestKey {
+    let output = std::process::Command::new("openssl")
+        .args(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-outform", "DER"])
+        .output()
+        .unwrap_or_else(|error| {
+            panic!("this test needs the `openssl` CLI to generate an RSA key (Debian: apt-get install openssl): {error}")
+        });
+    assert!(
+        output.status.success(),
+        "openssl genpkey failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // OpenSSL 3.0 writes the traditional `RSAPrivateKey` in DER, other versions PKCS#8.
+    let pair = RsaKeyPair::from_der(&output.stdout)
+        .or_else(|_| RsaKeyPair::from_pkcs8(&output.stdout))
+        .expect("openssl writes an RSA private key in DER");
+    TestKey {
+        kid: kid.to_owned(),
+        signer: Signer::Rsa(Arc::new(pair)),
+    }
+}
+
+fn ec_key(kid: &str) -> TestKey {
+    let rng = SystemRandom::new();
+    let alg = &signature::ECDSA_P256_SHA256_FIXED_SIGNING;
+    let pkcs8 = EcdsaKeyPair::generate_pkcs8(alg, &rng).expect("a P-256 key");
+    let pair = EcdsaKeyPair::from_pkcs8(alg, pkcs8.as_ref(), &rng).expect("reads back");
+    TestKey {
+        kid: kid.to_owned(),
+        signer: Signer::Ec(Arc::new(pair)),
+    }
+}
+
+fn ed_key(kid: &str) -> TestKey {
+    let pkcs8 = Ed25519KeyPair::generate_pkcs8(&SystemRandom::new()).expect("an Ed25519 key");
+    let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).expect("reads back");
+    TestKey {
+        kid: kid.to_owned(),
+        signer: Signer::Ed(Arc::new(pair)),
+    }
+}
+
+impl TestKey {
+    /// The public JWK.
+    fn jwk(&self) -> Value {
+        match &self.signer {
+            Signer::Rsa(pair) => {
+                let public = RsaPublicKeyComponents::<Vec<u8>>::from(pair.public());
+                json!({"kty": "RSA", "kid": self.kid, "use": "sig", "n": b64(&public.n), "e": b64(&public.e)})
+            }
+            Signer::Ec(pair) => {
+                let point = pair.public_key().as_ref();
+                json!({"kty": "EC", "crv": "P-256", "kid": self.kid, "x": b64(&point[1..33]), "y": b64(&point[33..])})
+            }
+            Signer::Ed(pair) => {
+                json!({"kty": "OKP", "crv": "Ed25519", "kid": self.kid, "x": b64(pair.public_key().as_ref())})
+            }
+        }
+    }
+
+    /// The key's natural algorithm.
+    fn alg(&self) -> &'static str {
+        match self.signer {
+            Signer::Rsa(_) => "RS256",
+            Signer::Ec(_) => "ES256",
+            Signer::Ed(_) => "EdDSA",
+        }
+    }
+
+    /// A token with `claims`, signed with the key's algorithm under its `kid`.
+    fn token(&self, claims: &Value) -> String {
+        self.token_as(self.alg(), &self.kid, claims)
+    }
+
+    /// A token with `claims` signed with `alg` (`RS256`/`PS256` for RSA) under `kid`.
+    fn token_as(&self, alg: &str, kid: &str, claims: &Value) -> String {
+        let input = signing_input(&json!({"alg": alg, "kid": kid, "typ": "at+jwt"}), claims);
+        let rng = SystemRandom::new();
+        let signature = match &self.signer {
+            Signer::Rsa(pair) => {
+                let padding: &'static dyn signature::RsaEncoding = if alg == "PS256" {
+                    &signature::RSA_PSS_SHA256
+                } else {
+                    &signature::RSA_PKCS1_SHA256
+                };
+                let mut signature = vec![0; pair.public().modulus_len()];
+                pair.sign(padding, &rng, input.as_bytes(), &mut signature)
+                    .expect("signs");
+                signature
+            }
+            Signer::Ec(pair) => pair
+                .sign(&rng, input.as_bytes())
+                .expect("signs")
+                .as_ref()
+                .to_vec(),
+            Signer::Ed(pair) => pair.sign(input.as_bytes()).as_ref().to_vec(),
+        };
+        format!("{input}.{}", b64(&signature))
+    }
+}
+
+fn signing_input(header: &Value, claims: &Value) -> String {
+    format!(
+        "{}.{}",
+        b64(header.to_string().as_bytes()),
+        b64(claims.to_string().as_bytes())
+    )
+}
+
+fn jwks(keys: &[&TestKey]) -> Value {
+    json!({"keys": keys.iter().map(|key| key.jwk()).collect::<Vec<_>>()})
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs()
+}
+
+/// Claims of a token for `sub`, issued by `iss` for `aud`, valid for five minutes.
+fn claims(iss: &str, aud: &str, sub: &str) -> Value {
+    let now = now();
+    json!({"iss": iss, "aud": aud, "sub": sub, "iat": now, "nbf": now, "exp": now + 300,
+           "scope": "mcp:tools mcp:read", "client_id": "test-client"})
+}
+
+// --- the server under test ---------------------------------------------------------------------
+
+/// A SQLite file with one small table, removed when dropped.
+struct TempDb(PathBuf);
+
+impl TempDb {
+    fn new() -> Self {
+        let path = std::env::temp_dir().join(format!("dual-serve-oauth-{:016x}.sqlite", fastrand::u64(..)));
+        let db = rusqlite::Connection::open(&path).expect("a SQLite file");
+        db.execute_batch(
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT);
+             INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three');",
+        )
+        .expect("a table");
+        Self(path)
+    }
+}
+
+impl Drop for TempDb {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Serves `db` on a free loopback port, trusting `issuer` with the settings of `configure`.
+async fn serve(
+    db: &TempDb,
+    issuer: &Issuer,
+    configure: impl FnOnce(OAuthOptionsBuilder) -> OAuthOptionsBuilder,
+) -> Running {
+    let oauth = configure(OAuthOptions::builder(issuer.url.clone()).fetch_timeout(Duration::from_secs(3)))
+        .build()
+        .expect("valid OAuth options");
+    let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
+    options.shutdown_grace = Duration::from_secs(2);
+    options.authentication = Authentication::OAuth(oauth);
+    let sqlite = SqliteDb::open_with(&db.0, SqliteOptions::default()).expect("opens");
+    serve_database(
+        options,
+        sqlite.sql_executor(),
+        sqlite.schema().clone(),
+        "A test database.",
+    )
+    .await
+    .expect("serves")
+}
+
+/// The resource URI tokens must name: the server's MCP URL (the default).
+fn resource(running: &Running) -> String {
+    format!("http://{}/mcp", running.addr)
+}
+
+fn metadata_url(running: &Running) -> String {
+    format!("http://{}/.well-known/oauth-protected-resource/mcp", running.addr)
+}
+
+// --- raw HTTP ----------------------------------------------------------------------------------
+
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// The body as JSON, or the first SSE `data:` line that is a JSON-RPC answer.
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .ok()
+            .or_else(|| {
+                self.body
+                    .lines()
+                    .filter_map(|line| line.strip_prefix("data:"))
+                    .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+                    .find(|message| message.get("id").is_some())
+            })
+            .unwrap_or_else(|| panic!("a JSON body: {}", self.body))
+    }
+}
+
+async fn send(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+    let mut stream = TcpStream::connect(addr).await.expect("connects");
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).await.expect("writes");
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut raw))
+        .await
+        .expect("a reply within 20 s")
+        .expect("reads");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, rest) = text.split_once("\r\n\r\n").expect("a head");
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|code| code.parse().ok())
+        .expect("a status line");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(name, value)| name == "transfer-encoding" && value.contains("chunked"));
+    let body = if chunked { dechunk(rest) } else { rest.to_owned() };
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut rest: &str) -> String {
+    let mut body = String::new();
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if size == 0 || tail.len() < size {
+            break;
+        }
+        body.push_str(&tail[..size]);
+        rest = tail[size..].trim_start_matches("\r\n");
+    }
+    body
+}
+
+const UNKNOWN_ID: &str = "/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV";
+
+fn initialize() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "dual-serve-oauth-test", "version": "0"}}})
+    .to_string()
+}
+
+/// `POST /mcp` of an `initialize` with `authorization` (if any).
+async fn initialize_with(addr: SocketAddr, authorization: Option<&str>) -> Reply {
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    if let Some(authorization) = authorization {
+        headers.push(("Authorization", authorization));
+    }
+    send(addr, "POST", "/mcp", &headers, &initialize()).await
+}
+
+/// `GET` of an unknown resource with `token`: `404` once authenticated.
+async fn get_unknown(addr: SocketAddr, token: &str) -> Reply {
+    let bearer = format!("Bearer {token}");
+    send(addr, "GET", UNKNOWN_ID, &[("Authorization", bearer.as_str())], "").await
+}
+
+/// Runs the `query` tool in a new MCP session with `token`; returns the new resource's id.
+async fn create_resource(addr: SocketAddr, token: &str) -> String {
+    let bearer = format!("Bearer {token}");
+    let init = initialize_with(addr, Some(&bearer)).await;
+    assert_eq!(init.status, 200, "{}", init.body);
+    let session = init.header("mcp-session-id").expect("a session").to_owned();
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Authorization", bearer.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+        ("Mcp-Protocol-Version", "2025-06-18"),
+    ];
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let note = send(addr, "POST", "/mcp", &headers, initialized).await;
+    assert_eq!(note.status, 202, "{}", note.body);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "query", "arguments": {"sql": "SELECT * FROM t"}}});
+    let reply = send(addr, "POST", "/mcp", &headers, &call.to_string()).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let answer = reply.json();
+    answer["result"]["structuredContent"]["resource"]["uri"]
+        .as_str()
+        .and_then(|uri| uri.strip_prefix("resource://"))
+        .unwrap_or_else(|| panic!("a resource: {answer}"))
+        .to_owned()
+}
+
+/// Opens an MCP session with `token` (initialize, initialized); returns its id.
+async fn open_session(addr: SocketAddr, token: &str) -> String {
+    let init = initialize_with(addr, Some(&format!("Bearer {token}"))).await;
+    assert_eq!(init.status, 200, "{}", init.body);
+    let session = init.header("mcp-session-id").expect("a session").to_owned();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(mcp_post(addr, token, &session, initialized).await.status, 202);
+    session
+}
+
+/// `POST /mcp` of `message` in `session` with `token`.
+async fn mcp_post(addr: SocketAddr, token: &str, session: &str, message: &str) -> Reply {
+    let bearer = format!("Bearer {token}");
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Authorization", bearer.as_str()),
+        ("Mcp-Session-Id", session),
+        ("Mcp-Protocol-Version", "2025-06-18"),
+    ];
+    send(addr, "POST", "/mcp", &headers, message).await
+}
+
+/// A `resources/read` of the result `id`.
+fn read_message(id: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read",
+           "params": {"uri": format!("resource://{id}")}})
+    .to_string()
+}
+
+fn assert_invalid_token(reply: &Reply, running: &Running, what: &str) {
+    assert_eq!(reply.status, 401, "{what}: {}", reply.body);
+    let challenge = format!(
+        r#"Bearer error="invalid_token", resource_metadata="{}""#,
+        metadata_url(running)
+    );
+    assert_eq!(
+        reply.header("www-authenticate"),
+        Some(challenge.as_str()),
+        "{what}"
+    );
+    assert_eq!(reply.json()["error"], "unauthorized", "{what}");
+}
+
+// --- the tests ---------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metadata_is_public_and_every_challenge_names_it() {
+    let key = ec_key("k1");
+    let issuer = Issuer::start(jwks(&[&key])).await;
+    let db = TempDb::new();
+    let running = serve(&db, &issuer, |b| b.tool_scope("mcp:tools").read_scope("mcp:read")).await;
+    let addr = running.addr;
+
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ] {
+        let reply = send(addr, "GET", path, &[], "").await;
+        assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+        assert_eq!(
+            reply.json(),
+            json!({"resource": resource(&running), "authorization_servers": [issuer.url],
+                   "bearer_methods_supported": ["header"], "scopes_supported": ["mcp:tools", "mcp:read"]}),
+            "{path}"
+        );
+    }
+    let post = send(addr, "POST", "/.well-known/oauth-protected-resource", &[], "").await;
+    assert_eq!(post.status, 405);
+
+    let bare = format!(r#"Bearer resource_metadata="{}""#, metadata_url(&running));
+    for authorization in [
+        None,
+        Some("Basic YWxpY2U6cHc="),
+        Some("Bearer"),
+        Some("Bearer   "),
+    ] {
+        let mcp = initialize_with(addr, authorization).await;
+        assert_eq!(mcp.status, 401, "{authorization:?}: {}", mcp.body);
+        assert_eq!(
+            mcp.header("www-authenticate"),
+            Some(bare.as_str()),
+            "{authorization:?}"
+        );
+        let rest = match authorization {
+            Some(value) => send(addr, "GET", UNKNOWN_ID, &[("Authorization", value)], "").await,
+            None => send(addr, "GET", UNKNOWN_ID, &[], "").await,
+        };
+        assert_eq!(rest.status, 401, "{authorization:?}");
+        assert_eq!(
+            rest.header("www-authenticate"),
+            Some(bare.as_str()),
+            "{authorization:?}"
+        );
+    }
+    let oversize = format!("Bearer {}", "a".repeat(20_000));
+    let malformed_tokens = [
+        "Bearer not-a-jwt",
+        "Bearer a.b",
+        "Bearer a.b.c.d",
+        oversize.as_str(),
+    ];
+    for authorization in malformed_tokens {
+        let reply = initialize_with(addr, Some(authorization)).await;
+        assert_invalid_token(&reply, &running, &authorization[..20.min(authorization.len())]);
+        assert!(
+            !reply.body.contains("not-a-jwt"),
+            "the token is never echoed: {}",
+            reply.body
+        );
+    }
+    // No key was needed for any of that.
+    assert_eq!(issuer.jwks_fetches(), 0);
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn valid_tokens_of_every_algorithm_let_their_subjects_in_and_keep_them_apart() {
+    let (rsa, ec, ed) = (rsa_key("rsa-1"), ec_key("ec-1"), ed_key("ed-1"));
+    let issuer = Issuer::start(jwks(&[&rsa, &ec, &ed])).await;
+    let db = TempDb::new();
+    let running = serve(&db, &issuer, |b| b).await;
+    let (addr, aud) = (running.addr, resource(&running));
+
+    let alice = rsa.token(&claims(&issuer.url, &aud, "alice"));
+    let bob = ec.token(&claims(&issuer.url, &aud, "bob"));
+    for (alg, token) in [
+        ("RS256", alice.clone()),
+        (
+            "PS256",
+            rsa.token_as("PS256", "rsa-1", &claims(&issuer.url, &aud, "carol")),
+        ),
+        ("ES256", bob.clone()),
+        ("EdDSA", ed.token(&claims(&issuer.url, &aud, "dave"))),
+    ] {
+        let reply = get_unknown(addr, &token).await;
+        assert_eq!(
+            reply.status, 404,
+            "{alg}: authenticated, and no such resource: {}",
+            reply.body
+        );
+        let init = initialize_with(addr, Some(&format!("Bearer {token}"))).await;
+        assert_eq!(init.status, 200, "{alg}: {}", init.body);
+    }
+    // The audience may be an array naming the resource among others.
+    let mut several = claims(&issuer.url, &aud, "erin");
+    several["aud"] = json!(["https://other.example.com", aud]);
+    assert_eq!(get_unknown(addr, &ec.token(&several)).await.status, 404);
+
+    let id = create_resource(addr, &alice).await;
+    let path = format!("/resources/{id}");
+    let (alice_bearer, bob_bearer) = (format!("Bearer {alice}"), format!("Bearer {bob}"));
+    let as_alice = send(
+        addr,
+        "GET",
+        &path,
+        &[("Authorization", alice_bearer.as_str())],
+        "",
+    )
+    .await;
+    assert_eq!(as_alice.status, 200, "the owner reads it: {}", as_alice.body);
+    let bob_headers = [
+        ("Authorization", bob_bearer.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    let page = r#"{"offset": 0, "limit": 2}"#;
+    for (method, path, body) in [
+        ("GET", path.clone(), ""),
+        ("POST", path.clone(), page),
+        ("GET", format!("{path}/data?format=csv"), ""),
+        ("PUT", path.clone(), ""),
+        ("DELETE", path.clone(), ""),
+    ] {
+        let as_bob = send(addr, method, &path, &bob_headers, body).await;
+        assert_eq!(
+            as_bob.status, 404,
+            "{method} {path}: another subject does not see it: {}",
+            as_bob.body
+        );
+    }
+    // Nor over MCP: `resources/read` in bob's own session is the unknown-resource error.
+    let init = initialize_with(addr, Some(&bob_bearer)).await;
+    let session = init.header("mcp-session-id").expect("a session").to_owned();
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Authorization", bob_bearer.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+        ("Mcp-Protocol-Version", "2025-06-18"),
+    ];
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(
+        send(addr, "POST", "/mcp", &headers, initialized).await.status,
+        202
+    );
+    let read = json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read",
+                      "params": {"uri": format!("resource://{id}")}});
+    let reply = send(addr, "POST", "/mcp", &headers, &read.to_string()).await;
+    let answer = reply.json();
+    assert!(
+        answer.get("error").is_some(),
+        "bob cannot read alice's result: {answer}"
+    );
+    // And the owner still has it (nothing bob did touched it).
+    let again = send(
+        addr,
+        "GET",
+        &path,
+        &[("Authorization", alice_bearer.as_str())],
+        "",
+    )
+    .await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    // One key set fetch served every token.
+    assert_eq!(issuer.jwks_fetches(), 1);
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_bad_token_is_refused_as_invalid_token() {
+    let (rsa, ec, impostor) = (rsa_key("rsa-1"), ec_key("ec-1"), ec_key("ec-1"));
+    let issuer = Issuer::start(jwks(&[&rsa, &ec])).await;
+    let db = TempDb::new();
+    let running = serve(&db, &issuer, |b| b.leeway(Duration::from_secs(30))).await;
+    let (addr, aud, iss) = (running.addr, resource(&running), issuer.url.clone());
+    let good = claims(&iss, &aud, "alice");
+    let with = |name: &str, value: Value| {
+        let mut claims = good.clone();
+        claims[name] = value;
+        claims
+    };
+    let now = now();
+
+    // HS256 keyed with the RSA public key's bytes: the classic algorithm confusion.
+    let Signer::Rsa(pair) = &rsa.signer else {
+        unreachable!("an RSA key")
+    };
+    let input = signing_input(&json!({"alg": "HS256", "kid": "rsa-1"}), &good);
+    let hmac = ring::hmac::sign(
+        &ring::hmac::Key::new(ring::hmac::HMAC_SHA256, pair.public().as_ref()),
+        input.as_bytes(),
+    );
+    let hs256 = format!("{input}.{}", b64(hmac.as_ref()));
+    let none = format!("{}.", signing_input(&json!({"alg": "none"}), &good));
+    let none_signed = format!(
+        "{}.c2ln",
+        signing_input(&json!({"alg": "none", "kid": "ec-1"}), &good)
+    );
+    // A valid token whose payload is swapped for another subject's.
+    let valid = ec.token(&good);
+    let mut parts: Vec<&str> = valid.split('.').collect();
+    let bob = b64(with("sub", json!("bob")).to_string().as_bytes());
+    parts[1] = bob.as_str();
+    let tampered = parts.join(".");
+    let untrusted = Issuer::start(jwks(&[&ec])).await;
+
+    for (what, token) in [
+        ("expired", ec.token(&with("exp", json!(now - 3600)))),
+        (
+            "expired beyond the leeway",
+            ec.token(&with("exp", json!(now - 40))),
+        ),
+        ("not yet valid", ec.token(&with("nbf", json!(now + 3600)))),
+        (
+            "no expiry",
+            ec.token(&{
+                let mut claims = good.clone();
+                claims.as_object_mut().expect("an object").remove("exp");
+                claims
+            }),
+        ),
+        (
+            "wrong audience",
+            ec.token(&with("aud", json!("https://other.example.com/mcp"))),
+        ),
+        ("no audience", ec.token(&with("aud", json!(null)))),
+        ("wrong issuer", ec.token(&with("iss", json!(untrusted.url)))),
+        ("no subject", ec.token(&with("sub", json!(null)))),
+        ("a number as subject", ec.token(&with("sub", json!(42)))),
+        ("alg none", none),
+        ("alg none with a signature", none_signed),
+        ("HS256 keyed with the RSA public key", hs256),
+        (
+            "RS256 under the EC key's kid",
+            rsa.token_as("RS256", "ec-1", &good),
+        ),
+        ("another key under the same kid", impostor.token(&good)),
+        ("a tampered payload", tampered),
+    ] {
+        let reply = get_unknown(addr, &token).await;
+        assert_invalid_token(&reply, &running, what);
+        let reply = initialize_with(addr, Some(&format!("Bearer {token}"))).await;
+        assert_invalid_token(&reply, &running, what);
+    }
+    // Within the leeway, an expired token still passes.
+    assert_eq!(
+        get_unknown(addr, &ec.token(&with("exp", json!(now - 10))))
+            .await
+            .status,
+        404
+    );
+    assert_eq!(get_unknown(addr, &valid).await.status, 404);
+    // None of the bad tokens named an unknown kid: one fetch in all.
+    assert_eq!(issuer.jwks_fetches(), 1);
+    assert_eq!(untrusted.jwks_fetches(), 0, "an untrusted issuer is never asked");
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_kid_costs_one_refresh_which_picks_up_a_rotation() {
+    let (old, new) = (ec_key("2026-01"), ed_key("2026-02"));
+    let issuer = Issuer::start(jwks(&[&old])).await;
+    let db = TempDb::new();
+    let running = serve(&db, &issuer, |b| b).await;
+    let (addr, aud) = (running.addr, resource(&running));
+
+    let before = old.token(&claims(&issuer.url, &aud, "alice"));
+    assert_eq!(get_unknown(addr, &before).await.status, 404);
+    assert_eq!(issuer.jwks_fetches(), 1);
+
+    // The issuer rotates: the new key replaces the old one.
+    issuer.publish(jwks(&[&new]));
+    let after = new.token(&claims(&issuer.url, &aud, "alice"));
+    assert_eq!(
+        get_unknown(addr, &after).await.status,
+        404,
+        "the new key is fetched"
+    );
+    assert_eq!(
+        issuer.jwks_fetches(),
+        2,
+        "exactly one refresh for the unknown kid"
+    );
+    assert_eq!(get_unknown(addr, &after).await.status, 404);
+
+    // More unknown kids within the interval: no more fetches.
+    let ghost = ec_key("ghost").token(&claims(&issuer.url, &aud, "alice"));
+    for token in [&ghost, &before] {
+        assert_invalid_token(&get_unknown(addr, token).await, &running, "an unknown kid");
+    }
+    assert_eq!(
+        issuer.jwks_fetches(),
+        2,
+        "refreshes for unknown kids are rate-limited"
+    );
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cached_keys_outlive_the_issuer_until_their_lifetime_then_503() {
+    let key = ec_key("k1");
+    let issuer = Issuer::start(jwks(&[&key])).await;
+    issuer.set_cache_control("public, max-age=4");
+    let db = TempDb::new();
+    let running = serve(&db, &issuer, |b| {
+        b.keys_lifetime(Duration::from_secs(1), Duration::from_secs(3600))
+    })
+    .await;
+    let (addr, aud) = (running.addr, resource(&running));
+    let token = key.token(&claims(&issuer.url, &aud, "alice"));
+
+    assert_eq!(get_unknown(addr, &token).await.status, 404);
+    issuer.stop();
+    assert_eq!(
+        get_unknown(addr, &token).await.status,
+        404,
+        "the cached keys still work"
+    );
+    // Real time: the keys' lifetime (max-age=4) runs out on the server's clock.
+    tokio::time::sleep(Duration::from_millis(4200)).await;
+    for _ in 0..2 {
+        let reply = get_unknown(addr, &token).await;
+        assert_eq!(reply.status, 503, "{}", reply.body);
+        let retry_after: u64 = reply
+            .header("retry-after")
+            .and_then(|value| value.parse().ok())
+            .expect("a Retry-After in seconds");
+        assert!((1..=5).contains(&retry_after), "{retry_after}");
+        assert_eq!(reply.json()["retryable"], true);
+    }
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_surface_requires_its_scope() {
+    let key = ec_key("k1");
+    let issuer = Issuer::start(jwks(&[&key])).await;
+    let db = TempDb::new();
+    let running = serve(&db, &issuer, |b| b.tool_scope("mcp:tools").read_scope("mcp:read")).await;
+    let (addr, aud) = (running.addr, resource(&running));
+    let scoped = |scope: &str| {
+        let mut claims = claims(&issuer.url, &aud, "alice");
+        claims["scope"] = json!(scope);
+        key.token(&claims)
+    };
+    let challenge = |scope: &str| {
+        format!(
+            r#"Bearer error="insufficient_scope", scope="{scope}", resource_metadata="{}""#,
+            metadata_url(&running)
+        )
+    };
+
+    // The tool scope alone: tools run, results are not read (REST or `resources/read`).
+    let tools_only = scoped("mcp:tools");
+    let id = create_resource(addr, &tools_only).await;
+    let tools_session = open_session(addr, &tools_only).await;
+    let read = mcp_post(addr, &tools_only, &tools_session, &read_message(&id)).await;
+    assert_eq!(read.status, 403, "{}", read.body);
+    assert_eq!(
+        read.header("www-authenticate"),
+        Some(challenge("mcp:read").as_str())
+    );
+    let rest = get_unknown(addr, &tools_only).await;
+    assert_eq!(rest.status, 403, "{}", rest.body);
+    assert_eq!(
+        rest.header("www-authenticate"),
+        Some(challenge("mcp:read").as_str())
+    );
+    assert_eq!(rest.json()["error"], "insufficient_scope");
+
+    // The read scope alone: the same owner's results are read, no tool runs.
+    let read_only = scoped("openid mcp:read");
+    assert_eq!(get_unknown(addr, &read_only).await.status, 404);
+    let read_session = open_session(addr, &read_only).await;
+    let read = mcp_post(addr, &read_only, &read_session, &read_message(&id)).await;
+    assert_eq!(read.status, 200, "{}", read.body);
+    assert!(read.json()["result"]["contents"].is_array(), "{}", read.body);
+    let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                      "params": {"name": "query", "arguments": {"sql": "SELECT 1"}}});
+    let refused = mcp_post(addr, &read_only, &read_session, &call.to_string()).await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert_eq!(
+        refused.header("www-authenticate"),
+        Some(challenge("mcp:tools").as_str())
+    );
+    // A message whose method is ambiguous is not let through.
+    let twice = r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","method":"tools/call","params":{"name":"query","arguments":{"sql":"SELECT 1"}}}"#;
+    assert_eq!(mcp_post(addr, &read_only, &read_session, twice).await.status, 400);
+
+    // Microsoft Entra's and Okta's `scp` array counts too.
+    let mut claims = claims(&issuer.url, &aud, "alice");
+    claims.as_object_mut().expect("an object").remove("scope");
+    claims["scp"] = json!(["mcp:read"]);
+    assert_eq!(get_unknown(addr, &key.token(&claims)).await.status, 404);
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opaque_tokens_are_introspected_and_the_answers_cached() {
+    let key = ec_key("k1");
+    let issuer = Issuer::start(jwks(&[&key])).await;
+    let db = TempDb::new();
+    let endpoint = format!("{}/introspect", issuer.url);
+    let running = serve(&db, &issuer, |b| b.introspection(endpoint, CLIENT.0, CLIENT.1)).await;
+    let (addr, aud) = (running.addr, resource(&running));
+    let active = |sub: &str, aud: &str| {
+        json!({"active": true, "sub": sub, "aud": aud, "iss": issuer.url, "exp": now() + 300,
+               "scope": "mcp:tools", "token_type": "Bearer"})
+    };
+    issuer.activate("opaque~alice", active("alice", &aud));
+    issuer.activate(
+        "opaque~elsewhere",
+        active("alice", "https://other.example.com/mcp"),
+    );
+    let mut expired = active("alice", &aud);
+    expired["exp"] = json!(now() - 3600);
+    issuer.activate("opaque~expired", expired);
+    let mut foreign = active("alice", &aud);
+    foreign["iss"] = json!("https://other.example.com");
+    issuer.activate("opaque~foreign", foreign);
+
+    for _ in 0..2 {
+        let reply = get_unknown(addr, "opaque~alice").await;
+        assert_eq!(
+            reply.status, 404,
+            "authenticated, and no such resource: {}",
+            reply.body
+        );
+    }
+    assert_eq!(issuer.introspections(), 1, "the answer is cached");
+    let init = initialize_with(addr, Some("Bearer opaque~alice")).await;
+    assert_eq!(init.status, 200, "{}", init.body);
+
+    for token in [
+        "opaque~unknown",
+        "opaque~elsewhere",
+        "opaque~expired",
+        "opaque~foreign",
+    ] {
+        assert_invalid_token(&get_unknown(addr, token).await, &running, token);
+        assert_invalid_token(&get_unknown(addr, token).await, &running, token);
+    }
+    assert_eq!(issuer.introspections(), 5, "refusals are cached too");
+    // JWTs are still checked locally, never introspected.
+    assert_eq!(
+        get_unknown(addr, &key.token(&claims(&issuer.url, &aud, "bob")))
+            .await
+            .status,
+        404
+    );
+    assert_eq!(issuer.introspections(), 5);
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_introspection_endpoint_that_refuses_the_server_is_a_retryable_503() {
+    let issuer = Issuer::start(jwks(&[])).await;
+    let db = TempDb::new();
+    let endpoint = format!("{}/introspect", issuer.url);
+    let running = serve(&db, &issuer, |b| b.introspection(endpoint, CLIENT.0, "wrong")).await;
+    issuer.activate(
+        "opaque~alice",
+        json!({"active": true, "sub": "alice", "aud": resource(&running)}),
+    );
+    for _ in 0..3 {
+        let reply = get_unknown(running.addr, "opaque~alice").await;
+        assert_eq!(reply.status, 503, "{}", reply.body);
+        assert!(reply.header("retry-after").is_some());
+        assert_eq!(reply.json()["retryable"], true);
+    }
+    assert_eq!(
+        issuer.introspections(),
+        1,
+        "no new request within the retry interval"
+    );
+    running.shutdown().await;
+}
