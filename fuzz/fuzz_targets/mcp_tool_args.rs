@@ -7,7 +7,7 @@
 
 #![no_main]
 
-use dual_response_server::demo::mcp_server::{DemoMcp, QUERY_TOOL, SEARCH_TOOL};
+use dual_response_server::ipeds::mcp_server::{DemoMcp, QUERY_TOOL, SEARCH_TOOL};
 use dual_rmcp::rmcp::model::JsonObject;
 use std::sync::LazyLock;
 

@@ -28,7 +28,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dual_response_server::demo::sqlite::SQL_KIND;
+use dual_response_server::ipeds::sqlite::SQL_KIND;
 use dual_response_server::serve;
 use dual_server::{CreateResponse, DualResponseServer};
 use rusqlite::{Connection, OpenFlags};

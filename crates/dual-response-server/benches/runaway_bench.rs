@@ -19,7 +19,7 @@
 
 use std::time::{Duration, Instant};
 
-use dual_response_server::demo::sqlite::SQL_KIND;
+use dual_response_server::ipeds::sqlite::SQL_KIND;
 use dual_response_server::serve;
 use dual_server::{Caller, CreateResponse, DualResponseServer};
 use serde_json::json;

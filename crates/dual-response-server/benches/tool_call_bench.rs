@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use dual_core::{PageRequest, ResourceId};
-use dual_response_server::demo::dataset::{self, DatasetSize};
-use dual_response_server::demo::sqlite::SQL_KIND;
+use dual_response_server::ipeds::dataset::{self, DatasetSize};
+use dual_response_server::ipeds::sqlite::SQL_KIND;
 use dual_response_server::serve::{self, Running, ServeOptions};
 use dual_server::{Caller, CreateResponse};
 use rusqlite::{Connection, OpenFlags};

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use dual_client::{
     DualResponseClient, FetchAllOptions, FetchOptions, FetchStreamOptions, ParsedDualResponse,
 };
-use dual_response_server::demo::dataset::{self, DatasetSize};
+use dual_response_server::ipeds::dataset::{self, DatasetSize};
 use dual_response_server::mcp_client;
 use dual_response_server::serve::{self, ServeOptions};
 use futures_util::StreamExt;

@@ -25,8 +25,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use dual_response_server::demo::dataset::{self, DatasetSize};
-use dual_response_server::demo::sqlite::SQL_KIND;
+use dual_response_server::ipeds::dataset::{self, DatasetSize};
+use dual_response_server::ipeds::sqlite::SQL_KIND;
 use dual_response_server::serve::{self, ServeOptions};
 use dual_server::CreateResponse;
 use http::{Method, Request, StatusCode, header};

@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use dual_client::{DualResponseClient, FetchAllOptions};
 
-use crate::demo::dataset::{self, DatasetSize};
-use crate::demo::mcp_server::QUERY_TOOL;
+use crate::ipeds::dataset::{self, DatasetSize};
+use crate::ipeds::mcp_server::QUERY_TOOL;
 use crate::mcp_client;
 use crate::render::{bytes, progress, table, thousands};
 use crate::report::{call_query, first_text};

@@ -9,6 +9,7 @@
 pub mod config;
 pub mod database;
 pub mod demo;
+pub mod ipeds;
 pub mod logging;
 pub mod mcp_client;
 pub mod render;

@@ -101,7 +101,7 @@ struct ServeArgs {
     stdio: bool,
     /// Seconds a query may run, in the background or not (and one SQL statement of a live page or
     /// export batch); past it the query is cancelled and its resource fails with `query_timeout`.
-    #[arg(long, value_name = "SECS", default_value_t = dual_response_server::demo::sqlite::DEFAULT_TIME_LIMIT.as_secs(),
+    #[arg(long, value_name = "SECS", default_value_t = dual_response_server::ipeds::sqlite::DEFAULT_TIME_LIMIT.as_secs(),
           value_parser = secs())]
     query_time_limit_secs: u64,
     /// Milliseconds a tool call waits for its query; a query still running then gives a `pending`
@@ -115,7 +115,7 @@ struct ServeArgs {
     /// SQLite (and the demo): how many of the 4 database connections exports may hold at once (at
     /// most 3); pages and counts always have the rest (a tool call's snapshot takes a connection of
     /// its own). PostgreSQL and MySQL bound exports by their pool and --db-wait-ms.
-    #[arg(long, value_name = "N", default_value_t = dual_response_server::demo::sqlite::DEFAULT_EXPORT_SLOTS,
+    #[arg(long, value_name = "N", default_value_t = dual_response_server::ipeds::sqlite::DEFAULT_EXPORT_SLOTS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..=3))]
     export_slots: usize,
     /// Tool calls computing their sample and count at once; more wait their turn, fairly by owner.

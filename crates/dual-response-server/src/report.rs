@@ -17,7 +17,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::json;
 
-use crate::demo::mcp_server::QUERY_TOOL;
+use crate::ipeds::mcp_server::QUERY_TOOL;
 use crate::mcp_client;
 use crate::render::{self, CsvText, bytes, pending_spinner, progress, table, thousands};
 

@@ -21,9 +21,9 @@ pub use dual_serve::{
 };
 
 use crate::database::DatabaseUrl;
-use crate::demo::dataset::{self, DatasetSize};
-use crate::demo::mcp_server::DemoMcp;
-use crate::demo::sqlite::{self, INSTITUTIONS_KIND, SQL_KIND, SqliteOptions};
+use crate::ipeds::dataset::{self, DatasetSize};
+use crate::ipeds::mcp_server::DemoMcp;
+use crate::ipeds::sqlite::{self, INSTITUTIONS_KIND, SQL_KIND, SqliteOptions};
 
 /// The kind of the model's SQL: the executor `query` runs.
 const SQL: &str = "sql";

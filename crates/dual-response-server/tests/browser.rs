@@ -28,7 +28,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dual_response_server::demo::dataset::{self, DatasetSize};
+use dual_response_server::ipeds::dataset::{self, DatasetSize};
 use support::{Instance, TempDb, serve_command, spawn_child};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};

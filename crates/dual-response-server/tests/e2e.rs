@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use dual_client::{DualResponseClient, FetchAllOptions, FetchOptions, Sort, SortOrder};
 use dual_core::Row;
-use dual_response_server::demo::dataset::DatasetSize;
+use dual_response_server::ipeds::dataset::DatasetSize;
 use dual_response_server::mcp_client;
 use dual_response_server::serve::ServeOptions;
 use rmcp::ServiceError;

@@ -8,7 +8,7 @@ use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use dual_response_server::demo::dataset::DatasetSize;
+use dual_response_server::ipeds::dataset::DatasetSize;
 use dual_response_server::mcp_client;
 use dual_response_server::serve::ServeOptions;
 use dual_serve::auth::AuthTokens;

@@ -12,7 +12,7 @@ use dual_client::{DualResponseClient, FetchAllOptions, FetchOptions};
 use support::{Backend, Instance, LIMIT, Namespace, TempDb, create_via_mcp, id_of, rest_client, within};
 
 /// Rows of [`support::SQL`] on the small dataset.
-const ROWS: u64 = dual_response_server::demo::dataset::DatasetSize::SMALL.institutions as u64;
+const ROWS: u64 = dual_response_server::ipeds::dataset::DatasetSize::SMALL.institutions as u64;
 
 async fn start_pair(db: &TempDb, backend: Backend, namespace: &Namespace) -> (Instance, Instance) {
     let (url, path) = (backend.url(), db.path());

@@ -27,7 +27,7 @@ use support::{Backend, TempDb, create_via_mcp, id_of, rest_client, written};
 use tokio::time::{sleep, timeout};
 
 /// Rows of [`SQL`] on the small dataset.
-const ROWS: u64 = dual_response_server::demo::dataset::DatasetSize::SMALL.institutions as u64;
+const ROWS: u64 = dual_response_server::ipeds::dataset::DatasetSize::SMALL.institutions as u64;
 /// Rows left in the database once the test changed it.
 const ROWS_LEFT: u64 = 10;
 /// How long a request may take to fail while S3 is cut (3 retries within 10 s at most).

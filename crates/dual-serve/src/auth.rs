@@ -161,6 +161,17 @@ pub enum AuthFailure {
     Invalid,
 }
 
+impl AuthFailure {
+    /// The `WWW-Authenticate` challenge of this failure's `401` (RFC 6750: `error="invalid_token"` for a
+    /// wrong token) and its message.
+    pub(crate) fn challenge(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Invalid => (r#"Bearer error="invalid_token""#, "the bearer token is not valid"),
+            Self::Missing => ("Bearer", "this endpoint requires `Authorization: Bearer TOKEN`"),
+        }
+    }
+}
+
 impl AuthTokens {
     /// Reads and parses a token file.
     ///

@@ -43,7 +43,8 @@ where
             Ok(owner) => Some(owner),
             Err(failure) => {
                 tracing::debug!(path = %dual_core::escape::log_path(request.uri().path()), failure = %dual_core::escape::log_safe(&failure.to_string()), "unauthorized request");
-                return reply::unauthorized(failure);
+                let (challenge, message) = failure.challenge();
+                return reply::unauthorized(challenge, message);
             }
         },
         Authenticator::OAuth(oauth) => {

@@ -8,7 +8,6 @@ use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
 
 use super::Body;
-use crate::auth::AuthFailure;
 
 /// `Retry-After` of a refused `initialize`, in seconds.
 const SESSIONS_RETRY_AFTER_SECS: u32 = 5;
@@ -19,12 +18,8 @@ pub(super) fn not_found() -> Response<Body> {
     json_response(StatusCode::NOT_FOUND, &error("not_found", message, false))
 }
 
-/// `401` with `WWW-Authenticate: Bearer` (RFC 6750; `error="invalid_token"` for a wrong token).
-pub(super) fn unauthorized(failure: AuthFailure) -> Response<Body> {
-    let (challenge, message) = match failure {
-        AuthFailure::Invalid => (r#"Bearer error="invalid_token""#, "the bearer token is not valid"),
-        AuthFailure::Missing => ("Bearer", "this endpoint requires `Authorization: Bearer TOKEN`"),
-    };
+/// `401` with the `WWW-Authenticate` header `challenge` (RFC 6750) and `message`.
+pub(super) fn unauthorized(challenge: &'static str, message: &str) -> Response<Body> {
     let mut response = json_response(StatusCode::UNAUTHORIZED, &error("unauthorized", message, false));
     response
         .headers_mut()

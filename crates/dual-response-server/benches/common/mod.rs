@@ -38,10 +38,10 @@ pub(crate) fn runtime_and_dataset() -> Result<(tokio::runtime::Runtime, std::pat
         .enable_all()
         .build()?;
     println!("load average at start {}", load_average().unwrap_or_default());
-    let path = dual_response_server::demo::dataset::default_path();
-    dual_response_server::demo::dataset::ensure(
+    let path = dual_response_server::ipeds::dataset::default_path();
+    dual_response_server::ipeds::dataset::ensure(
         &path,
-        dual_response_server::demo::dataset::DatasetSize::DEFAULT,
+        dual_response_server::ipeds::dataset::DatasetSize::DEFAULT,
     )?;
     Ok((runtime, path))
 }

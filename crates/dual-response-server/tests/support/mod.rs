@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dual_client::{DualResponseClient, ParsedDualResponse};
-use dual_response_server::demo::dataset::{self, DatasetSize};
+use dual_response_server::ipeds::dataset::{self, DatasetSize};
 use dual_response_server::mcp_client;
 use dual_testkit::cleanup;
 use dual_testkit::services::{POSTGRES, REDIS, Service};

@@ -5,7 +5,7 @@ use dual_server::{CreateResponse, MAX_SAMPLE_SIZE};
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
-use crate::demo::sqlite::{INSTITUTIONS_KIND, SQL_KIND};
+use crate::ipeds::sqlite::{INSTITUTIONS_KIND, SQL_KIND};
 
 /// The longest title derived from a SQL statement, in characters.
 const MAX_TITLE_CHARS: usize = 80;
