@@ -741,3 +741,49 @@ async fn an_introspection_endpoint_that_refuses_the_server_is_a_retryable_503() 
     );
     running.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_audience_such_as_an_entra_client_id_is_accepted_apart_from_the_resource() {
+    // Microsoft Entra v2 access tokens name the API's application (client) id in `aud`.
+    const CLIENT_ID: &str = "6f1c2b9e-3d4a-4e5f-9a8b-7c6d5e4f3a2b";
+    let key = ec_key("k1");
+    let issuer = Issuer::start(jwks(&[&key])).await;
+    let db = TempDb::new();
+    let entra = serve(&db, &issuer, |b| b.audience(CLIENT_ID)).await;
+    let plain = serve(&db, &issuer, |b| b).await;
+    let token_for = |running: &Running, aud: &str| {
+        let mut claims = claims(&issuer.url, &resource(running), "alice");
+        claims["aud"] = json!(aud);
+        key.token(&claims)
+    };
+
+    // Configured: the client id passes, the resource URL alone no longer does.
+    let guid = token_for(&entra, CLIENT_ID);
+    assert_eq!(get_unknown(entra.addr, &guid).await.status, 404, "authenticated");
+    let init = initialize_with(entra.addr, Some(&format!("Bearer {guid}"))).await;
+    assert_eq!(init.status, 200, "{}", init.body);
+    let url = token_for(&entra, &resource(&entra));
+    assert_invalid_token(&get_unknown(entra.addr, &url).await, &entra, "the resource URL");
+    // The metadata still publishes the resource URL.
+    let metadata = send(
+        entra.addr,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(metadata.json()["resource"], json!(resource(&entra)));
+
+    // Not configured: the client id is refused, the resource URL passes.
+    let guid = token_for(&plain, CLIENT_ID);
+    assert_invalid_token(&get_unknown(plain.addr, &guid).await, &plain, "a client id");
+    assert_eq!(
+        get_unknown(plain.addr, &token_for(&plain, &resource(&plain)))
+            .await
+            .status,
+        404
+    );
+    entra.shutdown().await;
+    plain.shutdown().await;
+}
