@@ -291,9 +291,10 @@ struct ServeArgs {
     /// Be an OAuth 2.1 resource server (MCP authorization): /mcp and /resources require an access
     /// token (a JWT) that URL signed for this server, the owner taken from a claim; the Protected
     /// Resource Metadata is served at /.well-known/oauth-protected-resource. URL is the issuer's exact
-    /// `iss` (Keycloak: https://HOST/realms/REALM; Auth0: https://TENANT.auth0.com/; Entra, v1
-    /// tokens: https://sts.windows.net/TENANT/); its keys come from its metadata. Repeat the
-    /// flag, or separate with commas, to trust several issuers (owners are then ISSUER#SUBJECT).
+    /// `iss` (Keycloak: https://HOST/realms/REALM; Auth0: https://TENANT.auth0.com/; Entra, v2
+    /// tokens: https://login.microsoftonline.com/TENANT/v2.0, v1: https://sts.windows.net/TENANT/);
+    /// its keys come from its metadata. Repeat the flag, or separate with commas, to trust several
+    /// issuers (owners are then ISSUER#SUBJECT).
     /// Excludes --auth-tokens. Default: no OAuth.
     #[arg(
         long,
@@ -302,10 +303,20 @@ struct ServeArgs {
         conflicts_with = "auth_tokens"
     )]
     oauth_issuer: Vec<String>,
-    /// The resource URI access tokens must name in `aud` (RFC 8707). Default: this server's MCP URL
-    /// (--base-url with /mcp for /resources, else http://ADDR/mcp).
+    /// The resource URI the Protected Resource Metadata publishes (RFC 9728 `resource`, what hosts
+    /// ask the identity provider for), and the `aud` tokens must name unless --oauth-audience is
+    /// given. Default: this server's MCP URL (--base-url with /mcp for /resources, else
+    /// http://ADDR/mcp).
     #[arg(long, value_name = "URI", requires = "oauth_issuer")]
-    oauth_audience: Option<String>,
+    oauth_resource: Option<String>,
+    /// An `aud` value access tokens may name instead of the resource URI: a token must name one of
+    /// them, and the resource URI only counts when it is given too. Repeat the flag, or separate
+    /// with commas, for several. For identity providers whose `aud` is not the resource URL:
+    /// Microsoft Entra v2 tokens name the API's application (client) id, a GUID. Default: the
+    /// resource URI alone.
+    #[arg(long, value_name = "AUDIENCE", requires = "oauth_issuer")]
+    #[arg(value_delimiter = ',')]
+    oauth_audience: Vec<String>,
     /// The first --oauth-issuer's key set (JWKS) URL, instead of the `jwks_uri` of its metadata.
     #[arg(long, value_name = "URL", requires = "oauth_issuer")]
     oauth_jwks_url: Option<String>,
@@ -387,8 +398,11 @@ fn oauth_options(
     for issuer in issuers {
         builder = builder.trust(issuer.clone());
     }
-    if let Some(audience) = &args.oauth_audience {
-        builder = builder.resource(audience.clone());
+    if let Some(resource) = &args.oauth_resource {
+        builder = builder.resource(resource.clone());
+    }
+    for audience in &args.oauth_audience {
+        builder = builder.audience(audience.clone());
     }
     if let Some(scope) = &args.oauth_tool_scope {
         builder = builder.tool_scope(scope.clone());

@@ -128,12 +128,20 @@ fn an_unknown_flag_is_refused() {
 fn oauth_comes_from_every_source_and_excludes_a_token_file() {
     let path = config_file(
         "oauth",
-        "oauth-issuer = \"https://idp.example.com/realms/team\"\noauth-tool-scope = \"mcp:tools\"\n",
+        "oauth-issuer = \"https://idp.example.com/realms/team\"\noauth-tool-scope = \"mcp:tools\"\n\
+         oauth-resource = \"https://mcp.example.com/mcp\"\n",
     );
     let config = path.display().to_string();
     let output = run(
         &["serve", "--config", &config, "--print-config"],
-        &[("DUAL_OAUTH_LEEWAY_SECS", "30")],
+        &[
+            ("DUAL_OAUTH_LEEWAY_SECS", "30"),
+            // Microsoft Entra v2: the API's client id, and its application ID URI.
+            (
+                "DUAL_OAUTH_AUDIENCE",
+                "6f1c2b9e-3d4a-4e5f-9a8b-7c6d5e4f3a2b,api://6f1c2b9e-3d4a-4e5f-9a8b-7c6d5e4f3a2b",
+            ),
+        ],
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
@@ -147,6 +155,16 @@ fn oauth_comes_from_every_source_and_excludes_a_token_file() {
     assert_eq!(line(&stdout, "oauth-tool-scope").0, "\"mcp:tools\"");
     assert_eq!(line(&stdout, "oauth-leeway-secs").0, "30");
     assert_eq!(line(&stdout, "oauth-owner-claim").0, "\"sub\"");
+    assert_eq!(
+        line(&stdout, "oauth-resource").0,
+        "\"https://mcp.example.com/mcp\""
+    );
+    let (audiences, source) = line(&stdout, "oauth-audience");
+    assert_eq!(
+        audiences,
+        "\"6f1c2b9e-3d4a-4e5f-9a8b-7c6d5e4f3a2b,api://6f1c2b9e-3d4a-4e5f-9a8b-7c6d5e4f3a2b\""
+    );
+    assert!(source.contains("environment"), "{source}");
 
     // A token file from the environment and an issuer from the file: one mode only.
     let output = run(

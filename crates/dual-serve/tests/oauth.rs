@@ -1,334 +1,21 @@
 //! dual-serve as an OAuth 2.1 resource server (issue 44), over real sockets, against a local issuer
-//! made by the test: its keys generated here (RSA by the `openssl` CLI, P-256 and Ed25519 by ring),
-//! its metadata and key set served by a small hyper server on 127.0.0.1 that counts key set
-//! fetches and can be stopped. Every wait is bounded.
+//! made by the test (dual-testkit's `oauth_issuer`): its keys generated here (RSA by the `openssl`
+//! CLI, P-256 and Ed25519 by ring), its metadata and key set served by a small hyper server on
+//! 127.0.0.1 that counts key set fetches and can be stopped. Every wait is bounded.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use bytes::Bytes;
 use dual_serve::auth::{Authentication, OAuthOptions, OAuthOptionsBuilder};
 use dual_serve::{Running, ServeOptions, serve_database};
 use dual_sqlite::{SqliteDb, SqliteOptions};
-use http_body_util::{BodyExt as _, Full};
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
-use ring::rand::SystemRandom;
-use ring::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _, RsaKeyPair, RsaPublicKeyComponents};
+use dual_testkit::oauth_issuer::{
+    CLIENT, Issuer, Signer, b64, claims, ec_key, ed_key, jwks, now, rsa_key, signing_input,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinSet;
-
-// --- the local issuer --------------------------------------------------------------------------
-
-/// What the issuer serves, changed by the tests as they go.
-struct Published {
-    jwks: Mutex<Value>,
-    cache_control: Mutex<String>,
-    jwks_fetches: AtomicUsize,
-    /// The introspection answers by opaque token (unknown tokens are inactive).
-    introspected: Mutex<Vec<(String, Value)>>,
-    introspections: AtomicUsize,
-}
-
-/// The client credentials the issuer's introspection endpoint expects.
-const CLIENT: (&str, &str) = ("dual-serve", "s3cret/+");
-
-/// An authorization server's metadata and key set on 127.0.0.1; stopped when dropped.
-struct Issuer {
-    url: String,
-    published: Arc<Published>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Issuer {
-    async fn start(jwks: Value) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
-        let url = format!("http://{}", listener.local_addr().expect("an address"));
-        let published = Arc::new(Published {
-            jwks: Mutex::new(jwks),
-            cache_control: Mutex::new("max-age=3600".to_owned()),
-            jwks_fetches: AtomicUsize::new(0),
-            introspected: Mutex::new(Vec::new()),
-            introspections: AtomicUsize::new(0),
-        });
-        let (shared, issuer) = (Arc::clone(&published), url.clone());
-        let task = tokio::spawn(async move {
-            // Dropped with this task when it is aborted: every connection is cut with it.
-            let mut connections = JoinSet::new();
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let (shared, issuer) = (Arc::clone(&shared), issuer.clone());
-                let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-                    let (shared, issuer) = (Arc::clone(&shared), issuer.clone());
-                    async move {
-                        let (parts, body) = request.into_parts();
-                        let body = body
-                            .collect()
-                            .await
-                            .map(|body| body.to_bytes())
-                            .unwrap_or_default();
-                        Ok::<_, std::convert::Infallible>(answer(&shared, &issuer, &parts, &body))
-                    }
-                });
-                connections.spawn(async move {
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
-        Self { url, published, task }
-    }
-
-    fn publish(&self, jwks: Value) {
-        *self.published.jwks.lock().expect("not poisoned") = jwks;
-    }
-
-    fn set_cache_control(&self, value: &str) {
-        *self.published.cache_control.lock().expect("not poisoned") = value.to_owned();
-    }
-
-    /// Introspection says `token` is active with `claims`.
-    fn activate(&self, token: &str, claims: Value) {
-        let mut introspected = self.published.introspected.lock().expect("not poisoned");
-        introspected.push((token.to_owned(), claims));
-    }
-
-    fn introspections(&self) -> usize {
-        self.published.introspections.load(Ordering::SeqCst)
-    }
-
-    fn jwks_fetches(&self) -> usize {
-        self.published.jwks_fetches.load(Ordering::SeqCst)
-    }
-
-    /// Stops answering: the listener and every open connection close.
-    fn stop(&self) {
-        self.task.abort();
-    }
-}
-
-impl Drop for Issuer {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-fn answer(
-    published: &Published,
-    issuer: &str,
-    request: &http::request::Parts,
-    body: &[u8],
-) -> hyper::Response<Full<Bytes>> {
-    let (status, body, cache) = match request.uri.path() {
-        "/.well-known/oauth-authorization-server" => (
-            200,
-            json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks"),
-                   "token_endpoint": format!("{issuer}/token"),
-                   "introspection_endpoint": format!("{issuer}/introspect")}),
-            None,
-        ),
-        "/jwks" => {
-            published.jwks_fetches.fetch_add(1, Ordering::SeqCst);
-            let jwks = published.jwks.lock().expect("not poisoned").clone();
-            let cache = published.cache_control.lock().expect("not poisoned").clone();
-            (200, jwks, Some(cache))
-        }
-        "/introspect" => {
-            published.introspections.fetch_add(1, Ordering::SeqCst);
-            // RFC 6749 §2.3.1: form-encoded, joined, base64.
-            let basic = format!("Basic {}", STANDARD.encode("dual-serve:s3cret%2F%2B"));
-            let authorized = request
-                .headers
-                .get("authorization")
-                .is_some_and(|value| value.as_bytes() == basic.as_bytes());
-            let form = String::from_utf8_lossy(body);
-            let token = form
-                .split('&')
-                .find_map(|pair| pair.strip_prefix("token="))
-                .unwrap_or_default()
-                .to_owned();
-            let hint = form.split('&').any(|pair| pair == "token_type_hint=access_token");
-            if !authorized || request.method != http::Method::POST || !hint {
-                (401, json!({"error": "invalid_client"}), None)
-            } else {
-                let introspected = published.introspected.lock().expect("not poisoned");
-                let claims = introspected
-                    .iter()
-                    .find(|(known, _)| *known == token)
-                    .map_or_else(|| json!({"active": false}), |(_, claims)| claims.clone());
-                (200, claims, None)
-            }
-        }
-        _ => (404, json!({"error": "not_found"}), None),
-    };
-    let mut response = hyper::Response::builder()
-        .status(status)
-        .header("content-type", "application/json");
-    if let Some(cache) = cache {
-        response = response.header("cache-control", cache);
-    }
-    response
-        .body(Full::new(Bytes::from(body.to_string())))
-        .expect("a response")
-}
-
-// --- keys and tokens ---------------------------------------------------------------------------
-
-/// A signing key of the issuer, with its `kid`.
-#[derive(Clone)]
-struct TestKey {
-    kid: String,
-    signer: Signer,
-}
-
-#[derive(Clone)]
-enum Signer {
-    Rsa(Arc<RsaKeyPair>),
-    Ec(Arc<EcdsaKeyPair>),
-    Ed(Arc<Ed25519KeyPair>),
-}
-
-fn b64(bytes: &[u8]) -> String {
-    URL_SAFE_NO_PAD.encode(bytes)
-}
-
-/// A 2048-bit RSA key, generated by the `openssl` CLI (ring verifies RSA but does not generate it).
-fn rsa_key(kid: &str) -> TestKey {
-    let output = std::process::Command::new("openssl")
-        .args(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-outform", "DER"])
-        .output()
-        .unwrap_or_else(|error| {
-            panic!("this test needs the `openssl` CLI to generate an RSA key (Debian: apt-get install openssl): {error}")
-        });
-    assert!(
-        output.status.success(),
-        "openssl genpkey failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    // OpenSSL 3.0 writes the traditional `RSAPrivateKey` in DER, other versions PKCS#8.
-    let pair = RsaKeyPair::from_der(&output.stdout)
-        .or_else(|_| RsaKeyPair::from_pkcs8(&output.stdout))
-        .expect("openssl writes an RSA private key in DER");
-    TestKey {
-        kid: kid.to_owned(),
-        signer: Signer::Rsa(Arc::new(pair)),
-    }
-}
-
-fn ec_key(kid: &str) -> TestKey {
-    let rng = SystemRandom::new();
-    let alg = &signature::ECDSA_P256_SHA256_FIXED_SIGNING;
-    let pkcs8 = EcdsaKeyPair::generate_pkcs8(alg, &rng).expect("a P-256 key");
-    let pair = EcdsaKeyPair::from_pkcs8(alg, pkcs8.as_ref(), &rng).expect("reads back");
-    TestKey {
-        kid: kid.to_owned(),
-        signer: Signer::Ec(Arc::new(pair)),
-    }
-}
-
-fn ed_key(kid: &str) -> TestKey {
-    let pkcs8 = Ed25519KeyPair::generate_pkcs8(&SystemRandom::new()).expect("an Ed25519 key");
-    let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).expect("reads back");
-    TestKey {
-        kid: kid.to_owned(),
-        signer: Signer::Ed(Arc::new(pair)),
-    }
-}
-
-impl TestKey {
-    /// The public JWK.
-    fn jwk(&self) -> Value {
-        match &self.signer {
-            Signer::Rsa(pair) => {
-                let public = RsaPublicKeyComponents::<Vec<u8>>::from(pair.public());
-                json!({"kty": "RSA", "kid": self.kid, "use": "sig", "n": b64(&public.n), "e": b64(&public.e)})
-            }
-            Signer::Ec(pair) => {
-                let point = pair.public_key().as_ref();
-                json!({"kty": "EC", "crv": "P-256", "kid": self.kid, "x": b64(&point[1..33]), "y": b64(&point[33..])})
-            }
-            Signer::Ed(pair) => {
-                json!({"kty": "OKP", "crv": "Ed25519", "kid": self.kid, "x": b64(pair.public_key().as_ref())})
-            }
-        }
-    }
-
-    /// The key's natural algorithm.
-    fn alg(&self) -> &'static str {
-        match self.signer {
-            Signer::Rsa(_) => "RS256",
-            Signer::Ec(_) => "ES256",
-            Signer::Ed(_) => "EdDSA",
-        }
-    }
-
-    /// A token with `claims`, signed with the key's algorithm under its `kid`.
-    fn token(&self, claims: &Value) -> String {
-        self.token_as(self.alg(), &self.kid, claims)
-    }
-
-    /// A token with `claims` signed with `alg` (`RS256`/`PS256` for RSA) under `kid`.
-    fn token_as(&self, alg: &str, kid: &str, claims: &Value) -> String {
-        let input = signing_input(&json!({"alg": alg, "kid": kid, "typ": "at+jwt"}), claims);
-        let rng = SystemRandom::new();
-        let signature = match &self.signer {
-            Signer::Rsa(pair) => {
-                let padding: &'static dyn signature::RsaEncoding = if alg == "PS256" {
-                    &signature::RSA_PSS_SHA256
-                } else {
-                    &signature::RSA_PKCS1_SHA256
-                };
-                let mut signature = vec![0; pair.public().modulus_len()];
-                pair.sign(padding, &rng, input.as_bytes(), &mut signature)
-                    .expect("signs");
-                signature
-            }
-            Signer::Ec(pair) => pair
-                .sign(&rng, input.as_bytes())
-                .expect("signs")
-                .as_ref()
-                .to_vec(),
-            Signer::Ed(pair) => pair.sign(input.as_bytes()).as_ref().to_vec(),
-        };
-        format!("{input}.{}", b64(&signature))
-    }
-}
-
-fn signing_input(header: &Value, claims: &Value) -> String {
-    format!(
-        "{}.{}",
-        b64(header.to_string().as_bytes()),
-        b64(claims.to_string().as_bytes())
-    )
-}
-
-fn jwks(keys: &[&TestKey]) -> Value {
-    json!({"keys": keys.iter().map(|key| key.jwk()).collect::<Vec<_>>()})
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("after 1970")
-        .as_secs()
-}
-
-/// Claims of a token for `sub`, issued by `iss` for `aud`, valid for five minutes.
-fn claims(iss: &str, aud: &str, sub: &str) -> Value {
-    let now = now();
-    json!({"iss": iss, "aud": aud, "sub": sub, "iat": now, "nbf": now, "exp": now + 300,
-           "scope": "mcp:tools mcp:read", "client_id": "test-client"})
-}
+use tokio::net::TcpStream;
 
 // --- the server under test ---------------------------------------------------------------------
 
@@ -1053,4 +740,50 @@ async fn an_introspection_endpoint_that_refuses_the_server_is_a_retryable_503() 
         "no new request within the retry interval"
     );
     running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_audience_such_as_an_entra_client_id_is_accepted_apart_from_the_resource() {
+    // Microsoft Entra v2 access tokens name the API's application (client) id in `aud`.
+    const CLIENT_ID: &str = "6f1c2b9e-3d4a-4e5f-9a8b-7c6d5e4f3a2b";
+    let key = ec_key("k1");
+    let issuer = Issuer::start(jwks(&[&key])).await;
+    let db = TempDb::new();
+    let entra = serve(&db, &issuer, |b| b.audience(CLIENT_ID)).await;
+    let plain = serve(&db, &issuer, |b| b).await;
+    let token_for = |running: &Running, aud: &str| {
+        let mut claims = claims(&issuer.url, &resource(running), "alice");
+        claims["aud"] = json!(aud);
+        key.token(&claims)
+    };
+
+    // Configured: the client id passes, the resource URL alone no longer does.
+    let guid = token_for(&entra, CLIENT_ID);
+    assert_eq!(get_unknown(entra.addr, &guid).await.status, 404, "authenticated");
+    let init = initialize_with(entra.addr, Some(&format!("Bearer {guid}"))).await;
+    assert_eq!(init.status, 200, "{}", init.body);
+    let url = token_for(&entra, &resource(&entra));
+    assert_invalid_token(&get_unknown(entra.addr, &url).await, &entra, "the resource URL");
+    // The metadata still publishes the resource URL.
+    let metadata = send(
+        entra.addr,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(metadata.json()["resource"], json!(resource(&entra)));
+
+    // Not configured: the client id is refused, the resource URL passes.
+    let guid = token_for(&plain, CLIENT_ID);
+    assert_invalid_token(&get_unknown(plain.addr, &guid).await, &plain, "a client id");
+    assert_eq!(
+        get_unknown(plain.addr, &token_for(&plain, &resource(&plain)))
+            .await
+            .status,
+        404
+    );
+    entra.shutdown().await;
+    plain.shutdown().await;
 }

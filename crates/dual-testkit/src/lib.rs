@@ -10,6 +10,7 @@
 //! | [`executor`] | [`Numbers`](executor::Numbers), the one example executor of tests and benches (never of an example a user copies): numbered rows, failure switches, a gated slow mode; [`read_to_end`](executor::read_to_end), a stream read to its end or its first error |
 //! | [`burst`] | an agent's burst of tool calls through a server, beside the same SQL in the database's client (`psql`, `mysql`): the burst benches of dual-postgres and dual-mysql |
 //! | `mcp_schema` | (feature `mcp-schema`) the published MCP schema of each protocol version, as vendored excerpts: validating what an MCP server sends |
+//! | `oauth_issuer` | (feature `oauth-issuer`) a local OAuth 2.1 authorization server on 127.0.0.1 (metadata, key set, introspection) and the access tokens it signs |
 //! | [`memory`] | the process's resident set now and at its peak (`/proc/self/status`), for benches |
 //! | [`metrics`] | [`Captured`](metrics::Captured), a `metrics` recorder a test installs on its thread and reads counters and gauges back from |
 //! | [`json`] | [`strings`](json::strings): every string of a rendered JSON document, keys included, for checks of what its readers see |
@@ -57,6 +58,8 @@ pub mod logs;
 pub mod mcp_schema;
 pub mod memory;
 pub mod metrics;
+#[cfg(feature = "oauth-issuer")]
+pub mod oauth_issuer;
 pub mod proxy;
 pub mod raw_mcp;
 pub mod round_robin;

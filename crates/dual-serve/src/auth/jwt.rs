@@ -204,11 +204,12 @@ pub(crate) fn check_time(
     Ok(())
 }
 
-/// Checks that `aud` (a string or an array of strings) names `resource` exactly.
-pub(crate) fn check_audience(claims: &Map<String, Value>, resource: &str) -> Result<(), TokenError> {
+/// Checks that `aud` (a string or an array of strings) names one of `accepted` exactly.
+pub(crate) fn check_audience(claims: &Map<String, Value>, accepted: &[String]) -> Result<(), TokenError> {
+    let is_accepted = |aud: &str| accepted.iter().any(|accepted| accepted == aud);
     let named = match claims.get("aud") {
-        Some(Value::String(aud)) => aud == resource,
-        Some(Value::Array(auds)) => auds.iter().any(|aud| aud.as_str() == Some(resource)),
+        Some(Value::String(aud)) => is_accepted(aud),
+        Some(Value::Array(auds)) => auds.iter().filter_map(Value::as_str).any(is_accepted),
         _ => false,
     };
     if named { Ok(()) } else { Err(TokenError::Audience) }
@@ -369,12 +370,14 @@ mod tests {
     #[test]
     fn the_audience_is_a_string_or_an_array() {
         let resource = "https://mcp.example.com/mcp";
+        let accepted = [resource.to_owned()];
+        let resource = &accepted[..];
         assert_eq!(
-            check_audience(&claims(&json!({"aud": resource})), resource),
+            check_audience(&claims(&json!({"aud": accepted[0]})), resource),
             Ok(())
         );
         assert_eq!(
-            check_audience(&claims(&json!({"aud": ["other", resource]})), resource),
+            check_audience(&claims(&json!({"aud": ["other", accepted[0]]})), resource),
             Ok(())
         );
         for aud in [
@@ -394,6 +397,35 @@ mod tests {
             check_audience(&claims(&json!({})), resource),
             Err(TokenError::Audience)
         );
+    }
+
+    #[test]
+    fn any_accepted_audience_passes() {
+        // Microsoft Entra v2: `aud` is the API's client id (or its `api://` URI).
+        let guid = "6f1c2b9e-3d4a-4e5f-9a8b-7c6d5e4f3a2b";
+        let accepted = [guid.to_owned(), format!("api://{guid}")];
+        for aud in [
+            json!(guid),
+            json!(format!("api://{guid}")),
+            json!(["other", guid]),
+        ] {
+            assert_eq!(
+                check_audience(&claims(&json!({"aud": aud})), &accepted),
+                Ok(()),
+                "{aud}"
+            );
+        }
+        for aud in [
+            json!("https://mcp.example.com/mcp"),
+            json!(guid.to_uppercase()),
+            json!([]),
+        ] {
+            assert_eq!(
+                check_audience(&claims(&json!({"aud": aud})), &accepted),
+                Err(TokenError::Audience),
+                "{aud}"
+            );
+        }
     }
 
     #[test]

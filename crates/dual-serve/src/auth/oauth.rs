@@ -105,6 +105,8 @@ pub(crate) struct OAuth {
 #[derive(Debug)]
 struct Inner {
     resource: String,
+    /// What `aud` must name (one of): the configured audiences, else the resource.
+    audiences: Vec<String>,
     metadata: metadata::ResourceMetadata,
     issuers: Vec<IssuerKeys>,
     /// The issuer (its index) whose opaque tokens are introspected, and how.
@@ -185,6 +187,11 @@ impl OAuth {
         };
         Ok(Self {
             inner: Arc::new(Inner {
+                audiences: if options.audiences.is_empty() {
+                    vec![resource.clone()]
+                } else {
+                    options.audiences.clone()
+                },
                 resource,
                 metadata,
                 qualify_owner: issuers.len() > 1,
@@ -326,7 +333,7 @@ impl OAuth {
             .unwrap_or_default()
             .as_secs_f64();
         jwt::check_time(claims, now, inner.leeway, exp_required).map_err(Rejection::Invalid)?;
-        jwt::check_audience(claims, &inner.resource).map_err(Rejection::Invalid)?;
+        jwt::check_audience(claims, &inner.audiences).map_err(Rejection::Invalid)?;
         let owner = jwt::string_claim(claims, &inner.owner_claim)
             .filter(|owner| !owner.is_empty() && owner.len() <= MAX_OWNER_BYTES)
             .ok_or(Rejection::Invalid(TokenError::Owner))?;

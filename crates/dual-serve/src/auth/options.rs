@@ -75,6 +75,7 @@ impl std::fmt::Debug for IntrospectionClient {
 pub struct OAuthOptions {
     pub(crate) issuers: Vec<TrustedIssuer>,
     pub(crate) resource: Option<String>,
+    pub(crate) audiences: Vec<String>,
     pub(crate) owner_claim: String,
     pub(crate) leeway: Duration,
     pub(crate) tool_scope: Option<String>,
@@ -109,6 +110,9 @@ pub enum OAuthConfigError {
         /// The URL.
         url: String,
     },
+    /// An audience that is empty, longer than 1,024 bytes or not printable ASCII without spaces.
+    #[error("the audience `{0}` must be 1 to 1024 printable ASCII characters without spaces")]
+    Audience(String),
     /// The same issuer given twice.
     #[error("the issuer `{0}` is given twice")]
     DuplicateIssuer(String),
@@ -149,6 +153,7 @@ impl OAuthOptions {
                     introspection: None,
                 }],
                 resource: None,
+                audiences: Vec::new(),
                 owner_claim: DEFAULT_OWNER_CLAIM.to_owned(),
                 leeway: DEFAULT_LEEWAY,
                 tool_scope: None,
@@ -168,10 +173,17 @@ impl OAuthOptions {
         self.issuers.iter().map(|trusted| trusted.issuer.as_str())
     }
 
-    /// The configured resource URI (the audience tokens must name); `None`: the server's MCP URL.
+    /// The configured resource URI (the Protected Resource Metadata's `resource`, and the audience
+    /// tokens must name unless [`audiences`](Self::audiences) are configured); `None`: the server's
+    /// MCP URL.
     #[must_use]
     pub fn resource(&self) -> Option<&str> {
         self.resource.as_deref()
+    }
+
+    /// The configured audiences, one of which a token's `aud` must name; empty: the resource.
+    pub fn audiences(&self) -> impl Iterator<Item = &str> {
+        self.audiences.iter().map(String::as_str)
     }
 
     /// The claim that names the owner.
@@ -250,10 +262,21 @@ impl OAuthOptionsBuilder {
         self
     }
 
-    /// The resource URI tokens must name in `aud` (RFC 8707), and which the Protected Resource
-    /// Metadata names; default: the server's MCP URL (`{base}/mcp`, from `ServeOptions::base_url`).
+    /// The resource URI the Protected Resource Metadata names (RFC 9728 `resource`), which tokens
+    /// must name in `aud` (RFC 8707) unless [`audience`](Self::audience) says otherwise; default:
+    /// the server's MCP URL (`{base}/mcp`, from `ServeOptions::base_url`).
     pub fn resource(mut self, uri: impl Into<String>) -> Self {
         self.options.resource = Some(uri.into());
+        self
+    }
+
+    /// An audience tokens may name in `aud` instead of the resource; repeat it to accept several
+    /// (a token must name one of them). Once any is given, the resource URI itself is accepted only
+    /// when it is given too. For identity providers whose `aud` is not the resource URL: Microsoft
+    /// Entra v2 access tokens name the API's application (client) id, a GUID (or its `api://…`
+    /// application ID URI for v1 tokens); default: the resource alone.
+    pub fn audience(mut self, audience: impl Into<String>) -> Self {
+        self.options.audiences.push(audience.into());
         self
     }
 
@@ -331,6 +354,9 @@ impl OAuthOptionsBuilder {
         if let Some(resource) = &options.resource {
             check_url("resource", resource, true)?;
         }
+        if let Some(audience) = options.audiences.iter().find(|audience| !is_audience(audience)) {
+            return Err(OAuthConfigError::Audience(audience.clone()));
+        }
         if options.leeway > MAX_LEEWAY {
             return Err(OAuthConfigError::Leeway);
         }
@@ -384,6 +410,11 @@ pub(crate) fn check_url(what: &'static str, url: &str, query_allowed: bool) -> R
     Ok(())
 }
 
+/// An audience: 1 to 1,024 bytes of printable ASCII without spaces (a URI or an identifier).
+fn is_audience(audience: &str) -> bool {
+    (1..=1024).contains(&audience.len()) && audience.bytes().all(|b| b.is_ascii_graphic())
+}
+
 /// RFC 6749 §3.3: `%x21 / %x23-5B / %x5D-7E`, at least one.
 fn is_scope_token(scope: &str) -> bool {
     !scope.is_empty()
@@ -404,6 +435,7 @@ mod tests {
         assert_eq!(options.leeway(), DEFAULT_LEEWAY);
         assert_eq!(options.owner_claim(), DEFAULT_OWNER_CLAIM);
         assert_eq!(options.resource(), None);
+        assert_eq!(options.audiences().count(), 0);
         assert_eq!((options.tool_scope(), options.read_scope()), (None, None));
         assert_eq!(options.unknown_kid_interval, DEFAULT_UNKNOWN_KID_INTERVAL);
     }
@@ -438,6 +470,15 @@ mod tests {
             builder().owner_claim("").build(),
             Err(OAuthConfigError::OwnerClaim)
         ));
+        for audience in ["", "two words", "tab\t", &"a".repeat(1025)] {
+            assert!(
+                matches!(
+                    builder().audience("api://ok").audience(audience).build(),
+                    Err(OAuthConfigError::Audience(_))
+                ),
+                "{audience}"
+            );
+        }
         for scope in ["", "two words", "quote\"", "back\\slash"] {
             assert!(
                 matches!(
