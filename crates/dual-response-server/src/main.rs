@@ -590,9 +590,12 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     options.shutdown_grace = Duration::from_secs(args.shutdown_grace_secs);
     options.metrics_addr = args.metrics_addr;
     options.metrics_max_connections = args.metrics_max_connections;
+    // Which callers are let in, for the start-up line (the two modes exclude each other).
+    let mut callers = "anyone (no authentication)".to_owned();
     if let Some(path) = &args.auth_tokens {
         let tokens = AuthTokens::from_file(path)?;
         tracing::info!(path = %path.display(), tokens = tokens.len(), "bearer tokens loaded");
+        callers = format!("bearer tokens of {}", path.display());
         options.authentication = dual_serve::auth::Authentication::Tokens(tokens);
     }
     if let Some(oauth) = oauth {
@@ -600,6 +603,10 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
             issuers = ?oauth.issuers().collect::<Vec<_>>(),
             owner_claim = oauth.owner_claim(),
             "OAuth 2.1 access tokens required"
+        );
+        callers = format!(
+            "OAuth access tokens of {}",
+            oauth.issuers().collect::<Vec<_>>().join(", ")
         );
         options.authentication = dual_serve::auth::Authentication::OAuth(oauth);
     }
@@ -618,7 +625,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         eprintln!("dual-response: metrics http://{addr}{}", serve::METRICS_PATH);
     }
     eprintln!(
-        "dual-response: MCP {}, REST http://{}{} (database {database})",
+        "dual-response: MCP {}, REST http://{}{} (database {database}; callers: {})",
         if args.stdio {
             "on stdio".to_owned()
         } else {
@@ -626,6 +633,7 @@ async fn run_serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         },
         running.addr,
         serve::REST_PREFIX,
+        dual_core::escape::display_safe(&callers),
     );
     if args.stdio {
         handler

@@ -135,3 +135,30 @@ async fn a_malformed_token_file_stops_start_up_naming_the_line() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_start_up_line_says_which_callers_are_let_in() {
+    within(LIMIT, async {
+        let open = Instance::start_memory(&[]).await;
+        assert!(
+            open.log().contains("callers: anyone (no authentication)"),
+            "{}",
+            open.log()
+        );
+        open.kill().await;
+
+        let dir = TempDb::new();
+        let tokens = dir.path().with_file_name("tokens.txt");
+        std::fs::write(&tokens, "s3cret alice\n").expect("write the file");
+        let tokens = tokens.to_string_lossy().into_owned();
+        let guarded = Instance::start_memory(&["--auth-tokens", &tokens]).await;
+        let log = guarded.log();
+        assert!(
+            log.contains(&format!("callers: bearer tokens of {tokens}")),
+            "{log}"
+        );
+        assert!(!log.contains("s3cret"), "a token is never printed: {log}");
+        guarded.kill().await;
+    })
+    .await;
+}
