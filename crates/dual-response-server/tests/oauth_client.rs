@@ -8,7 +8,6 @@
 
 mod support;
 
-use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -19,7 +18,6 @@ use serde_json::{Value, json};
 use support::{Instance, within};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tokio::process::Command;
 
 fn b64(bytes: &[u8]) -> String {
     URL_SAFE_NO_PAD.encode(bytes)
@@ -87,27 +85,10 @@ async fn the_typescript_client_connects_with_an_access_token_of_the_issuer() {
         let signature = key.sign(&rng, input.as_bytes()).expect("signs");
         let token = format!("{input}.{}", b64(signature.as_ref()));
 
-        let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
-        let output = Command::new("node")
-            .current_dir(&browser)
-            .arg("oauth.mjs")
-            .arg(server.mcp_url())
-            .arg(&token)
-            .arg("SELECT 1 AS one")
-            .kill_on_drop(true)
-            .output()
-            .await
-            .unwrap_or_else(|e| panic!("node runs (bash .ci/browser installs it): {e}"));
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "node failed:\n{stderr}");
-        let answer: Value = serde_json::from_slice(&output.stdout).expect("one JSON line");
+        let mcp_url = server.mcp_url();
+        let answer = support::run_node("oauth.mjs", &[&mcp_url, &token, "SELECT 1 AS one"]).await;
         assert_eq!(answer["refused"]["code"], 401, "without a token: {answer}");
-        let tools: Vec<&str> = answer["tools"]
-            .as_array()
-            .expect("tools")
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
+        let tools = support::tool_names(&answer);
         assert!(tools.contains(&"query"), "{tools:?}");
         let result = &answer["result"];
         assert_eq!(result["isError"], Value::Bool(false), "{result}");

@@ -8,12 +8,10 @@
 
 mod support;
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
 use support::{TempDb, within};
-use tokio::process::Command;
 
 /// The first ```json block of README.md with an `mcpServers` entry that has a `command`.
 fn readme_stdio_entry() -> Value {
@@ -77,25 +75,10 @@ async fn the_readme_entry_serves_over_stdio_to_the_typescript_client() {
             *addr = "127.0.0.1:0".into();
         }
 
-        let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
-        let output = Command::new("node")
-            .current_dir(&browser)
-            .arg("stdio.mjs")
-            .arg(entry.to_string())
-            .arg("SELECT region, count(*) AS n FROM sales GROUP BY region ORDER BY region")
-            .kill_on_drop(true)
-            .output()
-            .await
-            .unwrap_or_else(|e| panic!("node runs (bash .ci/browser installs it): {e}"));
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "node failed:\n{stderr}");
-        let answer: Value = serde_json::from_slice(&output.stdout).expect("one JSON line");
-        let tools: Vec<&str> = answer["tools"]
-            .as_array()
-            .expect("tools")
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
+        let entry = entry.to_string();
+        let sql = "SELECT region, count(*) AS n FROM sales GROUP BY region ORDER BY region";
+        let answer = support::run_node("stdio.mjs", &[&entry, sql]).await;
+        let tools = support::tool_names(&answer);
         assert!(
             tools.contains(&"query") && tools.contains(&"describe_schema"),
             "{tools:?}"

@@ -15,43 +15,21 @@
     )
 )]
 
+mod common;
+
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::Duration;
 
+use dual_serve::Running;
 use dual_serve::auth::{Authentication, OAuthOptions, OAuthOptionsBuilder};
-use dual_serve::{Running, ServeOptions, serve_database};
-use dual_sqlite::{SqliteDb, SqliteOptions};
 use dual_testkit::oauth_issuer::{
     CLIENT, Issuer, Signer, b64, claims, ec_key, ed_key, jwks, now, rsa_key, signing_input,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+
+use common::{Reply, TempDb, send};
 
 // --- the server under test ---------------------------------------------------------------------
-
-/// A SQLite file with one small table, removed when dropped.
-struct TempDb(PathBuf);
-
-impl TempDb {
-    fn new() -> Self {
-        let path = std::env::temp_dir().join(format!("dual-serve-oauth-{:016x}.sqlite", fastrand::u64(..)));
-        let db = rusqlite::Connection::open(&path).expect("a SQLite file");
-        db.execute_batch(
-            "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT);
-             INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three');",
-        )
-        .expect("a table");
-        Self(path)
-    }
-}
-
-impl Drop for TempDb {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
 
 /// Serves `db` on a free loopback port, trusting `issuer` with the settings of `configure`.
 async fn serve(
@@ -62,18 +40,10 @@ async fn serve(
     let oauth = configure(OAuthOptions::builder(issuer.url.clone()).fetch_timeout(Duration::from_secs(3)))
         .build()
         .expect("valid OAuth options");
-    let mut options = ServeOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)));
-    options.shutdown_grace = Duration::from_secs(2);
-    options.authentication = Authentication::OAuth(oauth);
-    let sqlite = SqliteDb::open_with(&db.0, SqliteOptions::default()).expect("opens");
-    serve_database(
-        options,
-        sqlite.sql_executor(),
-        sqlite.schema().clone(),
-        "A test database.",
-    )
+    common::serve(db, |options| {
+        options.authentication = Authentication::OAuth(oauth)
+    })
     .await
-    .expect("serves")
 }
 
 /// The resource URI tokens must name: the server's MCP URL (the default).
@@ -85,91 +55,7 @@ fn metadata_url(running: &Running) -> String {
     format!("http://{}/.well-known/oauth-protected-resource/mcp", running.addr)
 }
 
-// --- raw HTTP ----------------------------------------------------------------------------------
-
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
-    }
-
-    /// The body as JSON, or the first SSE `data:` line that is a JSON-RPC answer.
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body)
-            .ok()
-            .or_else(|| {
-                self.body
-                    .lines()
-                    .filter_map(|line| line.strip_prefix("data:"))
-                    .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-                    .find(|message| message.get("id").is_some())
-            })
-            .unwrap_or_else(|| panic!("a JSON body: {}", self.body))
-    }
-}
-
-async fn send(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
-    let mut stream = TcpStream::connect(addr).await.expect("connects");
-    let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).await.expect("writes");
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut raw))
-        .await
-        .expect("a reply within 20 s")
-        .expect("reads");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, rest) = text.split_once("\r\n\r\n").expect("a head");
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|line| line.split_whitespace().nth(1))
-        .and_then(|code| code.parse().ok())
-        .expect("a status line");
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
-        .collect();
-    let chunked = headers
-        .iter()
-        .any(|(name, value)| name == "transfer-encoding" && value.contains("chunked"));
-    let body = if chunked { dechunk(rest) } else { rest.to_owned() };
-    Reply {
-        status,
-        headers,
-        body,
-    }
-}
-
-fn dechunk(mut rest: &str) -> String {
-    let mut body = String::new();
-    while let Some((size, tail)) = rest.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if size == 0 || tail.len() < size {
-            break;
-        }
-        body.push_str(&tail[..size]);
-        rest = tail[size..].trim_start_matches("\r\n");
-    }
-    body
-}
+// --- raw HTTP: common::send ------------------------------------------------------------------
 
 const UNKNOWN_ID: &str = "/resources/01ARZ3NDEKTSV4RRFFQ69G5FAV";
 
@@ -200,25 +86,12 @@ async fn get_unknown(addr: SocketAddr, token: &str) -> Reply {
 
 /// Runs the `query` tool in a new MCP session with `token`; returns the new resource's id.
 async fn create_resource(addr: SocketAddr, token: &str) -> String {
-    let bearer = format!("Bearer {token}");
-    let init = initialize_with(addr, Some(&bearer)).await;
-    assert_eq!(init.status, 200, "{}", init.body);
-    let session = init.header("mcp-session-id").expect("a session").to_owned();
-    let headers = [
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("Authorization", bearer.as_str()),
-        ("Mcp-Session-Id", session.as_str()),
-        ("Mcp-Protocol-Version", "2025-06-18"),
-    ];
-    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    let note = send(addr, "POST", "/mcp", &headers, initialized).await;
-    assert_eq!(note.status, 202, "{}", note.body);
+    let session = open_session(addr, token).await;
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                       "params": {"name": "query", "arguments": {"sql": "SELECT * FROM t"}}});
-    let reply = send(addr, "POST", "/mcp", &headers, &call.to_string()).await;
+    let reply = mcp_post(addr, token, &session, &call.to_string()).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
-    let answer = reply.json();
+    let answer = reply.answer();
     answer["result"]["structuredContent"]["resource"]["uri"]
         .as_str()
         .and_then(|uri| uri.strip_prefix("resource://"))
@@ -267,7 +140,7 @@ fn assert_invalid_token(reply: &Reply, running: &Running, what: &str) {
         Some(challenge.as_str()),
         "{what}"
     );
-    assert_eq!(reply.json()["error"], "unauthorized", "{what}");
+    assert_eq!(reply.answer()["error"], "unauthorized", "{what}");
 }
 
 // --- the tests ---------------------------------------------------------------------------------
@@ -287,7 +160,7 @@ async fn the_metadata_is_public_and_every_challenge_names_it() {
         let reply = send(addr, "GET", path, &[], "").await;
         assert_eq!(reply.status, 200, "{path}: {}", reply.body);
         assert_eq!(
-            reply.json(),
+            reply.answer(),
             json!({"resource": resource(&running), "authorization_servers": [issuer.url],
                    "bearer_methods_supported": ["header"], "scopes_supported": ["mcp:tools", "mcp:read"]}),
             "{path}"
@@ -408,24 +281,9 @@ async fn valid_tokens_of_every_algorithm_let_their_subjects_in_and_keep_them_apa
         );
     }
     // Nor over MCP: `resources/read` in bob's own session is the unknown-resource error.
-    let init = initialize_with(addr, Some(&bob_bearer)).await;
-    let session = init.header("mcp-session-id").expect("a session").to_owned();
-    let headers = [
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("Authorization", bob_bearer.as_str()),
-        ("Mcp-Session-Id", session.as_str()),
-        ("Mcp-Protocol-Version", "2025-06-18"),
-    ];
-    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    assert_eq!(
-        send(addr, "POST", "/mcp", &headers, initialized).await.status,
-        202
-    );
-    let read = json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read",
-                      "params": {"uri": format!("resource://{id}")}});
-    let reply = send(addr, "POST", "/mcp", &headers, &read.to_string()).await;
-    let answer = reply.json();
+    let session = open_session(addr, &bob).await;
+    let reply = mcp_post(addr, &bob, &session, &read_message(&id)).await;
+    let answer = reply.answer();
     assert!(
         answer.get("error").is_some(),
         "bob cannot read alice's result: {answer}"
@@ -606,7 +464,7 @@ async fn cached_keys_outlive_the_issuer_until_their_lifetime_then_503() {
             .and_then(|value| value.parse().ok())
             .expect("a Retry-After in seconds");
         assert!((1..=5).contains(&retry_after), "{retry_after}");
-        assert_eq!(reply.json()["retryable"], true);
+        assert_eq!(reply.answer()["retryable"], true);
     }
     running.shutdown().await;
 }
@@ -646,7 +504,7 @@ async fn each_surface_requires_its_scope() {
         rest.header("www-authenticate"),
         Some(challenge("mcp:read").as_str())
     );
-    assert_eq!(rest.json()["error"], "insufficient_scope");
+    assert_eq!(rest.answer()["error"], "insufficient_scope");
 
     // The read scope alone: the same owner's results are read, no tool runs.
     let read_only = scoped("openid mcp:read");
@@ -654,7 +512,7 @@ async fn each_surface_requires_its_scope() {
     let read_session = open_session(addr, &read_only).await;
     let read = mcp_post(addr, &read_only, &read_session, &read_message(&id)).await;
     assert_eq!(read.status, 200, "{}", read.body);
-    assert!(read.json()["result"]["contents"].is_array(), "{}", read.body);
+    assert!(read.answer()["result"]["contents"].is_array(), "{}", read.body);
     let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
                       "params": {"name": "query", "arguments": {"sql": "SELECT 1"}}});
     let refused = mcp_post(addr, &read_only, &read_session, &call.to_string()).await;
@@ -746,7 +604,7 @@ async fn an_introspection_endpoint_that_refuses_the_server_is_a_retryable_503() 
         let reply = get_unknown(running.addr, "opaque~alice").await;
         assert_eq!(reply.status, 503, "{}", reply.body);
         assert!(reply.header("retry-after").is_some());
-        assert_eq!(reply.json()["retryable"], true);
+        assert_eq!(reply.answer()["retryable"], true);
     }
     assert_eq!(
         issuer.introspections(),
@@ -787,7 +645,7 @@ async fn a_configured_audience_such_as_an_entra_client_id_is_accepted_apart_from
         "",
     )
     .await;
-    assert_eq!(metadata.json()["resource"], json!(resource(&entra)));
+    assert_eq!(metadata.answer()["resource"], json!(resource(&entra)));
 
     // Not configured: the client id is refused, the resource URL passes.
     let guid = token_for(&plain, CLIENT_ID);

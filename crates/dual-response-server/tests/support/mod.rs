@@ -507,3 +507,31 @@ pub(crate) fn id_of(parsed: &ParsedDualResponse) -> String {
         .unwrap_or_default()
         .to_owned()
 }
+
+/// Runs `node SCRIPT ARGS…` in `browser/` (the official TypeScript MCP client and the npm packages
+/// `bash .ci/browser` installs) and returns the one JSON line the script prints; panics with node's
+/// stderr when it fails.
+pub(crate) async fn run_node(script: &str, args: &[&str]) -> Value {
+    let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
+    let output = Command::new("node")
+        .current_dir(&browser)
+        .arg(script)
+        .args(args)
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("node runs (bash .ci/browser installs it): {e}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "node {script} failed:\n{stderr}");
+    serde_json::from_slice(&output.stdout).expect("one JSON line")
+}
+
+/// The tool names of a node script's answer (`{"tools": ["query", …]}`).
+pub(crate) fn tool_names(answer: &Value) -> Vec<&str> {
+    answer["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect()
+}

@@ -86,6 +86,21 @@ impl Reply {
             })
             .unwrap_or_else(|| panic!("a JSON body: {}", self.body))
     }
+
+    /// The body as JSON, or the JSON-RPC answer among its SSE `data:` lines (the first message with an
+    /// `id`: notifications may come before it).
+    pub(crate) fn answer(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .ok()
+            .or_else(|| {
+                self.body
+                    .lines()
+                    .filter_map(|line| line.strip_prefix("data:"))
+                    .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+                    .find(|message| message.get("id").is_some())
+            })
+            .unwrap_or_else(|| panic!("a JSON-RPC answer: {}", self.body))
+    }
 }
 
 /// Sends one HTTP/1.1 request on a fresh connection (`Connection: close`) and reads the reply.
