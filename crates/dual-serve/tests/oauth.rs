@@ -84,6 +84,11 @@ async fn get_unknown(addr: SocketAddr, token: &str) -> Reply {
     send(addr, "GET", UNKNOWN_ID, &[("Authorization", bearer.as_str())], "").await
 }
 
+/// `GET path` with the `Authorization` header `bearer`.
+async fn get_as(addr: SocketAddr, path: &str, bearer: &str) -> Reply {
+    send(addr, "GET", path, &[("Authorization", bearer)], "").await
+}
+
 /// Runs the `query` tool in a new MCP session with `token`; returns the new resource's id.
 async fn create_resource(addr: SocketAddr, token: &str) -> String {
     let session = open_session(addr, token).await;
@@ -252,14 +257,7 @@ async fn valid_tokens_of_every_algorithm_let_their_subjects_in_and_keep_them_apa
     let id = create_resource(addr, &alice).await;
     let path = format!("/resources/{id}");
     let (alice_bearer, bob_bearer) = (format!("Bearer {alice}"), format!("Bearer {bob}"));
-    let as_alice = send(
-        addr,
-        "GET",
-        &path,
-        &[("Authorization", alice_bearer.as_str())],
-        "",
-    )
-    .await;
+    let as_alice = get_as(addr, &path, &alice_bearer).await;
     assert_eq!(as_alice.status, 200, "the owner reads it: {}", as_alice.body);
     let bob_headers = [
         ("Authorization", bob_bearer.as_str()),
@@ -289,14 +287,7 @@ async fn valid_tokens_of_every_algorithm_let_their_subjects_in_and_keep_them_apa
         "bob cannot read alice's result: {answer}"
     );
     // And the owner still has it (nothing bob did touched it).
-    let again = send(
-        addr,
-        "GET",
-        &path,
-        &[("Authorization", alice_bearer.as_str())],
-        "",
-    )
-    .await;
+    let again = get_as(addr, &path, &alice_bearer).await;
     assert_eq!(again.status, 200, "{}", again.body);
     // One key set fetch served every token.
     assert_eq!(issuer.jwks_fetches(), 1);
