@@ -42,6 +42,9 @@ pub enum ErrorCode {
     /// pins); the message names the quota. Sent with `Retry-After`; nothing existing was evicted, so
     /// the request succeeds once room is freed (resources deleted or expired, queries finished).
     QuotaExceeded,
+    /// 404: the resource exists but has no column profile (it is live, or its server computes
+    /// none); the message says which.
+    NoProfile,
     /// A code this version does not know (newer servers may add codes).
     #[serde(other)]
     Unknown,
@@ -65,6 +68,7 @@ impl ErrorCode {
             Self::StorageError => "storage_error",
             Self::Overloaded => "overloaded",
             Self::QuotaExceeded => "quota_exceeded",
+            Self::NoProfile => "no_profile",
             Self::Unknown => "unknown",
         }
     }
@@ -74,7 +78,7 @@ impl ErrorCode {
     pub const fn status(self) -> u16 {
         match self {
             Self::InvalidRequest => 400,
-            Self::NotFound | Self::Expired => 404,
+            Self::NotFound | Self::Expired | Self::NoProfile => 404,
             Self::MethodNotAllowed => 405,
             Self::NotAcceptable => 406,
             Self::RequestTimeout => 408,

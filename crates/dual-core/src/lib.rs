@@ -19,6 +19,7 @@
 //! | [`record`] | [`ResourceRecord`], what a store keeps |
 //! | [`page`] | [`PageRequest`] and its validation, [`PageResponse`], page limits, sort parameters |
 //! | [`budget`] | byte caps: pages cut to whole rows ([`budget::RowBudget`]), text for the model cut with a marker |
+//! | [`profile`] | [`profile::Profile`]: the column profile of a whole result (counts, ranges, distributions) |
 //! | [`range`] | row ranges of exports |
 //! | [`metadata`] | the metadata and pin answers of the REST API |
 //! | [`status`] | the status lifecycle of a resource (pending, ready, failed), failures and progress |
@@ -55,6 +56,7 @@ pub mod id;
 pub mod mcp;
 pub mod metadata;
 pub mod page;
+pub mod profile;
 pub mod query;
 pub mod range;
 pub mod record;

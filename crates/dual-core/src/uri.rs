@@ -17,19 +17,28 @@ pub fn resource_url(base_url: &str, id: ResourceId) -> String {
     format!("{}/{id}", base_url.trim_end_matches('/'))
 }
 
-/// A resource URI taken apart: `scheme://id?query`.
+/// `scheme://id/profile`: the URI of the column profile of the resource `id`.
+#[must_use]
+pub fn profile_uri(scheme: &str, id: ResourceId) -> String {
+    format!("{scheme}://{id}/profile")
+}
+
+/// A resource URI taken apart: `scheme://id[/profile]?query`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ParsedUri<'a> {
     /// The scheme, e.g. `resource`.
     pub scheme: &'a str,
     /// The id part (validated as a ULID).
     pub id: ResourceId,
+    /// The URI names the resource's column profile (`scheme://id/profile`), not its rows.
+    pub profile: bool,
     /// The text after `?`, if any (used by MCP `resources/read` to address pages).
     pub query: Option<&'a str>,
 }
 
-/// Takes apart `scheme://id[?query]`. Returns `None` when there is no `://`, the scheme is empty or
-/// the id is not a ULID.
+/// Takes apart `scheme://id[/profile][?query]`. Returns `None` when there is no `://`, the scheme is
+/// empty or the id is not a ULID.
 #[must_use]
 pub fn parse_resource_uri(uri: &str) -> Option<ParsedUri<'_>> {
     let (scheme, rest) = uri.split_once("://")?;
@@ -44,8 +53,18 @@ pub fn parse_resource_uri(uri: &str) -> Option<ParsedUri<'_>> {
         Some((id, query)) => (id, Some(query)),
         None => (rest, None),
     };
-    let id = id.trim_end_matches('/').parse().ok()?;
-    Some(ParsedUri { scheme, id, query })
+    let id = id.trim_end_matches('/');
+    let (id, profile) = match id.strip_suffix("/profile") {
+        Some(id) => (id, true),
+        None => (id, false),
+    };
+    let id = id.parse().ok()?;
+    Some(ParsedUri {
+        scheme,
+        id,
+        profile,
+        query,
+    })
 }
 
 #[cfg(test)]
@@ -58,6 +77,11 @@ mod tests {
         let uri = resource_uri("resource", id);
         let parsed = parse_resource_uri(&uri).expect("parses");
         assert_eq!((parsed.scheme, parsed.id, parsed.query), ("resource", id, None));
+        assert!(!parsed.profile);
+        let profile_text = profile_uri("resource", id);
+        let profile = parse_resource_uri(&profile_text).expect("parses");
+        assert!(profile.profile && profile.id == id && profile.query.is_none());
+        assert!(parse_resource_uri(&format!("{uri}/other")).is_none());
         let paged = format!("{uri}?offset=100&limit=100");
         assert_eq!(
             parse_resource_uri(&paged).and_then(|p| p.query),

@@ -27,6 +27,7 @@ fn response(sample: Vec<Row>, total_count: u64, expires: bool) -> DualResponse {
         executed_at,
         expires_at: expires.then(|| executed_at + time::Duration::minutes(15)),
         status: dual_core::status::ResourceStatus::Ready,
+        profile: dual_core::mcp::ResponseProfile::None,
     }
 }
 

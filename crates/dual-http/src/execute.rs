@@ -38,6 +38,8 @@ pub(crate) enum ApiResponse {
     },
     /// 200, the result view's page (`/{id}/view`).
     View,
+    /// 200, the column profile (`/{id}/profile`).
+    Profile(std::sync::Arc<dual_core::profile::Profile>),
     /// 204, the answer to `OPTIONS` (a CORS preflight when the request is one).
     Options {
         /// The path's `Allow` header.
@@ -129,6 +131,7 @@ async fn run(
             server.get_resource(id, &caller).await?;
             ApiResponse::View
         }
+        ApiRequest::Profile { id } => ApiResponse::Profile(server.profile(id, &caller).await?),
         ApiRequest::Options { allow } => ApiResponse::Options { allow },
     })
 }

@@ -49,6 +49,11 @@ pub(crate) enum ApiRequest {
         /// The resource.
         id: ResourceId,
     },
+    /// `GET` (or `HEAD`) `/{id}/profile`: the column profile.
+    Profile {
+        /// The resource.
+        id: ResourceId,
+    },
     /// `OPTIONS` on any path, with CORS configured (a preflight when the request is one).
     Options {
         /// The path's `Allow` header.
@@ -66,7 +71,8 @@ impl ApiRequest {
             | Self::Delete { id }
             | Self::Export(ExportRequest { id, .. })
             | Self::ExportHead(ExportRequest { id, .. })
-            | Self::View { id } => Some(*id),
+            | Self::View { id }
+            | Self::Profile { id } => Some(*id),
             Self::Options { .. } => None,
         }
     }
@@ -133,7 +139,7 @@ where
             return Ok(Parsed { request, link: None });
         }
         (Route::Item(id), &Method::GET | &Method::HEAD | &Method::POST | &Method::PUT | &Method::DELETE)
-        | (Route::Data(id) | Route::View(id), &Method::GET | &Method::HEAD) => id,
+        | (Route::Data(id) | Route::View(id) | Route::Profile(id), &Method::GET | &Method::HEAD) => id,
         _ => return Err(Rejection::MethodNotAllowed { allow }),
     };
     let id: ResourceId = id_text.parse().map_err(|_| Rejection::NotFound)?;
@@ -165,6 +171,10 @@ where
         (Route::View(_), _) => {
             query.expect_none()?;
             ApiRequest::View { id }
+        }
+        (Route::Profile(_), _) => {
+            query.expect_none()?;
+            ApiRequest::Profile { id }
         }
         (_, &Method::POST) => {
             query.expect_none()?;

@@ -83,6 +83,11 @@ pub(crate) enum Rejection {
         /// What went wrong, for the log only.
         detail: String,
     },
+    /// 404 `no_profile`: the resource has no column profile; the message says why.
+    NoProfile {
+        /// Why (the server's words).
+        reason: &'static str,
+    },
     /// 429 `quota_exceeded` (retryable, with `Retry-After`): a quota is reached; the message names it.
     QuotaExceeded {
         /// The quota's name (`owner_pins`, `spool_bytes`, …).
@@ -118,6 +123,7 @@ impl Rejection {
             Self::Storage { .. } => ErrorCode::StorageError,
             Self::Overloaded { .. } => ErrorCode::Overloaded,
             Self::QuotaExceeded { .. } => ErrorCode::QuotaExceeded,
+            Self::NoProfile { .. } => ErrorCode::NoProfile,
         }
     }
 
@@ -173,6 +179,7 @@ impl Rejection {
             } => format!(
                 "Quota `{quota}` reached (limit {limit}); retry in {retry_after_secs} s or once room is freed"
             ),
+            Self::NoProfile { reason } => format!("The result has no column profile: {reason}"),
         }
     }
 
@@ -244,6 +251,7 @@ impl From<ServerError> for Rejection {
                 retry_after_secs: dual_server::NOT_READY_RETRY_AFTER.as_secs().max(1),
             },
             ServerError::ResourceFailed { failure } => Self::ResourceFailed { code: failure.code },
+            ServerError::NoProfile { reason } => Self::NoProfile { reason },
             ServerError::QuotaExceeded { quota, limit } => Self::QuotaExceeded {
                 quota: quota.as_str(),
                 limit,

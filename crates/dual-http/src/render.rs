@@ -44,6 +44,7 @@ pub(crate) fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) 
             encoding,
         } => export_response(ResponseBody::empty(), format, attachment.as_deref(), encoding),
         ApiResponse::View => crate::view::page(),
+        ApiResponse::Profile(profile) => json(StatusCode::OK, profile.as_ref()),
         ApiResponse::Options { allow } => {
             preflight_allow = Some(allow);
             let mut out = status_only(StatusCode::NO_CONTENT);

@@ -1,4 +1,4 @@
-//! Paths below the mount prefix: `/{id}`, `/{id}/data` and `/{id}/view`.
+//! Paths below the mount prefix: `/{id}`, `/{id}/data`, `/{id}/profile` and `/{id}/view`.
 
 /// Which of the API's paths a request is for, with the id text (not yet validated).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -9,6 +9,8 @@ pub(crate) enum Route<'a> {
     Data(&'a str),
     /// `/{id}/view`: the result view, as an HTML page.
     View(&'a str),
+    /// `/{id}/profile`: the column profile.
+    Profile(&'a str),
 }
 
 impl Route<'_> {
@@ -17,8 +19,8 @@ impl Route<'_> {
         match (self, cors) {
             (Self::Item(_), false) => "GET, HEAD, POST, PUT, DELETE",
             (Self::Item(_), true) => "GET, HEAD, POST, PUT, DELETE, OPTIONS",
-            (Self::Data(_) | Self::View(_), false) => "GET, HEAD",
-            (Self::Data(_) | Self::View(_), true) => "GET, HEAD, OPTIONS",
+            (Self::Data(_) | Self::View(_) | Self::Profile(_), false) => "GET, HEAD",
+            (Self::Data(_) | Self::View(_) | Self::Profile(_), true) => "GET, HEAD, OPTIONS",
         }
     }
 }
@@ -33,6 +35,7 @@ pub(crate) fn route<'a>(prefix: &str, path: &'a str) -> Option<Route<'a>> {
         (None, _) => Some(Route::Item(id)),
         (Some("data"), None) => Some(Route::Data(id)),
         (Some("view"), None) => Some(Route::View(id)),
+        (Some("profile"), None) => Some(Route::Profile(id)),
         _ => None,
     }
 }
@@ -52,6 +55,7 @@ mod tests {
         );
         assert_eq!(route("/a/b", "/a/b/x/data"), Some(Route::Data("x")));
         assert_eq!(route("/r", "/r/x/view"), Some(Route::View("x")));
+        assert_eq!(route("/r", "/r/x/profile"), Some(Route::Profile("x")));
     }
 
     #[test]
@@ -66,6 +70,8 @@ mod tests {
             ("", "/abc/data/x"),
             ("", "/abc/view/"),
             ("", "/abc/view/x"),
+            ("", "/abc/profile/"),
+            ("", "/abc/profile/x"),
             ("/resources", "/abc"),
             ("/resources", "/resources"),
             ("/resources", "/resources/"),

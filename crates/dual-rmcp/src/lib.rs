@@ -74,6 +74,7 @@
 //!     executed_at: dual_core::time::OffsetDateTime::UNIX_EPOCH,
 //!     expires_at: None,
 //!     status: dual_core::status::ResourceStatus::Ready,
+//!     profile: dual_core::mcp::ResponseProfile::None,
 //! };
 //! // The newest protocol version: summary, table, resource_link and structuredContent.
 //! let result = to_call_tool_result(&response, &RenderOptions::default());

@@ -175,7 +175,7 @@ async fn readable(
         )
     };
     let parsed = parse_resource_uri(uri)
-        .filter(|parsed| parsed.scheme == server.config().uri_scheme)
+        .filter(|parsed| parsed.scheme == server.config().uri_scheme && !parsed.profile)
         .ok_or_else(not_found)?;
     server.get_resource(parsed.id, caller).await.map_err(|error| match error {
         dual_server::ServerError::ResourceNotFound | dual_server::ServerError::ResourceExpired => not_found(),

@@ -149,6 +149,9 @@ pub async fn read_resource(
     let parsed = parse_resource_uri(uri)
         .filter(|parsed| parsed.scheme == config.uri_scheme)
         .ok_or_else(|| not_found(uri, max_error))?;
+    if parsed.profile {
+        return read_profile(server, caller, uri, parsed.id, parsed.query, options).await;
+    }
     let request = page_request(parsed.query.unwrap_or_default())
         .map_err(|e| invalid(&InvalidRequest::from(e), max_error))?;
     let max_read = config.max_read_bytes;
@@ -188,6 +191,44 @@ pub async fn read_resource(
         server.clock().now(),
         version,
     ))
+}
+
+/// `resources/read` of `{scheme}://{id}/profile`: the column profile as JSON (docs/DESIGN.md §4),
+/// the rows so far with `"complete": false` while the snapshot is written; the pending or failed
+/// status as for a page; `{"status": "no_profile", "message"}` for a live result.
+async fn read_profile(
+    server: &DualResponseServer,
+    caller: &Caller,
+    uri: &str,
+    id: dual_core::ResourceId,
+    query: Option<&str>,
+    options: &ReadOptions,
+) -> Result<ReadResourceResult, ErrorData> {
+    let max_error = server.config().max_error_text_bytes;
+    if query.is_some_and(|query| !query.is_empty()) {
+        return Err(ErrorData::invalid_params(
+            "a profile URI takes no query: read {scheme}://{id}/profile as it is",
+            Some(json!({"field": "uri"})),
+        ));
+    }
+    let status = match server.profile(id, caller).await {
+        Ok(profile) => {
+            let text = serde_json::to_string(profile.as_ref())
+                .map_err(|_| ErrorData::internal_error("the profile could not be serialised", None))?;
+            let result = ReadResourceResult::new(vec![
+                ResourceContents::text(text, uri).with_mime_type(JSON_MIME_TYPE),
+            ]);
+            return Ok(cache::status_hints(result, options.version));
+        }
+        Err(ServerError::NotReady { rows }) => pending_status(rows),
+        Err(ServerError::ResourceFailed { failure }) => failed_status(&failure, max_error),
+        Err(ServerError::NoProfile { reason }) => json!({
+            "status": "no_profile",
+            "message": format!("This result has no column profile: {reason}. Page through it with resources/read instead."),
+        }),
+        Err(error) => return Err(read_error(uri, error, max_error)),
+    };
+    Ok(cache::status_hints(status_result(uri, &status), options.version))
 }
 
 /// What `resources/read` says of a resource whose query is still running: no page yet, the rows

@@ -230,6 +230,7 @@ pub(crate) mod tests {
                 dual_core::time::OffsetDateTime::UNIX_EPOCH + dual_core::time::Duration::minutes(15),
             ),
             status: dual_core::status::ResourceStatus::Ready,
+            profile: dual_core::mcp::ResponseProfile::None,
         }
     }
 

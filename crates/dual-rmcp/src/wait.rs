@@ -141,14 +141,7 @@ where
             .await
             .map_err(|error| WaitError::Server(ReadFailed::new(error)))?;
         match record.status {
-            ResourceStatus::Ready => {
-                let config = server.config();
-                return Ok(DualResponse::from_record(
-                    record,
-                    &config.uri_scheme,
-                    &config.base_url,
-                ));
-            }
+            ResourceStatus::Ready => return Ok(server.response_of(record).await),
             ResourceStatus::Failed => {
                 let failure = record.failure.unwrap_or_else(|| {
                     QueryFailure::new(FailureCode::QueryExecutionFailed, "the query failed")

@@ -329,8 +329,13 @@ async fn an_apps_host_gets_the_view_the_app_only_tool_and_results_without_a_reso
         let result = host.call("query", json!({"sql": SQL})).await;
         let before = plain.call("query", json!({"sql": SQL})).await;
         assert_valid(version, "CallToolResult", &result);
-        assert_eq!(block_types(&result), ["text", "text"], "{version}: {result}");
-        assert_eq!(block_types(&before), ["text", "text", "resource_link"]);
+        // The summary, the table and the column profile.
+        assert_eq!(
+            block_types(&result),
+            ["text", "text", "text"],
+            "{version}: {result}"
+        );
+        assert_eq!(block_types(&before), ["text", "text", "text", "resource_link"]);
         let uri = result["structuredContent"]["resource"]["uri"]
             .as_str()
             .unwrap_or_default()
@@ -394,12 +399,12 @@ async fn the_result_may_carry_a_download_link_for_hosts_that_show_links() {
         )),
         "{line}"
     );
-    assert_eq!(block_types(&result), ["text", "text"], "{result}");
+    assert_eq!(block_types(&result), ["text", "text", "text"], "{result}");
     // Other clients: exactly the result they got before.
     let mut plain = RawMcp::open(mcp, "2025-11-25", json!({})).await;
     let before = plain.call("query", json!({"sql": SQL})).await;
     assert!(!summary(&before).contains("Download every row"), "{before}");
-    assert_eq!(block_types(&before), ["text", "text", "resource_link"]);
+    assert_eq!(block_types(&before), ["text", "text", "text", "resource_link"]);
 }
 
 /// An apps host that also declares tasks gets a task, and the task's result is rendered for apps
@@ -425,7 +430,9 @@ async fn a_task_of_an_apps_host_ends_with_the_apps_rendering() {
         .as_object()
         .and_then(|task| task.values().find(|value| value.get("content").is_some()))
         .unwrap_or_else(|| panic!("no tool result in {task}"));
-    assert_eq!(block_types(result), ["text", "text"], "{result}");
+    // The summary, the table and the column profile (complete when the task ended).
+    assert_eq!(block_types(result), ["text", "text", "text"], "{result}");
+    assert_eq!(result["structuredContent"]["profile"]["rows"], 3, "{result}");
     assert_eq!(
         result["structuredContent"]["metadata"]["total_count"], 3,
         "{result}"

@@ -257,7 +257,12 @@ async fn newer_versions_get_the_resource_link_and_structured_content() {
                 .as_array()
                 .map(|blocks| blocks.iter().filter_map(|b| b["type"].as_str()).collect())
                 .unwrap_or_default();
-            assert_eq!(types, ["text", "text", "resource_link"], "{version}");
+            // The summary, the table, the column profile, the link.
+            assert_eq!(types, ["text", "text", "text", "resource_link"], "{version}");
+            assert_eq!(
+                result["structuredContent"]["profile"]["rows"], 14,
+                "{version}: {result}"
+            );
             assert_eq!(
                 result["structuredContent"]["metadata"]["total_count"], 14,
                 "{version}: {result}"

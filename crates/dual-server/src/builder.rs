@@ -64,6 +64,7 @@ pub struct DualResponseServerBuilder {
     store: Option<Arc<dyn ResourceStore>>,
     spool: Option<Spool>,
     snapshot_max_bytes: Option<u64>,
+    column_profile: bool,
     sort_cache_bytes: u64,
     sorts: SortLimits,
     pending_after: Option<Duration>,
@@ -100,6 +101,7 @@ impl Default for DualResponseServerBuilder {
             store: None,
             spool: None,
             snapshot_max_bytes: Some(DEFAULT_SNAPSHOT_MAX_BYTES),
+            column_profile: true,
             sort_cache_bytes: DEFAULT_SORT_CACHE_BYTES,
             sorts: SortLimits::default(),
             pending_after: Some(DEFAULT_PENDING_AFTER),
@@ -267,6 +269,14 @@ impl DualResponseServerBuilder {
     /// Writes no snapshots: every resource is live, and its pages and exports re-execute the query.
     pub fn without_snapshots(mut self) -> Self {
         self.snapshot_max_bytes = None;
+        self
+    }
+
+    /// Whether the snapshot writer computes the column profile of every snapshot as it spools
+    /// (default `true`; docs/DESIGN.md §4, *The column profile*). Off, results carry no profile and
+    /// `profile` answers `PROFILE_UNAVAILABLE`.
+    pub fn column_profile(mut self, on: bool) -> Self {
+        self.column_profile = on;
         self
     }
 
@@ -576,6 +586,7 @@ impl DualResponseServerBuilder {
             max_error_text_bytes: self.max_error_text_bytes,
             max_resources: self.max_resources,
             snapshot_max_bytes: self.snapshot_max_bytes,
+            column_profile: self.column_profile,
             sort_cache_bytes: self.sort_cache_bytes,
             sorts: self.sorts,
             pending_after: self.pending_after,

@@ -93,6 +93,8 @@ pub struct ServerConfig {
     /// Largest snapshot in bytes of compact JSON rows; `None` when snapshots are off (every resource
     /// is live). A result over it is served live.
     pub snapshot_max_bytes: Option<u64>,
+    /// Whether the snapshot writer computes each snapshot's column profile.
+    pub column_profile: bool,
     /// Byte budget of the in-memory cache of sorted orders of snapshots.
     pub sort_cache_bytes: u64,
     /// The limits of deriving sorted orders (docs/DESIGN.md §3).

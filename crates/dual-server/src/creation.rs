@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use dual_core::{
     Column, DualResponse, ResourceId, ResourceRecord, Row, column::infer_columns, consistency::Consistency,
-    status::ResourceStatus,
+    mcp::ResponseProfile, status::ResourceStatus,
 };
 use time::OffsetDateTime;
 
@@ -13,7 +13,7 @@ use crate::config::MAX_SAMPLE_SIZE;
 use crate::inner::Inner;
 use crate::owners::SnapshotCharge;
 use crate::run::{Answer, Run, RunContext};
-use crate::sample::cut_sample;
+use crate::sample::fit_response;
 use crate::scheduler::WorkClass;
 use crate::snapshot::SnapshotQuery;
 use crate::{CreateResponse, ServerError, live};
@@ -72,6 +72,7 @@ pub(crate) async fn create(
                 id,
                 max_bytes,
                 sample_size: usize::try_from(sample_size).unwrap_or(usize::MAX),
+                profile: inner.config.column_profile,
                 slots: place.slots(),
                 answered: told,
             };
@@ -91,6 +92,10 @@ pub(crate) async fn create(
         known = run.as_ref().and_then(Run::declared_columns);
     }
     let fixed_columns = known.is_some();
+    let carried = match &answer {
+        Some(Answer::Ended(Ok(Some(written)))) => written.profile.clone(),
+        _ => None,
+    };
     let new = |request, sample: Vec<Row>, total_count, consistency| {
         let columns = known.clone().unwrap_or_else(|| infer_columns(&sample));
         ResourceRecord {
@@ -128,7 +133,13 @@ pub(crate) async fn create(
             new(request, sample, total, Consistency::Live)
         }
     };
-    cut_sample(&inner.config, &mut record);
+    let profile = match (carried, record.consistency) {
+        (Some(profile), _) => ResponseProfile::Here(profile),
+        (None, Consistency::Snapshot) if inner.config.column_profile => ResponseProfile::Later,
+        (None, _) => ResponseProfile::None,
+    };
+    let response = fit_response(&inner.config, record.clone(), profile);
+    record.sample = Arc::clone(&response.sample);
     if let Err(error) = inner.store.save(&record).await {
         // Dropping the run stops its query and removes what it stored.
         drop(run);
@@ -151,11 +162,7 @@ pub(crate) async fn create(
         tracing::info!(status = %record.status, spooled_rows = record.spooled_rows, "answered while the query runs");
     }
     tracing::debug!(total_count = record.total_count, consistency = %record.consistency, "resource created");
-    Ok(response(inner, record))
-}
-
-fn response(inner: &Inner, record: ResourceRecord) -> DualResponse {
-    DualResponse::from_record(record, &inner.config.uri_scheme, &inner.config.base_url)
+    Ok(response)
 }
 
 /// A new record of `request`'s query, created at `now`: ready, live, not yet read, with no rows

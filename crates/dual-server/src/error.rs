@@ -47,6 +47,8 @@ pub enum ServerErrorCode {
     QueryTimeout,
     /// A quota is reached (see [`Quota`]); retryable once room is freed.
     QuotaExceeded,
+    /// The resource has no column profile (a live result, or profiles are off).
+    NoProfile,
 }
 
 impl ServerErrorCode {
@@ -67,6 +69,7 @@ impl ServerErrorCode {
             Self::ResourceFailed => "RESOURCE_FAILED",
             Self::QueryTimeout => "QUERY_TIMEOUT",
             Self::QuotaExceeded => "QUOTA_EXCEEDED",
+            Self::NoProfile => "NO_PROFILE",
         }
     }
 }
@@ -163,6 +166,13 @@ pub enum ServerError {
         /// Its configured limit (bytes, resources, queries or pins, as the quota counts).
         limit: u64,
     },
+    /// The resource has no column profile: it is live (its rows are not stored, so nothing profiled
+    /// them), or it was stored by a server that computes no profiles.
+    #[error("the result has no column profile: {reason}")]
+    NoProfile {
+        /// Why, for the caller.
+        reason: &'static str,
+    },
 }
 
 impl ServerError {
@@ -183,6 +193,7 @@ impl ServerError {
             Self::ResourceFailed { .. } => ServerErrorCode::ResourceFailed,
             Self::QueryTimeout { .. } => ServerErrorCode::QueryTimeout,
             Self::QuotaExceeded { .. } => ServerErrorCode::QuotaExceeded,
+            Self::NoProfile { .. } => ServerErrorCode::NoProfile,
         }
     }
 

@@ -77,6 +77,7 @@ mod live;
 pub mod metrics;
 mod owners;
 mod pace;
+mod profile;
 mod progress;
 mod quota;
 mod registry;

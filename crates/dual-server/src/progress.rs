@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use dual_core::{
     Column, Row,
+    profile::Profile,
     status::{FailureCode, QueryFailure},
 };
 use dual_spool::Manifest;
@@ -25,8 +26,12 @@ pub(crate) struct Progress {
     pub(crate) rows: u64,
     /// The first rows, up to the sample size.
     pub(crate) sample: Vec<Row>,
-    /// The segments stored so far: the rows readable before the snapshot is finished.
+    /// The segments stored so far: the rows readable before the snapshot is finished (with the
+    /// profile so far as their manifest's annex, when profiles are on).
     pub(crate) stored: Option<Arc<Manifest>>,
+    /// The column profile of the rows so far (complete once the writer finished), when profiles
+    /// are on.
+    pub(crate) profile: Option<Arc<Profile>>,
     /// How the writer ended, once it did.
     pub(crate) end: Option<End>,
     /// The run's outcome is in the store (set by the task that drives a handed-over run).

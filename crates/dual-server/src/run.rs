@@ -345,7 +345,13 @@ async fn drive(mut record: ResourceRecord, run: Driven, context: RunContext) {
             match outcome {
                 Ok((rows, sample)) => {
                     record.consistency = Consistency::Live;
-                    ready(&inner, &mut record, Written { sample, rows }, fixed_columns);
+                    // Live past the cap: no snapshot, so no profile.
+                    let written = Written {
+                        sample,
+                        rows,
+                        profile: None,
+                    };
+                    ready(&inner, &mut record, written, fixed_columns);
                 }
                 Err(failure) => fail(&mut record, failure),
             }

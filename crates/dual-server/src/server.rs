@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use dual_core::{
     DualResponse, PageRequest, PageResponse, ResourceId, ResourceRecord, Sort, consistency::Consistency,
-    metadata::ResourceMetadata, page::validate_sort, range::RowRange,
+    mcp::ResponseProfile, metadata::ResourceMetadata, page::validate_sort, range::RowRange,
 };
 use dual_spool::Spool;
 use dual_store::{Clock, ListPage, ResourceStore};
@@ -184,6 +184,48 @@ impl DualResponseServer {
         let mut metadata = ResourceMetadata::at(&record, self.inner.clock.now());
         metadata.spooled_rows = spooled_rows(&self.inner, &record);
         Ok(metadata)
+    }
+
+    /// The tool result of `record` (read by a caller who may see it, e.g. a pending result that has
+    /// since finished): its sample cut to `max_sample_bytes`, with the complete column profile when
+    /// the snapshot is written (else where to read it).
+    pub async fn response_of(&self, record: ResourceRecord) -> DualResponse {
+        let inner = &self.inner;
+        let profile = match Source::of(inner, &record) {
+            Source::Snapshot { .. } if !inner.config.column_profile => ResponseProfile::None,
+            source @ Source::Snapshot { .. } if !record.is_running() => match source.profile().await {
+                Ok(profile) if profile.complete => ResponseProfile::Here(profile),
+                _ => ResponseProfile::Later,
+            },
+            Source::Snapshot { .. } => ResponseProfile::Later,
+            Source::Live { .. } => ResponseProfile::None,
+        };
+        crate::sample::fit_response(&inner.config, record, profile)
+    }
+
+    /// The column profile of the resource's rows (docs/DESIGN.md §4, *The column profile*),
+    /// counting an access like a page: complete once the snapshot is written, the rows so far
+    /// (`complete: false`) while it is being written.
+    ///
+    /// # Errors
+    /// `NOT_READY` while nothing is profiled yet; `NO_PROFILE` for a live resource (or one stored
+    /// without a profile); a failed resource's `RESOURCE_FAILED`; otherwise as
+    /// [`DualResponseServer::get_resource`].
+    pub async fn profile(
+        &self,
+        id: ResourceId,
+        caller: &Caller,
+    ) -> Result<Arc<dual_core::profile::Profile>, ServerError> {
+        let span = tracing::debug_span!("dual_profile", %id);
+        async move {
+            let record = accessed(&self.inner, id, caller).await?;
+            if record.status == dual_core::status::ResourceStatus::Failed {
+                readable(&record)?;
+            }
+            Source::of(&self.inner, &record).profile().await
+        }
+        .instrument(span)
+        .await
     }
 
     /// One page of the resource's result: authorizes the caller and counts the access in one store

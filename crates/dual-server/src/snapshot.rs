@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use dual_core::column::infer_columns;
+use dual_core::profile::Profile;
 use dual_core::{ResourceId, Row};
 use dual_spool::{Spool, SpoolWriter};
 use futures_util::StreamExt;
@@ -12,6 +14,7 @@ use tokio::sync::{oneshot, watch};
 
 use crate::batch::decode_row;
 use crate::owners::{BytesMeter, SnapshotCharge};
+use crate::profile::Profiler;
 use crate::progress::{End, Progress, failure_of};
 use crate::scheduler::{GIVE_WAY, Slots, TimeBudget, WorkClass};
 use crate::start::Started;
@@ -24,6 +27,8 @@ pub(crate) struct Written {
     pub(crate) sample: Vec<Row>,
     /// Rows written: the resource's `total_count`.
     pub(crate) rows: u64,
+    /// The column profile of every row, when the server computes profiles.
+    pub(crate) profile: Option<Arc<Profile>>,
 }
 
 /// The outcome of a writer: `Ok(None)` when the rows passed the snapshot cap (nothing stays
@@ -44,6 +49,8 @@ pub(crate) struct SnapshotQuery {
     pub(crate) max_bytes: u64,
     /// Rows kept as the sample.
     pub(crate) sample_size: usize,
+    /// Whether the writer computes the column profile as it goes.
+    pub(crate) profile: bool,
     /// Where the writer takes its scheduler slots: foreground until the caller is answered,
     /// background after.
     pub(crate) slots: Slots,
@@ -114,7 +121,9 @@ async fn write_rows(
         sample_size,
         slots,
         answered,
+        profile,
     } = query;
+    let mut profiling = profile.then(Profiling::default);
     // The caller waits: the query runs in a foreground slot (waiting for it counts against the time
     // limit, and is not "running": the tool call is not told it is pending).
     let mut slot = slots.slot(WorkClass::Foreground).await;
@@ -174,6 +183,9 @@ async fn write_rows(
                 started = None;
                 running = None;
                 out.total = signal.total;
+                if let (Some(profiling), Some(columns)) = (&mut profiling, &signal.columns) {
+                    profiling.profiler.declare(columns);
+                }
                 progress.send_modify(|p| {
                     p.started = true;
                     p.total = signal.total;
@@ -196,6 +208,9 @@ async fn write_rows(
                         out.meter.release_all();
                         return Ok(None);
                     }
+                    if let Some(profiling) = &mut profiling {
+                        profiling.add(&encoded);
+                    }
                     if sampled {
                         kept.push(row);
                     }
@@ -210,19 +225,35 @@ async fn write_rows(
                         out.meter.release_all();
                         return Ok(None);
                     }
+                    if let Some(profiling) = &mut profiling {
+                        profiling.add(&row);
+                    }
                 }
             }
         }
         let stored = out.writer.stored();
         let grew = stored.segments().len() != segments;
         segments = stored.segments().len();
-        let stored = grew.then(|| Arc::new(stored.clone()));
+        let so_far = profiling
+            .as_mut()
+            .and_then(|profiling| profiling.so_far(&progress.borrow(), &kept));
+        // The stored segments carry the profile so far, for readers on other instances.
+        let stored = grew.then(|| {
+            let stored = stored.clone();
+            Arc::new(match profiling.as_ref().and_then(|p| p.annex.clone()) {
+                Some(annex) => stored.with_annex(annex),
+                None => stored,
+            })
+        });
         progress.send_modify(|p| {
             p.started = true;
             p.rows = out.rows;
             p.sample.extend(kept);
             if let Some(stored) = stored {
                 p.stored = Some(stored);
+            }
+            if let Some(profile) = so_far {
+                p.profile = Some(profile);
             }
         });
         if answered.is_some() {
@@ -236,7 +267,25 @@ async fn write_rows(
     if out.total.is_some_and(|total| out.rows != total) {
         return Err(miscounted(out.total, out.rows));
     }
-    let manifest = match out.writer.finish().await.map_err(ServerError::spool_write) {
+    let profile = profiling.filter(|p| !p.broken).and_then(|profiling| {
+        let p = progress.borrow();
+        let columns = p.columns.clone().unwrap_or_else(|| infer_columns(&p.sample));
+        let finished = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            profiling.profiler.profile(&columns, true)
+        }));
+        if finished.is_err() {
+            tracing::error!("the column profile failed: the snapshot is stored without one");
+        }
+        finished.ok().map(Arc::new)
+    });
+    let finished = match &profile {
+        Some(profile) => match serde_json::to_vec(profile.as_ref()) {
+            Ok(annex) => out.writer.finish_with_annex(annex.into()).await,
+            Err(_) => out.writer.finish().await,
+        },
+        None => out.writer.finish().await,
+    };
+    let manifest = match finished.map_err(ServerError::spool_write) {
         Ok(manifest) => manifest,
         Err(ServerError::QuotaExceeded { quota, limit }) if out.answered => {
             // As in `Out::append`: the announced result is served live.
@@ -253,10 +302,71 @@ async fn write_rows(
         "snapshot written"
     );
     let sample = progress.borrow().sample.clone();
+    if let Some(profile) = &profile {
+        progress.send_modify(|p| p.profile = Some(Arc::clone(profile)));
+    }
     Ok(Some(Written {
         sample,
         rows: manifest.rows(),
+        profile,
     }))
+}
+
+/// How often, at most, the writer publishes the profile of the rows so far.
+const PROFILE_EVERY: Duration = Duration::from_millis(250);
+
+/// The writer's profile and what it last published of it.
+#[derive(Default)]
+struct Profiling {
+    profiler: Profiler,
+    /// When the profile so far was last published.
+    published: Option<tokio::time::Instant>,
+    /// Its JSON, stored with the manifest of the segments stored so far.
+    annex: Option<bytes::Bytes>,
+    /// Profiling a row panicked: no profile for this snapshot.
+    broken: bool,
+}
+
+impl Profiling {
+    /// Profiles one stored row. The profile never costs the result: should profiling a row ever
+    /// panic (a bug), the profile is dropped, logged, and the snapshot goes on without one.
+    fn add(&mut self, row: &[u8]) {
+        if self.broken {
+            return;
+        }
+        let profiler = &mut self.profiler;
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| profiler.add_row(row))).is_err() {
+            tracing::error!(
+                rows = self.profiler.rows(),
+                "the column profile failed: the snapshot goes on without one"
+            );
+            self.broken = true;
+            self.profiler = Profiler::default();
+        }
+    }
+
+    /// The profile of the rows so far, when [`PROFILE_EVERY`] has passed since the last one
+    /// (`progress` gives the declared columns, or the sample they are inferred from, with `kept`).
+    fn so_far(&mut self, progress: &Progress, kept: &[Row]) -> Option<Arc<Profile>> {
+        let now = tokio::time::Instant::now();
+        if self.broken
+            || self.profiler.rows() == 0
+            || self.published.is_some_and(|at| now - at < PROFILE_EVERY)
+        {
+            return None;
+        }
+        self.published = Some(now);
+        let columns = match &progress.columns {
+            Some(columns) => columns.clone(),
+            None => {
+                let sample: Vec<Row> = progress.sample.iter().chain(kept).cloned().collect();
+                infer_columns(&sample)
+            }
+        };
+        let profile = Arc::new(self.profiler.profile(&columns, false));
+        self.annex = serde_json::to_vec(profile.as_ref()).ok().map(bytes::Bytes::from);
+        Some(profile)
+    }
 }
 
 /// Where the writer's loop puts each row, and what it has counted.

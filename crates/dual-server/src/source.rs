@@ -3,6 +3,7 @@
 //! exports, and discards what it holds when the resource is deleted (docs/DESIGN.md §3, §8).
 
 mod follow;
+mod profiled;
 mod remote;
 mod spooled;
 mod spooling;
@@ -124,6 +125,18 @@ impl<'a> Source<'a> {
                     range.limit,
                 ))
             }
+        }
+    }
+
+    /// The column profile of the rows: the snapshot's (complete, or so far while it is written);
+    /// a live resource has none (`NO_PROFILE`).
+    pub(crate) async fn profile(&self) -> Result<Arc<dual_core::profile::Profile>, ServerError> {
+        match *self {
+            Self::Snapshot { inner, spool, record } => profiled::profile(inner, spool, record).await,
+            Self::Live { .. } => Err(ServerError::NoProfile {
+                reason: "the result is live (over the snapshot size cap, or snapshots are off): its rows are not \
+                         stored, so nothing profiled them",
+            }),
         }
     }
 

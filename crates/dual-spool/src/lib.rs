@@ -87,7 +87,7 @@ pub use backend::{SpoolBackend, Spooled};
 pub use cursor::RowCursor;
 pub use error::{BoxError, SpoolError};
 pub use limits::{DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_ROWS, SegmentLimits};
-pub use manifest::{Manifest, SegmentInfo};
+pub use manifest::{MAX_ANNEX_BYTES, Manifest, SegmentInfo};
 pub use memory::{
     DEFAULT_FREE_SPACE_PERCENT, DEFAULT_MEMORY_BUDGET, DEFAULT_MIN_FREE_BYTES, LOCK_FILE, MemorySpool,
     MemorySpoolBuilder, MemoryStats,

@@ -6,8 +6,14 @@ use dual_core::ResourceId;
 
 use crate::{SpoolError, segment};
 
-/// The magic number and format version at the start of an encoded manifest.
+/// The magic number and format version at the start of an encoded manifest without an annex.
 const MAGIC: [u8; 4] = *b"DSM1";
+
+/// The magic number of a manifest followed by its annex.
+const MAGIC_ANNEX: [u8; 4] = *b"DSM2";
+
+/// Bytes an annex may have, at most (a decoded manifest is another process's bytes).
+pub const MAX_ANNEX_BYTES: usize = 16 << 20;
 
 /// One segment as the manifest records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,11 +29,16 @@ pub struct SegmentInfo {
 /// A finished snapshot: written once by [`SpoolWriter::finish`](crate::SpoolWriter::finish), then
 /// immutable. Its segment list is the offset index: [`Manifest::locate`] finds the segment of any row
 /// by binary search.
+///
+/// A manifest may carry an **annex**: bytes the spool stores with it and never reads (the server
+/// keeps the column profile of the snapshot there), so every instance that reads the manifest reads
+/// them too.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Manifest {
     id: ResourceId,
     rows: u64,
     segments: Vec<SegmentInfo>,
+    annex: Option<Bytes>,
 }
 
 impl Manifest {
@@ -36,7 +47,25 @@ impl Manifest {
             id,
             rows: 0,
             segments: Vec::new(),
+            annex: None,
         }
+    }
+
+    /// The manifest with `annex` stored beside its segments (replacing any annex it had).
+    #[must_use]
+    pub fn with_annex(mut self, annex: Bytes) -> Self {
+        self.annex = Some(annex);
+        self
+    }
+
+    pub(crate) fn set_annex(&mut self, annex: Bytes) {
+        self.annex = Some(annex);
+    }
+
+    /// The annex stored with the manifest, if any.
+    #[must_use]
+    pub fn annex(&self) -> Option<&Bytes> {
+        self.annex.as_ref()
     }
 
     /// Records the next segment.
@@ -85,15 +114,25 @@ impl Manifest {
     }
 
     /// Encodes the manifest for storage: `"DSM1"`, the segment count (u32 LE), then per segment
-    /// its row count (u32 LE) and size (u64 LE). Start rows are sums and are not stored.
+    /// its row count (u32 LE) and size (u64 LE). Start rows are sums and are not stored. With an
+    /// annex the magic is `"DSM2"`, and the annex's length (u32 LE) and bytes follow the segments.
     #[must_use]
     pub fn encode(&self) -> Bytes {
-        let mut out = BytesMut::with_capacity(8 + 12 * self.segments.len());
-        out.put_slice(&MAGIC);
+        let annex = self.annex.as_deref().unwrap_or_default();
+        let mut out = BytesMut::with_capacity(12 + 12 * self.segments.len() + annex.len());
+        out.put_slice(if self.annex.is_some() {
+            &MAGIC_ANNEX
+        } else {
+            &MAGIC
+        });
         out.put_u32_le(u32::try_from(self.segments.len()).unwrap_or(u32::MAX));
         for segment in &self.segments {
             out.put_u32_le(segment.rows);
             out.put_u64_le(segment.bytes);
+        }
+        if self.annex.is_some() {
+            out.put_u32_le(u32::try_from(annex.len()).unwrap_or(u32::MAX));
+            out.put_slice(annex);
         }
         out.freeze()
     }
@@ -109,17 +148,36 @@ impl Manifest {
             id,
             reason: "manifest",
         };
-        let (Some(b"DSM1"), Some(count)) = (bytes.get(..4), bytes.get(4..8)) else {
+        let (Some(magic), Some(count)) = (bytes.get(..4), bytes.get(4..8)) else {
             return Err(corrupt);
+        };
+        let with_annex = match magic {
+            b"DSM1" => false,
+            b"DSM2" => true,
+            _ => return Err(corrupt),
         };
         let count = u32::from_le_bytes(count.try_into().map_err(|_| SpoolError::Corrupt {
             id,
             reason: "manifest",
         })?) as usize;
-        let body = &bytes[8..];
-        if Some(body.len()) != count.checked_mul(12) {
-            return Err(corrupt);
-        }
+        let body_len = count.checked_mul(12).ok_or(SpoolError::Corrupt {
+            id,
+            reason: "manifest",
+        })?;
+        let (body, rest) = bytes[8..].split_at_checked(body_len).ok_or(SpoolError::Corrupt {
+            id,
+            reason: "manifest",
+        })?;
+        let annex = match (with_annex, rest.split_at_checked(4)) {
+            (false, _) if rest.is_empty() => None,
+            (true, Some((len, annex)))
+                if u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize == annex.len()
+                    && annex.len() <= MAX_ANNEX_BYTES =>
+            {
+                Some(Bytes::copy_from_slice(annex))
+            }
+            _ => return Err(corrupt),
+        };
         let mut manifest = Self::new(id);
         for entry in body.chunks_exact(12) {
             let (rows, size) = entry.split_at(4);
@@ -133,6 +191,7 @@ impl Manifest {
             }
             manifest.push(rows, size);
         }
+        manifest.annex = annex;
         Ok(manifest)
     }
 }
@@ -174,6 +233,30 @@ mod tests {
         for cut in 0..encoded.len() {
             assert!(Manifest::decode(m.id(), &encoded[..cut]).is_err(), "cut at {cut}");
         }
+    }
+
+    #[test]
+    fn an_annex_round_trips_and_a_damaged_one_is_corrupt() {
+        let m = manifest(&[3, 1]).with_annex(Bytes::from_static(br#"{"rows":4}"#));
+        let encoded = m.encode();
+        assert_eq!(&encoded[..4], b"DSM2");
+        let back = Manifest::decode(m.id(), &encoded).expect("valid");
+        assert_eq!(back.annex().map(|a| &a[..]), Some(&br#"{"rows":4}"#[..]));
+        assert_eq!(back, m);
+        for cut in 0..encoded.len() {
+            assert!(Manifest::decode(m.id(), &encoded[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut longer = encoded.to_vec();
+        longer.push(b'x');
+        assert!(Manifest::decode(m.id(), &longer).is_err(), "bytes past the annex");
+        let empty = manifest(&[2]).with_annex(Bytes::new());
+        assert_eq!(
+            Manifest::decode(empty.id(), &empty.encode()).expect("valid"),
+            empty
+        );
+        let mut plain = manifest(&[2]).encode().to_vec();
+        plain.extend_from_slice(&[0, 0, 0, 0]);
+        assert!(Manifest::decode(empty.id(), &plain).is_err(), "DSM1 has no annex");
     }
 
     /// Found by the fuzz target `manifest_decode`: two segments of `u64::MAX` bytes were accepted,

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use dual_core::ResourceId;
 
 use crate::limits::SegmentLimits;
@@ -93,9 +94,32 @@ impl SpoolWriter {
     /// # Errors
     ///
     /// Storage failures (the writer's segments are then removed as if it had been dropped).
-    pub async fn finish(mut self) -> Result<Manifest, SpoolError> {
+    pub async fn finish(self) -> Result<Manifest, SpoolError> {
+        self.finish_with(None).await
+    }
+
+    /// [`SpoolWriter::finish`] with `annex` stored in the manifest ([`Manifest::annex`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`SpoolWriter::finish`]; [`SpoolError::Corrupt`] for an annex over
+    /// [`MAX_ANNEX_BYTES`](crate::MAX_ANNEX_BYTES), which no reader would accept.
+    pub async fn finish_with_annex(self, annex: Bytes) -> Result<Manifest, SpoolError> {
+        if annex.len() > crate::MAX_ANNEX_BYTES {
+            return Err(SpoolError::Corrupt {
+                id: self.manifest.id(),
+                reason: "annex too large",
+            });
+        }
+        self.finish_with(Some(annex)).await
+    }
+
+    async fn finish_with(mut self, annex: Option<Bytes>) -> Result<Manifest, SpoolError> {
         if self.builder.rows() > 0 {
             self.flush().await?;
+        }
+        if let Some(annex) = annex {
+            self.manifest.set_annex(annex);
         }
         self.backend.put_manifest(&self.manifest).await?;
         self.clean = true;

@@ -273,6 +273,7 @@ fn the_whole_result_fixture_is_what_dual_core_builds() {
         executed_at: datetime!(2026-01-15 10:30:00 UTC),
         expires_at: Some(datetime!(2026-01-15 10:45:00 UTC)),
         status: ResourceStatus::Ready,
+        profile: dual_core::mcp::ResponseProfile::None,
     };
     let built = serde_json::to_value(response.tool_result()).unwrap_or_default();
     assert_eq!(built, fixture("tool_result.json"));
@@ -322,6 +323,7 @@ proptest! {
             executed_at: datetime!(2026-01-15 10:30:00 UTC),
             expires_at: (!pinned).then_some(datetime!(2026-01-15 10:45:00 UTC)),
             status: if pending { ResourceStatus::Pending } else { ResourceStatus::Ready },
+            profile: dual_core::mcp::ResponseProfile::None,
         };
         let whole = serde_json::to_value(response.tool_result()).unwrap_or_default();
         // `content` alone carries the JSON with the JSON text option (the default is a table).

@@ -109,6 +109,7 @@ mod tests {
             executed_at: time::OffsetDateTime::UNIX_EPOCH,
             expires_at: None,
             status: crate::status::ResourceStatus::Ready,
+            profile: crate::mcp::ResponseProfile::None,
         }
     }
 

@@ -17,7 +17,7 @@ mod version;
 
 pub use content::ContentBlock;
 pub use render::{RenderOptions, TextFormat};
-pub use response::DualResponse;
+pub use response::{DualResponse, ResponseProfile};
 pub use schema::output_schema;
 pub use structured::{ResourceLinkInfo, ResultMetadata, StructuredContent, ToolResult};
 pub use version::ProtocolVersion;

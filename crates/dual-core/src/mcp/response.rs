@@ -10,6 +10,7 @@ use super::{
 };
 use crate::{
     Column, ResourceId, ResourceRecord, Row,
+    profile::Profile,
     status::ResourceStatus,
     uri::{resource_uri, resource_url},
 };
@@ -30,6 +31,7 @@ use crate::{
 ///     executed_at: time::OffsetDateTime::UNIX_EPOCH,
 ///     expires_at: None,
 ///     status: dual_core::status::ResourceStatus::Ready,
+///     profile: dual_core::mcp::ResponseProfile::None,
 /// };
 /// let result = serde_json::to_value(response.tool_result()).unwrap_or_default();
 /// assert_eq!(result["structuredContent"]["metadata"]["total_count"], 847);
@@ -59,6 +61,33 @@ pub struct DualResponse {
     /// `pending` when the query was still running as `create_response` returned (`total_count` then
     /// counts the rows so far); `ready` otherwise.
     pub status: ResourceStatus,
+    /// The column profile of every row: carried here, to be read later, or none.
+    pub profile: ResponseProfile,
+}
+
+/// Where a dual response's column profile ([`Profile`]) is.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub enum ResponseProfile {
+    /// None: the result is live (re-executed per page), or its server computes no profile.
+    #[default]
+    None,
+    /// Still being computed with the snapshot (or too large for the tool result): the model reads it
+    /// with `resources/read` on `{uri}/profile`.
+    Later,
+    /// Complete at the answer: in `structuredContent.profile` and a text block.
+    Here(Arc<Profile>),
+}
+
+impl ResponseProfile {
+    /// The profile, when the response carries it.
+    #[must_use]
+    pub fn carried(&self) -> Option<&Arc<Profile>> {
+        match self {
+            Self::Here(profile) => Some(profile),
+            _ => None,
+        }
+    }
 }
 
 impl DualResponse {
@@ -76,6 +105,7 @@ impl DualResponse {
             executed_at: record.created_at,
             expires_at: record.expires_at,
             status: record.status,
+            profile: ResponseProfile::None,
         }
     }
 
@@ -119,6 +149,7 @@ impl DualResponse {
                 expires_at: self.expires_at,
                 status: self.status,
             },
+            profile: self.profile.carried().cloned(),
         }
     }
 
@@ -149,12 +180,17 @@ impl DualResponse {
             // `TextFormat` is non-exhaustive only for other crates.
             TextFormat::Table => self.table_text(),
         };
+        let table = matches!(options.text(), TextFormat::Table);
         let mut content = vec![
             ContentBlock::Text {
                 text: self.summary_text(),
             },
             ContentBlock::Text { text: second },
         ];
+        // The JSON text already holds the profile; the table gets it as lines of its own.
+        if table && let Some(profile) = self.profile.carried() {
+            content.push(ContentBlock::Text { text: profile.text() });
+        }
         // Before 2025-06-18 there is no `resource_link`: the summary already names the URI.
         if options.version().has_resource_link() {
             content.push(ContentBlock::ResourceLink {

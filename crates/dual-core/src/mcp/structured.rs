@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use super::ContentBlock;
-use crate::{Column, Row, status::ResourceStatus};
+use crate::{Column, Row, profile::Profile, status::ResourceStatus};
 
 /// `structuredContent.resource`: where the full result lives.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +53,9 @@ pub struct StructuredContent {
     pub resource: ResourceLinkInfo,
     /// Counts, columns and times.
     pub metadata: ResultMetadata,
+    /// The profile of every column, when it was complete at the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Arc<Profile>>,
 }
 
 /// A whole MCP tool result: `{"content": […], "structuredContent": {…}}`; `structuredContent` is

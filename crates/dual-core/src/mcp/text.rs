@@ -6,7 +6,7 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::DualResponse;
+use super::{DualResponse, ResponseProfile};
 use crate::{Column, Row, status::ResourceStatus};
 
 /// The page size the summary suggests for `resources/read`.
@@ -27,6 +27,7 @@ pub(super) fn summary(response: &DualResponse) -> String {
              its status.",
             rows(total)
         );
+        profile_note(&mut text, response);
         return text;
     }
     if total == 0 {
@@ -48,7 +49,26 @@ pub(super) fn summary(response: &DualResponse) -> String {
              (optional &sort=column:asc|desc)."
         );
     }
+    profile_note(&mut text, response);
     text
+}
+
+/// Where the model finds the profile of every column, when the result has one.
+fn profile_note(text: &mut String, response: &DualResponse) {
+    let uri = &response.uri;
+    match response.profile {
+        ResponseProfile::Here(_) => {
+            let _ = write!(text, " The profile of all rows is below (also at {uri}/profile).");
+        }
+        ResponseProfile::Later => {
+            let _ = write!(
+                text,
+                " A profile of every column over all rows (nulls, distinct values, ranges, top values) \
+                 is at {uri}/profile (resources/read) once the rows are stored."
+            );
+        }
+        ResponseProfile::None => {}
+    }
 }
 
 fn rows(n: u64) -> &'static str {

@@ -158,7 +158,7 @@ impl LinkRequest {
             }
         };
         let id = parse_resource_uri(uri)
-            .filter(|parsed| parsed.scheme == scheme && parsed.query.is_none())
+            .filter(|parsed| parsed.scheme == scheme && parsed.query.is_none() && !parsed.profile)
             .map(|parsed| parsed.id)
             .ok_or_else(|| {
                 format!(

@@ -11,7 +11,10 @@ use dual_server::{Caller, DualResponseServer, ServerError};
 pub(super) enum Seen {
     /// The query runs.
     Pending,
-    /// The result can be read.
+    /// The result can be read while its snapshot is still being written (its profile is not
+    /// complete yet).
+    Spooling,
+    /// The result can be read, every row stored (its profile complete).
     Ready,
     /// The query failed (or its instance stopped).
     Failed,
@@ -35,6 +38,7 @@ pub(super) async fn look(server: &DualResponseServer, caller: &Caller, id: Resou
         Ok(record) => Some(match record.status {
             ResourceStatus::Pending => Seen::Pending,
             ResourceStatus::Failed => Seen::Failed,
+            _ if record.is_spooling() => Seen::Spooling,
             _ => Seen::Ready,
         }),
         Err(ServerError::ResourceNotFound | ServerError::ResourceExpired) => Some(Seen::Gone),

@@ -222,6 +222,7 @@ impl FakeServer {
             executed_at: now,
             expires_at: Some(now + Duration::minutes(15)),
             status: ResourceStatus::Ready,
+            profile: dual_core::mcp::ResponseProfile::None,
         };
         lock(&self.state).resources.insert(
             id.to_string(),
