@@ -246,6 +246,22 @@ impl ParsedDualResponse {
             .await
     }
 
+    /// Fetches the column profile of every row (`GET {url}/profile`, docs/DESIGN.md §4): per column
+    /// its type, nulls, distinct values, range, distribution and top values; `complete: false` while
+    /// the server is still writing the rows.
+    ///
+    /// # Errors
+    /// `not_ready` while nothing is profiled yet (retryable); `no_profile` for a live result;
+    /// otherwise as [`fetch`](Self::fetch).
+    pub async fn profile(&self) -> Result<dual_core::profile::Profile, ClientError> {
+        let span = tracing::debug_span!("dual_client.profile", url = %self.url);
+        let url = format!("{}/profile", self.url);
+        self.client
+            .json(&Call::new(Method::GET, &url), "profile")
+            .instrument(span)
+            .await
+    }
+
     /// Fetches the metadata and updates `status`, `total_count`, `columns`, `expires_at` and `name`
     /// from it.
     ///

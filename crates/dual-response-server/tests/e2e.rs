@@ -156,6 +156,46 @@ async fn query_then_fetch_every_row_over_rest_matches_sqlite() {
         let got: Vec<i64> = page.data.iter().filter_map(|r| r["count"].as_i64()).collect();
         assert_eq!(got, counts[..5]);
         assert!(page.has_next);
+
+        // The column profile, fetched by the client, agrees with SQLite over the same SQL.
+        let profile = parsed.profile().await.expect("the profile");
+        assert!(
+            profile.complete && profile.rows == expected.len() as u64,
+            "{profile:?}"
+        );
+        if let Some(carried) = structured.get("profile") {
+            assert_eq!(
+                carried,
+                &serde_json::to_value(&profile).unwrap_or_default(),
+                "the tool result's profile"
+            );
+        }
+        let truth = sqlite_rows(
+            &server.db(),
+            &format!(
+                "SELECT COUNT(DISTINCT state) AS states, MIN(year) AS first, MAX(year) AS last, \
+                 AVG(count) AS mean, MIN(name) AS least_name, COUNT(DISTINCT field) AS fields FROM ({sql})"
+            ),
+        );
+        let truth = &truth[0];
+        let column = |name: &str| {
+            profile
+                .columns
+                .iter()
+                .find(|c| c.name == name)
+                .unwrap_or_else(|| panic!("no {name} in {profile:?}"))
+        };
+        assert_eq!(Some(column("state").distinct), truth["states"].as_u64());
+        assert_eq!(Some(column("field").distinct), truth["fields"].as_u64());
+        assert_eq!(column("year").min.as_ref(), Some(&truth["first"]));
+        assert_eq!(column("year").max.as_ref(), Some(&truth["last"]));
+        assert_eq!(column("name").min.as_ref(), Some(&truth["least_name"]));
+        let (mean, exact) = (
+            column("count").mean.unwrap_or_default(),
+            truth["mean"].as_f64().unwrap_or_default(),
+        );
+        assert!((mean - exact).abs() <= exact.abs() * 1e-12, "{mean} {exact}");
+        assert_eq!(column("id").nulls, 0);
     })
     .await;
 }

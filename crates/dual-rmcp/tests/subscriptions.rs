@@ -20,7 +20,8 @@ use dual_testkit::executor::Numbers;
 use dual_testkit::wait::until;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ErrorCode, Implementation,
-    ResourceUpdatedNotificationParam, SubscribeRequestParams, UnsubscribeRequestParams,
+    ReadResourceRequestParams, ResourceContents, ResourceUpdatedNotificationParam, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient};
@@ -153,6 +154,50 @@ async fn a_subscriber_is_told_when_its_result_is_ready_and_when_it_is_deleted_el
         [uri.clone(), uri],
         "nothing after the result is gone"
     );
+    session.cancel().await.expect("closed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_to_the_profile_is_told_when_it_is_complete() {
+    let executor = Arc::new(Numbers::new().steps([2, 3]));
+    let (_a, _b, client, session, _f) = connect(&executor, 4).await;
+    let uri = format!("{}/profile", pending_result(&session).await);
+    session
+        .peer()
+        .subscribe(SubscribeRequestParams::new(uri.clone()))
+        .await
+        .expect("resources/subscribe");
+    let read = async || {
+        let read = session
+            .peer()
+            .read_resource(ReadResourceRequestParams::new(uri.clone()))
+            .await
+            .expect("resources/read");
+        match read.contents.as_slice() {
+            [ResourceContents::TextResourceContents { text, .. }] => {
+                serde_json::from_str::<Value>(text).unwrap_or(Value::Null)
+            }
+            other => panic!("one text content: {other:?}"),
+        }
+    };
+    assert_eq!(
+        read().await["status"],
+        "pending",
+        "nothing profiled before the rows come"
+    );
+    executor.open();
+    until("told the profile changed", async || !client.updates().is_empty()).await;
+    assert!(
+        client.updates().iter().all(|told| *told == uri),
+        "{:?}",
+        client.updates()
+    );
+    until("the profile is complete", async || {
+        read().await["complete"] == true
+    })
+    .await;
+    let profile = read().await;
+    assert!(profile["rows"].as_u64().is_some_and(|rows| rows > 0), "{profile}");
     session.cancel().await.expect("closed");
 }
 

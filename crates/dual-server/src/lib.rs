@@ -78,6 +78,7 @@ pub mod metrics;
 mod owners;
 mod pace;
 mod profile;
+mod profiling;
 mod progress;
 mod quota;
 mod registry;

@@ -14,7 +14,7 @@ use tokio::sync::{oneshot, watch};
 
 use crate::batch::decode_row;
 use crate::owners::{BytesMeter, SnapshotCharge};
-use crate::profile::Profiler;
+use crate::profiling::{Packed, Profiling};
 use crate::progress::{End, Progress, failure_of};
 use crate::scheduler::{GIVE_WAY, Slots, TimeBudget, WorkClass};
 use crate::start::Started;
@@ -123,7 +123,8 @@ async fn write_rows(
         answered,
         profile,
     } = query;
-    let mut profiling = profile.then(Profiling::default);
+    let mut profiling = profile.then(Profiling::start);
+    let mut packed = Packed::default();
     // The caller waits: the query runs in a foreground slot (waiting for it counts against the time
     // limit, and is not "running": the tool call is not told it is pending).
     let mut slot = slots.slot(WorkClass::Foreground).await;
@@ -183,8 +184,8 @@ async fn write_rows(
                 started = None;
                 running = None;
                 out.total = signal.total;
-                if let (Some(profiling), Some(columns)) = (&mut profiling, &signal.columns) {
-                    profiling.profiler.declare(columns);
+                if let (Some(profiling), Some(columns)) = (&profiling, &signal.columns) {
+                    profiling.declare(columns);
                 }
                 progress.send_modify(|p| {
                     p.started = true;
@@ -208,8 +209,8 @@ async fn write_rows(
                         out.meter.release_all();
                         return Ok(None);
                     }
-                    if let Some(profiling) = &mut profiling {
-                        profiling.add(&encoded);
+                    if profiling.is_some() {
+                        packed.push(&encoded);
                     }
                     if sampled {
                         kept.push(row);
@@ -225,11 +226,16 @@ async fn write_rows(
                         out.meter.release_all();
                         return Ok(None);
                     }
-                    if let Some(profiling) = &mut profiling {
-                        profiling.add(&row);
-                    }
+                }
+                if let Some(profiling) = &mut profiling {
+                    profiling.send(batch).await;
                 }
             }
+        }
+        if let Some(profiling) = &mut profiling
+            && !packed.is_empty()
+        {
+            profiling.send(packed.take()).await;
         }
         let stored = out.writer.stored();
         let grew = stored.segments().len() != segments;
@@ -240,7 +246,7 @@ async fn write_rows(
         // The stored segments carry the profile so far, for readers on other instances.
         let stored = grew.then(|| {
             let stored = stored.clone();
-            Arc::new(match profiling.as_ref().and_then(|p| p.annex.clone()) {
+            Arc::new(match profiling.as_ref().and_then(Profiling::annex) {
                 Some(annex) => stored.with_annex(annex),
                 None => stored,
             })
@@ -267,17 +273,16 @@ async fn write_rows(
     if out.total.is_some_and(|total| out.rows != total) {
         return Err(miscounted(out.total, out.rows));
     }
-    let profile = profiling.filter(|p| !p.broken).and_then(|profiling| {
-        let p = progress.borrow();
-        let columns = p.columns.clone().unwrap_or_else(|| infer_columns(&p.sample));
-        let finished = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            profiling.profiler.profile(&columns, true)
-        }));
-        if finished.is_err() {
-            tracing::error!("the column profile failed: the snapshot is stored without one");
+    let profile = match profiling {
+        Some(profiling) => {
+            let columns = {
+                let p = progress.borrow();
+                p.columns.clone().unwrap_or_else(|| infer_columns(&p.sample))
+            };
+            profiling.finish(&columns).await
         }
-        finished.ok().map(Arc::new)
-    });
+        None => None,
+    };
     let finished = match &profile {
         Some(profile) => match serde_json::to_vec(profile.as_ref()) {
             Ok(annex) => out.writer.finish_with_annex(annex.into()).await,
@@ -310,63 +315,6 @@ async fn write_rows(
         rows: manifest.rows(),
         profile,
     }))
-}
-
-/// How often, at most, the writer publishes the profile of the rows so far.
-const PROFILE_EVERY: Duration = Duration::from_millis(250);
-
-/// The writer's profile and what it last published of it.
-#[derive(Default)]
-struct Profiling {
-    profiler: Profiler,
-    /// When the profile so far was last published.
-    published: Option<tokio::time::Instant>,
-    /// Its JSON, stored with the manifest of the segments stored so far.
-    annex: Option<bytes::Bytes>,
-    /// Profiling a row panicked: no profile for this snapshot.
-    broken: bool,
-}
-
-impl Profiling {
-    /// Profiles one stored row. The profile never costs the result: should profiling a row ever
-    /// panic (a bug), the profile is dropped, logged, and the snapshot goes on without one.
-    fn add(&mut self, row: &[u8]) {
-        if self.broken {
-            return;
-        }
-        let profiler = &mut self.profiler;
-        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| profiler.add_row(row))).is_err() {
-            tracing::error!(
-                rows = self.profiler.rows(),
-                "the column profile failed: the snapshot goes on without one"
-            );
-            self.broken = true;
-            self.profiler = Profiler::default();
-        }
-    }
-
-    /// The profile of the rows so far, when [`PROFILE_EVERY`] has passed since the last one
-    /// (`progress` gives the declared columns, or the sample they are inferred from, with `kept`).
-    fn so_far(&mut self, progress: &Progress, kept: &[Row]) -> Option<Arc<Profile>> {
-        let now = tokio::time::Instant::now();
-        if self.broken
-            || self.profiler.rows() == 0
-            || self.published.is_some_and(|at| now - at < PROFILE_EVERY)
-        {
-            return None;
-        }
-        self.published = Some(now);
-        let columns = match &progress.columns {
-            Some(columns) => columns.clone(),
-            None => {
-                let sample: Vec<Row> = progress.sample.iter().chain(kept).cloned().collect();
-                infer_columns(&sample)
-            }
-        };
-        let profile = Arc::new(self.profiler.profile(&columns, false));
-        self.annex = serde_json::to_vec(profile.as_ref()).ok().map(bytes::Bytes::from);
-        Some(profile)
-    }
 }
 
 /// Where the writer's loop puts each row, and what it has counted.

@@ -387,3 +387,72 @@ async fn errors_do_not_echo_a_huge_uri() {
         .expect_err("unknown parameter");
     assert!(serde_json::to_vec(&error).unwrap_or_default().len() < 8 * 1024);
 }
+
+/// The JSON text of a one-content read.
+fn text_of(result: &ReadResourceResult) -> Value {
+    match result.contents.as_slice() {
+        [ResourceContents::TextResourceContents { text, .. }] => serde_json::from_str(text).expect("JSON"),
+        other => panic!("expected one text content, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_profile_uri_reads_the_column_profile_owner_checked() {
+    let server = server("resource");
+    let response = create(&server, 30).await;
+    let uri = format!("{}/profile", response.uri);
+    let read = read_resource(&server, &Caller::anonymous(), &uri, &ReadOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{uri}: {e:?}"));
+    let profile = text_of(&read);
+    assert_eq!(
+        (profile["rows"].as_u64(), profile["complete"].as_bool()),
+        (Some(30), Some(true))
+    );
+    assert_eq!(profile["columns"][0]["name"], "id");
+    assert_eq!(profile["columns"][0]["max"], 29);
+
+    let owned = server
+        .create_response(CreateResponse::new("numbers", json!({"n": 3})).owner("alice"))
+        .await
+        .expect("created");
+    let uri = format!("{}/profile", owned.uri);
+    let stranger = read_resource(&server, &Caller::owner("mallory"), &uri, &ReadOptions::default()).await;
+    assert_eq!(
+        stranger.map(|_| ()).map_err(|e| e.code),
+        Err(ErrorCode::RESOURCE_NOT_FOUND)
+    );
+    let queried = read_resource(
+        &server,
+        &Caller::anonymous(),
+        &format!("{}/profile?offset=1", response.uri),
+        &ReadOptions::default(),
+    )
+    .await;
+    assert_eq!(
+        queried.map(|_| ()).map_err(|e| e.code),
+        Err(ErrorCode::INVALID_PARAMS)
+    );
+}
+
+#[tokio::test]
+async fn a_live_result_s_profile_says_there_is_none() {
+    let server = DualResponseServer::builder()
+        .base_url("http://127.0.0.1:1/resources")
+        .without_sweeper()
+        .without_snapshots()
+        .executor("numbers", Numbers::new())
+        .build()
+        .expect("valid configuration");
+    let response = create(&server, 5).await;
+    let uri = format!("{}/profile", response.uri);
+    let read = read_resource(&server, &Caller::anonymous(), &uri, &ReadOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{uri}: {e:?}"));
+    let status = text_of(&read);
+    assert_eq!(status["status"], "no_profile");
+    assert!(
+        status["message"].as_str().is_some_and(|m| m.contains("live")),
+        "{status}"
+    );
+}
