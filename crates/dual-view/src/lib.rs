@@ -131,7 +131,7 @@ pub const REST_TRANSPORT_MARKER: &str = r#"<meta name="dual-response-transport" 
 /// text between `<script>` and `</script>` in [`VIEW_HTML`] (standard base64, padded).
 ///
 /// A page serving the view allows its script with `script-src` and this value; a test recomputes it.
-pub const SCRIPT_HASH: &str = "'sha256-8uKfnvkI9ZUFv3JAvr0sAD/+40FZjQVR+Ex2XmEJ0eU='";
+pub const SCRIPT_HASH: &str = "'sha256-bZs/iDs6KFAMF4Qvf5+crTTwX4adk1F7klI3YWs955Y='";
 
 /// The Content-Security-Policy source of the view's one inline `<style>`: `'sha256-…'` of the exact
 /// text between `<style>` and `</style>` in [`VIEW_HTML`] (standard base64, padded).
