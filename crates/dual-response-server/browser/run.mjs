@@ -566,6 +566,9 @@ async function profileChecks(label, target, expected) {
     await target.page.evaluate(() => window.__host.setHostContext({ styles: { variables: { "--color-text-info": "#0a7d3e" } } }));
     return profile.chart(frame, complete, SORT_COLUMN, "rgb(10, 125, 62)");
   });
+  await check(`${label}: a header's chart button opens the chart of its top values, without sorting`, () =>
+    profile.chartTopValues(frame, complete, "gender"),
+  );
   return complete;
 }
 

@@ -176,6 +176,37 @@ export async function chart(frame, profile, name, colour) {
 }
 
 /**
+ * The chart button of the header of `name` (a column of few values) opens the chart of its top values: one
+ * bar per top value (and one for the other values, one for nulls, when there are any), an aria-label that
+ * names each with its count; Close shuts it and the focus is on the header again.
+ */
+export async function chartTopValues(frame, profile, name) {
+  const column = columnOf(profile, name);
+  const top = column.top ?? [];
+  const other = column.count - top.reduce((sum, t) => sum + t.count, 0);
+  const bars = top.length + (other > 0 ? 1 : 0) + (column.nulls > 0 ? 1 : 0);
+  await frame.locator(`${head(name)} .dv-chartbtn`).click();
+  await frame.waitForSelector("#dv-chart:not([hidden])", { timeout: scaled(10_000) });
+  const seen = await frame.evaluate(() => ({
+    kind: document.getElementById("dv-chart").dataset.kind,
+    bars: document.querySelectorAll("#dv-chart-svg rect.dv-chart-bar").length,
+    label: document.getElementById("dv-chart-svg").getAttribute("aria-label") ?? "",
+    sorted: document.querySelector('[role=columnheader][aria-sort]:not([aria-sort="none"])')?.dataset.column ?? null,
+  }));
+  if (seen.kind !== "top") fail(`the chart of ${name} is ${seen.kind}, not its top values`);
+  if (seen.bars !== bars) fail(`the chart has ${seen.bars} bars, expected ${bars} (${top.length} top values)`);
+  const count = await frame.evaluate((n) => n.toLocaleString(), top[0].count);
+  if (!seen.label.startsWith(`Top values of ${name}`) || !seen.label.includes(`${top[0].value} ${count}`)) fail(`the chart's aria-label is "${seen.label}"`);
+  if (seen.sorted === name) fail(`the chart button sorted by ${name}`);
+  await frame.locator("#dv-chart-close").click();
+  await frame.waitForSelector("#dv-chart", { state: "hidden", timeout: scaled(10_000) });
+  await frame.waitForFunction((selector) => document.activeElement === document.querySelector(selector), head(name), { timeout: scaled(10_000) });
+  await frame.locator(head(name)).press("Escape");
+  await frame.waitForSelector("#dv-profile-pop", { state: "hidden", timeout: scaled(10_000) });
+  return `${seen.bars} bars; "${seen.label.slice(0, 100)}"; Close gives the focus back`;
+}
+
+/**
  * A result without a profile: no sparkline, no profile line, no chart button, nothing in #dv-error.
  * `asked`: whether the view must have asked for the profile (Apps: `no_profile`) or not (REST: the
  * metadata said live, so it asks nothing, and the browser logs no 404).
