@@ -2,13 +2,16 @@
 // The real-browser tests of the result view (issue 22, point 7), against running dual-response servers.
 //
 //   node run.mjs --demo http://127.0.0.1:PORT \
-//       (--secure http://127.0.0.1:PORT2 --token-a TOKEN_A --token-b TOKEN_B | --no-secure) [--screenshot docs/view.png]
+//       (--secure http://127.0.0.1:PORT2 --token-a TOKEN_A --token-b TOKEN_B | --no-secure) \
+//       (--live http://127.0.0.1:PORT3 | --no-live) [--screenshot docs/view.png]
 //
 // --demo       a demo without --auth-tokens, serving the 269,000-row dataset, with --pending-after-ms 0;
 // --secure     a demo with --auth-tokens (owners a and b: TOKEN_A, TOKEN_B), a short --pending-after-ms and
 //              download links that expire within seconds (the pending, owner and expiry checks);
 // --no-secure  leaves the pending, owner and expiry checks out on purpose (without it, a missing --secure
 //              is an error).
+// --live       a demo with --snapshot-max-mb 0: every result is live, so it has no column profile;
+// --no-live    leaves the checks of a result without a profile out (without it, a missing --live is an error).
 // The screenshot (README) is written only with --screenshot PATH or DUAL_SCREENSHOT=PATH.
 //
 // `cargo test -p dual-response-server --features browser --test browser` starts both demos and runs this; run
@@ -35,6 +38,8 @@ const { values: opt } = parseArgs({
     demo: { type: "string" },
     secure: { type: "string" },
     "no-secure": { type: "boolean" },
+    live: { type: "string" },
+    "no-live": { type: "boolean" },
     "token-a": { type: "string" },
     "token-b": { type: "string" },
     screenshot: { type: "string" },
@@ -169,6 +174,7 @@ const { launch, newContext } = await import("./lib/browser.mjs");
 const { bundleHost, startHostServer } = await import("./lib/host-server.mjs");
 const view = await import("./lib/view.mjs");
 const interaction = await import("./lib/interaction.mjs");
+const profile = await import("./lib/profile.mjs");
 const rest = await import("./lib/rest.mjs");
 
 await check(`ext-apps ${extApps.version}: its app validator runs when the package ships one`, () => {
@@ -182,7 +188,8 @@ await check(`ext-apps ${extApps.version}: its app validator runs when the packag
   return `absent: ${extApps.version} exports ${Object.keys(extApps.exports ?? {}).join(", ")}; nothing to run`;
 });
 
-const USAGE = "usage: node run.mjs --demo URL (--secure URL --token-a A --token-b B | --no-secure) [--screenshot PATH]";
+const USAGE =
+  "usage: node run.mjs --demo URL (--secure URL --token-a A --token-b B | --no-secure) (--live URL | --no-live) [--screenshot PATH]";
 if (!opt.demo) {
   log(USAGE);
   process.exit(2);
@@ -193,6 +200,14 @@ if (opt.secure && opt["no-secure"]) {
 }
 if (!opt.secure && !opt["no-secure"]) {
   log(`error: no --secure demo: the pending, owner and expiry checks need one (--no-secure leaves them out)\n${USAGE}`);
+  process.exit(2);
+}
+if (opt.live && opt["no-live"]) {
+  log(`error: --live and --no-live exclude each other\n${USAGE}`);
+  process.exit(2);
+}
+if (!opt.live && !opt["no-live"]) {
+  log(`error: no --live demo: the checks of a result without a profile need one (--no-live leaves them out)\n${USAGE}`);
   process.exit(2);
 }
 if (opt.secure && (!opt["token-a"] || !opt["token-b"])) {
@@ -522,6 +537,41 @@ async function busySortCheck(target, expected) {
   }
 }
 
+/**
+ * The column profile in the view of the 269,000-row result: read until complete (the tool result carries
+ * none: the snapshot is still written when the tool answers), the `count` header's histogram and line, the
+ * `gender` header's top values, the popover on keyboard focus and hover, and the chart panel (Apps: in the
+ * host's info colour, sent as a style variable; REST: the view's own).
+ */
+async function profileChecks(label, target, expected) {
+  const { frame } = target;
+  let complete;
+  const ok = await check(`${label}: the column profile is read until it is complete`, async () => {
+    complete = await profile.completeProfile(rest.get, expected.rest);
+    const said = await profile.waitState(frame, ["complete"], scaled(120_000));
+    if (said.reads < 1) fail(`the view shows a complete profile it never read: ${JSON.stringify(said).slice(0, 200)}`);
+    if (said.profile?.rows !== expected.total) fail(`the view's profile has ${said.profile?.rows} rows, not ${expected.total}`);
+    return `${said.reads} read(s); ${complete.columns.length} columns of ${complete.rows} rows`;
+  });
+  if (!ok) return;
+  await check(`${label}: a numeric header shows its histogram, null share and distinct count`, () =>
+    profile.headerHistogram(frame, complete, SORT_COLUMN),
+  );
+  await check(`${label}: a header of few values shows its top values`, () => profile.headerTopValues(frame, complete, "gender"));
+  await check(`${label}: keyboard focus (and the pointer) on a header shows the full profile, aria-describedby`, () =>
+    profile.popover(frame, complete, SORT_COLUMN, "year"),
+  );
+  await check(`${label}: C opens the chart panel (SVG, role=img, aria-label, a bar per bin); Escape returns the focus`, async () => {
+    if (target.mode !== "apps") return profile.chart(frame, complete, SORT_COLUMN, "rgb(37, 99, 235)");
+    await target.page.evaluate(() => window.__host.setHostContext({ styles: { variables: { "--color-text-info": "#0a7d3e" } } }));
+    return profile.chart(frame, complete, SORT_COLUMN, "rgb(10, 125, 62)");
+  });
+  await check(`${label}: a header's chart button opens the chart of its top values, without sorting`, () =>
+    profile.chartTopValues(frame, complete, "gender"),
+  );
+  return complete;
+}
+
 async function htmlValueCheck(label, frame) {
   await check(`${label}: an HTML value renders as text`, async () => {
     const cells = await view.waitRow(frame, 2);
@@ -657,6 +707,17 @@ try {
       interaction.keyboardAndSemantics(page, opened.frame, big.total),
     );
     if (okKeys) await check("apps: copies the focused cell and row as text (Ctrl+C, Ctrl+Shift+C, Copy row)", () => interaction.copies(page, opened.frame));
+    const complete = await profileChecks("apps", target, big);
+    if (complete) {
+      await check("apps: a profile in the tool result (structuredContent.profile) is shown without a read", async () => {
+        const toolResult = { ...opened.result, structuredContent: { ...opened.result.structuredContent, profile: complete } };
+        const again = await openInHost(page, { toolResult });
+        await view.waitReady(again.frame);
+        const said = await profile.waitState(again.frame, ["complete"], scaled(10_000));
+        if (said.reads !== 0) fail(`the view read the profile ${said.reads} time(s) although the tool result carried it`);
+        return `${await profile.headerHistogram(again.frame, complete, SORT_COLUMN)}; no read`;
+      });
+    }
   }
 
   await check("apps: the view of an HTML value", async () => {
@@ -696,6 +757,7 @@ try {
         interaction.keyboardAndSemantics(sPage, frame, big.total),
       );
       if (okKeys) await check("rest: copies the focused cell and row as text (Ctrl+C, Ctrl+Shift+C, Copy row)", () => interaction.copies(sPage, frame));
+      await profileChecks("rest", { mode: "rest", page: sPage, frame }, big);
     }
   }
   await check("rest: the standalone page of an HTML value", async () => {
@@ -733,6 +795,36 @@ try {
     await busy.context.close().catch(() => {});
   }
   await page.evaluate(() => window.__host.close());
+
+  // ------------------------------------------------------------------ the live demo: a result without a profile
+  if (opt["no-live"]) {
+    log("NOTE --no-live: the checks of a result without a profile were left out");
+  } else {
+    const liveHost = await startHostServer(opt.live, hostJs);
+    servers.push(liveHost);
+    const live = await newContext(browser);
+    const lPage = await live.context.newPage();
+    await lPage.goto(`${liveHost.url}/host.html`);
+    await check("live apps: a live result (no_profile) shows plain headers and no error", async () => {
+      const o = await openInHost(lPage, { sql: SMALL_SQL });
+      await view.waitReady(o.frame);
+      await view.waitRow(o.frame, 2);
+      return profile.noProfile(o.frame, true);
+    });
+    await check("live rest: the standalone page of a live result shows plain headers and asks no profile", async () => {
+      const r = await lPage.evaluate((sql) => window.__host.callAs(undefined, "query", { sql }), SMALL_SQL);
+      const link = await mintLink(lPage, undefined, { uri: dualOf(r).uri, format: "csv", view: true });
+      const p = await live.context.newPage();
+      const response = await p.goto(link.url);
+      if (response.status() !== 200) fail(`GET the view link: ${response.status()}`);
+      await view.waitReady(p.mainFrame());
+      await view.waitRow(p.mainFrame(), 2);
+      return profile.noProfile(p.mainFrame(), false);
+    });
+    await problemsCheck("live: no console errors (host page, view, standalone page)", live.problems);
+    await lPage.evaluate(() => window.__host.close());
+    await live.context.close().catch(() => {});
+  }
 
   // ------------------------------------------------------------------ the secure demo: owners, pending, expiry
   if (opt["no-secure"]) {

@@ -1,4 +1,4 @@
-//! The result view in a real browser (feature `browser`): starts two `dual-response serve` processes on the
+//! The result view in a real browser (feature `browser`): starts three `dual-response serve` processes on the
 //! default 269,000-row dataset and runs `node crates/dual-response-server/browser/run.mjs` against them, which
 //! drives headless Chromium through the official MCP Apps host bridge and the official TypeScript MCP
 //! client (see crates/dual-response-server/browser/README.md for every check).
@@ -6,7 +6,8 @@
 //! * the main demo: no `--auth-tokens`, `--pending-after-ms 0` (the big result is ready when the tool
 //!   answers);
 //! * the secure demo: `--auth-tokens` with owners `a` and `b`, `--pending-after-ms 300` (a slow query is
-//!   pending first) and download links that live 5 seconds (the expiry checks read each link's `expires`).
+//!   pending first) and download links that live 5 seconds (the expiry checks read each link's `expires`);
+//! * the live demo: `--snapshot-max-mb 0` (every result is live, so none has a column profile).
 //!
 //! Needs Node.js, Chromium and the npm packages: `bash .ci/browser` installs them. When one is missing
 //! the test fails saying so; nothing is skipped. `DUAL_SCREENSHOT=docs/view.png` also writes the
@@ -238,6 +239,9 @@ async fn the_result_view_in_headless_chromium() {
         .arg(&tokens)
         .args(["--link-lifetime-secs", &LINK_LIFETIME_SECS.to_string()]);
     let secure = Instance::launch(secure).await;
+    let mut live = serve_command(&db);
+    live.args(["--snapshot-max-mb", "0"]);
+    let live = Instance::launch(live).await;
 
     let node_limit = node_run_limit_secs();
     let run_limit = Duration::from_secs(node_limit) + RUN_MARGIN;
@@ -249,6 +253,7 @@ async fn the_result_view_in_headless_chromium() {
         .arg("run.mjs")
         .args(["--demo", &format!("http://{}", main.addr())])
         .args(["--secure", &format!("http://{}", secure.addr())])
+        .args(["--live", &format!("http://{}", live.addr())])
         .args(["--token-a", TOKEN_A, "--token-b", TOKEN_B]);
     if let Some(path) = std::env::var_os("DUAL_SCREENSHOT") {
         node.arg("--screenshot").arg(workspace_root().join(path));
@@ -283,11 +288,12 @@ async fn the_result_view_in_headless_chromium() {
     // the demos (`Instance`) are killed when dropped, on this panic's path too
     if let Some(failure) = failure {
         panic!(
-            "{failure}:\n--- node stdout ---\n{stdout}\n--- node stderr ---\n{stderr}\n--- main demo ---\n{}\n--- secure demo ---\n{}\n\
+            "{failure}:\n--- node stdout ---\n{stdout}\n--- node stderr ---\n{stderr}\n--- main demo ---\n{}\n--- secure demo ---\n{}\n--- live demo ---\n{}\n\
              --- each check's own time (run.mjs) ---\n{}\
              node ran {:.1} s (its limit {node_limit} s, this test's {run_limit:?}); load average {load_before} before, {} after",
             main.log(),
             secure.log(),
+            live.log(),
             check_timings(&stdout),
             started.elapsed().as_secs_f64(),
             load_average()

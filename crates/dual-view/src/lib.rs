@@ -38,6 +38,20 @@
 //! `:root`) over its own light and dark palettes (`hostContext.theme`, else
 //! `prefers-color-scheme`). Every value is written as text (`textContent`), never as markup.
 //!
+//! Each column header shows the result's **column profile** (`dual_core::profile::Profile`) when there is
+//! one: a sparkline built with SVG APIs (the histogram's bars for numbers, else the top values as one
+//! stacked bar of the rows, else none) and `N% null · D distinct` (`~D` when estimated). The full profile
+//! (type, values, nulls, distinct, min and max, mean, p50 and p95, NaN and infinities, a mixed column's
+//! types, the top values with their counts, `~` on estimates, `(cut)` on cut text) shows in one popover
+//! (`role="tooltip"`, built when shown) on hover and on keyboard focus of the header, which names it in
+//! `aria-describedby` while it shows; Escape hides it. `C` on a header, or its chart button, opens a chart
+//! panel (`role="dialog"`): the histogram or the top values (and the other values and nulls) as an SVG bar
+//! chart with axis labels, `role="img"` with an `aria-label` that summarises it, its bars in the host's
+//! `--color-text-info`; Escape or Close shuts it and returns the focus to the header. The profile comes
+//! with the tool result (`structuredContent.profile`) or is read (below) every 2 s while it is not there
+//! yet or not complete (the snapshot still written), 150 reads at most; a result without one (live,
+//! `no_profile`) or a failed read leaves the headers plain and shows no error.
+//!
 //! Text from the data or the model's SQL (cells, column names, the title, the sort field) is laid out
 //! on its own: `dir="auto"` and `unicode-bidi: isolate`, so right-to-left text in one cell cannot
 //! reorder its neighbours. Characters that act instead of showing are shown as a marker `⟨U+XXXX⟩`:
@@ -54,11 +68,15 @@
 //!   `metadata.columns`, `metadata.status`, `results`), pages through `resources/read` on
 //!   `resource://{id}?offset=…&limit=…&sort=field:asc|desc` (a pending or failed status object
 //!   is polled or shown), downloads through `tools/call` of the app-only tool
-//!   `dual_download_link` then `ui/open-link`, `ui/request-display-mode` for fullscreen when
+//!   `dual_download_link` then `ui/open-link`, the column profile through `resources/read` on
+//!   `resource://{id}/profile` (the profile, `{"status": "pending"}` or `{"status": "no_profile"}`),
+//!   `ui/request-display-mode` for fullscreen when
 //!   the host offers it, and `ui/notifications/size-changed` when its size changes inline.
 //! * **REST** ([`REST_TRANSPORT_MARKER`]): the resource's path is the page's path without
 //!   `/view`; `GET` gives the metadata, `POST` a page, `/data?format=csv|ndjson` the downloads
-//!   (plain links), each with the page's `expires` and `token` parameters; `409 not_ready` polls.
+//!   (plain links), `/profile` the column profile (asked once the metadata says `ready` and its
+//!   `consistency` is not `live`; `409 not_ready` is read again, `404 no_profile` is none), each with the
+//!   page's `expires` and `token` parameters; `409 not_ready` polls.
 //!
 //! # DOM hooks
 //!
@@ -70,8 +88,13 @@
 //! `[role=columnheader][data-column=name]` (click to sort, `aria-sort`); `#dv-jump` (a row
 //! number, Enter jumps); `#dv-download-csv`, `#dv-download-ndjson` (links in REST mode);
 //! `#dv-fullscreen`; `#dv-error` (transport errors); `#dv-message` (the state's line, and
-//! `data-kind="busy"` while a read the server was too busy for waits to be asked again).
-//! `window.__dualView` has `ready` (a promise settled after the first paint of a result), `stats()`
+//! `data-kind="busy"` while a read the server was too busy for waits to be asked again); with a profile,
+//! `#dv-grid[data-profile]`, in a header `.dv-prof` holding `svg.dv-spark` (`data-kind` = `histogram`,
+//! one `rect.dv-spark-bar` per bin, or `top`, one per top value) and `.dv-profline`, and its
+//! `.dv-chartbtn`; `#dv-profile-pop` (the popover); `#dv-chart` (the chart panel, `data-kind`) with
+//! `#dv-chart-svg` (`role="img"`, one `rect.dv-chart-bar` per bar) and `#dv-chart-close`.
+//! `window.__dualView` has `ready` (a promise settled after the first paint of a result), `profile()`
+//! (`{state, reads, profile}`: `idle`, `waiting`, `partial`, `complete`, `none` or `error`), `stats()`
 //! (`{domRows, cachedPages, pagesFetched, busyRetries}`), `lastPaint` (the `performance.now()` of the
 //! last paint of row values) and `scrollToRow(n)` (1-based; resolves once row `n` is painted with
 //! its values).
@@ -108,13 +131,13 @@ pub const REST_TRANSPORT_MARKER: &str = r#"<meta name="dual-response-transport" 
 /// text between `<script>` and `</script>` in [`VIEW_HTML`] (standard base64, padded).
 ///
 /// A page serving the view allows its script with `script-src` and this value; a test recomputes it.
-pub const SCRIPT_HASH: &str = "'sha256-sZZY1nKsvET8oYiIPT582D0krEIsFbwTOamuBnr8HBc='";
+pub const SCRIPT_HASH: &str = "'sha256-bZs/iDs6KFAMF4Qvf5+crTTwX4adk1F7klI3YWs955Y='";
 
 /// The Content-Security-Policy source of the view's one inline `<style>`: `'sha256-…'` of the exact
 /// text between `<style>` and `</style>` in [`VIEW_HTML`] (standard base64, padded).
 ///
 /// A page serving the view allows its style with `style-src` and this value; a test recomputes it.
-pub const STYLE_HASH: &str = "'sha256-M/037353eLa79srNF/5TDdfrkyyOtb4mzlvh6RZbXss='";
+pub const STYLE_HASH: &str = "'sha256-KU2gVOshY7ZZOhhREziGNsWpJZxQlflPwS98qUwl3MA='";
 
 /// The view as a page of the REST API ([`VIEW_HTML`] with [`REST_TRANSPORT_MARKER`]).
 #[must_use]
