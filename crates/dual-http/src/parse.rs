@@ -154,7 +154,7 @@ where
                 range,
                 format,
                 named,
-                encoding: ContentCoding::negotiate(&parts.headers),
+                encoding: format.content_coding(&parts.headers),
             };
             if method == Method::HEAD {
                 ApiRequest::ExportHead(export)
