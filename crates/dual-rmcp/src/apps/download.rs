@@ -1,5 +1,6 @@
 //! The app-only tool `dual_download_link`: the view asks it for a capability URL (a download, or
-//! the view as a REST page) and opens it with `ui/open-link`.
+//! the view as a REST page) and hands it to the host with `ui/download-file` (a host that offers it)
+//! or `ui/open-link`.
 
 use std::str::FromStr;
 use std::sync::Arc;
