@@ -42,13 +42,15 @@ impl ExportFormat {
         }
     }
 
-    /// The coding the export is sent with: what `Accept-Encoding` asks for, but identity for
-    /// Parquet, whose pages are compressed already.
-    pub(crate) fn content_coding(self, headers: &HeaderMap) -> crate::ContentCoding {
+    /// Whether the format compresses itself (Parquet's pages), so it is sent without a
+    /// `Content-Encoding`.
+    pub(crate) const fn is_compressed(self) -> bool {
         match self {
+            Self::Json | Self::Ndjson | Self::Csv => false,
+            #[cfg(feature = "arrow")]
+            Self::Arrow => false,
             #[cfg(feature = "parquet")]
-            Self::Parquet => crate::ContentCoding::Identity,
-            _ => crate::ContentCoding::negotiate(headers),
+            Self::Parquet => true,
         }
     }
 
