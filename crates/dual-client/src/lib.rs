@@ -48,6 +48,8 @@
 //! export downloaded in parallel and put back in order, else pages in parallel; always exactly
 //! `total_count` rows or an error), [`fetch_stream`](ParsedDualResponse::fetch_stream) batches in
 //! order with bounded memory, [`wait_ready`](ParsedDualResponse::wait_ready) for a query still running,
+//! [`download`](ParsedDualResponse::download) the export's bytes in any format the server produces
+//! (CSV, an Arrow stream, a Parquet file, …; [`ExportFormat`]) chunk by chunk,
 //! [`metadata`](ParsedDualResponse::metadata),
 //! [`pin`](ParsedDualResponse::pin) and [`delete`](ParsedDualResponse::delete).
 //!
@@ -139,6 +141,7 @@
 
 mod builder;
 mod client;
+mod download;
 mod error;
 mod export;
 mod fetch_all;
@@ -158,6 +161,7 @@ mod wait;
 
 pub use builder::{DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT, DualResponseClientBuilder};
 pub use client::DualResponseClient;
+pub use download::{Download, DownloadOptions, ExportFormat};
 pub use error::{ClientBuildError, ClientError, ClientErrorCode};
 #[expect(deprecated, reason = "the former name stays exported for one release")]
 pub use fetch_all::DEFAULT_CONCURRENCY;

@@ -1,5 +1,6 @@
 //! The Arrow IPC stream export (feature `arrow`, `application/vnd.apache.arrow.stream`): rows are
-//! buffered into record batches of one schema derived from the resource's columns.
+//! buffered into record batches of one schema derived from the resource's columns. The Parquet
+//! export (feature `parquet`) writes the same batches ([`Batches`]), so both have this mapping.
 //!
 //! | column type | Arrow type | holds |
 //! |---|---|---|
@@ -16,17 +17,14 @@
 //! [`ArrowExportError::Mismatch`] naming the row and the column, and the export aborts. A resource
 //! with no columns exports a schema with no fields and batches that carry only their row count.
 
+mod batches;
 mod column;
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
-use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_ipc::writer::StreamWriter;
-use arrow_schema::{ArrowError, Field, Schema, SchemaRef};
+use arrow_schema::ArrowError;
 use dual_core::{Column, ColumnType, Row};
 
-use self::column::ColumnBuilder;
+pub(crate) use self::batches::Batches;
 
 /// A record batch is written once it holds this many rows…
 pub(crate) const BATCH_ROWS: usize = 8_192;
@@ -38,14 +36,14 @@ pub(crate) const BATCH_BYTES: usize = 1024 * 1024;
 /// reader can tell a `Utf8` of datetimes or JSON text from one of plain strings.
 pub(crate) const TYPE_METADATA_KEY: &str = "dual_response.type";
 
-/// Why an Arrow export could not go on.
+/// Why an Arrow (or Parquet) export could not go on.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub(crate) enum ArrowExportError {
     /// A value does not fit its column's type (a string in an `integer` column, `1.5` in an
     /// `integer` column, …).
     #[error(
-        "row {row} of the export (counting from 0), column `{column}` ({column_type}): {misfit} does not fit; an Arrow export never turns a value into null or truncates it"
+        "row {row} of the export (counting from 0), column `{column}` ({column_type}): {misfit} does not fit; an Arrow or Parquet export never turns a value into null or truncates it"
     )]
     Mismatch {
         /// The row's position in the export.
@@ -60,6 +58,10 @@ pub(crate) enum ArrowExportError {
     /// Arrow could not build or write a batch; Arrow's error is the source.
     #[error("the Arrow IPC writer failed")]
     Arrow(#[from] ArrowError),
+    /// The Parquet writer failed; its error is the source.
+    #[cfg(feature = "parquet")]
+    #[error("the Parquet writer failed")]
+    Parquet(#[from] ::parquet::errors::ParquetError),
 }
 
 /// Encodes an export as an Arrow IPC stream: [`open`](Self::open) writes the schema message,
@@ -68,40 +70,17 @@ pub(crate) enum ArrowExportError {
 ///
 /// After an error the encoder is spent: the export is aborted, not continued.
 pub(crate) struct ArrowEncoder {
-    schema: SchemaRef,
-    /// The name and builder of every field, in schema order.
-    columns: Vec<(String, ColumnType, ColumnBuilder)>,
+    batches: Batches,
     /// Created by the first write, which is the schema message; drained into `out` after each write.
     writer: Option<StreamWriter<Vec<u8>>>,
-    /// Rows in the batch being built.
-    buffered: usize,
-    /// Rows seen, the position a mismatch names.
-    rows: u64,
 }
 
 impl ArrowEncoder {
     /// An encoder for rows of `columns`, one nullable field each.
     pub(crate) fn new(columns: &[Column]) -> Self {
-        let fields: Vec<Field> = columns
-            .iter()
-            .map(|column| {
-                let data_type = ColumnBuilder::data_type(column.column_type);
-                let metadata = HashMap::from([(
-                    TYPE_METADATA_KEY.to_owned(),
-                    column.column_type.as_str().to_owned(),
-                )]);
-                Field::new(column.name.as_str(), data_type, true).with_metadata(metadata)
-            })
-            .collect();
         Self {
-            schema: Arc::new(Schema::new(fields)),
-            columns: columns
-                .iter()
-                .map(|c| (c.name.clone(), c.column_type, ColumnBuilder::new(c.column_type)))
-                .collect(),
+            batches: Batches::new(columns),
             writer: None,
-            buffered: 0,
-            rows: 0,
         }
     }
 
@@ -117,46 +96,24 @@ impl ArrowEncoder {
     /// [`ArrowExportError::Mismatch`] when a value does not fit its column (nothing of the row is
     /// buffered then); [`ArrowExportError::Arrow`] when the batch cannot be written.
     pub(crate) fn row(&mut self, row: &Row, out: &mut Vec<u8>) -> Result<(), ArrowExportError> {
-        // Every value is checked before any is appended, so the columns stay the same length.
-        for (name, column_type, builder) in &self.columns {
-            builder
-                .check(row.get(name))
-                .map_err(|misfit| mismatch(self.rows, name, *column_type, misfit))?;
-        }
-        for (name, column_type, builder) in &mut self.columns {
-            builder
-                .append(row.get(name))
-                .map_err(|misfit| mismatch(self.rows, name, *column_type, misfit))?;
-        }
-        self.buffered += 1;
-        self.rows += 1;
-        let bytes: usize = self.columns.iter().map(|(_, _, b)| b.bytes()).sum();
-        if self.buffered >= BATCH_ROWS || bytes >= BATCH_BYTES {
-            self.flush(out)?;
+        if let Some(batch) = self.batches.push(row)? {
+            let writer = self.writer()?;
+            writer.write(&batch)?;
+            drain(writer, out);
         }
         Ok(())
     }
 
     /// Writes the rows still buffered as a last batch, then the end-of-stream marker.
     pub(crate) fn close(&mut self, out: &mut Vec<u8>) -> Result<(), ArrowExportError> {
-        if self.buffered > 0 {
-            self.flush(out)?;
+        let last = (self.batches.buffered() > 0)
+            .then(|| self.batches.take())
+            .transpose()?;
+        let writer = self.writer()?;
+        if let Some(batch) = last {
+            writer.write(&batch)?;
         }
-        let writer = self.writer()?;
         writer.finish()?;
-        drain(writer, out);
-        Ok(())
-    }
-
-    /// Writes the buffered rows as one record batch.
-    fn flush(&mut self, out: &mut Vec<u8>) -> Result<(), ArrowExportError> {
-        let arrays = self.columns.iter_mut().map(|(_, _, b)| b.finish()).collect();
-        // The row count makes a batch of a schema without fields say how many rows it has.
-        let options = RecordBatchOptions::new().with_row_count(Some(self.buffered));
-        let batch = RecordBatch::try_new_with_options(Arc::clone(&self.schema), arrays, &options)?;
-        self.buffered = 0;
-        let writer = self.writer()?;
-        writer.write(&batch)?;
         drain(writer, out);
         Ok(())
     }
@@ -165,7 +122,7 @@ impl ArrowEncoder {
     fn writer(&mut self) -> Result<&mut StreamWriter<Vec<u8>>, ArrowError> {
         let writer = match self.writer.take() {
             Some(writer) => writer,
-            None => StreamWriter::try_new(Vec::new(), &self.schema)?,
+            None => StreamWriter::try_new(Vec::new(), self.batches.schema())?,
         };
         Ok(self.writer.insert(writer))
     }
@@ -174,25 +131,19 @@ impl ArrowEncoder {
 impl std::fmt::Debug for ArrowEncoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ArrowEncoder")
-            .field("fields", &self.schema.fields().len())
-            .field("buffered", &self.buffered)
-            .field("rows", &self.rows)
+            .field("batches", &self.batches)
+            .field("opened", &self.writer.is_some())
             .finish_non_exhaustive()
-    }
-}
-
-fn mismatch(row: u64, column: &str, column_type: ColumnType, misfit: column::Misfit) -> ArrowExportError {
-    ArrowExportError::Mismatch {
-        row,
-        column: column.to_owned(),
-        column_type,
-        misfit,
     }
 }
 
 /// Moves what the writer wrote into `out` (without copying when `out` is empty).
 fn drain(writer: &mut StreamWriter<Vec<u8>>, out: &mut Vec<u8>) {
-    let written = writer.get_mut();
+    append(writer.get_mut(), out);
+}
+
+/// Moves the bytes of `written` to the end of `out` (without copying when `out` is empty).
+pub(crate) fn append(written: &mut Vec<u8>, out: &mut Vec<u8>) {
     if out.is_empty() {
         std::mem::swap(written, out);
     } else {

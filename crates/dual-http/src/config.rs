@@ -22,6 +22,8 @@ pub struct HttpConfig {
     pub(crate) cors: Option<Cors>,
     pub(crate) authorize: Arc<dyn Authorize>,
     pub(crate) csv_formulas: CsvFormulas,
+    #[cfg(feature = "parquet")]
+    pub(crate) parquet_row_group_rows: usize,
 }
 
 impl HttpConfig {
@@ -60,6 +62,22 @@ impl HttpConfig {
     pub fn csv_formulas(&self) -> CsvFormulas {
         self.csv_formulas
     }
+
+    /// The rows of a Parquet export's row group.
+    #[cfg(feature = "parquet")]
+    #[must_use]
+    pub fn parquet_row_group_rows(&self) -> usize {
+        self.parquet_row_group_rows
+    }
+
+    /// What the export encoders take from these options.
+    pub(crate) fn encode_options(&self) -> crate::encode::EncodeOptions {
+        crate::encode::EncodeOptions {
+            formulas: self.csv_formulas,
+            #[cfg(feature = "parquet")]
+            row_group_rows: self.parquet_row_group_rows,
+        }
+    }
 }
 
 impl Default for HttpConfig {
@@ -71,6 +89,8 @@ impl Default for HttpConfig {
             cors: None,
             authorize: Arc::new(Anonymous),
             csv_formulas: CsvFormulas::default(),
+            #[cfg(feature = "parquet")]
+            parquet_row_group_rows: crate::DEFAULT_PARQUET_ROW_GROUP_ROWS,
         }
     }
 }
@@ -180,6 +200,16 @@ impl DualHttpBuilder {
     /// changed, and the other formats always carry values exactly.
     pub fn csv_formulas(mut self, formulas: CsvFormulas) -> Self {
         self.config.csv_formulas = formulas;
+        self
+    }
+
+    /// The rows of a Parquet export's row group (default
+    /// [`DEFAULT_PARQUET_ROW_GROUP_ROWS`](crate::DEFAULT_PARQUET_ROW_GROUP_ROWS), 65,536; 0 counts as
+    /// 1). An export holds one row group in memory, also closed early once its encoded size reaches
+    /// about 32 MiB, so this bounds the export's memory; larger row groups compress better.
+    #[cfg(feature = "parquet")]
+    pub fn parquet_row_group_rows(mut self, rows: usize) -> Self {
+        self.config.parquet_row_group_rows = rows.max(1);
         self
     }
 }

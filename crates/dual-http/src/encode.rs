@@ -1,5 +1,6 @@
 //! Row encoders of the export formats: a JSON array, NDJSON, RFC 4180 CSV and, with feature
-//! `arrow`, the Arrow IPC stream (its own module, `arrow.rs`).
+//! `arrow`, the Arrow IPC stream (its own module, `arrow.rs`), with feature `parquet` a Parquet
+//! file (`parquet.rs`).
 
 use dual_core::{Column, Row};
 
@@ -7,6 +8,8 @@ use crate::ExportFormat;
 #[cfg(feature = "arrow")]
 use crate::arrow::{ArrowEncoder, ArrowExportError};
 use crate::csv::{self, CsvFormulas};
+#[cfg(feature = "parquet")]
+use crate::parquet::ParquetEncoder;
 
 /// Why an export's bytes could not be written; the export body aborts with it (and logs it).
 #[derive(Debug, thiserror::Error)]
@@ -15,10 +18,81 @@ pub(crate) enum EncodeError {
     /// A row could not be serialised as JSON.
     #[error(transparent)]
     Json(#[from] serde_json::Error),
-    /// A value does not fit its Arrow column, or Arrow could not write a batch.
+    /// A value does not fit its Arrow (or Parquet) column, or the writer failed.
     #[cfg(feature = "arrow")]
     #[error(transparent)]
     Arrow(#[from] ArrowExportError),
+}
+
+/// What an encoder needs besides the format and the columns: the handler's options for exports.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EncodeOptions {
+    /// Whether CSV cells that read as formulas are neutralised.
+    pub(crate) formulas: CsvFormulas,
+    /// Rows per Parquet row group.
+    #[cfg(feature = "parquet")]
+    pub(crate) row_group_rows: usize,
+}
+
+impl From<CsvFormulas> for EncodeOptions {
+    fn from(formulas: CsvFormulas) -> Self {
+        Self {
+            formulas,
+            #[cfg(feature = "parquet")]
+            row_group_rows: crate::parquet::DEFAULT_PARQUET_ROW_GROUP_ROWS,
+        }
+    }
+}
+
+/// The encoder of a binary format built from record batches (boxed: they are large).
+#[cfg(feature = "arrow")]
+#[derive(Debug)]
+enum Columnar {
+    Arrow(Box<ArrowEncoder>),
+    #[cfg(feature = "parquet")]
+    Parquet(Box<ParquetEncoder>),
+}
+
+#[cfg(feature = "arrow")]
+impl Columnar {
+    fn new(format: ExportFormat, columns: &[Column], options: EncodeOptions) -> Option<Self> {
+        match format {
+            ExportFormat::Arrow => Some(Self::Arrow(Box::new(ArrowEncoder::new(columns)))),
+            #[cfg(feature = "parquet")]
+            ExportFormat::Parquet => Some(Self::Parquet(Box::new(ParquetEncoder::new(
+                columns,
+                options.row_group_rows,
+            )))),
+            _ => {
+                let _ = options;
+                None
+            }
+        }
+    }
+
+    fn open(&mut self, out: &mut Vec<u8>) -> Result<(), ArrowExportError> {
+        match self {
+            Self::Arrow(arrow) => arrow.open(out),
+            #[cfg(feature = "parquet")]
+            Self::Parquet(parquet) => parquet.open(out),
+        }
+    }
+
+    fn row(&mut self, row: &Row, out: &mut Vec<u8>) -> Result<(), ArrowExportError> {
+        match self {
+            Self::Arrow(arrow) => arrow.row(row, out),
+            #[cfg(feature = "parquet")]
+            Self::Parquet(parquet) => parquet.row(row, out),
+        }
+    }
+
+    fn close(&mut self, out: &mut Vec<u8>) -> Result<(), ArrowExportError> {
+        match self {
+            Self::Arrow(arrow) => arrow.close(out),
+            #[cfg(feature = "parquet")]
+            Self::Parquet(parquet) => parquet.close(out),
+        }
+    }
 }
 
 /// Writes an export's bytes: [`Encoder::open`] once, [`Encoder::row`] per row, [`Encoder::close`] once.
@@ -30,19 +104,20 @@ pub(crate) struct Encoder {
     /// Whether CSV cells that read as formulas are neutralised.
     formulas: CsvFormulas,
     rows: u64,
-    /// The Arrow batch builder: `Some` exactly when `format` is Arrow (boxed: it is large).
+    /// The batch-building encoder: `Some` exactly when `format` is Arrow or Parquet.
     #[cfg(feature = "arrow")]
-    arrow: Option<Box<ArrowEncoder>>,
+    columnar: Option<Columnar>,
 }
 
 impl Encoder {
-    pub(crate) fn new(format: ExportFormat, columns: Vec<Column>, formulas: CsvFormulas) -> Self {
+    pub(crate) fn new(format: ExportFormat, columns: Vec<Column>, options: impl Into<EncodeOptions>) -> Self {
+        let options = options.into();
         Self {
             #[cfg(feature = "arrow")]
-            arrow: (format == ExportFormat::Arrow).then(|| Box::new(ArrowEncoder::new(&columns))),
+            columnar: Columnar::new(format, &columns, options),
             format,
             columns,
-            formulas,
+            formulas: options.formulas,
             rows: 0,
         }
     }
@@ -52,7 +127,8 @@ impl Encoder {
         self.rows
     }
 
-    /// Writes what comes before the first row (`[`, the CSV header, the Arrow schema message).
+    /// Writes what comes before the first row (`[`, the CSV header, the Arrow schema message, the
+    /// Parquet magic bytes).
     pub(crate) fn open(&mut self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         match self.format {
             ExportFormat::Json => out.push(b'['),
@@ -69,18 +145,16 @@ impl Encoder {
                 }
             }
             #[cfg(feature = "arrow")]
-            ExportFormat::Arrow => {
-                if let Some(arrow) = &mut self.arrow {
-                    arrow.open(out)?;
-                }
-            }
+            ExportFormat::Arrow => self.columnar_open(out)?,
+            #[cfg(feature = "parquet")]
+            ExportFormat::Parquet => self.columnar_open(out)?,
         }
         Ok(())
     }
 
-    /// Appends one row (Arrow: buffers it, writing a record batch when one is full). The JSON formats
-    /// fail only if a row cannot be serialised, which a JSON map cannot; Arrow fails on a value that
-    /// does not fit its column.
+    /// Appends one row (Arrow, Parquet: buffers it, writing a record batch or row group when one is
+    /// full). The JSON formats fail only if a row cannot be serialised, which a JSON map cannot;
+    /// Arrow and Parquet fail on a value that does not fit its column.
     pub(crate) fn row(&mut self, row: &Row, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         match self.format {
             ExportFormat::Json => {
@@ -105,18 +179,16 @@ impl Encoder {
                 }
             }
             #[cfg(feature = "arrow")]
-            ExportFormat::Arrow => {
-                if let Some(arrow) = &mut self.arrow {
-                    arrow.row(row, out)?;
-                }
-            }
+            ExportFormat::Arrow => self.columnar_row(row, out)?,
+            #[cfg(feature = "parquet")]
+            ExportFormat::Parquet => self.columnar_row(row, out)?,
         }
         self.rows += 1;
         Ok(())
     }
 
     /// Appends one row given as the compact JSON of a row object (a snapshot's stored form): the
-    /// JSON formats copy it; CSV and Arrow decode it first.
+    /// JSON formats copy it; CSV, Arrow and Parquet decode it first.
     pub(crate) fn json_row(&mut self, row: &[u8], out: &mut Vec<u8>) -> Result<(), EncodeError> {
         match self.format {
             ExportFormat::Json => {
@@ -138,19 +210,33 @@ impl Encoder {
         Ok(())
     }
 
-    /// Writes what comes after the last row (`]`; Arrow: the last batch and the end-of-stream marker).
+    /// Writes what comes after the last row (`]`; Arrow: the last batch and the end-of-stream
+    /// marker; Parquet: the last row group and the footer).
     pub(crate) fn close(&mut self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         match self.format {
             ExportFormat::Json => out.push(b']'),
             ExportFormat::Ndjson | ExportFormat::Csv => {}
             #[cfg(feature = "arrow")]
-            ExportFormat::Arrow => {
-                if let Some(arrow) = &mut self.arrow {
-                    arrow.close(out)?;
-                }
-            }
+            ExportFormat::Arrow => self.columnar_close(out)?,
+            #[cfg(feature = "parquet")]
+            ExportFormat::Parquet => self.columnar_close(out)?,
         }
         Ok(())
+    }
+
+    #[cfg(feature = "arrow")]
+    fn columnar_open(&mut self, out: &mut Vec<u8>) -> Result<(), ArrowExportError> {
+        self.columnar.as_mut().map_or(Ok(()), |c| c.open(out))
+    }
+
+    #[cfg(feature = "arrow")]
+    fn columnar_row(&mut self, row: &Row, out: &mut Vec<u8>) -> Result<(), ArrowExportError> {
+        self.columnar.as_mut().map_or(Ok(()), |c| c.row(row, out))
+    }
+
+    #[cfg(feature = "arrow")]
+    fn columnar_close(&mut self, out: &mut Vec<u8>) -> Result<(), ArrowExportError> {
+        self.columnar.as_mut().map_or(Ok(()), |c| c.close(out))
     }
 }
 

@@ -11,7 +11,7 @@ use crate::encode::Encoder;
 use crate::export::ExportBody;
 use crate::parse::{ApiRequest, ExportRequest, Parsed};
 use crate::rejection::Rejection;
-use crate::{ContentCoding, CsvFormulas, ExportFormat, HttpConfig};
+use crate::{ContentCoding, ExportFormat, HttpConfig};
 
 /// The outcome of an operation, ready for [`render`](crate::render::render).
 #[derive(Debug)]
@@ -112,7 +112,7 @@ async fn run(
             let stream = server
                 .export_range(request.id, &caller, request.sort.clone(), request.range)
                 .await?;
-            let mut export = start_export(stream, &request, config.csv_formulas).await?;
+            let mut export = start_export(stream, &request, config).await?;
             export.attachment = request.attachment();
             ApiResponse::Export(export)
         }
@@ -141,9 +141,9 @@ async fn run(
 async fn start_export(
     (record, stream): (ResourceRecord, RowStream),
     request: &ExportRequest,
-    formulas: CsvFormulas,
+    config: &HttpConfig,
 ) -> Result<Export, Rejection> {
-    let encoder = Encoder::new(request.format, record.columns, formulas);
+    let encoder = Encoder::new(request.format, record.columns, config.encode_options());
     let (mut body, encoding) = ExportBody::new(request.id, encoder, stream, request.encoding);
     body.prime().await?;
     Ok(Export {

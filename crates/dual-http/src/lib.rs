@@ -67,8 +67,9 @@
 //! |---|---|---|
 //! | `compression` | on | `Accept-Encoding: gzip` / `zstd` for exports (flate2, pure Rust, and zstd) |
 //! | `arrow` | off | `ExportFormat::Arrow`: exports as Arrow IPC streams (arrow-rs's `arrow-ipc`, no compression codecs); see below |
+//! | `parquet` | off | `ExportFormat::Parquet`: exports as Parquet files (arrow-rs's `parquet`, zstd only; implies `arrow`); see below |
 //! | `tower` | off | `tower::Service` for [`DualHttp`] (axum's `nest_service`, tower stacks) |
-//! | `services` | off | only this crate's test that reads an Arrow export with pyarrow (implies `arrow`) |
+//! | `services` | off | only this crate's test that reads the Arrow and Parquet exports with pyarrow (implies `parquet`) |
 //!
 //! An Arrow export is the schema, record batches of up to 8,192 rows (cut earlier at about 1 MiB of
 //! values, so an export holds one batch in memory) and the end-of-stream marker. Every column is a
@@ -77,6 +78,12 @@
 //! null. A value that does not fit its column (a string or `1.5` in an `integer` column) is never
 //! sent as a null or truncated: the export aborts, like a query failing midway, and the error is
 //! logged with the row and the column. docs/DESIGN.md §5 has the whole mapping.
+//!
+//! A Parquet export has the same schema (the Arrow schema is stored in the file, so readers get the
+//! same types and the `dual_response.type` field metadata) and the same mismatch rule. Its pages are
+//! zstd-compressed, so it is never sent with a `Content-Encoding`; row groups hold up to 65,536 rows
+//! (`DualHttpBuilder::parquet_row_group_rows`) or about 32 MiB, and each goes out when it is complete,
+//! so an export holds one row group in memory. The footer comes last.
 //!
 //! [`DualHttp`] is written against the `http` and `http-body` crates only: generic over the request
 //! body, infallible, and opening no sockets. It is a hyper `Service` (raw hyper, hyper-util's servers)
@@ -159,6 +166,8 @@ mod handler;
 mod link;
 mod media;
 pub mod metrics;
+#[cfg(feature = "parquet")]
+mod parquet;
 mod parse;
 mod query;
 mod rejection;
@@ -178,6 +187,8 @@ pub use csv::CsvFormulas;
 pub use future::ResponseFuture;
 pub use handler::DualHttp;
 pub use media::ExportFormat;
+#[cfg(feature = "parquet")]
+pub use parquet::DEFAULT_PARQUET_ROW_GROUP_ROWS;
 
 /// The boxed error request bodies may fail with (`B::Error: Into<BoxError>`).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -19,6 +19,12 @@ pub enum ExportFormat {
     /// type mapping; a value that does not fit its column aborts the export.
     #[cfg(feature = "arrow")]
     Arrow,
+    /// A Parquet file (`application/vnd.apache.parquet`), with feature `parquet`: the Arrow export's
+    /// schema and type mapping, zstd-compressed, in row groups of up to 65,536 rows (configurable
+    /// with [`DualHttpBuilder::parquet_row_group_rows`](crate::DualHttpBuilder::parquet_row_group_rows));
+    /// a value that does not fit its column aborts the export, as in the Arrow export.
+    #[cfg(feature = "parquet")]
+    Parquet,
 }
 
 impl ExportFormat {
@@ -31,6 +37,20 @@ impl ExportFormat {
             Self::Csv => "text/csv; charset=utf-8; header=present",
             #[cfg(feature = "arrow")]
             Self::Arrow => "application/vnd.apache.arrow.stream",
+            #[cfg(feature = "parquet")]
+            Self::Parquet => "application/vnd.apache.parquet",
+        }
+    }
+
+    /// Whether the format compresses itself (Parquet's pages), so it is sent without a
+    /// `Content-Encoding`.
+    pub(crate) const fn is_compressed(self) -> bool {
+        match self {
+            Self::Json | Self::Ndjson | Self::Csv => false,
+            #[cfg(feature = "arrow")]
+            Self::Arrow => false,
+            #[cfg(feature = "parquet")]
+            Self::Parquet => true,
         }
     }
 
@@ -43,6 +63,8 @@ impl ExportFormat {
             LinkFormat::Csv => Some(Self::Csv),
             #[cfg(feature = "arrow")]
             LinkFormat::Arrow => Some(Self::Arrow),
+            #[cfg(feature = "parquet")]
+            LinkFormat::Parquet => Some(Self::Parquet),
             _ => None,
         }
     }
@@ -54,6 +76,8 @@ impl ExportFormat {
         Self::Csv,
         #[cfg(feature = "arrow")]
         Self::Arrow,
+        #[cfg(feature = "parquet")]
+        Self::Parquet,
     ];
 
     /// How specifically the media range `ty/sub` names this format: 2 exactly, 1 by `ty/*`, 0 by
@@ -65,6 +89,8 @@ impl ExportFormat {
             Self::Csv => ("text", &["csv"]),
             #[cfg(feature = "arrow")]
             Self::Arrow => ("application", &["vnd.apache.arrow.stream"]),
+            #[cfg(feature = "parquet")]
+            Self::Parquet => ("application", &["vnd.apache.parquet", "x-parquet"]),
         };
         if ty == "*" && sub == "*" {
             Some(0)
@@ -81,15 +107,19 @@ impl ExportFormat {
     #[cfg(not(feature = "arrow"))]
     pub(crate) const PRODUCIBLE: &'static str = "application/json, application/x-ndjson, text/csv";
     /// The media types the server can produce, for the message of a 406.
-    #[cfg(feature = "arrow")]
+    #[cfg(all(feature = "arrow", not(feature = "parquet")))]
     pub(crate) const PRODUCIBLE: &'static str =
         "application/json, application/x-ndjson, text/csv, application/vnd.apache.arrow.stream";
+    /// The media types the server can produce, for the message of a 406.
+    #[cfg(feature = "parquet")]
+    pub(crate) const PRODUCIBLE: &'static str = "application/json, application/x-ndjson, text/csv, application/vnd.apache.arrow.stream, application/vnd.apache.parquet";
 
     /// Picks the export format from the request's `Accept` headers: the acceptable format with the
     /// highest quality, ties going to the one the client listed first, then to JSON, NDJSON, CSV,
-    /// Arrow. Arrow is acceptable only by name or by a wildcard (`application/*`, `*/*`) that no
-    /// other format outranks, and only with feature `arrow`: without it, an `Accept` of only
-    /// `application/vnd.apache.arrow.stream` is a 406 like any other format the server cannot produce.
+    /// Arrow, Parquet. Arrow and Parquet are acceptable only by name or by a wildcard (`application/*`,
+    /// `*/*`) that no other format outranks, and only with features `arrow` and `parquet`: without
+    /// them, an `Accept` of only `application/vnd.apache.arrow.stream` (or
+    /// `application/vnd.apache.parquet`) is a 406 like any other format the server cannot produce.
     /// No `Accept` (or none with a well-formed media range) means JSON; `None` when `Accept` names
     /// media ranges but none of them, with a quality above 0, matches a format the server can
     /// produce (the handler answers 406 `not_acceptable`).
@@ -302,7 +332,49 @@ mod tests {
             );
         }
         assert_eq!(Arrow.content_type(), "application/vnd.apache.arrow.stream");
-        assert!(ExportFormat::PRODUCIBLE.ends_with("application/vnd.apache.arrow.stream"));
+        assert!(ExportFormat::PRODUCIBLE.contains("application/vnd.apache.arrow.stream"));
+    }
+
+    #[cfg(feature = "parquet")]
+    #[test]
+    fn negotiates_parquet_by_name() {
+        use ExportFormat::{Arrow, Json, Parquet};
+        let cases: &[(&[&'static str], Option<ExportFormat>)] = &[
+            (&["application/vnd.apache.parquet"], Some(Parquet)),
+            (&["application/x-parquet"], Some(Parquet)),
+            (&["Application/VND.Apache.Parquet; q=0.9"], Some(Parquet)),
+            (
+                &["application/vnd.apache.parquet, application/vnd.apache.arrow.stream"],
+                Some(Parquet),
+            ),
+            (
+                &["application/vnd.apache.arrow.stream, application/vnd.apache.parquet"],
+                Some(Arrow),
+            ),
+            (
+                &["application/json;q=0.5, application/vnd.apache.parquet"],
+                Some(Parquet),
+            ),
+            (&["application/*"], Some(Json)),
+            (&["application/vnd.apache.parquet;q=0"], None),
+        ];
+        for (accept, expected) in cases {
+            assert_eq!(
+                ExportFormat::negotiate(&headers(ACCEPT, accept)),
+                *expected,
+                "{accept:?}"
+            );
+        }
+        assert_eq!(Parquet.content_type(), "application/vnd.apache.parquet");
+        assert!(ExportFormat::PRODUCIBLE.ends_with("application/vnd.apache.parquet"));
+    }
+
+    #[cfg(not(feature = "parquet"))]
+    #[test]
+    fn parquet_is_not_acceptable_without_the_feature() {
+        let accept = headers(ACCEPT, &["application/vnd.apache.parquet"]);
+        assert_eq!(ExportFormat::negotiate(&accept), None);
+        assert!(!ExportFormat::PRODUCIBLE.contains("parquet"));
     }
 
     #[cfg(not(feature = "arrow"))]

@@ -160,7 +160,12 @@ where
                 range,
                 format,
                 named,
-                encoding: ContentCoding::negotiate(&parts.headers),
+                // Parquet's pages are compressed already: sent as they are, whatever `Accept-Encoding` says.
+                encoding: if format.is_compressed() {
+                    ContentCoding::Identity
+                } else {
+                    ContentCoding::negotiate(&parts.headers)
+                },
             };
             if method == Method::HEAD {
                 ApiRequest::ExportHead(export)

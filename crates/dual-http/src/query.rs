@@ -35,7 +35,7 @@ pub(crate) struct ExportParams {
     pub(crate) sort: Option<Sort>,
     /// `offset` and `limit`.
     pub(crate) range: RowRange,
-    /// `format=csv|ndjson|json|arrow`, which overrides `Accept`.
+    /// `format=csv|ndjson|json|arrow|parquet`, which overrides `Accept`.
     pub(crate) format: Option<LinkFormat>,
 }
 
@@ -129,7 +129,7 @@ fn once(name: &str) -> Rejection {
 
 fn link_format(value: &str) -> Result<LinkFormat, Rejection> {
     value.parse().map_err(|_| {
-        Rejection::InvalidRequest("`format` must be one of csv, ndjson, json or arrow".to_owned())
+        Rejection::InvalidRequest("`format` must be one of csv, ndjson, json, arrow or parquet".to_owned())
     })
 }
 

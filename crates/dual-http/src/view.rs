@@ -7,8 +7,16 @@ use http::header::{self, HeaderValue};
 
 use crate::ResponseBody;
 
-/// The page: [`dual_view::rest_page`], made once.
-static PAGE: LazyLock<String> = LazyLock::new(dual_view::rest_page);
+/// The page: [`dual_view::rest_page`], made once; without the Parquet download when this build
+/// cannot produce Parquet.
+static PAGE: LazyLock<String> = LazyLock::new(|| {
+    let page = dual_view::rest_page();
+    if cfg!(feature = "parquet") {
+        page
+    } else {
+        dual_view::without_parquet(&page)
+    }
+});
 
 /// The page's Content-Security-Policy: nothing but the view's own inline script and style, its
 /// REST reads (`connect-src 'self'`) and `data:` images; no framing, no forms, no `<base>`.
@@ -46,5 +54,9 @@ mod tests {
         assert!(super::CSP.contains(&format!("script-src {};", dual_view::SCRIPT_HASH)));
         assert!(super::CSP.contains(&format!("style-src {};", dual_view::STYLE_HASH)));
         assert!(super::PAGE.contains(dual_view::REST_TRANSPORT_MARKER));
+        assert_eq!(
+            super::PAGE.contains(dual_view::PARQUET_BUTTON),
+            cfg!(feature = "parquet")
+        );
     }
 }

@@ -257,6 +257,10 @@ fn check_body(spec: &Spec, documented: &Value, headers: &HeaderMap, body: &Bytes
         check_arrow(body, what);
         return;
     }
+    if essence == "application/vnd.apache.parquet" {
+        check_parquet(body, what);
+        return;
+    }
     let text = std::str::from_utf8(body).expect("UTF-8 body");
     match essence {
         "application/json" => {
@@ -301,6 +305,24 @@ fn check_arrow(body: &Bytes, what: &str) {
 #[cfg(not(feature = "arrow"))]
 fn check_arrow(_: &Bytes, what: &str) {
     panic!("{what}: an Arrow export from a handler built without feature `arrow`");
+}
+
+/// A Parquet file with every row.
+#[cfg(feature = "parquet")]
+fn check_parquet(body: &Bytes, what: &str) {
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(body.clone())
+        .unwrap_or_else(|e| panic!("{what}: not a Parquet file: {e}"));
+    let rows: usize = builder
+        .build()
+        .expect("a reader")
+        .map(|batch| batch.map(|b| b.num_rows()).expect("a well-formed batch"))
+        .sum();
+    assert_eq!(rows, 250, "{what}");
+}
+
+#[cfg(not(feature = "parquet"))]
+fn check_parquet(_: &Bytes, what: &str) {
+    panic!("{what}: a Parquet export from a handler built without feature `parquet`");
 }
 
 #[tokio::test]
@@ -424,6 +446,10 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
         // 200 with feature `arrow`, else 406: documented either way.
         case("/{id}/data", Method::GET, data(id))
             .header(header::ACCEPT, "application/vnd.apache.arrow.stream")
+            .header(header::ACCEPT_ENCODING, "zstd"),
+        // 200 with feature `parquet` (never content-encoded), else 406.
+        case("/{id}/data", Method::GET, data(id))
+            .header(header::ACCEPT, "application/vnd.apache.parquet")
             .header(header::ACCEPT_ENCODING, "zstd"),
         case("/{id}/data", Method::GET, format!("{}?format=csv", data(id)))
             .header(header::ACCEPT, "application/json"),

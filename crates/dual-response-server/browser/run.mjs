@@ -244,13 +244,13 @@ const restBase = (demo, uri) => `${demo.replace(/\/$/, "")}/resources/${idOf(uri
 const textOf = (result) => (result.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
 /** Opens `args` of `tool` (or `toolResult`) in the host page; returns the tool result and the view's frame. */
-async function openInHost(page, { token, sql, toolResult, prompt }) {
+async function openInHost(page, { token, sql, toolResult, prompt, downloadFile = false }) {
   const opened = await page.evaluate(
-    ({ token, sql, toolResult, prompt }) =>
+    ({ token, sql, toolResult, prompt, downloadFile }) =>
       window.__host
-        .open({ token, args: sql ? { sql } : {}, toolResult, prompt })
+        .open({ token, args: sql ? { sql } : {}, toolResult, prompt, downloadFile })
         .then((o) => ({ sentAt: o.sentAt, result: o.result, uri: o.uri, uiMeta: o.uiMeta })),
-    { token, sql, toolResult, prompt },
+    { token, sql, toolResult, prompt, downloadFile },
   );
   const frame = await (await page.waitForSelector("iframe#view")).contentFrame();
   if (!frame) fail("the view's iframe has no frame");
@@ -294,6 +294,82 @@ async function downloadLink(target, which) {
   if (href.missing) fail(`#dv-download-${which} is missing`);
   if (!href.href) fail(`#dv-download-${which} is a ${href.tag} without an href (REST mode: a plain link)`);
   return href.href;
+}
+
+const PARQUET = "application/vnd.apache.parquet";
+
+/** The bytes of a response, and whether they are a whole Parquet file (`PAR1` at both ends). */
+async function parquetBytes(response) {
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const magic = (at) => String.fromCharCode(...bytes.subarray(at, at + 4));
+  return { bytes, whole: bytes.length > 8 && magic(0) === "PAR1" && magic(bytes.length - 4) === "PAR1" };
+}
+
+/**
+ * Downloads in hosts (MCP Apps): a host that advertises `hostCapabilities.downloadFile` gets
+ * `ui/download-file` with the capability link as a `resource_link` (named `{id}.{ext}`, its media type) and
+ * no `ui/open-link`; one that does not gets `ui/open-link` with the link and no `ui/download-file`. Either
+ * link is the server's export of the result: the same bytes as `GET /data` with `Accept` of the format.
+ */
+async function hostDownloadChecks(page, demo) {
+  const events = () =>
+    page.evaluate(() => ({ links: window.__host.events.openLinks.length, downloads: window.__host.events.downloads.length }));
+  const sameAsExport = async (url, uri) => {
+    const u = new URL(url);
+    if (u.searchParams.get("format") !== "parquet" || !u.searchParams.get("token")) fail(`not a Parquet capability link: ${url}`);
+    if (!u.pathname.endsWith(`/${idOf(uri)}/data`)) fail(`the link ${u.pathname} is not the result's /data`);
+    const viaLink = await rest.get(url);
+    if (viaLink.status !== 200) fail(`GET the link: ${viaLink.status} ${await viaLink.text()}`);
+    if (viaLink.headers.get("content-type") !== PARQUET) fail(`the link's Content-Type is ${viaLink.headers.get("content-type")}`);
+    const disposition = viaLink.headers.get("content-disposition") ?? "";
+    if (disposition !== `attachment; filename="${idOf(uri)}.parquet"`) fail(`Content-Disposition ${disposition}`);
+    const got = await parquetBytes(viaLink);
+    if (!got.whole) fail(`the link gave ${got.bytes.length} bytes that are not a whole Parquet file`);
+    const direct = await parquetBytes(await rest.get(`${restBase(demo, uri)}/data`, { headers: { Accept: PARQUET } }));
+    if (direct.bytes.length !== got.bytes.length || direct.bytes.some((b, i) => b !== got.bytes[i]))
+      fail(`the link gave ${got.bytes.length} bytes, the export with Accept: ${PARQUET} ${direct.bytes.length} different ones`);
+    return got.bytes.length;
+  };
+
+  await check("apps: a host without downloadFile gets ui/open-link with the Parquet capability link", async () => {
+    const opened = await openInHost(page, { sql: SMALL_SQL });
+    const { uri } = dualOf(opened.result);
+    await view.waitReady(opened.frame);
+    const before = await events();
+    await opened.frame.locator("#dv-download-parquet").click();
+    await page.waitForFunction((n) => window.__host.events.openLinks.length > n, before.links, { timeout: scaled(30_000) });
+    const url = await page.evaluate(() => window.__host.events.openLinks.at(-1));
+    if ((await events()).downloads !== before.downloads) fail("the view sent ui/download-file to a host that does not offer it");
+    return `${await sameAsExport(url, uri)} bytes through ui/open-link`;
+  });
+
+  await check("apps: a host with downloadFile gets ui/download-file with the link as a resource_link", async () => {
+    const opened = await openInHost(page, { sql: SMALL_SQL, downloadFile: true });
+    const { uri } = dualOf(opened.result);
+    await view.waitReady(opened.frame);
+    const got = [];
+    for (const [which, mimeType] of [["parquet", PARQUET], ["csv", "text/csv"]]) {
+      const before = await events();
+      await opened.frame.locator(`#dv-download-${which}`).click();
+      await page.waitForFunction((n) => window.__host.events.downloads.length > n, before.downloads, { timeout: scaled(30_000) });
+      const params = await page.evaluate(() => window.__host.events.downloads.at(-1));
+      if ((await events()).links !== before.links) fail(`the ${which} download also sent ui/open-link`);
+      const contents = params?.contents;
+      if (!Array.isArray(contents) || contents.length !== 1) fail(`ui/download-file params ${JSON.stringify(params)}`);
+      const [link] = contents;
+      if (link.type !== "resource_link") fail(`a ${link.type}, not a resource_link: ${JSON.stringify(link)}`);
+      if (link.name !== `${idOf(uri)}.${which}`) fail(`named ${link.name}, not ${idOf(uri)}.${which}`);
+      if (link.mimeType !== mimeType) fail(`mimeType ${link.mimeType}, not ${mimeType}`);
+      if (new URL(link.uri).searchParams.get("format") !== which) fail(`the link ${link.uri} is not format=${which}`);
+      if (which === "parquet") got.push(`${await sameAsExport(link.uri, uri)} Parquet bytes`);
+      else {
+        const rows = (await rest.csvRecords(await rest.get(link.uri))) - 1;
+        if (rows !== 120) fail(`the CSV link gave ${rows} rows, not 120`);
+        got.push(`${rows} CSV rows`);
+      }
+    }
+    return got.join(", ");
+  });
 }
 
 /** Records #dv-status (and #dv-total) until the view says ready or failed. */
@@ -719,6 +795,8 @@ try {
       });
     }
   }
+
+  await hostDownloadChecks(page, opt.demo);
 
   await check("apps: the view of an HTML value", async () => {
     const html = await openInHost(page, { sql: HTML_SQL });

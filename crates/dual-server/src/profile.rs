@@ -91,6 +91,41 @@ impl Profiler {
         }
     }
 
+    /// Profiles one decoded row (what an executor yields as [`Row`]s): the values are read as they
+    /// are, with nothing to parse; the profile is the one [`Profiler::add_row`] computes of the
+    /// row's JSON.
+    pub(crate) fn add_decoded(&mut self, row: &dual_core::Row) {
+        self.rows += 1;
+        let mut position = 0;
+        for (key, value) in row {
+            let at = if self.names.get(position).is_some_and(|name| **name == **key) {
+                Some(position)
+            } else {
+                self.column(key.as_bytes())
+            };
+            let Some(at) = at else { continue };
+            position = at + 1;
+            let stats = &mut self.stats[at];
+            match value {
+                serde_json::Value::Null => stats.add(scan::Scalar::Null),
+                serde_json::Value::Bool(b) => stats.add(scan::Scalar::Bool(*b)),
+                serde_json::Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+                    (Some(i), _) => stats.add(scan::Scalar::Int(i)),
+                    (None, Some(x)) => stats.add(scan::Scalar::Float(x, &[])),
+                    (None, None) => stats.add(scan::Scalar::Null),
+                },
+                serde_json::Value::String(s) => stats.add(scan::Scalar::Str {
+                    raw: s.as_bytes(),
+                    escaped: false,
+                }),
+                nested => {
+                    let text = serde_json::to_vec(nested).unwrap_or_default();
+                    stats.add(scan::Scalar::Nested(&text));
+                }
+            }
+        }
+    }
+
     /// The index of the column `key`, added when new and within [`MAX_COLUMNS`].
     fn column(&mut self, key: &[u8]) -> Option<usize> {
         let name = String::from_utf8_lossy(key);

@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use dual_core::column::infer_columns;
 use dual_core::profile::Profile;
 use dual_core::{Column, Row};
@@ -25,6 +25,24 @@ const PROFILE_EVERY: Duration = Duration::from_millis(250);
 /// bounded by a few batches).
 const QUEUED_BATCHES: usize = 8;
 
+/// A batch of stored rows for the profiling task.
+#[derive(Debug)]
+pub(crate) enum Batch {
+    /// Rows as the spool stores them.
+    Json(JsonRows),
+    /// Rows the executor yielded decoded (profiled without parsing).
+    Decoded(Vec<Row>),
+}
+
+impl Batch {
+    fn is_empty(&self) -> bool {
+        match self {
+            Self::Json(rows) => rows.is_empty(),
+            Self::Decoded(rows) => rows.is_empty(),
+        }
+    }
+}
+
 /// What the writer and the profiling thread share.
 #[derive(Debug, Default)]
 struct Shared {
@@ -36,7 +54,7 @@ struct Shared {
 /// The writer's side of its profile.
 pub(crate) struct Profiling {
     shared: Arc<Mutex<Shared>>,
-    queue: Option<mpsc::Sender<JsonRows>>,
+    queue: Option<mpsc::Sender<Batch>>,
     worker: Option<tokio::task::JoinHandle<()>>,
     /// When the profile so far was last published.
     published: Option<tokio::time::Instant>,
@@ -48,7 +66,7 @@ impl Profiling {
     /// Starts the profiling task.
     pub(crate) fn start() -> Self {
         let shared = Arc::new(Mutex::new(Shared::default()));
-        let (queue, mut batches) = mpsc::channel::<JsonRows>(QUEUED_BATCHES);
+        let (queue, mut batches) = mpsc::channel::<Batch>(QUEUED_BATCHES);
         let profiled = Arc::clone(&shared);
         let worker = tokio::spawn(async move {
             while let Some(rows) = batches.recv().await {
@@ -81,7 +99,7 @@ impl Profiling {
     }
 
     /// Queues a batch of stored rows for profiling, waiting while the queue is full.
-    pub(crate) async fn send(&mut self, rows: JsonRows) {
+    pub(crate) async fn send(&mut self, rows: Batch) {
         if rows.is_empty() {
             return;
         }
@@ -146,11 +164,18 @@ impl Profiling {
 
 /// Profiles `rows`. The profile never costs the result: should profiling a row ever panic (a bug),
 /// the profile is dropped and logged, and the snapshot goes on without one.
-fn profile_batch(shared: &mut Shared, rows: &JsonRows) {
+fn profile_batch(shared: &mut Shared, rows: &Batch) {
     let profiler = &mut shared.profiler;
-    let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        for row in rows.iter() {
-            profiler.add_row(&row);
+    let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match rows {
+        Batch::Json(rows) => {
+            for row in rows.iter() {
+                profiler.add_row(&row);
+            }
+        }
+        Batch::Decoded(rows) => {
+            for row in rows {
+                profiler.add_decoded(row);
+            }
         }
     }));
     if done.is_err() {
@@ -172,29 +197,4 @@ fn finish(profiler: &Profiler, columns: &[Column], complete: bool) -> Option<Pro
         tracing::error!("the column profile failed: the snapshot is stored without one");
     }
     profile.ok()
-}
-
-/// Rows encoded one by one (a batch of decoded rows), packed for the profiling task.
-#[derive(Debug, Default)]
-pub(crate) struct Packed {
-    bytes: BytesMut,
-    ends: Vec<usize>,
-}
-
-impl Packed {
-    /// Appends one row's compact JSON.
-    pub(crate) fn push(&mut self, row: &[u8]) {
-        self.bytes.extend_from_slice(row);
-        self.ends.push(self.bytes.len());
-    }
-
-    /// Whether no row is packed.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// The rows packed so far, as one batch.
-    pub(crate) fn take(&mut self) -> JsonRows {
-        JsonRows::packed(self.bytes.split().freeze(), std::mem::take(&mut self.ends))
-    }
 }

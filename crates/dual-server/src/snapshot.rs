@@ -14,7 +14,7 @@ use tokio::sync::{oneshot, watch};
 
 use crate::batch::decode_row;
 use crate::owners::{BytesMeter, SnapshotCharge};
-use crate::profiling::{Packed, Profiling};
+use crate::profiling::{Batch, Profiling};
 use crate::progress::{End, Progress, failure_of};
 use crate::scheduler::{GIVE_WAY, Slots, TimeBudget, WorkClass};
 use crate::start::Started;
@@ -124,7 +124,6 @@ async fn write_rows(
         profile,
     } = query;
     let mut profiling = profile.then(Profiling::start);
-    let mut packed = Packed::default();
     // The caller waits: the query runs in a foreground slot (waiting for it counts against the time
     // limit, and is not "running": the tool call is not told it is pending).
     let mut slot = slots.slot(WorkClass::Foreground).await;
@@ -200,7 +199,7 @@ async fn write_rows(
         let mut kept = Vec::new();
         match batch {
             RowBatch::Rows(batch) => {
-                for row in batch {
+                for row in &batch {
                     encoded.clear();
                     serde_json::to_writer(&mut encoded, &row)
                         .map_err(|e| ServerError::query_failed(ExecutorError::from_error(e)))?;
@@ -209,12 +208,12 @@ async fn write_rows(
                         out.meter.release_all();
                         return Ok(None);
                     }
-                    if profiling.is_some() {
-                        packed.push(&encoded);
-                    }
                     if sampled {
-                        kept.push(row);
+                        kept.push(row.clone());
                     }
+                }
+                if let Some(profiling) = &mut profiling {
+                    profiling.send(Batch::Decoded(batch)).await;
                 }
             }
             RowBatch::Json(batch) => {
@@ -228,14 +227,9 @@ async fn write_rows(
                     }
                 }
                 if let Some(profiling) = &mut profiling {
-                    profiling.send(batch).await;
+                    profiling.send(Batch::Json(batch)).await;
                 }
             }
-        }
-        if let Some(profiling) = &mut profiling
-            && !packed.is_empty()
-        {
-            profiling.send(packed.take()).await;
         }
         let stored = out.writer.stored();
         let grew = stored.segments().len() != segments;

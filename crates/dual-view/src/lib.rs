@@ -30,7 +30,7 @@
 //! `#dv-error`, rejects the `scrollToRow` promises of its rows, and is retried after a growing delay.
 //!
 //! A header click sorts on the server (ascending, descending, unsorted; `aria-sort`); a row
-//! number jumps anywhere; CSV and NDJSON download the whole result (in the current order); a cell
+//! number jumps anywhere; CSV, NDJSON and Parquet download the whole result (in the current order); a cell
 //! (Ctrl/Cmd+C) or a row (Shift+Ctrl/Cmd+C, or the button, as tab-separated text) is copied. It
 //! is an ARIA grid (row and column counts and indexes, a roving tabindex, arrows, Page Up/Down,
 //! Home/End, Ctrl+Home/End) with a live region announcing loading, sorting and counts. It takes
@@ -68,12 +68,14 @@
 //!   `metadata.columns`, `metadata.status`, `results`), pages through `resources/read` on
 //!   `resource://{id}?offset=…&limit=…&sort=field:asc|desc` (a pending or failed status object
 //!   is polled or shown), downloads through `tools/call` of the app-only tool
-//!   `dual_download_link` then `ui/open-link`, the column profile through `resources/read` on
-//!   `resource://{id}/profile` (the profile, `{"status": "pending"}` or `{"status": "no_profile"}`),
-//!   `ui/request-display-mode` for fullscreen when
-//!   the host offers it, and `ui/notifications/size-changed` when its size changes inline.
+//!   `dual_download_link`, then `ui/download-file` with the link as a `resource_link`
+//!   (`{id}.{ext}`, its media type) when the `ui/initialize` result's `hostCapabilities` has
+//!   `downloadFile`, else `ui/open-link` with the link; the column profile through `resources/read`
+//!   on `resource://{id}/profile` (the profile, `{"status": "pending"}` or `{"status": "no_profile"}`);
+//!   `ui/request-display-mode` for fullscreen when the host offers it, and
+//!   `ui/notifications/size-changed` when its size changes inline.
 //! * **REST** ([`REST_TRANSPORT_MARKER`]): the resource's path is the page's path without
-//!   `/view`; `GET` gives the metadata, `POST` a page, `/data?format=csv|ndjson` the downloads
+//!   `/view`; `GET` gives the metadata, `POST` a page, `/data?format=csv|ndjson|parquet` the downloads
 //!   (plain links), `/profile` the column profile (asked once the metadata says `ready` and its
 //!   `consistency` is not `live`; `409 not_ready` is read again, `404 no_profile` is none), each with the
 //!   page's `expires` and `token` parameters; `409 not_ready` polls.
@@ -86,7 +88,7 @@
 //! `[role=row][aria-rowindex]` (1-based, the header row is 1; `data-state` = `ready` or
 //! `loading`); cells `[role=gridcell][data-column]`; header cells
 //! `[role=columnheader][data-column=name]` (click to sort, `aria-sort`); `#dv-jump` (a row
-//! number, Enter jumps); `#dv-download-csv`, `#dv-download-ndjson` (links in REST mode);
+//! number, Enter jumps); `#dv-download-csv`, `#dv-download-ndjson`, `#dv-download-parquet` (links in REST mode);
 //! `#dv-fullscreen`; `#dv-error` (transport errors); `#dv-message` (the state's line, and
 //! `data-kind="busy"` while a read the server was too busy for waits to be asked again); with a profile,
 //! `#dv-grid[data-profile]`, in a header `.dv-prof` holding `svg.dv-spark` (`data-kind` = `histogram`,
@@ -131,7 +133,7 @@ pub const REST_TRANSPORT_MARKER: &str = r#"<meta name="dual-response-transport" 
 /// text between `<script>` and `</script>` in [`VIEW_HTML`] (standard base64, padded).
 ///
 /// A page serving the view allows its script with `script-src` and this value; a test recomputes it.
-pub const SCRIPT_HASH: &str = "'sha256-bZs/iDs6KFAMF4Qvf5+crTTwX4adk1F7klI3YWs955Y='";
+pub const SCRIPT_HASH: &str = "'sha256-mBa0DTHMCP9H8OdXBSTfusjT4jfFJLoZztOIXeL5epg='";
 
 /// The Content-Security-Policy source of the view's one inline `<style>`: `'sha256-…'` of the exact
 /// text between `<style>` and `</style>` in [`VIEW_HTML`] (standard base64, padded).
@@ -143,6 +145,17 @@ pub const STYLE_HASH: &str = "'sha256-KU2gVOshY7ZZOhhREziGNsWpJZxQlflPwS98qUwl3M
 #[must_use]
 pub fn rest_page() -> String {
     VIEW_HTML.replacen(TRANSPORT_MARKER, REST_TRANSPORT_MARKER, 1)
+}
+
+/// The toolbar's Parquet download button, as [`VIEW_HTML`] has it on a line of its own: a server that
+/// cannot produce Parquet serves the page without it ([`without_parquet`]).
+pub const PARQUET_BUTTON: &str =
+    r#"<a class="dv-btn" id="dv-download-parquet" title="Download every row as Parquet">Parquet</a>"#;
+
+/// `page` (the view) without the Parquet download button; its script then offers CSV and NDJSON only.
+#[must_use]
+pub fn without_parquet(page: &str) -> String {
+    page.replacen(PARQUET_BUTTON, "", 1)
 }
 
 #[cfg(test)]
@@ -175,6 +188,14 @@ mod tests {
             "'sha256-{}'",
             base64::engine::general_purpose::STANDARD.encode(digest)
         )
+    }
+
+    #[test]
+    fn the_parquet_button_can_be_left_out() {
+        assert_eq!(VIEW_HTML.matches(super::PARQUET_BUTTON).count(), 1);
+        let page = super::without_parquet(VIEW_HTML);
+        assert!(!page.contains("id=\"dv-download-parquet\""), "the button is gone");
+        assert!(page.contains("id=\"dv-download-ndjson\""));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! speaks the REST contract, misbehaving servers, parallel
 //! range downloads, HTTPS, and pending resources against a real server. One test binary keeps linking cheap.
 
+mod download;
 mod https;
 mod misbehaving;
 mod operations;

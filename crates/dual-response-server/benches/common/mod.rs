@@ -5,6 +5,10 @@ use std::time::Duration;
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The median of `rounds` timings.
+#[allow(
+    dead_code,
+    reason = "export_formats_bench keeps every round's time (min and max too)"
+)]
 pub(crate) fn median(
     rounds: u64,
     mut run: impl FnMut() -> Result<Duration, BoxError>,

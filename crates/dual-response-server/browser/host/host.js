@@ -8,8 +8,9 @@
 //
 // The view (the `ui://` resource named by the tool's `_meta.ui.resourceUri`) is rendered in an iframe with
 // `sandbox="allow-scripts"` and `srcdoc`, under the specification's restrictive default CSP. What the view
-// asks of the host (`ui/open-link`, size changes, display modes) is recorded in `window.__host.events` for
-// run.mjs and bench.mjs, which drive this page through `window.__host`.
+// asks of the host (`ui/open-link`, `ui/download-file`, size changes, display modes) is recorded in
+// `window.__host.events` for run.mjs and bench.mjs, which drive this page through `window.__host`. The host
+// advertises `hostCapabilities.downloadFile` only when `open` is asked to (`downloadFile: true`).
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -43,7 +44,7 @@ const LIGHT_STYLES = {
   "--font-mono": "ui-monospace, 'DejaVu Sans Mono', monospace",
 };
 
-const events = { openLinks: [], sizeChanges: [], displayModes: [], logs: [], initialized: 0 };
+const events = { openLinks: [], downloads: [], sizeChanges: [], displayModes: [], logs: [], initialized: 0 };
 let current = null; // { client, bridge, iframe, faults }
 
 /**
@@ -78,7 +79,7 @@ function withCsp(html, csp) {
  * tool's `_meta.ui.resourceUri`, renders it in a sandboxed iframe and hands it the input and the result.
  * Resolves once the tool result was sent; `sentAt` is `performance.timeOrigin + performance.now()` then.
  */
-async function open({ token, tool = "query", args = {}, toolResult = null, prompt = "" } = {}) {
+async function open({ token, tool = "query", args = {}, toolResult = null, prompt = "", downloadFile = false } = {}) {
   close();
   const client = await connect(token);
   const { tools } = await client.listTools();
@@ -105,7 +106,7 @@ async function open({ token, tool = "query", args = {}, toolResult = null, promp
   const bridge = new AppBridge(
     client,
     { name: "dual-response-browser-test-host", version: "1.0.0" },
-    { openLinks: {}, serverTools: {}, serverResources: {}, logging: {} },
+    { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, ...(downloadFile ? { downloadFile: {} } : {}) },
     {
       hostContext: {
         theme: "light",
@@ -123,6 +124,12 @@ async function open({ token, tool = "query", args = {}, toolResult = null, promp
     events.openLinks.push(url);
     return {};
   };
+  if (downloadFile) {
+    bridge.ondownloadfile = async (params) => {
+      events.downloads.push(params);
+      return {};
+    };
+  }
   bridge.onsizechange = (size) => {
     events.sizeChanges.push(size);
     // inline, the frame takes the view's height, up to the container's maximum

@@ -1,5 +1,6 @@
 //! The app-only tool `dual_download_link`: the view asks it for a capability URL (a download, or
-//! the view as a REST page) and opens it with `ui/open-link`.
+//! the view as a REST page) and hands it to the host with `ui/download-file` (a host that offers it)
+//! or `ui/open-link`.
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -26,7 +27,7 @@ const ARGUMENTS: [&str; 4] = ["uri", "format", "sort", "view"];
 
 /// The app-only tool `dual_download_link` (`_meta.ui.visibility: ["app"]`: the host hides it from
 /// the model and lets the view call it). Input `{"uri": "resource://…", "format":
-/// "csv"|"ndjson"|"json"|"arrow", "sort"?: "field[:asc|desc]", "view"?: bool}`; output
+/// "csv"|"ndjson"|"json"|"arrow"|"parquet", "sort"?: "field[:asc|desc]", "view"?: bool}`; output
 /// `{"url", "expires_at"}`. List it only to clients that
 /// [negotiated the extension](super::client_supports_apps); [`call_download_link`] answers it.
 #[must_use]
@@ -35,7 +36,7 @@ pub fn download_link_tool() -> Tool {
         "type": "object",
         "properties": {
             "uri": {"type": "string", "description": "The resource URI of a tool result (resource://…)."},
-            "format": {"type": "string", "enum": ["csv", "ndjson", "json", "arrow"],
+            "format": {"type": "string", "enum": ["csv", "ndjson", "json", "arrow", "parquet"],
                        "description": "The download's format; required unless `view` is true."},
             "sort": {"type": "string", "description": "Sort the rows: field or field:asc|desc."},
             "view": {"type": "boolean",
@@ -186,13 +187,14 @@ impl LinkRequest {
             None | Some(Value::Null) => None,
             Some(Value::String(format)) => Some(LinkFormat::from_str(format).map_err(|_| {
                 format!(
-                    "`format` must be \"csv\", \"ndjson\", \"json\" or \"arrow\"; got `{}`",
+                    "`format` must be \"csv\", \"ndjson\", \"json\", \"arrow\" or \"parquet\"; got `{}`",
                     echo(format)
                 )
             })?),
             Some(_) => {
                 return Err(
-                    "`format` must be a string: \"csv\", \"ndjson\", \"json\" or \"arrow\"".to_owned(),
+                    "`format` must be a string: \"csv\", \"ndjson\", \"json\", \"arrow\" or \"parquet\""
+                        .to_owned(),
                 );
             }
         };
@@ -208,7 +210,7 @@ impl LinkRequest {
         };
         let Some(format) = format else {
             return Err(
-                "`format` is required unless `view` is true: \"csv\", \"ndjson\", \"json\" or \"arrow\""
+                "`format` is required unless `view` is true: \"csv\", \"ndjson\", \"json\", \"arrow\" or \"parquet\""
                     .to_owned(),
             );
         };

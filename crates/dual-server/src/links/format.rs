@@ -24,13 +24,15 @@ pub enum LinkFormat {
     /// An Apache Arrow IPC stream (`application/vnd.apache.arrow.stream`; dual-http's `arrow`
     /// feature).
     Arrow,
+    /// An Apache Parquet file (`application/vnd.apache.parquet`; dual-http's `parquet` feature).
+    Parquet,
 }
 
 impl LinkFormat {
     /// Every format, in the order the docs list them.
-    pub const ALL: [Self; 4] = [Self::Csv, Self::Ndjson, Self::Json, Self::Arrow];
+    pub const ALL: [Self; 5] = [Self::Csv, Self::Ndjson, Self::Json, Self::Arrow, Self::Parquet];
 
-    /// The parameter's value: `json`, `ndjson`, `csv` or `arrow`.
+    /// The parameter's value: `json`, `ndjson`, `csv`, `arrow` or `parquet`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -38,6 +40,7 @@ impl LinkFormat {
             Self::Ndjson => "ndjson",
             Self::Csv => "csv",
             Self::Arrow => "arrow",
+            Self::Parquet => "parquet",
         }
     }
 
@@ -49,6 +52,7 @@ impl LinkFormat {
             Self::Ndjson => "ndjson",
             Self::Csv => "csv",
             Self::Arrow => "arrows",
+            Self::Parquet => "parquet",
         }
     }
 }
@@ -70,7 +74,7 @@ impl FromStr for LinkFormat {
     }
 }
 
-/// A `format` that is none of `csv`, `ndjson`, `json` and `arrow`.
+/// A `format` that is none of `csv`, `ndjson`, `json`, `arrow` and `parquet`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("format must be one of csv, ndjson, json or arrow")]
+#[error("format must be one of csv, ndjson, json, arrow or parquet")]
 pub struct UnknownLinkFormat(());

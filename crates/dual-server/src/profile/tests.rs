@@ -242,3 +242,20 @@ fn long_distinct_texts_pass_the_exact_bound_by_bytes_and_the_estimate_stays_with
     assert!(t.distinct <= 300 && t.distinct >= 250, "{}", t.distinct);
     assert!(t.top.is_empty());
 }
+
+#[test]
+fn a_decoded_row_is_profiled_as_its_json_is() {
+    let rows: Vec<Value> = (0..3_000u64)
+        .map(|i| {
+            let maybe = if i % 7 == 0 { Value::Null } else { json!(i % 97) };
+            json!({"i": i, "f": i as f64 / 3.0, "s": format!("é{}", i % 1500), "b": i % 2 == 0,
+                   "n": maybe, "j": {"k": i % 3}, "nan": if i % 5 == 0 { json!("NaN") } else { json!(1.5) }})
+        })
+        .collect();
+    let (mut parsed, mut decoded) = (Profiler::default(), Profiler::default());
+    for row in &rows {
+        parsed.add_row(&serde_json::to_vec(row).unwrap_or_default());
+        decoded.add_decoded(row.as_object().unwrap_or(&serde_json::Map::new()));
+    }
+    assert_eq!(decoded.profile(&[], true), parsed.profile(&[], true));
+}
