@@ -45,6 +45,9 @@ pub enum ErrorCode {
     /// 404: the resource exists but has no column profile (it is live, or its server computes
     /// none); the message says which.
     NoProfile,
+    /// 409: the result cannot be refined with SQL (`POST /{id}/query`): it is live (its rows are not
+    /// stored), or the server has no refine engine; the message says which.
+    NotRefinable,
     /// A code this version does not know (newer servers may add codes).
     #[serde(other)]
     Unknown,
@@ -69,6 +72,7 @@ impl ErrorCode {
             Self::Overloaded => "overloaded",
             Self::QuotaExceeded => "quota_exceeded",
             Self::NoProfile => "no_profile",
+            Self::NotRefinable => "not_refinable",
             Self::Unknown => "unknown",
         }
     }
@@ -84,7 +88,7 @@ impl ErrorCode {
             Self::RequestTimeout => 408,
             Self::PayloadTooLarge => 413,
             Self::UnsupportedMediaType => 415,
-            Self::NotReady => 409,
+            Self::NotReady | Self::NotRefinable => 409,
             Self::QuotaExceeded => 429,
             Self::QueryFailed | Self::Unknown => 500,
             Self::StorageError | Self::Overloaded => 503,

@@ -40,6 +40,8 @@ pub(crate) enum ApiResponse {
     View,
     /// 200, the column profile (`/{id}/profile`).
     Profile(std::sync::Arc<dual_core::profile::Profile>),
+    /// 201, the refined result (`POST /{id}/query`): its `structuredContent`, and its URL as `Location`.
+    Refined(Box<dual_core::DualResponse>),
     /// 204, the answer to `OPTIONS` (a CORS preflight when the request is one).
     Options {
         /// The path's `Allow` header.
@@ -132,6 +134,12 @@ async fn run(
             ApiResponse::View
         }
         ApiRequest::Profile { id } => ApiResponse::Profile(server.profile(id, &caller).await?),
+        ApiRequest::Refine { id, sql } => ApiResponse::Refined(Box::new(
+            server
+                .refine(id, &sql, &caller)
+                .await
+                .map_err(crate::refine::rejection)?,
+        )),
         ApiRequest::Options { allow } => ApiResponse::Options { allow },
     })
 }

@@ -170,6 +170,7 @@ pub mod metrics;
 mod parquet;
 mod parse;
 mod query;
+mod refine;
 mod rejection;
 mod render;
 mod route;

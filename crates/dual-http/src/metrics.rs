@@ -53,7 +53,8 @@ pub(crate) fn request(config: &HttpConfig, parts: &Parts, status: StatusCode) {
         Some(Route::Data(_)) => 1,
         Some(Route::View(_)) => 2,
         Some(Route::Profile(_)) => 3,
-        None => 4,
+        Some(Route::Query(_)) => 4,
+        None => 5,
     };
     let method = method(&parts.method);
     let key = ANSWERED
@@ -75,7 +76,7 @@ pub(crate) fn request(config: &HttpConfig, parts: &Parts, status: StatusCode) {
 }
 
 /// The `route` label's values, in the order of [`request_keys`].
-const ROUTES: [&str; 5] = ["item", "data", "view", "profile", "none"];
+const ROUTES: [&str; 6] = ["item", "data", "view", "profile", "query", "none"];
 /// The `method` label's values, in the order of [`request_keys`] (see [`method`]).
 const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "other"];
 /// The status codes the handler answers with, and their labels, in ascending order.

@@ -54,6 +54,13 @@ pub(crate) enum ApiRequest {
         /// The resource.
         id: ResourceId,
     },
+    /// `POST /{id}/query`: SQL over the stored result.
+    Refine {
+        /// The result refined.
+        id: ResourceId,
+        /// The SQL, reading the table `result`.
+        sql: String,
+    },
     /// `OPTIONS` on any path, with CORS configured (a preflight when the request is one).
     Options {
         /// The path's `Allow` header.
@@ -72,7 +79,8 @@ impl ApiRequest {
             | Self::Export(ExportRequest { id, .. })
             | Self::ExportHead(ExportRequest { id, .. })
             | Self::View { id }
-            | Self::Profile { id } => Some(*id),
+            | Self::Profile { id }
+            | Self::Refine { id, .. } => Some(*id),
             Self::Options { .. } => None,
         }
     }
@@ -139,7 +147,8 @@ where
             return Ok(Parsed { request, link: None });
         }
         (Route::Item(id), &Method::GET | &Method::HEAD | &Method::POST | &Method::PUT | &Method::DELETE)
-        | (Route::Data(id) | Route::View(id) | Route::Profile(id), &Method::GET | &Method::HEAD) => id,
+        | (Route::Data(id) | Route::View(id) | Route::Profile(id), &Method::GET | &Method::HEAD)
+        | (Route::Query(id), &Method::POST) => id,
         _ => return Err(Rejection::MethodNotAllowed { allow }),
     };
     let id: ResourceId = id_text.parse().map_err(|_| Rejection::NotFound)?;
@@ -180,6 +189,16 @@ where
         (Route::Profile(_), _) => {
             query.expect_none()?;
             ApiRequest::Profile { id }
+        }
+        (Route::Query(_), _) => {
+            query.expect_none()?;
+            let bytes = read_body(config, parts, body).await?;
+            let sql = crate::refine::sql_of(&bytes)?;
+            // A link reads one result and makes none: its parameters do not authorize this.
+            return Ok(Parsed {
+                request: ApiRequest::Refine { id, sql },
+                link: None,
+            });
         }
         (_, &Method::POST) => {
             query.expect_none()?;

@@ -88,6 +88,11 @@ pub(crate) enum Rejection {
         /// Why (the server's words).
         reason: &'static str,
     },
+    /// 409 `not_refinable`: the result cannot be refined with SQL; the message says why.
+    NotRefinable {
+        /// Why (the server's words).
+        reason: &'static str,
+    },
     /// 429 `quota_exceeded` (retryable, with `Retry-After`): a quota is reached; the message names it.
     QuotaExceeded {
         /// The quota's name (`owner_pins`, `spool_bytes`, …).
@@ -124,6 +129,7 @@ impl Rejection {
             Self::Overloaded { .. } => ErrorCode::Overloaded,
             Self::QuotaExceeded { .. } => ErrorCode::QuotaExceeded,
             Self::NoProfile { .. } => ErrorCode::NoProfile,
+            Self::NotRefinable { .. } => ErrorCode::NotRefinable,
         }
     }
 
@@ -180,6 +186,7 @@ impl Rejection {
                 "Quota `{quota}` reached (limit {limit}); retry in {retry_after_secs} s or once room is freed"
             ),
             Self::NoProfile { reason } => format!("The result has no column profile: {reason}"),
+            Self::NotRefinable { reason } => format!("The result cannot be refined: {reason}"),
         }
     }
 
@@ -252,6 +259,7 @@ impl From<ServerError> for Rejection {
             },
             ServerError::ResourceFailed { failure } => Self::ResourceFailed { code: failure.code },
             ServerError::NoProfile { reason } => Self::NoProfile { reason },
+            ServerError::NotRefinable { reason } => Self::NotRefinable { reason },
             ServerError::QuotaExceeded { quota, limit } => Self::QuotaExceeded {
                 quota: quota.as_str(),
                 limit,

@@ -45,6 +45,7 @@ pub(crate) fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) 
         } => export_response(ResponseBody::empty(), format, attachment.as_deref(), encoding),
         ApiResponse::View => crate::view::page(),
         ApiResponse::Profile(profile) => json(StatusCode::OK, profile.as_ref()),
+        ApiResponse::Refined(refined) => crate::refine::created(&refined),
         ApiResponse::Options { allow } => {
             preflight_allow = Some(allow);
             let mut out = status_only(StatusCode::NO_CONTENT);
@@ -129,7 +130,7 @@ fn export_response(
     out
 }
 
-fn json(status: StatusCode, value: &impl Serialize) -> Response<ResponseBody> {
+pub(crate) fn json(status: StatusCode, value: &impl Serialize) -> Response<ResponseBody> {
     json_bytes(status, serde_json::to_vec(value))
 }
 

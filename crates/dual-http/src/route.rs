@@ -1,4 +1,4 @@
-//! Paths below the mount prefix: `/{id}`, `/{id}/data`, `/{id}/profile` and `/{id}/view`.
+//! Paths below the mount prefix: `/{id}`, `/{id}/data`, `/{id}/profile`, `/{id}/query` and `/{id}/view`.
 
 /// Which of the API's paths a request is for, with the id text (not yet validated).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,6 +11,8 @@ pub(crate) enum Route<'a> {
     View(&'a str),
     /// `/{id}/profile`: the column profile.
     Profile(&'a str),
+    /// `/{id}/query`: SQL over the stored result, answered with a new result.
+    Query(&'a str),
 }
 
 impl Route<'_> {
@@ -21,6 +23,8 @@ impl Route<'_> {
             (Self::Item(_), true) => "GET, HEAD, POST, PUT, DELETE, OPTIONS",
             (Self::Data(_) | Self::View(_) | Self::Profile(_), false) => "GET, HEAD",
             (Self::Data(_) | Self::View(_) | Self::Profile(_), true) => "GET, HEAD, OPTIONS",
+            (Self::Query(_), false) => "POST",
+            (Self::Query(_), true) => "POST, OPTIONS",
         }
     }
 }
@@ -36,6 +40,7 @@ pub(crate) fn route<'a>(prefix: &str, path: &'a str) -> Option<Route<'a>> {
         (Some("data"), None) => Some(Route::Data(id)),
         (Some("view"), None) => Some(Route::View(id)),
         (Some("profile"), None) => Some(Route::Profile(id)),
+        (Some("query"), None) => Some(Route::Query(id)),
         _ => None,
     }
 }
@@ -56,6 +61,7 @@ mod tests {
         assert_eq!(route("/a/b", "/a/b/x/data"), Some(Route::Data("x")));
         assert_eq!(route("/r", "/r/x/view"), Some(Route::View("x")));
         assert_eq!(route("/r", "/r/x/profile"), Some(Route::Profile("x")));
+        assert_eq!(route("/r", "/r/x/query"), Some(Route::Query("x")));
     }
 
     #[test]
@@ -72,6 +78,8 @@ mod tests {
             ("", "/abc/view/x"),
             ("", "/abc/profile/"),
             ("", "/abc/profile/x"),
+            ("", "/abc/query/"),
+            ("", "/abc/query/x"),
             ("/resources", "/abc"),
             ("/resources", "/resources"),
             ("/resources", "/resources/"),

@@ -222,7 +222,7 @@ async fn serve_demo(
             builder = builder.executor(kind, executor);
         }
     }
-    let server = builder.build()?;
+    let server = builder.refine_engine(refiner()).build()?;
     let tasks = dual_rmcp::DualTasks::new(server.clone());
     let mcp = DemoMcp::new(server.clone())
         .with_apps(options.apps)
@@ -236,6 +236,12 @@ async fn serve_demo(
     })
 }
 
+/// The engine of the `refine` tool and `POST /{id}/query`: SQLite, over a temporary database per
+/// refinement in the system's temporary directory.
+fn refiner() -> dual_sqlite::SqliteRefiner {
+    dual_sqlite::SqliteRefiner::default()
+}
+
 /// Serves the database of `executor` (its SQL as [`SQL`]) with [`DatabaseMcp`], a clone per MCP
 /// session: `describe_schema` reads `schema`, and MCP Apps clients get `query` results rendered as
 /// the bound options' `apps` ask. `database` names it in messages.
@@ -247,7 +253,12 @@ async fn serve_with(
     database: String,
 ) -> Result<Served, StartError> {
     let apps = bound.options().apps;
-    let server = bound.server_builder().await?.executor(SQL, executor).build()?;
+    let server = bound
+        .server_builder()
+        .await?
+        .executor(SQL, executor)
+        .refine_engine(refiner())
+        .build()?;
     let mcp = DatabaseMcp::new(server.clone(), schema.clone(), SQL, description).with_apps(apps);
     let handler = Handler::Database(mcp.clone());
     let running = bound.serve(server, move || mcp.clone());

@@ -75,7 +75,7 @@ async fn tools_are_listed_with_the_output_schema() {
         let tools = mcp.list_all_tools().await.expect("tools/list");
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort_unstable();
-        assert_eq!(names, ["query", "search_institutions"]);
+        assert_eq!(names, ["query", "refine", "search_institutions"]);
         for tool in &tools {
             assert_eq!(
                 tool.output_schema.as_deref(),
@@ -198,6 +198,88 @@ async fn query_then_fetch_every_row_over_rest_matches_sqlite() {
         assert_eq!(column("id").nulls, 0);
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refine_answers_follow_ups_from_the_stored_rows_over_mcp_and_rest() {
+    with_mcp(async |server, mcp| {
+        let sql = "SELECT d.id, i.state, i.control, d.year, d.count FROM degrees_awarded d \
+                   JOIN institutions i ON i.id = d.institution_id WHERE d.year >= 2020";
+        let result = call(mcp, "query", json!({ "sql": sql })).await;
+        assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+        let uri = result.structured_content.as_ref().expect("structuredContent")["resource"]["uri"]
+            .as_str()
+            .expect("a uri")
+            .to_owned();
+
+        // Over MCP: the same answer as SQLite gives for the same question of the same rows.
+        let follow_up = "SELECT state, control, COUNT(*) AS n, SUM(count) AS total FROM result \
+                         GROUP BY state, control ORDER BY total DESC, state, control";
+        let refined = call(mcp, "refine", json!({ "uri": uri, "sql": follow_up })).await;
+        assert_eq!(refined.is_error, Some(false), "{}", text_of(&refined));
+        let client = DualResponseClient::new();
+        let parsed = dual_rmcp::client::parse_call_tool_result(&refined, &client).expect("a dual response");
+        let expected = sqlite_rows(
+            &server.db(),
+            &format!(
+                "SELECT state, control, COUNT(*) AS n, SUM(count) AS total FROM ({sql}) \
+                 GROUP BY state, control ORDER BY total DESC, state, control"
+            ),
+        );
+        assert_eq!(parsed.total_count(), Some(expected.len() as u64));
+        let all = parsed.fetch_all(FetchAllOptions::new()).await.expect("fetch_all");
+        assert_eq!(all, expected);
+
+        // A SQL error names the engine's complaint and the columns of `result`.
+        let wrong = call(
+            mcp,
+            "refine",
+            json!({ "uri": uri, "sql": "SELECT nope FROM result" }),
+        )
+        .await;
+        assert_eq!(wrong.is_error, Some(true));
+        let text = text_of(&wrong);
+        assert!(
+            text.contains("no such column: nope") && text.contains("state (string)"),
+            "{text}"
+        );
+
+        // Over REST: POST /{id}/query answers 201 with the new result and its Location.
+        let id = uri.strip_prefix("resource://").expect("resource://");
+        let url = format!("http://{}/resources/{id}/query", server.addr());
+        let http = post_json(
+            &url,
+            &json!({"sql": "SELECT COUNT(*) AS n FROM result"}).to_string(),
+        )
+        .await;
+        assert_eq!(http.0, 201, "{}", http.2);
+        let body: Value = serde_json::from_str(&http.2).expect("JSON");
+        let total = sqlite_rows(&server.db(), &format!("SELECT COUNT(*) AS n FROM ({sql})"));
+        assert_eq!(body["results"][0]["n"], total[0]["n"], "{body}");
+        assert!(
+            http.1.is_some_and(|location| location.contains("/resources/")),
+            "a Location"
+        );
+        let refused = post_json(&url, r#"{"sql": "DELETE FROM result"}"#).await;
+        assert_eq!(refused.0, 400, "{}", refused.2);
+        assert!(refused.2.contains("invalid_request"), "{}", refused.2);
+    })
+    .await;
+}
+
+/// `POST url` with a JSON `body`: the status, the `Location` header and the body.
+async fn post_json(url: &str, body: &str) -> (u16, Option<String>, String) {
+    let request = hyper::Request::post(url)
+        .header("content-type", "application/json")
+        .body(http_body_util::Full::new(bytes::Bytes::from(body.to_owned())))
+        .expect("a request");
+    let reply = support::http::exchange(request).await;
+    let location = reply
+        .headers
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    (reply.status.as_u16(), location, reply.text())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -243,7 +243,7 @@ async fn the_mcp_session_cap_answers_503_and_existing_sessions_keep_working() {
 
         // The existing sessions are unaffected.
         let tools = one.list_all_tools().await.expect("tools/list");
-        assert_eq!(tools.len(), 2);
+        assert_eq!(tools.len(), 3);
         let result = query(&two, "SELECT 1 AS one").await;
         assert_eq!(result.is_error, Some(false));
 

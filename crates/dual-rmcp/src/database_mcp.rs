@@ -86,7 +86,10 @@ impl DatabaseMcp {
         kind: impl Into<String>,
         description: &str,
     ) -> Self {
-        let tools = vec![query_tool(description), describe_schema_tool()];
+        let mut tools = vec![query_tool(description), describe_schema_tool()];
+        if server.can_refine() {
+            tools.push(crate::refine_tool::refine_tool());
+        }
         Self {
             tasks: DualTasks::new(server.clone()),
             surface: ResultSurface::new(
@@ -226,6 +229,23 @@ impl ServerHandler for DatabaseMcp {
                 }
                 Ok(
                     call_query(&self.server, &self.kind, arguments, caller.owner_name(), &options)
+                        .await
+                        .into(),
+                )
+            }
+            crate::refine_tool::REFINE_TOOL if self.server.can_refine() => {
+                let version = protocol_version(context.protocol_version().as_ref());
+                let options = RenderOptions::new(version);
+                #[cfg(feature = "apps")]
+                if let Some(apps) = apps {
+                    return Ok(
+                        apps::call_refine(&self.server, arguments, &caller, &options, &apps)
+                            .await
+                            .into(),
+                    );
+                }
+                Ok(
+                    crate::refine_tool::call_refine(&self.server, arguments, &caller, &options)
                         .await
                         .into(),
                 )

@@ -130,6 +130,8 @@ mod handlers;
 pub mod prompts;
 pub mod protocol;
 #[cfg(feature = "server")]
+pub mod refine_tool;
+#[cfg(feature = "server")]
 pub mod resources;
 #[cfg(feature = "streamable-http")]
 pub mod sessions;

@@ -23,7 +23,7 @@ pub const QUERY_TOOL: &str = "query";
 /// answer lists the table names only and says to ask for one table.
 pub const MAX_DESCRIBE_BYTES: usize = 256 * 1024;
 
-fn object(value: Value) -> JsonObject {
+pub(crate) fn object(value: Value) -> JsonObject {
     match value {
         Value::Object(map) => map,
         _ => JsonObject::new(),

@@ -78,6 +78,7 @@ pub struct DualResponseServerBuilder {
     scheduler: SchedulerLimits,
     shutdown_grace: Duration,
     registry: Registry,
+    refine: Option<Arc<dyn crate::RefineEngine>>,
     clock: Clock,
 }
 
@@ -115,6 +116,7 @@ impl Default for DualResponseServerBuilder {
             scheduler: SchedulerLimits::default(),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             registry: Registry::default(),
+            refine: None,
             clock: Clock::system(),
         }
     }
@@ -148,6 +150,16 @@ impl DualResponseServerBuilder {
     /// Registers an executor that is already shared.
     pub fn shared_executor(mut self, kind: impl Into<String>, executor: Arc<dyn QueryExecutor>) -> Self {
         self.registry.insert(kind.into(), executor);
+        self
+    }
+
+    /// Lets callers refine stored results with SQL
+    /// ([`DualResponseServer::refine`](crate::DualResponseServer::refine)), run by `engine` (e.g.
+    /// dual-sqlite's `SqliteRefiner`) over a snapshot's rows; registers the executor of
+    /// [`REFINE_KIND`](crate::REFINE_KIND). Off by default: without an engine, `refine` answers
+    /// `NOT_REFINABLE`.
+    pub fn refine_engine(mut self, engine: impl crate::RefineEngine) -> Self {
+        self.refine = Some(Arc::new(engine));
         self
     }
 
@@ -625,6 +637,23 @@ impl DualResponseServerBuilder {
             LinkKey::random()
         });
         let links = Links::new(link_key, config.link_lifetime);
-        DualResponseServer::start(config, store, spool, self.registry, self.clock, links)
+        if self.refine.is_some() && self.registry.get(crate::REFINE_KIND).is_ok() {
+            return Err(ServerBuildError::InvalidOption {
+                option: "executor",
+                reason: format!(
+                    "the kind `{}` is the refine engine's: register your executor under another kind",
+                    crate::REFINE_KIND
+                ),
+            });
+        }
+        DualResponseServer::start(
+            config,
+            store,
+            spool,
+            self.registry,
+            self.refine,
+            self.clock,
+            links,
+        )
     }
 }

@@ -29,6 +29,8 @@ pub struct CreateResponse {
     pub(crate) expiration: Option<Duration>,
     pub(crate) owner: Option<String>,
     pub(crate) metadata: Value,
+    /// The latest the resource may expire (a refinement's parent's expiry), whatever `expiration`.
+    pub(crate) expires_by: Option<time::OffsetDateTime>,
 }
 
 impl CreateResponse {
@@ -55,6 +57,7 @@ impl CreateResponse {
             expiration: None,
             owner: None,
             metadata: Value::Null,
+            expires_by: None,
         }
     }
 

@@ -37,6 +37,12 @@ pub(crate) async fn create(
         .filter(|d| d.is_positive())
         .ok_or_else(|| invalid("expiration", "a positive duration"))?;
     let now = inner.clock.now();
+    // Never past `expires_by` (a refinement lives no longer than its parent).
+    let expiration = match request.expires_by {
+        Some(by) if by <= now => return Err(ServerError::ResourceExpired),
+        Some(by) => expiration.min(by - now),
+        None => expiration,
+    };
     if let Some(max) = inner.config.max_resources
         && inner.store.live_count(now).await? >= max
     {

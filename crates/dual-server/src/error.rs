@@ -49,6 +49,8 @@ pub enum ServerErrorCode {
     QuotaExceeded,
     /// The resource has no column profile (a live result, or profiles are off).
     NoProfile,
+    /// The resource cannot be refined (its rows are not stored, or the server has no refine engine).
+    NotRefinable,
 }
 
 impl ServerErrorCode {
@@ -70,6 +72,7 @@ impl ServerErrorCode {
             Self::QueryTimeout => "QUERY_TIMEOUT",
             Self::QuotaExceeded => "QUOTA_EXCEEDED",
             Self::NoProfile => "NO_PROFILE",
+            Self::NotRefinable => "NOT_REFINABLE",
         }
     }
 }
@@ -173,6 +176,14 @@ pub enum ServerError {
         /// Why, for the caller.
         reason: &'static str,
     },
+    /// The result cannot be refined
+    /// ([`DualResponseServer::refine`](crate::DualResponseServer::refine)): it is live (its rows are
+    /// not stored), or this server has no refine engine.
+    #[error("the result cannot be refined: {reason}")]
+    NotRefinable {
+        /// Why, for the caller.
+        reason: &'static str,
+    },
 }
 
 impl ServerError {
@@ -194,6 +205,7 @@ impl ServerError {
             Self::QueryTimeout { .. } => ServerErrorCode::QueryTimeout,
             Self::QuotaExceeded { .. } => ServerErrorCode::QuotaExceeded,
             Self::NoProfile { .. } => ServerErrorCode::NoProfile,
+            Self::NotRefinable { .. } => ServerErrorCode::NotRefinable,
         }
     }
 

@@ -28,6 +28,8 @@ pub(crate) struct Inner {
     pub(crate) spool: Option<Spool>,
     pub(crate) sorts: Arc<SortCache>,
     pub(crate) registry: Registry,
+    /// Runs SQL over stored results (`refine`), when the builder was given one.
+    pub(crate) refine: Option<Arc<dyn crate::RefineEngine>>,
     pub(crate) clock: Clock,
     /// The runs (snapshot writers) of this instance.
     pub(crate) runs: Runs,

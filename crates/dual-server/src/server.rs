@@ -57,7 +57,8 @@ impl DualResponseServer {
         config: ServerConfig,
         store: Arc<dyn ResourceStore>,
         spool: Option<Spool>,
-        registry: Registry,
+        mut registry: Registry,
+        refine: Option<Arc<dyn crate::RefineEngine>>,
         clock: Clock,
         links: Links,
     ) -> Result<Self, ServerBuildError> {
@@ -77,22 +78,34 @@ impl DualResponseServer {
             None => None,
         };
         let owners = Arc::new(OwnerLedger::new(config.owner_quotas));
-        Ok(Self {
-            inner: Arc::new(Inner {
+        // The refine executor reads the server's own snapshots: it holds the server weakly.
+        let inner = Arc::new_cyclic(|weak| {
+            if let Some(engine) = &refine {
+                registry.insert(
+                    crate::REFINE_KIND.to_owned(),
+                    Arc::new(crate::refine::RefineExecutor {
+                        engine: Arc::clone(engine),
+                        inner: weak.clone(),
+                    }),
+                );
+            }
+            Inner {
                 scheduler: crate::scheduler::Scheduler::new(config.scheduler),
                 config,
                 store,
                 spool,
                 sorts,
                 registry,
+                refine,
                 clock,
                 runs: Runs::default(),
                 owners,
                 links,
                 sweeper: Mutex::new(sweeper),
                 shut_down: AtomicBool::new(false),
-            }),
-        })
+            }
+        });
+        Ok(Self { inner })
     }
 
     /// The configuration in force.
@@ -201,6 +214,46 @@ impl DualResponseServer {
             Source::Live { .. } => ResponseProfile::None,
         };
         crate::sample::fit_response(&inner.config, record, profile)
+    }
+
+    /// Whether [`DualResponseServer::refine`] can run: the builder was given a
+    /// [`RefineEngine`](crate::RefineEngine) and the server keeps snapshots.
+    #[must_use]
+    pub fn can_refine(&self) -> bool {
+        self.inner.refine.is_some() && self.inner.spool.is_some()
+    }
+
+    /// Refines a stored result with SQL (docs/DESIGN.md §4, *Refining a result*): `sql` reads the
+    /// parent's rows as the table `result` and runs on the server's
+    /// [`RefineEngine`](crate::RefineEngine), never on the parent's database. The answer is a new
+    /// dual response created as [`DualResponseServer::create_response`] creates one (its limits,
+    /// quotas, snapshot and profile), owned by the parent's owner, expiring no later than the
+    /// parent, whose query is `{"kind": "refine", "params": {"parent", "sql"}}`.
+    ///
+    /// The parent is authorized and counted as a page of it would be, so an expired, failed or other
+    /// owner's result answers as its page does; a link's grant may not refine.
+    ///
+    /// # Errors
+    /// `NOT_REFINABLE` (no engine, or a live parent), `NOT_READY` (the parent's query still runs),
+    /// `QUERY_EXECUTION_FAILED` (the engine refused or failed on the SQL: its message, then the
+    /// columns of `result`), and the errors of [`DualResponseServer::get_resource`] and
+    /// [`DualResponseServer::create_response`].
+    pub async fn refine(
+        &self,
+        parent: ResourceId,
+        sql: &str,
+        caller: &Caller,
+    ) -> Result<DualResponse, ServerError> {
+        if self.inner.shut_down.load(Ordering::Acquire) {
+            return Err(ServerError::Overloaded(crate::ExecutorError::overloaded(
+                "this server is shutting down: refine again (another instance takes it)",
+                std::time::Duration::from_secs(1),
+            )));
+        }
+        let span = tracing::info_span!("dual_refine", %parent, id = tracing::field::Empty);
+        crate::refine::refine(&self.inner, parent, sql, caller)
+            .instrument(span)
+            .await
     }
 
     /// The column profile of the resource's rows (docs/DESIGN.md §4, *The column profile*),

@@ -88,6 +88,7 @@ mod guard;
 mod options;
 mod pool;
 mod query;
+mod refine;
 mod schema;
 mod stream;
 
@@ -99,6 +100,7 @@ pub use options::{
     DEFAULT_TIME_LIMIT, DEFAULT_WAIT, STREAM_BATCH, STREAM_BATCH_BYTES, SqliteOptions,
 };
 pub use query::SqliteQuery;
+pub use refine::{DEFAULT_REFINE_CACHE_BYTES, RESULT_TABLE, RefineOptions, SqliteRefiner};
 
 /// The SQLite bindings this crate uses (for [`SqliteQuery::bind`]'s values and the errors of
 /// [`SqliteDb::open`]).

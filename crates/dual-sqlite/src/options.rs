@@ -52,6 +52,10 @@ pub struct SqliteOptions {
     /// `SQLITE_LIMIT_LENGTH` on every connection, at least 1 KiB and at most about 2 GiB): a query
     /// that needs a larger one fails with an error naming this cap.
     pub max_value_bytes: usize,
+    /// Set by [`SqliteRefiner`](crate::SqliteRefiner) only: every connection may read the table
+    /// `result` and nothing else (SQLite's authorizer), and keeps a page cache of at most this many
+    /// KiB.
+    pub(crate) sealed: Option<u32>,
 }
 
 impl Default for SqliteOptions {
@@ -65,6 +69,7 @@ impl Default for SqliteOptions {
             count_wait: DEFAULT_COUNT_WAIT,
             schema_ttl: dual_sql::DEFAULT_SCHEMA_TTL,
             max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
+            sealed: None,
         }
     }
 }

@@ -74,6 +74,8 @@ pub(crate) struct Pool {
     time_limit: Duration,
     /// `SQLITE_LIMIT_LENGTH` of every connection.
     max_value_bytes: i32,
+    /// A refinement's database: the page cache in KiB, and only `result` readable.
+    sealed: Option<u32>,
     epoch: Instant,
     state: Mutex<PoolState>,
     returned: Condvar,
@@ -120,6 +122,7 @@ impl Pool {
             wait: options.wait,
             time_limit: options.time_limit,
             max_value_bytes: i32::try_from(options.max_value_bytes.max(MIN_VALUE_BYTES)).unwrap_or(i32::MAX),
+            sealed: options.sealed,
             epoch: Instant::now(),
             state: Mutex::new(PoolState {
                 idle: Vec::new(),
@@ -160,6 +163,9 @@ impl Pool {
         // SQLite refuses to build a longer string, blob or row (`SQLITE_TOOBIG`): a runaway value
         // fails its query instead of taking the server's memory.
         conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, self.max_value_bytes)?;
+        if let Some(cache_kib) = self.sealed {
+            crate::refine::seal(&mut conn, cache_kib)?;
+        }
         let deadline = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let pace: Arc<Mutex<Option<Pace>>> = Arc::default();

@@ -70,7 +70,10 @@ impl DemoMcp {
     /// Serves tools backed by `server` (which must have the `sql` and `institutions` kinds).
     #[must_use]
     pub fn new(server: DualResponseServer) -> Self {
-        let tools = tools();
+        let mut tools = tools();
+        if server.can_refine() {
+            tools.push(dual_rmcp::refine_tool::refine_tool());
+        }
         Self {
             tasks: DualTasks::new(server.clone()),
             apps_tools: Arc::new(apps::apps_tools(&tools)),
@@ -275,6 +278,17 @@ impl ServerHandler for DemoMcp {
         let apps = client_supports_apps(&context);
         if apps && request.name == DOWNLOAD_LINK_TOOL {
             return Ok(call_download_link(&self.server, &caller, &arguments).await.into());
+        }
+        if request.name == dual_rmcp::refine_tool::REFINE_TOOL && self.server.can_refine() {
+            let render = RenderOptions::new(version);
+            let result = match dual_rmcp::refine_tool::refine(&self.server, Some(&arguments), &caller).await {
+                Ok(response) if apps => {
+                    apps_tool_result(&self.server, &caller, &response, &render, &self.apps).await
+                }
+                Ok(response) => to_call_tool_result(&response, &render),
+                Err(result) => result,
+            };
+            return Ok(result.into());
         }
         let request = match self.request(&request.name, &arguments, &caller)? {
             Ok(request) => request,

@@ -6,6 +6,7 @@ use dual_server::{Caller, DualResponseServer};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 use crate::apps::{AppsOptions, apps_tool_result, download_link_tool, with_view};
+use crate::refine_tool::REFINE_TOOL;
 use crate::sql_tools::{QUERY_TOOL, query_request};
 use crate::tool_result::{ErrorResultOptions, error_result, server_error_result};
 
@@ -21,13 +22,13 @@ pub(super) struct Apps {
 
 impl Apps {
     /// The apps surface over `tools` (those every client is listed), rendering with the default
-    /// [`AppsOptions`]. Only `query` returns results, so only it carries the view.
+    /// [`AppsOptions`]. Only `query` and `refine` return results, so only they carry the view.
     pub(super) fn new(tools: &[Tool]) -> Self {
         let tools = tools
             .iter()
             .cloned()
             .map(|tool| {
-                if tool.name == QUERY_TOOL {
+                if tool.name == QUERY_TOOL || tool.name == REFINE_TOOL {
                     with_view(tool)
                 } else {
                     tool
@@ -59,5 +60,20 @@ pub(super) async fn call_query(
     match server.create_response(request).await {
         Ok(response) => apps_tool_result(server, caller, &response, render, options).await,
         Err(error) => server_error_result(&error, &ErrorResultOptions::default()),
+    }
+}
+
+/// `refine` for an apps client: as [`call_refine`](crate::refine_tool::call_refine), the response
+/// rendered by [`apps_tool_result`] for `caller`.
+pub(super) async fn call_refine(
+    server: &DualResponseServer,
+    arguments: Option<&JsonObject>,
+    caller: &Caller,
+    render: &RenderOptions,
+    options: &AppsOptions,
+) -> CallToolResult {
+    match crate::refine_tool::refine(server, arguments, caller).await {
+        Ok(response) => apps_tool_result(server, caller, &response, render, options).await,
+        Err(result) => result,
     }
 }

@@ -1,0 +1,52 @@
+//! `POST /{id}/query`: SQL over a stored result, answered with a new result (docs/DESIGN.md §5).
+
+use dual_core::{DualResponse, escape::log_safe};
+use dual_server::ServerError;
+use http::{HeaderValue, Response, StatusCode, header};
+use serde::Deserialize;
+
+use crate::body::ResponseBody;
+use crate::rejection::Rejection;
+
+/// The body of `POST /{id}/query`: `{"sql": "…"}` and nothing else.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RefineBody {
+    sql: String,
+}
+
+/// The SQL of a `POST /{id}/query` body.
+pub(crate) fn sql_of(body: &[u8]) -> Result<String, Rejection> {
+    if body.is_empty() {
+        return Err(Rejection::InvalidRequest(
+            "the body must be {\"sql\": \"SELECT … FROM result …\"}".to_owned(),
+        ));
+    }
+    serde_json::from_slice::<RefineBody>(body)
+        .map(|body| body.sql)
+        .map_err(|error| {
+            Rejection::InvalidRequest(format!(
+                "the body must be {{\"sql\": \"SELECT … FROM result …\"}}: {}",
+                log_safe(&error.to_string())
+            ))
+        })
+}
+
+/// What a refinement's failure answers: the caller wrote the SQL, so the engine's message (which
+/// names the columns of `result`) is theirs to read, as `400 invalid_request`; everything else as
+/// any request's.
+pub(crate) fn rejection(error: ServerError) -> Rejection {
+    match error {
+        ServerError::QueryExecutionFailed(error) => Rejection::InvalidRequest(error.message().to_owned()),
+        other => other.into(),
+    }
+}
+
+/// `201 Created`: the refined result's `structuredContent`, its REST URL as `Location`.
+pub(crate) fn created(refined: &DualResponse) -> Response<ResponseBody> {
+    let mut response = crate::render::json(StatusCode::CREATED, &refined.structured_content());
+    if let Ok(location) = HeaderValue::from_str(&refined.url) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    response
+}
