@@ -10,6 +10,7 @@
 //! | `PUT /{id}` | 200 `{"status":"pinned","expires_at":null}` |
 //! | `DELETE /{id}` | 204 |
 //! | `GET /{id}/data[?sort=field:desc&offset=N&limit=M&format=F]` | 200 every row, or the row range, streamed: JSON array, NDJSON (`Accept: application/x-ndjson`), CSV (`Accept: text/csv`; cells a spreadsheet would run as formulas get a leading `'`, see [`CsvFormulas`]) or, with feature `arrow`, an Arrow IPC stream (`Accept: application/vnd.apache.arrow.stream`); 406 for an `Accept` it cannot produce; `format=csv\|ndjson\|json\|arrow` overrides `Accept` and makes the response an attachment (`{id}.{ext}`) |
+//! | `GET /{id}/profile` | 200 the column profile of a snapshot (`dual_core::profile::Profile`; `"complete": false` while it is written); 409 `not_ready` while nothing is profiled yet; 404 `no_profile` for a live result |
 //! | `GET /{id}/view` | 200 the result view (`dual_view::rest_page()`), an HTML page that reads this API, under a strict Content-Security-Policy |
 //! | `OPTIONS` | CORS preflight, when configured |
 //!

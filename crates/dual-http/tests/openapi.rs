@@ -6,6 +6,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use dual_http::{Cors, DualHttp};
@@ -94,6 +95,8 @@ struct Fixture {
     plain: DualHttp,
     cors: DualHttp,
     impatient: DualHttp,
+    /// A handler over a server with snapshots (so with column profiles), on the same store.
+    snapshots: DualHttp,
     store: Arc<common::FlakyStore>,
     server: dual_server::DualResponseServer,
 }
@@ -109,6 +112,8 @@ struct Case {
     broken_store: bool,
     /// Sends `body` and then nothing, to a handler with a 1 ms body timeout.
     stalled_body: bool,
+    /// Sent to the handler of the server with snapshots.
+    snapshots: bool,
 }
 
 fn case(template: &'static str, method: Method, uri: String) -> Case {
@@ -121,6 +126,7 @@ fn case(template: &'static str, method: Method, uri: String) -> Case {
         cors: false,
         broken_store: false,
         stalled_body: false,
+        snapshots: false,
     }
 }
 
@@ -160,6 +166,11 @@ impl Case {
         self.stalled_body = true;
         self
     }
+
+    fn snapshots(mut self) -> Self {
+        self.snapshots = true;
+        self
+    }
 }
 
 /// Sends the case and checks the response against the spec; returns the `(path, method, status)`.
@@ -185,6 +196,8 @@ async fn check(spec: &Spec, fixture: &Fixture, case: Case) -> (String, String, u
         &fixture.cors
     } else if case.stalled_body {
         &fixture.impatient
+    } else if case.snapshots {
+        &fixture.snapshots
     } else {
         &fixture.plain
     };
@@ -325,6 +338,22 @@ fn check_parquet(_: &Bytes, what: &str) {
     panic!("{what}: a Parquet export from a handler built without feature `parquet`");
 }
 
+/// Polls `id`'s column profile on `server` (every 10 ms, at most 5 s) until `done` holds.
+async fn profile_when(
+    server: &dual_server::DualResponseServer,
+    id: dual_core::ResourceId,
+    done: impl Fn(&dual_core::profile::Profile) -> bool,
+    what: &str,
+) {
+    for _ in 0..500 {
+        match server.profile(id, &dual_server::Caller::anonymous()).await {
+            Ok(profile) if done(&profile) => return,
+            _ => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+    panic!("{what}: not within 5 s");
+}
+
 #[tokio::test]
 async fn every_response_matches_the_spec_and_every_documented_response_occurs() {
     let spec = Spec::load();
@@ -341,12 +370,25 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
         .owner_max_pins(1)
         .build()
         .expect("valid configuration");
+    // With snapshots, on the same store: the column profile of `profiled`, and of `spooling` the rows
+    // so far (its executor counts, so the tool call answers at once, then yields 10-row steps, the
+    // last two opened 50 ms apart, and stops until the gate opens again: never).
+    let gated = Arc::new(common::numbers().steps([10, 10, 10, 220]).counted());
+    let snapshot_server = dual_server::DualResponseServer::builder()
+        .base_url("http://127.0.0.1/resources")
+        .shared_store(Arc::clone(&store) as Arc<dyn dual_server::dual_store::ResourceStore>)
+        .executor("numbers", common::numbers())
+        .shared_executor("gated", Arc::clone(&gated) as Arc<dyn dual_server::QueryExecutor>)
+        .without_sweeper()
+        .build()
+        .expect("valid configuration");
     let fixture = Fixture {
         plain: DualHttp::new(server.clone()),
         cors: DualHttp::builder(server.clone()).cors(Cors::any()).build(),
         impatient: DualHttp::builder(server.clone())
             .body_timeout(std::time::Duration::from_millis(1))
             .build(),
+        snapshots: DualHttp::new(snapshot_server.clone()),
         store,
         server: server.clone(),
     };
@@ -370,6 +412,40 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
         .expect("a read link");
     let read_link = &read_link.url[read_link.url.find("expires=").expect("expires")..];
     let big: &'static str = Box::leak(format!("{{{}}}", " ".repeat(70_000)).into_boxed_str());
+    let profiled = common::create(&snapshot_server, json!({"n": 250})).await;
+    profile_when(&snapshot_server, profiled, |p| p.complete, "the complete profile").await;
+    let spooling = snapshot_server
+        .create_response(dual_server::CreateResponse::new("gated", json!({})).sample_size(5))
+        .await
+        .expect("created")
+        .id;
+    gated.open_later(Duration::from_millis(50), 2);
+    profile_when(
+        &snapshot_server,
+        spooling,
+        |p| !p.complete && p.rows > 0,
+        "the profile of the rows so far",
+    )
+    .await;
+    let snapshot_expired = common::expired_copy(&snapshot_server, profiled).await;
+    let snapshot_pending = common::copy_with_status(
+        &snapshot_server,
+        profiled,
+        dual_core::status::ResourceStatus::Pending,
+    )
+    .await;
+    let snapshot_failed = common::copy_with_status(
+        &snapshot_server,
+        profiled,
+        dual_core::status::ResourceStatus::Failed,
+    )
+    .await;
+    let profile_link = snapshot_server
+        .view_link(profiled, &dual_server::Caller::anonymous())
+        .await
+        .expect("a read link");
+    let profile_link = &profile_link.url[profile_link.url.find("expires=").expect("expires")..];
+    let profile = |id: dual_core::ResourceId| format!("/{id}/profile");
 
     let cases = vec![
         case("/{id}", Method::GET, item(id)),
@@ -482,6 +558,45 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
         case("/{id}/view", Method::HEAD, view(id)).broken_store(),
         case("/{id}/view", Method::OPTIONS, view(id)).preflight("GET"),
         case("/{id}/view", Method::OPTIONS, view(id)),
+        case("/{id}/profile", Method::GET, profile(profiled)).snapshots(),
+        // The rows so far (`"complete": false`), while the snapshot is written.
+        case("/{id}/profile", Method::GET, profile(spooling)).snapshots(),
+        case(
+            "/{id}/profile",
+            Method::GET,
+            format!("{}?{profile_link}", profile(profiled)),
+        )
+        .snapshots(),
+        case(
+            "/{id}/profile",
+            Method::GET,
+            format!("{}?offset=3", profile(profiled)),
+        )
+        .snapshots(),
+        case("/{id}/profile", Method::GET, profile(unknown)).snapshots(),
+        case("/{id}/profile", Method::GET, profile(snapshot_expired)).snapshots(),
+        // A live result: 404 `no_profile`.
+        case("/{id}/profile", Method::GET, profile(id)).snapshots(),
+        case("/{id}/profile", Method::GET, profile(snapshot_pending)).snapshots(),
+        case("/{id}/profile", Method::GET, profile(snapshot_failed)).snapshots(),
+        case("/{id}/profile", Method::GET, profile(profiled))
+            .snapshots()
+            .broken_store(),
+        case("/{id}/profile", Method::HEAD, profile(profiled)).snapshots(),
+        case(
+            "/{id}/profile",
+            Method::HEAD,
+            format!("{}?x=1", profile(profiled)),
+        )
+        .snapshots(),
+        case("/{id}/profile", Method::HEAD, profile(unknown)).snapshots(),
+        case("/{id}/profile", Method::HEAD, profile(snapshot_pending)).snapshots(),
+        case("/{id}/profile", Method::HEAD, profile(snapshot_failed)).snapshots(),
+        case("/{id}/profile", Method::HEAD, profile(profiled))
+            .snapshots()
+            .broken_store(),
+        case("/{id}/profile", Method::OPTIONS, profile(profiled)).preflight("GET"),
+        case("/{id}/profile", Method::OPTIONS, profile(profiled)),
         // Last: deleting the resource the cases above read.
         case("/{id}", Method::DELETE, item(id)),
     ];
@@ -494,6 +609,7 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
     assert!(missing.is_empty(), "documented but never produced: {missing:?}");
     assert!(produced.is_subset(&documented));
     drop(fixture.server);
+    drop(snapshot_server);
 }
 
 #[test]
@@ -520,6 +636,7 @@ fn error_codes_and_page_request_schema_agree_with_the_implementation() {
         C::StorageError,
         C::Overloaded,
         C::QuotaExceeded,
+        C::NoProfile,
     ]
     .iter()
     .map(|c| c.as_str())
