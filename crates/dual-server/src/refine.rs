@@ -10,6 +10,7 @@
 //! engine runs the SQL over them as the table `result`. No executor of the parent runs.
 
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use dual_core::{Column, DualResponse, ResourceId, Row, consistency::Consistency, range::RowRange};
@@ -89,26 +90,33 @@ impl RefineExecutor {
             .store
             .get(parent, inner.clock.now())
             .await
-            .map_err(|error| ExecutorError::new(format!("the refined result could not be read: {error}")))?;
-        let record = crate::access::found(lookup).map_err(gone)?;
-        readable(&record).map_err(gone)?;
+            .map_err(|error| unreadable(&ServerError::from(error)))?;
+        let record = crate::access::found(lookup).map_err(|error| unreadable(&error))?;
+        readable(&record).map_err(|error| unreadable(&error))?;
         if record.consistency != Consistency::Snapshot || inner.spool.is_none() {
-            return Err(gone(not_stored()));
+            return Err(unreadable(&not_stored()));
         }
         let rows = Source::of(inner, &record)
             .export(None, RowRange::ALL)
             .await
-            .map_err(gone)?;
+            .map_err(|error| unreadable(&error))?;
         Ok((record.columns, record.total_count, rows))
     }
 }
 
-/// Why the parent's rows could not be read, for the model.
-fn gone(error: ServerError) -> ExecutorError {
-    ExecutorError::new(format!(
-        "the result being refined cannot be read: {}",
-        dual_core::error::Report::new(&error)
-    ))
+/// The parent's rows could not be read (deleted meanwhile, or the store or spool failing): no fault
+/// of the SQL, so a retryable failure (`OVERLOADED`, REST 503) whose message names no internals; the
+/// cause goes to the log.
+fn unreadable(error: &ServerError) -> ExecutorError {
+    tracing::warn!(
+        error = %dual_core::escape::log_error(error),
+        "the result being refined could not be read"
+    );
+    ExecutorError::overloaded(
+        "the result being refined could not be read (it was deleted meanwhile, or its storage is \
+         failing): try again",
+        Duration::from_secs(1),
+    )
 }
 
 impl QueryExecutor for RefineExecutor {

@@ -11,6 +11,7 @@
 //! groups spill to temporary files, the table itself lives on disk. The file is deleted when the
 //! refinement's stream ends or is dropped.
 
+mod decode;
 mod load;
 
 use std::path::PathBuf;
@@ -163,7 +164,11 @@ impl SqliteRefiner {
             .count_wait(Duration::ZERO);
         options.sealed = Some(self.options.cache_kib());
         SqliteDb::open_with(path, options).map_err(|error| {
-            ExecutorError::new(format!("the refinement's database could not be opened: {error}"))
+            tracing::warn!(error = %error, "a refinement's database could not be opened");
+            ExecutorError::overloaded(
+                "the refinement's temporary database could not be opened: try again later",
+                Duration::from_secs(1),
+            )
         })
     }
 }

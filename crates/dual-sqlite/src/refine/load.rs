@@ -10,6 +10,7 @@ use rusqlite::Connection;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use serde_json::Value;
 
+use super::decode::row_cells;
 use super::{RESULT_TABLE, authorize};
 use crate::convert::quote_identifier;
 
@@ -26,9 +27,11 @@ impl TempDb {
     /// A new, unused file name in `dir` (the file is made by the loader).
     pub(crate) fn create(dir: &Path) -> Result<Self, ExecutorError> {
         std::fs::create_dir_all(dir).map_err(|error| {
-            ExecutorError::new(format!(
-                "the refinement's temporary directory could not be made: {error}"
-            ))
+            tracing::warn!(error = %error, "a refinement's temporary directory could not be made");
+            ExecutorError::overloaded(
+                "the refinement's temporary directory could not be made (the server's disk): try again later",
+                std::time::Duration::from_secs(1),
+            )
         })?;
         let name = format!("dual-refine-{}.sqlite", ulid::Ulid::new());
         Ok(Self { path: dir.join(name) })
@@ -85,6 +88,7 @@ pub(crate) async fn load(
     let writer = tokio::task::spawn_blocking(move || -> Result<u64, ExecutorError> {
         let conn = create(&path, &columns, cache_kib).map_err(|error| failed(&error))?;
         let transaction = conn.unchecked_transaction().map_err(|error| failed(&error))?;
+        let names: Vec<String> = columns.iter().map(|column| column.name.clone()).collect();
         let mut written = 0u64;
         {
             let placeholders = vec!["?"; columns.len()].join(", ");
@@ -92,15 +96,36 @@ pub(crate) async fn load(
                 .prepare(&format!("INSERT INTO {RESULT_TABLE} VALUES ({placeholders})"))
                 .map_err(|error| failed(&error))?;
             while let Some(batch) = receiver.blocking_recv() {
-                for row in batch.into_rows()? {
-                    for (i, column) in columns.iter().enumerate() {
-                        let value = row.get(&column.name).unwrap_or(&Value::Null);
-                        insert
-                            .raw_bind_parameter(i + 1, bound(value))
-                            .map_err(|error| failed(&error))?;
+                match batch {
+                    // Stored rows: read straight into the columns' values, no map built.
+                    RowBatch::Json(rows) => {
+                        let rows: Vec<bytes::Bytes> = rows.iter().collect();
+                        let mut cells = Vec::with_capacity(names.len());
+                        for json in &rows {
+                            row_cells(json, &names, &mut cells).map_err(|error| {
+                                ExecutorError::new(format!("a stored row is not a JSON object: {error}"))
+                            })?;
+                            for (i, cell) in cells.iter().enumerate() {
+                                insert
+                                    .raw_bind_parameter(i + 1, cell.bound())
+                                    .map_err(|error| failed(&error))?;
+                            }
+                            insert.raw_execute().map_err(|error| failed(&error))?;
+                            written += 1;
+                        }
                     }
-                    insert.raw_execute().map_err(|error| failed(&error))?;
-                    written += 1;
+                    other => {
+                        for row in other.into_rows()? {
+                            for (i, name) in names.iter().enumerate() {
+                                let value = row.get(name).unwrap_or(&Value::Null);
+                                insert
+                                    .raw_bind_parameter(i + 1, bound(value))
+                                    .map_err(|error| failed(&error))?;
+                            }
+                            insert.raw_execute().map_err(|error| failed(&error))?;
+                            written += 1;
+                        }
+                    }
                 }
             }
         }
@@ -123,14 +148,13 @@ pub(crate) async fn load(
         }
     }
     drop(sender);
-    let written = writer
-        .await
-        .map_err(|error| ExecutorError::new(format!("the refinement's load stopped: {error}")))?;
+    let written = writer.await.map_err(|error| {
+        tracing::warn!(error = %error, "a refinement's load stopped");
+        ExecutorError::new("the refinement's table could not be written (its load stopped)")
+    })?;
     match read_error {
-        Some(error) => Err(ExecutorError::new(format!(
-            "the result being refined could not be read: {}",
-            error.message()
-        ))),
+        // The server's own message (retryable when its storage failed): passed on as it is.
+        Some(error) => Err(error),
         None => written,
     }
 }
@@ -172,9 +196,12 @@ fn bound(value: &Value) -> ToSqlOutput<'_> {
     }
 }
 
+/// The temporary table could not be written (the disk full, the directory gone): no fault of the
+/// SQL, so retryable, and the file's path and the OS's words go to the log only.
 fn failed(error: &rusqlite::Error) -> ExecutorError {
-    ExecutorError::new(format!(
-        "the refinement's table could not be written: {}",
-        crate::guard::sqlite_message(error)
-    ))
+    tracing::warn!(error = %dual_core::escape::log_safe(&crate::guard::sqlite_message(error)), "a refinement's table could not be written");
+    ExecutorError::overloaded(
+        "the refinement's temporary table could not be written (the server's disk): try again later",
+        std::time::Duration::from_secs(1),
+    )
 }
