@@ -11,6 +11,7 @@
 //! | `DELETE /{id}` | 204 |
 //! | `GET /{id}/data[?sort=field:desc&offset=N&limit=M&format=F]` | 200 every row, or the row range, streamed: JSON array, NDJSON (`Accept: application/x-ndjson`), CSV (`Accept: text/csv`; cells a spreadsheet would run as formulas get a leading `'`, see [`CsvFormulas`]) or, with feature `arrow`, an Arrow IPC stream (`Accept: application/vnd.apache.arrow.stream`); 406 for an `Accept` it cannot produce; `format=csv\|ndjson\|json\|arrow` overrides `Accept` and makes the response an attachment (`{id}.{ext}`) |
 //! | `GET /{id}/profile` | 200 the column profile of a snapshot (`dual_core::profile::Profile`; `"complete": false` while it is written); 409 `not_ready` while nothing is profiled yet; 404 `no_profile` for a live result |
+//! | `POST /{id}/query` `{"sql"}` | 201 a new result refining this one with SQL over its stored rows (the table `result`), as the tool result's `structuredContent`, with `Location`; 400 for SQL the engine refuses or fails on (its message); 409 `not_refinable` for a live result or a server without a refine engine |
 //! | `GET /{id}/view` | 200 the result view (`dual_view::rest_page()`), an HTML page that reads this API, under a strict Content-Security-Policy |
 //! | `OPTIONS` | CORS preflight, when configured |
 //!
@@ -23,9 +24,9 @@
 //! in its query and needs no `Authorization` header: the handler verifies the token (HMAC-SHA256,
 //! constant-time) before any store access and reads as the link's grant instead of asking the
 //! [`Authorize`] hook. A data link opens exactly its export, a read link the resource's metadata,
-//! pages, exports and `/view`; `PUT` and `DELETE` ignore links. A link that does not verify is the
-//! unknown id's 404, byte for byte, the query string is never logged, and responses to link requests
-//! carry `Referrer-Policy: no-referrer`.
+//! pages, exports, `/profile` and `/view`; `PUT`, `DELETE` and `POST /{id}/query` ignore links (the
+//! hook decides). A link that does not verify is the unknown id's 404, byte for byte, the query
+//! string is never logged, and responses to link requests carry `Referrer-Policy: no-referrer`.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]

@@ -22,7 +22,9 @@ pub(crate) fn sql_of(body: &[u8]) -> Result<String, Rejection> {
             "the body must be {\"sql\": \"SELECT … FROM result …\"}".to_owned(),
         ));
     }
-    serde_json::from_slice::<RefineBody>(body)
+    // An object first: serde's derived `Deserialize` would also take the sequence `["…"]`.
+    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(body)
+        .and_then(|object| RefineBody::deserialize(serde_json::Value::Object(object)))
         .map(|body| body.sql)
         .map_err(|error| {
             Rejection::InvalidRequest(format!(

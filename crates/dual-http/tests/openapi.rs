@@ -95,8 +95,11 @@ struct Fixture {
     plain: DualHttp,
     cors: DualHttp,
     impatient: DualHttp,
-    /// A handler over a server with snapshots (so with column profiles), on the same store.
+    /// A handler over a server with snapshots (so with column profiles) and a refine engine, on the
+    /// same store.
     snapshots: DualHttp,
+    /// As `snapshots`, but anonymous callers hold their one resource already.
+    quota: DualHttp,
     store: Arc<common::FlakyStore>,
     server: dual_server::DualResponseServer,
 }
@@ -114,6 +117,8 @@ struct Case {
     stalled_body: bool,
     /// Sent to the handler of the server with snapshots.
     snapshots: bool,
+    /// Sent to the handler whose owners are at their resource quota.
+    quota: bool,
 }
 
 fn case(template: &'static str, method: Method, uri: String) -> Case {
@@ -127,6 +132,7 @@ fn case(template: &'static str, method: Method, uri: String) -> Case {
         broken_store: false,
         stalled_body: false,
         snapshots: false,
+        quota: false,
     }
 }
 
@@ -171,6 +177,11 @@ impl Case {
         self.snapshots = true;
         self
     }
+
+    fn quota(mut self) -> Self {
+        self.quota = true;
+        self
+    }
 }
 
 /// Sends the case and checks the response against the spec; returns the `(path, method, status)`.
@@ -198,6 +209,8 @@ async fn check(spec: &Spec, fixture: &Fixture, case: Case) -> (String, String, u
         &fixture.impatient
     } else if case.snapshots {
         &fixture.snapshots
+    } else if case.quota {
+        &fixture.quota
     } else {
         &fixture.plain
     };
@@ -372,13 +385,25 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
         .expect("valid configuration");
     // With snapshots, on the same store: the column profile of `profiled`, and of `spooling` the rows
     // so far (its executor counts, so the tool call answers at once, then yields 10-row steps, the
-    // last two opened 50 ms apart, and stops until the gate opens again: never).
+    // last two opened 50 ms apart, and stops until the gate opens again: never); refinements of
+    // `profiled` by the test's engine.
     let gated = Arc::new(common::numbers().steps([10, 10, 10, 220]).counted());
     let snapshot_server = dual_server::DualResponseServer::builder()
         .base_url("http://127.0.0.1/resources")
         .shared_store(Arc::clone(&store) as Arc<dyn dual_server::dual_store::ResourceStore>)
         .executor("numbers", common::numbers())
         .shared_executor("gated", Arc::clone(&gated) as Arc<dyn dual_server::QueryExecutor>)
+        .refine_engine(common::refine::PassThrough)
+        .without_sweeper()
+        .build()
+        .expect("valid configuration");
+    // Anonymous callers may hold one resource on this one, and will: a refinement is 429.
+    let quota_server = dual_server::DualResponseServer::builder()
+        .base_url("http://127.0.0.1/resources")
+        .shared_store(Arc::clone(&store) as Arc<dyn dual_server::dual_store::ResourceStore>)
+        .executor("numbers", common::numbers())
+        .refine_engine(common::refine::PassThrough)
+        .owner_max_resources(1)
         .without_sweeper()
         .build()
         .expect("valid configuration");
@@ -389,6 +414,7 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
             .body_timeout(std::time::Duration::from_millis(1))
             .build(),
         snapshots: DualHttp::new(snapshot_server.clone()),
+        quota: DualHttp::new(quota_server.clone()),
         store,
         server: server.clone(),
     };
@@ -446,6 +472,8 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
         .expect("a read link");
     let profile_link = &profile_link.url[profile_link.url.find("expires=").expect("expires")..];
     let profile = |id: dual_core::ResourceId| format!("/{id}/profile");
+    let query = |id: dual_core::ResourceId| format!("/{id}/query");
+    common::create(&quota_server, json!({"n": 1})).await;
 
     let cases = vec![
         case("/{id}", Method::GET, item(id)),
@@ -597,6 +625,63 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
             .broken_store(),
         case("/{id}/profile", Method::OPTIONS, profile(profiled)).preflight("GET"),
         case("/{id}/profile", Method::OPTIONS, profile(profiled)),
+        case("/{id}/query", Method::POST, query(profiled))
+            .json(r#"{"sql": "SELECT * FROM result"}"#)
+            .snapshots(),
+        // Still running after the server's wait (2 s): 201 with `"status": "pending"`.
+        case("/{id}/query", Method::POST, query(profiled))
+            .json(r#"{"sql": "SELECT * FROM result -- FOREVER"}"#)
+            .snapshots(),
+        // The engine refuses the SQL, or fails running it: its message, 400.
+        case("/{id}/query", Method::POST, query(profiled))
+            .json(r#"{"sql": "DELETE FROM result"}"#)
+            .snapshots(),
+        case("/{id}/query", Method::POST, query(profiled))
+            .json(r#"{"sql": "SELECT FAIL FROM result"}"#)
+            .snapshots(),
+        case("/{id}/query", Method::POST, query(profiled))
+            .json(r#"{"sql": "SELECT * FROM result", "limit": 5}"#)
+            .snapshots(),
+        case("/{id}/query", Method::POST, query(profiled)).snapshots(),
+        case("/{id}/query", Method::POST, format!("{}?x=1", query(profiled)))
+            .json(r#"{"sql": "SELECT * FROM result"}"#)
+            .snapshots(),
+        case("/{id}/query", Method::POST, query(unknown))
+            .json(r#"{"sql": "SELECT * FROM result"}"#)
+            .snapshots(),
+        case("/{id}/query", Method::POST, query(snapshot_expired))
+            .json(r#"{"sql": "SELECT * FROM result"}"#)
+            .snapshots(),
+        case("/{id}/query", Method::POST, query(profiled))
+            .json("{\"sql\":")
+            .stalled_body(),
+        // Pending: 409 `not_ready`; live, or a server without an engine: 409 `not_refinable`.
+        case("/{id}/query", Method::POST, query(snapshot_pending))
+            .json(r#"{"sql": "SELECT * FROM result"}"#)
+            .snapshots(),
+        case("/{id}/query", Method::POST, query(id))
+            .json(r#"{"sql": "SELECT * FROM result"}"#)
+            .snapshots(),
+        case("/{id}/query", Method::POST, query(profiled)).json(r#"{"sql": "SELECT * FROM result"}"#),
+        case("/{id}/query", Method::POST, query(profiled))
+            .json(big)
+            .snapshots(),
+        case("/{id}/query", Method::POST, query(profiled))
+            .header(header::CONTENT_TYPE, "text/plain")
+            .body(r#"{"sql": "SELECT * FROM result"}"#)
+            .snapshots(),
+        case("/{id}/query", Method::POST, query(profiled))
+            .json(r#"{"sql": "SELECT * FROM result"}"#)
+            .quota(),
+        case("/{id}/query", Method::POST, query(snapshot_failed))
+            .json(r#"{"sql": "SELECT * FROM result"}"#)
+            .snapshots(),
+        case("/{id}/query", Method::POST, query(profiled))
+            .json(r#"{"sql": "SELECT * FROM result"}"#)
+            .snapshots()
+            .broken_store(),
+        case("/{id}/query", Method::OPTIONS, query(profiled)).preflight("POST"),
+        case("/{id}/query", Method::OPTIONS, query(profiled)),
         // Last: deleting the resource the cases above read.
         case("/{id}", Method::DELETE, item(id)),
     ];
@@ -610,6 +695,7 @@ async fn every_response_matches_the_spec_and_every_documented_response_occurs() 
     assert!(produced.is_subset(&documented));
     drop(fixture.server);
     drop(snapshot_server);
+    drop(quota_server);
 }
 
 #[test]
@@ -637,6 +723,7 @@ fn error_codes_and_page_request_schema_agree_with_the_implementation() {
         C::Overloaded,
         C::QuotaExceeded,
         C::NoProfile,
+        C::NotRefinable,
     ]
     .iter()
     .map(|c| c.as_str())
@@ -672,5 +759,43 @@ fn error_codes_and_page_request_schema_agree_with_the_implementation() {
             .and_then(|r| r.validate(limits, &columns))
             .is_ok();
         assert_eq!(validator.is_valid(&body), server_accepts, "{body}");
+    }
+}
+
+#[tokio::test]
+async fn the_refine_request_schema_agrees_with_the_implementation() {
+    let spec = Spec::load();
+    let validator = spec.validator(&json!({"$ref": "#/components/schemas/RefineRequest"}));
+    // A server without a refine engine reads the body first: one it accepts is then 409
+    // `not_refinable`, one it refuses 400 `invalid_request`.
+    let handler = DualHttp::new(common::server());
+    let uri = format!("/{}/query", dual_core::ResourceId::new());
+    for body in [
+        json!({"sql": "SELECT * FROM result"}),
+        json!({"sql": ""}),
+        json!({}),
+        json!({"sql": 1}),
+        json!({"sql": null}),
+        json!({"sql": ["SELECT 1"]}),
+        json!({"sql": "SELECT 1", "y": 1}),
+        json!({"SQL": "SELECT 1"}),
+        json!(["SELECT 1"]),
+        json!("SELECT 1"),
+        json!(null),
+    ] {
+        let mut request = Request::new(BodyExt::boxed(Full::new(Bytes::from(body.to_string()))));
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = uri.parse().expect("uri");
+        request.headers_mut().insert(
+            header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/json"),
+        );
+        let response = handler.call(request).await.expect("infallible");
+        let accepted = match response.status().as_u16() {
+            409 => true,
+            400 => false,
+            other => panic!("{body}: {other}"),
+        };
+        assert_eq!(validator.is_valid(&body), accepted, "{body}");
     }
 }

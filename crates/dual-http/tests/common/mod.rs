@@ -1,6 +1,7 @@
 //! Shared fixtures of the integration tests: a cheap arithmetic executor and a loopback server.
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
+pub mod refine;
 pub mod typed;
 
 use std::net::SocketAddr;
