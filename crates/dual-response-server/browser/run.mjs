@@ -86,6 +86,11 @@ const SLOW_SQL =
   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 21000000) " +
   "SELECT x AS n, x * 2 AS twice FROM c WHERE x % (CASE WHEN x <= 1000000 THEN 1000 ELSE 10000 END) = 0";
 const SMALL_SQL = "SELECT id, name, state FROM institutions ORDER BY id LIMIT 120";
+/** The result the refinement checks refine (6,000 rows: each refinement reads them all). */
+const REFINE_SQL = "SELECT * FROM institutions";
+const REFINE_TOTAL = 6000;
+const FILTER = "state = 'NJ' AND enrollment > 1000";
+const BAD_FILTER = "no_such_column = 1";
 
 // ---------------------------------------------------------------------------------------------------
 const results = [];
@@ -176,6 +181,7 @@ const view = await import("./lib/view.mjs");
 const interaction = await import("./lib/interaction.mjs");
 const profile = await import("./lib/profile.mjs");
 const rest = await import("./lib/rest.mjs");
+const refining = await import("./lib/refine.mjs");
 
 await check(`ext-apps ${extApps.version}: its app validator runs when the package ships one`, () => {
   if (extApps.exports?.["./validator"]) {
@@ -244,13 +250,13 @@ const restBase = (demo, uri) => `${demo.replace(/\/$/, "")}/resources/${idOf(uri
 const textOf = (result) => (result.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
 /** Opens `args` of `tool` (or `toolResult`) in the host page; returns the tool result and the view's frame. */
-async function openInHost(page, { token, sql, toolResult, prompt, downloadFile = false }) {
+async function openInHost(page, { token, sql, toolResult, prompt, downloadFile = false, modelContext = true, noRefine = false }) {
   const opened = await page.evaluate(
-    ({ token, sql, toolResult, prompt, downloadFile }) =>
+    ({ token, sql, toolResult, prompt, downloadFile, modelContext, noRefine }) =>
       window.__host
-        .open({ token, args: sql ? { sql } : {}, toolResult, prompt, downloadFile })
+        .open({ token, args: sql ? { sql } : {}, toolResult, prompt, downloadFile, modelContext, noRefine })
         .then((o) => ({ sentAt: o.sentAt, result: o.result, uri: o.uri, uiMeta: o.uiMeta })),
-    { token, sql, toolResult, prompt, downloadFile },
+    { token, sql, toolResult, prompt, downloadFile, modelContext, noRefine },
   );
   const frame = await (await page.waitForSelector("iframe#view")).contentFrame();
   if (!frame) fail("the view's iframe has no frame");
@@ -701,6 +707,156 @@ async function pendingCheck(label, frame, toolStatus, exportLastOf) {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Refining in the view (docs/DESIGN.md §4): a filter, a group-by, Back step by step, the SQL's error
+// inline, and (Apps) the refined result handed to the model. `target`: {mode, page, frame}; `parent`:
+// {uri, rest, total, columns} of the result shown (REFINE_SQL).
+
+/** The refined result shown after a refinement: its total and first row equal the server's for the same SQL. */
+async function sameAsServer(frame, parent, sql, columns) {
+  const r = await refining.waitDepth(frame, 1);
+  if (r.sql !== sql) fail(`the view ran ${JSON.stringify(r.sql)}, not ${JSON.stringify(sql)}`);
+  if (!r.uri.startsWith("resource://") || r.uri === parent.uri) fail(`the refined result's uri is ${r.uri}`);
+  if (JSON.stringify(r.stack) !== JSON.stringify([parent.uri])) fail(`Back returns to ${JSON.stringify(r.stack)}, not [${parent.uri}]`);
+  const server = await refining.serverRefine(parent.rest, sql);
+  if (server.status !== 201) fail(`the server's answer to the same SQL: ${server.status} ${JSON.stringify(server.json).slice(0, 300)}`);
+  const expected = Number(server.json.metadata?.total_count);
+  const t = await view.total(frame);
+  if (t.attr !== String(expected)) fail(`the view shows ${t.attr} rows, the server answers ${expected} for the same SQL`);
+  const rc = await view.ariaRowCount(frame);
+  if (rc !== expected + 1) fail(`aria-rowcount ${rc}, not ${expected + 1}`);
+  const names = await view.columnNames(frame);
+  if (JSON.stringify(names) !== JSON.stringify(columns)) fail(`the refined header shows ${JSON.stringify(names)}, not ${JSON.stringify(columns)}`);
+  if (expected > 0) view.assertRow(await view.waitRow(frame, 2), columns, server.json.results[0], "the refined result's first row");
+  return { r, total: expected };
+}
+
+async function refineChecks(label, target, parent) {
+  const { frame } = target;
+  const filterSql = `SELECT * FROM result WHERE ${FILTER}`;
+  let filtered;
+  await check(`${label}: a filter shows the refined rows in the same view, with the server's total for the same SQL`, async () => {
+    const before = await refining.crumbs(frame);
+    if (!before.hidden) fail("the breadcrumb shows before any refinement");
+    await refining.filter(frame, FILTER);
+    filtered = await sameAsServer(frame, parent, filterSql, parent.columns);
+    if (!(filtered.total > 0 && filtered.total < parent.total)) fail(`${filtered.total} rows of ${parent.total}: not a filter that tells`);
+    const c = await refining.crumbs(frame);
+    if (c.hidden || c.back !== "Back to the full result" || c.steps.length !== 1 || !c.here?.includes(FILTER))
+      fail(`the breadcrumb: ${JSON.stringify(c)}`);
+    if (c.toModel !== (target.mode === "apps")) fail(`"Send to the model" is ${c.toModel ? "offered" : "not offered"} (${target.mode})`);
+    if (await refining.errorShown(frame)) fail(`#dv-refine-error shows "${await refining.errorShown(frame)}"`);
+    return `${filtered.total} of ${parent.total} rows; ${filtered.r.uri}; breadcrumb ${c.steps.join(" › ")} › ${c.here}`;
+  });
+  if (!filtered) return;
+
+  await check(`${label}: the refined result downloads as a result of its own (CSV: its total, from its own id)`, async () => {
+    const url = await downloadLink(target, "csv");
+    const path = new URL(url).pathname;
+    if (!path.endsWith(`/${idOf(filtered.r.uri)}/data`)) fail(`the CSV link ${path} is not the refined result's /data`);
+    const response = await rest.get(url);
+    if (response.status !== 200) fail(`GET the CSV link: ${response.status} ${await response.text()}`);
+    const rows = (await rest.csvRecords(response)) - 1;
+    if (rows !== filtered.total) fail(`the refined CSV has ${rows} rows, not ${filtered.total}`);
+    return `${rows} rows from ${path}`;
+  });
+
+  if (target.mode === "apps") {
+    await check("apps: Send to the model hands the refined result to the host (ui/update-model-context) with its uri", async () => {
+      const before = await target.page.evaluate(() => window.__host.events.modelContexts.length);
+      await frame.locator("#dv-to-model").click();
+      await target.page.waitForFunction((n) => window.__host.events.modelContexts.length > n, before, { timeout: scaled(30_000) });
+      const params = await target.page.evaluate(() => window.__host.events.modelContexts.at(-1));
+      const text = (params.content ?? []).filter((b) => b.type === "text").map((b) => b.text).join("\n");
+      for (const part of [filtered.r.uri, filterSql, String(filtered.total), parent.uri, "state (string)"])
+        if (!text.includes(part)) fail(`the text for the model lacks ${JSON.stringify(part)}: ${JSON.stringify(text)}`);
+      const sc = params.structuredContent?.refined_result;
+      if (sc?.uri !== filtered.r.uri || sc?.total_count !== filtered.total || sc?.sql !== filterSql)
+        fail(`structuredContent ${JSON.stringify(params.structuredContent).slice(0, 300)}`);
+      const sent = (await refining.refinement(frame)).sentUri;
+      if (sent !== filtered.r.uri) fail(`__dualView.refinement().sentUri is ${sent}`);
+      return `${text.length} characters: ${JSON.stringify(text.split("\n")[0]).slice(0, 120)}…`;
+    });
+  }
+
+  await check(`${label}: Back returns to the full result`, async () => {
+    await frame.locator("#dv-back").click();
+    const r = await refining.waitDepth(frame, 0);
+    if (r.uri !== parent.uri || r.sql !== null) fail(`after Back the view shows ${JSON.stringify(r)}`);
+    const t = await view.total(frame);
+    if (t.attr !== String(parent.total)) fail(`after Back the total is ${t.attr}, not ${parent.total}`);
+    await view.waitRow(frame, 2);
+    const c = await refining.crumbs(frame);
+    if (!c.hidden) fail(`the breadcrumb still shows: ${JSON.stringify(c)}`);
+    return `${t.attr} rows of ${r.uri}`;
+  });
+
+  let grouped;
+  await check(`${label}: group by a column (keyboard: G on its header) counts its rows: one row per group, the counts sum to the total`, async () => {
+    await refining.groupBy(frame, "state", "enrollment");
+    const sql = refining.groupSql("state", "enrollment");
+    grouped = await sameAsServer(frame, parent, sql, ["state", "count", "sum"]);
+    const all = await rest.ndjson(`${restBase(opt.demo, grouped.r.uri)}/data`, { keep: 100_000 });
+    if (all.status !== 200) fail(`the grouped result's export: ${all.status} ${all.body}`);
+    if (all.count !== grouped.total) fail(`the export has ${all.count} rows, the view ${grouped.total}`);
+    const states = new Set(all.first.map((row) => row.state));
+    if (states.size !== all.count) fail(`${all.count} rows for ${states.size} states: not one row per group`);
+    const distinct = await refining.serverRefine(parent.rest, "SELECT COUNT(DISTINCT state) AS n FROM result");
+    if (distinct.json?.results?.[0]?.n !== all.count) fail(`${all.count} groups, the result has ${JSON.stringify(distinct.json?.results)} distinct states`);
+    const counted = all.first.reduce((sum, row) => sum + row.count, 0);
+    if (counted !== parent.total) fail(`the counts sum to ${counted}, not the full result's ${parent.total}`);
+    if (all.first.some((row, i) => i > 0 && row.count > all.first[i - 1].count)) fail("the groups are not the largest first");
+    return `${all.count} groups, counts summing to ${counted}; the largest ${JSON.stringify(all.first[0])}`;
+  });
+
+  if (grouped) {
+    await check(`${label}: a refinement of a refinement, then Back step by step`, async () => {
+      await refining.filter(frame, "count > 100");
+      const r = await refining.waitDepth(frame, 2);
+      if (JSON.stringify(r.stack) !== JSON.stringify([parent.uri, grouped.r.uri])) fail(`the stack is ${JSON.stringify(r.stack)}`);
+      const server = await refining.serverRefine(`${restBase(opt.demo, grouped.r.uri)}`, r.sql);
+      if (server.status !== 201) fail(`the server's answer: ${server.status}`);
+      const t = await view.total(frame);
+      if (t.attr !== String(server.json.metadata.total_count)) fail(`the view shows ${t.attr} rows, the server ${server.json.metadata.total_count}`);
+      const c = await refining.crumbs(frame);
+      if (c.steps.length !== 2 || c.back !== "Back") fail(`the breadcrumb: ${JSON.stringify(c)}`);
+      await frame.locator("#dv-back").click();
+      const one = await refining.waitDepth(frame, 1);
+      if (one.uri !== grouped.r.uri) fail(`the first Back shows ${one.uri}, not ${grouped.r.uri}`);
+      const t1 = await view.total(frame);
+      if (t1.attr !== String(grouped.total)) fail(`the first Back shows ${t1.attr} rows, not ${grouped.total}`);
+      await frame.locator("#dv-back").click();
+      const zero = await refining.waitDepth(frame, 0);
+      if (zero.uri !== parent.uri) fail(`the second Back shows ${zero.uri}`);
+      const t0 = await view.total(frame);
+      if (t0.attr !== String(parent.total)) fail(`the second Back shows ${t0.attr} rows`);
+      return `${t.attr} → ${t1.attr} → ${t0.attr} rows`;
+    });
+  }
+
+  await check(`${label}: an SQL error is shown near the filter box, and the result stays`, async () => {
+    const server = await refining.serverRefine(parent.rest, `SELECT * FROM result WHERE ${BAD_FILTER}`);
+    if (server.status !== 400) fail(`control: the server answers ${server.status}, not 400`);
+    await refining.filter(frame, BAD_FILTER);
+    await frame.waitForFunction(() => !document.getElementById("dv-refine-error").hidden, null, { timeout: scaled(60_000) });
+    const shown = await refining.errorShown(frame);
+    if (!shown.includes("no_such_column") || !shown.includes("has the columns")) fail(`#dv-refine-error shows ${JSON.stringify(shown)}`);
+    const r = await refining.refinement(frame);
+    if (r.depth !== 0 || r.uri !== parent.uri || r.busy) fail(`after the error the view is ${JSON.stringify(r)}`);
+    const t = await view.total(frame);
+    if (t.attr !== String(parent.total)) fail(`after the error the total is ${t.attr}`);
+    await view.waitRow(frame, 2);
+    const state = await frame.evaluate(() => ({
+      invalid: document.getElementById("dv-filter").getAttribute("aria-invalid"),
+      role: document.getElementById("dv-refine-error").getAttribute("role"),
+      error: document.getElementById("dv-error").hidden ? "" : document.getElementById("dv-error").textContent,
+      status: document.getElementById("dv-status").getAttribute("data-status"),
+    }));
+    if (state.invalid !== "true" || state.role !== "alert" || state.error || state.status !== "ready") fail(JSON.stringify(state));
+    return JSON.stringify(shown.slice(0, 140));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
 
 let browser;
 let hostJs;
@@ -798,6 +954,46 @@ try {
 
   await hostDownloadChecks(page, opt.demo);
 
+  let refineParent;
+  const okRefine = await check(`apps: the view of ${REFINE_SQL} offers to refine it`, async () => {
+    const o = await openInHost(page, { sql: REFINE_SQL });
+    refineParent = { ...dualOf(o.result), frame: o.frame };
+    refineParent.rest = restBase(opt.demo, refineParent.uri);
+    if (refineParent.total !== REFINE_TOTAL) fail(`total_count ${refineParent.total}, not ${REFINE_TOTAL}`);
+    await view.waitReady(o.frame);
+    await view.waitRow(o.frame, 2);
+    const r = await refining.refinement(o.frame);
+    if (!r.available || r.depth !== 0 || r.uri !== refineParent.uri) fail(`__dualView.refinement() ${JSON.stringify(r)}`);
+    const shown = await o.frame.evaluate(() => !document.getElementById("dv-refine").hidden);
+    if (!shown) fail("the refine controls (#dv-refine) are hidden");
+    return `${refineParent.uri}, ${refineParent.total} rows`;
+  });
+  if (okRefine) await refineChecks("apps", { mode: "apps", page, frame: refineParent.frame }, refineParent);
+  await check("apps: a host without updateModelContext is not offered Send to the model", async () => {
+    const o = await openInHost(page, { sql: REFINE_SQL, modelContext: false });
+    await view.waitReady(o.frame);
+    await refining.filter(o.frame, FILTER);
+    const r = await refining.waitDepth(o.frame, 1);
+    const c = await refining.crumbs(o.frame);
+    if (c.hidden || c.toModel) fail(`the breadcrumb ${JSON.stringify(c)}`);
+    return `refined to ${r.uri}; no Send to the model`;
+  });
+  await check("apps: without a refine tool on the server the refine controls go, and the result stays", async () => {
+    const o = await openInHost(page, { sql: REFINE_SQL, noRefine: true });
+    await view.waitReady(o.frame);
+    await refining.filter(o.frame, FILTER);
+    await o.frame.waitForFunction(() => window.__dualView.refinement().available === false, null, { timeout: scaled(30_000) });
+    const after = await o.frame.evaluate(() => ({
+      controls: !document.getElementById("dv-refine").hidden,
+      message: document.getElementById("dv-message").hidden ? "" : document.getElementById("dv-message").textContent,
+      error: document.getElementById("dv-refine-error").hidden ? "" : document.getElementById("dv-refine-error").textContent,
+      total: document.getElementById("dv-total").getAttribute("data-total"),
+    }));
+    if (after.controls || !/cannot refine/.test(after.message) || after.error || after.total !== String(REFINE_TOTAL))
+      fail(JSON.stringify(after));
+    return after.message;
+  });
+
   await check("apps: the view of an HTML value", async () => {
     const html = await openInHost(page, { sql: HTML_SQL });
     await view.waitReady(html.frame);
@@ -872,6 +1068,30 @@ try {
     });
     await busy.context.close().catch(() => {});
   }
+  // a context of its own: the SQL error's 400 is logged by Chromium as a console error, and only it may be
+  const refinePage = await newContext(browser);
+  const rfPage = await refinePage.context.newPage();
+  let restParent;
+  const okRefinePage = await check(`rest: the standalone page of ${REFINE_SQL} offers to refine it`, async () => {
+    const r = await page.evaluate((sql) => window.__host.callAs(undefined, "query", { sql }), REFINE_SQL);
+    restParent = dualOf(r);
+    restParent.rest = restBase(opt.demo, restParent.uri);
+    const link = await mintLink(page, undefined, { uri: restParent.uri, format: "csv", view: true });
+    const response = await rfPage.goto(link.url);
+    if (response.status() !== 200) fail(`GET the view link: ${response.status()}`);
+    await view.waitReady(rfPage.mainFrame());
+    await view.waitRow(rfPage.mainFrame(), 2);
+    const shown = await rfPage.evaluate(() => !document.getElementById("dv-refine").hidden);
+    if (!shown) fail("the refine controls (#dv-refine) are hidden");
+    return new URL(link.url).pathname;
+  });
+  if (okRefinePage) await refineChecks("rest", { mode: "rest", page: rfPage, frame: rfPage.mainFrame() }, restParent);
+  await check("rest: the refining page logged no console errors but the SQL error's 400", () => {
+    const other = [...new Set(refinePage.problems)].filter((p) => !/Failed to load resource: the server responded with a status of 400/.test(p));
+    if (other.length) fail(`${other.length} other console error(s) or uncaught exception(s):\n  ${other.join("\n  ")}`);
+    return `${refinePage.problems.length} logged 400(s), nothing else`;
+  });
+  await refinePage.context.close().catch(() => {});
   await page.evaluate(() => window.__host.close());
 
   // ------------------------------------------------------------------ the live demo: a result without a profile

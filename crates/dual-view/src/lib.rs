@@ -52,6 +52,16 @@
 //! yet or not complete (the snapshot still written), 150 reads at most; a result without one (live,
 //! `no_profile`) or a failed read leaves the headers plain and shows no error.
 //!
+//! The person **refines** the result shown (docs/DESIGN.md §4): a filter box takes a SQL condition over the
+//! result's columns (`SELECT * FROM result WHERE …`), and the group-by controls (a column, chosen also by
+//! `G` on its header, and optionally a numeric column to sum) count its rows per value (`SELECT "col",
+//! COUNT(*) AS "count"[, SUM("num") AS "sum"] FROM result GROUP BY "col" ORDER BY "count" DESC, "col"`).
+//! The refined result comes from the server and is shown like any result, with its own URI; a breadcrumb
+//! and Back return to each result it refines, one step at a time. The SQL's error shows next to the
+//! filter box and the result stays. In a host that advertises `hostCapabilities.updateModelContext`, "Send
+//! to the model" hands a refined result to the model (`ui/update-model-context`: its SQL, URI, row count
+//! and columns).
+//!
 //! Text from the data or the model's SQL (cells, column names, the title, the sort field) is laid out
 //! on its own: `dir="auto"` and `unicode-bidi: isolate`, so right-to-left text in one cell cannot
 //! reorder its neighbours. Characters that act instead of showing are shown as a marker `⟨U+XXXX⟩`:
@@ -73,12 +83,16 @@
 //!   `downloadFile`, else `ui/open-link` with the link; the column profile through `resources/read`
 //!   on `resource://{id}/profile` (the profile, `{"status": "pending"}` or `{"status": "no_profile"}`);
 //!   `ui/request-display-mode` for fullscreen when the host offers it, and
-//!   `ui/notifications/size-changed` when its size changes inline.
+//!   `ui/notifications/size-changed` when its size changes inline; refinements through `tools/call` of
+//!   the server's tool `refine` with `{uri, sql}` (answered as the `query` tool is; a JSON-RPC "unknown
+//!   tool" takes the controls away) and `ui/update-model-context` when the host takes it.
 //! * **REST** ([`REST_TRANSPORT_MARKER`]): the resource's path is the page's path without
 //!   `/view`; `GET` gives the metadata, `POST` a page, `/data?format=csv|ndjson|parquet` the downloads
 //!   (plain links), `/profile` the column profile (asked once the metadata says `ready` and its
 //!   `consistency` is not `live`; `409 not_ready` is read again, `404 no_profile` is none), each with the
-//!   page's `expires` and `token` parameters; `409 not_ready` polls.
+//!   page's `expires` and `token` parameters; `409 not_ready` polls. A refinement is `POST …/query` with
+//!   `{"sql"}` and without the link parameters (`201` the refined result's structured content, `400` or
+//!   `409 not_refinable` the server's message); the refined result is read at its own id's path.
 //!
 //! # DOM hooks
 //!
@@ -94,10 +108,15 @@
 //! `#dv-grid[data-profile]`, in a header `.dv-prof` holding `svg.dv-spark` (`data-kind` = `histogram`,
 //! one `rect.dv-spark-bar` per bin, or `top`, one per top value) and `.dv-profline`, and its
 //! `.dv-chartbtn`; `#dv-profile-pop` (the popover); `#dv-chart` (the chart panel, `data-kind`) with
-//! `#dv-chart-svg` (`role="img"`, one `rect.dv-chart-bar` per bar) and `#dv-chart-close`.
+//! `#dv-chart-svg` (`role="img"`, one `rect.dv-chart-bar` per bar) and `#dv-chart-close`; refining:
+//! `#dv-refine` (hidden when the server cannot refine) with `#dv-filter` (Enter applies it),
+//! `#dv-filter-apply`, `#dv-group-col`, `#dv-group-sum`, `#dv-group-apply` and `#dv-refine-status`;
+//! `#dv-refine-error` (`role="alert"`); `#dv-crumbs` (shown while a refinement is shown) with `#dv-back`,
+//! `.dv-crumb` buttons (one per earlier result) and `#dv-to-model`.
 //! `window.__dualView` has `ready` (a promise settled after the first paint of a result), `profile()`
 //! (`{state, reads, profile}`: `idle`, `waiting`, `partial`, `complete`, `none` or `error`), `stats()`
-//! (`{domRows, cachedPages, pagesFetched, busyRetries}`), `lastPaint` (the `performance.now()` of the
+//! (`{domRows, cachedPages, pagesFetched, busyRetries}`), `refinement()` (`{available, busy, depth, uri,
+//! sql, stack, sentUri}`), `lastPaint` (the `performance.now()` of the
 //! last paint of row values) and `scrollToRow(n)` (1-based; resolves once row `n` is painted with
 //! its values).
 //!
@@ -133,13 +152,13 @@ pub const REST_TRANSPORT_MARKER: &str = r#"<meta name="dual-response-transport" 
 /// text between `<script>` and `</script>` in [`VIEW_HTML`] (standard base64, padded).
 ///
 /// A page serving the view allows its script with `script-src` and this value; a test recomputes it.
-pub const SCRIPT_HASH: &str = "'sha256-mBa0DTHMCP9H8OdXBSTfusjT4jfFJLoZztOIXeL5epg='";
+pub const SCRIPT_HASH: &str = "'sha256-oN+36t49WEN+CLoG+kX/goBmCsPB6RgtmqKeBT2i7/s='";
 
 /// The Content-Security-Policy source of the view's one inline `<style>`: `'sha256-…'` of the exact
 /// text between `<style>` and `</style>` in [`VIEW_HTML`] (standard base64, padded).
 ///
 /// A page serving the view allows its style with `style-src` and this value; a test recomputes it.
-pub const STYLE_HASH: &str = "'sha256-KU2gVOshY7ZZOhhREziGNsWpJZxQlflPwS98qUwl3MA='";
+pub const STYLE_HASH: &str = "'sha256-kLRkAdhCxBiHt66+nWbC3+wr/1yat4nOj7tlPJIfHn0='";
 
 /// The view as a page of the REST API ([`VIEW_HTML`] with [`REST_TRANSPORT_MARKER`]).
 #[must_use]

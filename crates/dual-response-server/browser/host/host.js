@@ -8,9 +8,12 @@
 //
 // The view (the `ui://` resource named by the tool's `_meta.ui.resourceUri`) is rendered in an iframe with
 // `sandbox="allow-scripts"` and `srcdoc`, under the specification's restrictive default CSP. What the view
-// asks of the host (`ui/open-link`, `ui/download-file`, size changes, display modes) is recorded in
-// `window.__host.events` for run.mjs and bench.mjs, which drive this page through `window.__host`. The host
-// advertises `hostCapabilities.downloadFile` only when `open` is asked to (`downloadFile: true`).
+// asks of the host (`ui/open-link`, `ui/download-file`, `ui/update-model-context`, size changes, display modes)
+// is recorded in `window.__host.events` for run.mjs and bench.mjs, which drive this page through `window.__host`.
+// The host advertises `hostCapabilities.downloadFile` only when `open` is asked to (`downloadFile: true`), and
+// `hostCapabilities.updateModelContext` (text) unless it is asked not to (`modelContext: false`). With
+// `noRefine: true` it answers the view's `tools/call` of `refine` as a server without that tool does (JSON-RPC
+// -32602 "unknown tool `refine`").
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -44,7 +47,7 @@ const LIGHT_STYLES = {
   "--font-mono": "ui-monospace, 'DejaVu Sans Mono', monospace",
 };
 
-const events = { openLinks: [], downloads: [], sizeChanges: [], displayModes: [], logs: [], initialized: 0 };
+const events = { openLinks: [], downloads: [], modelContexts: [], sizeChanges: [], displayModes: [], logs: [], initialized: 0 };
 let current = null; // { client, bridge, iframe, faults }
 
 /**
@@ -79,7 +82,16 @@ function withCsp(html, csp) {
  * tool's `_meta.ui.resourceUri`, renders it in a sandboxed iframe and hands it the input and the result.
  * Resolves once the tool result was sent; `sentAt` is `performance.timeOrigin + performance.now()` then.
  */
-async function open({ token, tool = "query", args = {}, toolResult = null, prompt = "", downloadFile = false } = {}) {
+async function open({
+  token,
+  tool = "query",
+  args = {},
+  toolResult = null,
+  prompt = "",
+  downloadFile = false,
+  modelContext = true,
+  noRefine = false,
+} = {}) {
   close();
   const client = await connect(token);
   const { tools } = await client.listTools();
@@ -106,7 +118,14 @@ async function open({ token, tool = "query", args = {}, toolResult = null, promp
   const bridge = new AppBridge(
     client,
     { name: "dual-response-browser-test-host", version: "1.0.0" },
-    { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, ...(downloadFile ? { downloadFile: {} } : {}) },
+    {
+      openLinks: {},
+      serverTools: {},
+      serverResources: {},
+      logging: {},
+      ...(downloadFile ? { downloadFile: {} } : {}),
+      ...(modelContext ? { updateModelContext: { text: {} } } : {}),
+    },
     {
       hostContext: {
         theme: "light",
@@ -127,6 +146,12 @@ async function open({ token, tool = "query", args = {}, toolResult = null, promp
   if (downloadFile) {
     bridge.ondownloadfile = async (params) => {
       events.downloads.push(params);
+      return {};
+    };
+  }
+  if (modelContext) {
+    bridge.onupdatemodelcontext = async (params) => {
+      events.modelContexts.push(params);
       return {};
     };
   }
@@ -154,6 +179,17 @@ async function open({ token, tool = "query", args = {}, toolResult = null, promp
     };
   });
   await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
+  // the bridge installs its proxies in connect(): replaced after it
+  if (noRefine) {
+    const proxy = bridge.oncalltool;
+    if (!proxy) throw new Error("the bridge proxies no tools/call");
+    bridge.oncalltool = async (params, extra) => {
+      if (params?.name === "refine") {
+        throw Object.assign(new Error("MCP error -32602: unknown tool `refine`"), { code: -32602 });
+      }
+      return proxy(params, extra);
+    };
+  }
   current = { client, bridge, iframe, faults: null };
   const sentAt = await sent;
   return { sentAt, result, uri, uiMeta, tool: definition };
