@@ -35,11 +35,20 @@ pub(crate) fn sql_of(body: &[u8]) -> Result<String, Rejection> {
 }
 
 /// What a refinement's failure answers: the caller wrote the SQL, so the engine's message (which
-/// names the columns of `result`) is theirs to read, as `400 invalid_request`; everything else as
-/// any request's.
+/// names the columns of `result`) and a time limit it passed are theirs to read, as `400
+/// invalid_request`; a full store is `503 overloaded` (retryable, as for any new result); everything
+/// else as any request's. Failures that are no fault of the SQL (the parent unreadable, the
+/// engine's disk) come from the server as `OVERLOADED` already, naming no internals.
 pub(crate) fn rejection(error: ServerError) -> Rejection {
     match error {
         ServerError::QueryExecutionFailed(error) => Rejection::InvalidRequest(error.message().to_owned()),
+        timeout @ ServerError::QueryTimeout { .. } => {
+            Rejection::InvalidRequest(format!("{timeout}: filter, aggregate or add a LIMIT"))
+        }
+        full @ ServerError::TooManyResources { .. } => Rejection::Overloaded {
+            retry_after_secs: 1,
+            detail: full.to_string(),
+        },
         other => other.into(),
     }
 }

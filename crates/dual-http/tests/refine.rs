@@ -458,3 +458,46 @@ async fn only_post_with_options_when_cors_is_on() {
     .await;
     assert_eq!(options.status(), StatusCode::METHOD_NOT_ALLOWED);
 }
+
+#[tokio::test]
+async fn a_refinement_past_the_time_limit_says_so_and_a_full_store_is_retryable() {
+    // The time limit: the caller's SQL ran too long, which is theirs to change (400, naming it).
+    let server = common::builder_with(Arc::new(common::flaky_store()))
+        .query_time_limit(Duration::from_millis(200))
+        .refine_engine(PassThrough)
+        .build()
+        .expect("valid configuration");
+    let parent = created(&server, None, 5).await;
+    let http = handler(&server);
+    let response = post(
+        &http,
+        &format!("/resources/{parent}/query"),
+        r#"{"sql": "SELECT * FROM result -- FOREVER"}"#,
+        &[],
+    )
+    .await;
+    let status = response.status();
+    let body = body_json(response).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"], "invalid_request", "{body}");
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("time limit") && message.contains("0.2"),
+        "{message}"
+    );
+
+    // A store at its maximum of results: retry later (503, `Retry-After`), as for any new result.
+    let server = common::builder_with(Arc::new(common::flaky_store()))
+        .max_resources(1)
+        .refine_engine(PassThrough)
+        .build()
+        .expect("valid configuration");
+    let parent = created(&server, None, 5).await;
+    let http = handler(&server);
+    let response = post(&http, &format!("/resources/{parent}/query"), SELECT, &[]).await;
+    assert_eq!(header_of(&response, header::RETRY_AFTER), Some("1"));
+    assert_eq!(
+        error_of(response).await,
+        (StatusCode::SERVICE_UNAVAILABLE, json!("overloaded"))
+    );
+}
