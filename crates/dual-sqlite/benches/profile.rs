@@ -2,7 +2,9 @@
 //! × 8 columns, profile on against off, in one run).
 //!
 //! Run: `cargo bench -p dual-sqlite --bench profile` (`BENCH_ROWS`, `BENCH_ROUNDS` to change the
-//! defaults of 1,000,000 rows and 7 rounds).
+//! defaults of 1,000,000 rows and 7 rounds). For instruction counts (repeatable on a busy machine),
+//! `BENCH_FILL_ONLY=1 BENCH_DB=/tmp/t.sqlite` writes the file once, then `BENCH_ONLY=on` and
+//! `BENCH_ONLY=off` (with the same `BENCH_DB`) each run one write under `valgrind --tool=callgrind`.
 //!
 //! One SQLite file of `BENCH_ROWS` rows and 8 columns (an integer key, a float, a category of 20
 //! texts, a unique name, a date, a boolean, an integer that is null in 3 rows of 10, a skewed
@@ -109,9 +111,42 @@ fn median(mut values: Vec<Duration>) -> Duration {
     values[values.len() / 2]
 }
 
+/// `BENCH_ONLY=on|off` with `BENCH_DB=path`: one write of the result on one server, nothing else
+/// (the file filled by an earlier run with `BENCH_FILL_ONLY=1`), so that `valgrind --tool=callgrind`
+/// counts the instructions of a write with the profile and of one without, whatever else the
+/// machine is doing (docs/PERFORMANCE.md).
+fn one_write(only: &str) {
+    let path = std::env::var("BENCH_DB").expect("BENCH_DB: the file a BENCH_FILL_ONLY run wrote");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let db = SqliteDb::open(Path::new(&path), 4, Duration::from_secs(3600)).expect("db");
+        let server = server(&db, only == "on");
+        let (wall, cpu) = write_once(&server).await;
+        println!(
+            "profile {only}: one write, {:.1} ms wall, {:.1} ms CPU",
+            wall.as_secs_f64() * 1e3,
+            cpu.as_secs_f64() * 1e3
+        );
+    });
+}
+
 fn main() {
+    if let Ok(only) = std::env::var("BENCH_ONLY") {
+        one_write(&only);
+        return;
+    }
     let rows = env("BENCH_ROWS", 1_000_000);
     let rounds = env("BENCH_ROUNDS", 7).max(1);
+    if let Ok(path) = std::env::var("BENCH_FILL_ONLY").map(|_| std::env::var("BENCH_DB").expect("BENCH_DB")) {
+        let _ = std::fs::remove_file(&path);
+        fill(Path::new(&path), rows).expect("filled");
+        println!("{rows} rows × 8 columns written to {path}");
+        return;
+    }
     let dir = std::env::temp_dir().join(format!("dual-profile-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let path = dir.join("t.sqlite");
