@@ -4,6 +4,7 @@
 //! ```text
 //! nice -n 10 cargo bench -j1 -p dual-serve --bench jwt_bench
 //! BENCH_REQUESTS=20000 BENCH_ROUNDS=9 BENCH_CONNECTIONS=8 BENCH_MISSES=1000 ...   # the defaults
+//! BENCH_ONLY=0|1|2 BENCH_REQUESTS=N valgrind --tool=callgrind …   # N pages of one target only
 //! ```
 //!
 //! A bench target without the test harness (the `--bench` flag cargo passes is ignored).
@@ -86,6 +87,14 @@ fn main() -> Result<(), BoxError> {
         println!("{}: a page of {} bytes", target.name, page.len());
     }
     println!("key set fetches so far: {}", issuer.jwks_fetches());
+    // `BENCH_ONLY=0|1|2`: only `BENCH_REQUESTS` pages of that target, one after the other, for an
+    // instruction count under `valgrind --tool=callgrind` (docs/PERFORMANCE.md).
+    if let Some(only) = std::env::var("BENCH_ONLY").ok().and_then(|v| v.parse::<usize>().ok()) {
+        let target = targets.get(only).ok_or("BENCH_ONLY is 0, 1 or 2")?;
+        client.block_on(load(target, 1, requests))?;
+        println!("{}: {requests} pages", target.name);
+        return Ok(());
+    }
 
     let mut sequential = vec![Vec::new(); targets.len()];
     let mut concurrent = vec![Vec::new(); targets.len()];
