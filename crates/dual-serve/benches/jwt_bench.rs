@@ -89,7 +89,10 @@ fn main() -> Result<(), BoxError> {
     println!("key set fetches so far: {}", issuer.jwks_fetches());
     // `BENCH_ONLY=0|1|2`: only `BENCH_REQUESTS` pages of that target, one after the other, for an
     // instruction count under `valgrind --tool=callgrind` (docs/PERFORMANCE.md).
-    if let Some(only) = std::env::var("BENCH_ONLY").ok().and_then(|v| v.parse::<usize>().ok()) {
+    if let Some(only) = std::env::var("BENCH_ONLY")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
         let target = targets.get(only).ok_or("BENCH_ONLY is 0, 1 or 2")?;
         client.block_on(load(target, 1, requests))?;
         println!("{}: {requests} pages", target.name);
