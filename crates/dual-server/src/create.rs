@@ -31,6 +31,9 @@ pub struct CreateResponse {
     pub(crate) metadata: Value,
     /// The latest the resource may expire (a refinement's parent's expiry), whatever `expiration`.
     pub(crate) expires_by: Option<time::OffsetDateTime>,
+    /// Made by `DualResponseServer::refine`, which authorized the parent: the only way to run the
+    /// kind `refine`.
+    pub(crate) refinement: bool,
 }
 
 impl CreateResponse {
@@ -58,6 +61,7 @@ impl CreateResponse {
             owner: None,
             metadata: Value::Null,
             expires_by: None,
+            refinement: false,
         }
     }
 

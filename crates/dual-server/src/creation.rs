@@ -26,6 +26,11 @@ pub(crate) async fn create(
     inner: &Arc<Inner>,
     mut request: CreateResponse,
 ) -> Result<DualResponse, ServerError> {
+    // The kind `refine` reads another result's rows: only `refine`, which authorized the caller on
+    // that result, runs it.
+    if request.query.kind == crate::REFINE_KIND && !request.refinement {
+        return Err(ServerError::UnknownQueryKind(request.query.kind));
+    }
     let executor = Arc::clone(inner.registry.get(&request.query.kind)?);
     let sample_size = request.sample_size.unwrap_or(inner.config.default_sample_size);
     if !(1..=MAX_SAMPLE_SIZE).contains(&sample_size) {

@@ -232,6 +232,7 @@ pub(crate) async fn refine(
         .metadata(json!({"refines": uri}));
     // No later than the parent (a pinned parent has no expiry: the default applies).
     request.expires_by = record.expires_at;
+    request.refinement = true;
     if let Some(owner) = &record.owner {
         request = request.owner(owner.clone());
     }

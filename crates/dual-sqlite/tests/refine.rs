@@ -374,6 +374,21 @@ async fn live_results_and_servers_without_an_engine_say_so() {
     assert_eq!(code_, ServerErrorCode::NotRefinable);
     assert!(message.contains("no refine engine"), "{message}");
 
+    // The kind `refine` reads another result's rows: `create_response` does not run it, only
+    // `refine` (which authorized the caller on the parent) does.
+    let secret = query(&server, "SELECT * FROM result LIMIT 3", Some("alice")).await;
+    let sneaky = server
+        .create_response(
+            CreateResponse::new(
+                dual_server::REFINE_KIND,
+                json!({"parent": secret.id.to_string(), "sql": "SELECT * FROM result"}),
+            )
+            .owner("mallory"),
+        )
+        .await;
+    let (code_, _) = code(sneaky);
+    assert_eq!(code_, ServerErrorCode::UnknownQueryKind);
+
     // The engine's kind is its own.
     let taken = DualResponseServer::builder()
         .base_url("http://localhost/resources")
