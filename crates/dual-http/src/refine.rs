@@ -1,11 +1,9 @@
 //! `POST /{id}/query`: SQL over a stored result, answered with a new result (docs/DESIGN.md §5).
 
-use dual_core::{DualResponse, escape::log_safe};
+use dual_core::escape::log_safe;
 use dual_server::ServerError;
-use http::{HeaderValue, Response, StatusCode, header};
 use serde::Deserialize;
 
-use crate::body::ResponseBody;
 use crate::rejection::Rejection;
 
 /// The body of `POST /{id}/query`: `{"sql": "…"}` and nothing else.
@@ -51,13 +49,4 @@ pub(crate) fn rejection(error: ServerError) -> Rejection {
         },
         other => other.into(),
     }
-}
-
-/// `201 Created`: the refined result's `structuredContent`, its REST URL as `Location`.
-pub(crate) fn created(refined: &DualResponse) -> Response<ResponseBody> {
-    let mut response = crate::render::json(StatusCode::CREATED, &refined.structured_content());
-    if let Ok(location) = HeaderValue::from_str(&refined.url) {
-        response.headers_mut().insert(header::LOCATION, location);
-    }
-    response
 }

@@ -45,7 +45,7 @@ pub(crate) fn render(config: &HttpConfig, parts: &Parts, response: ApiResponse) 
         } => export_response(ResponseBody::empty(), format, attachment.as_deref(), encoding),
         ApiResponse::View => crate::view::page(),
         ApiResponse::Profile(profile) => json(StatusCode::OK, profile.as_ref()),
-        ApiResponse::Refined(refined) => crate::refine::created(&refined),
+        ApiResponse::Refined(refined) => created(&refined),
         ApiResponse::Options { allow } => {
             preflight_allow = Some(allow);
             let mut out = status_only(StatusCode::NO_CONTENT);
@@ -130,7 +130,7 @@ fn export_response(
     out
 }
 
-pub(crate) fn json(status: StatusCode, value: &impl Serialize) -> Response<ResponseBody> {
+fn json(status: StatusCode, value: &impl Serialize) -> Response<ResponseBody> {
     json_bytes(status, serde_json::to_vec(value))
 }
 
@@ -204,4 +204,13 @@ fn apply_cors(cors: &Cors, parts: &Parts, preflight_allow: Option<&'static str>,
             }
         }
     }
+}
+
+/// `201 Created`: the refined result's `structuredContent`, its REST URL as `Location`.
+fn created(refined: &dual_core::DualResponse) -> Response<ResponseBody> {
+    let mut response = json(StatusCode::CREATED, &refined.structured_content());
+    if let Ok(location) = HeaderValue::from_str(&refined.url) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    response
 }

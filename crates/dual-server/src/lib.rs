@@ -82,6 +82,7 @@ mod profiling;
 mod progress;
 mod quota;
 mod refine;
+mod refine_engine;
 mod registry;
 mod renewal;
 mod row_writer;
@@ -134,7 +135,7 @@ pub use owners::{
 };
 pub use pace::{Pace, Paused};
 pub use quota::{QUOTA_RETRY_AFTER, Quota};
-pub use refine::{MAX_REFINE_SQL_BYTES, REFINE_KIND, RefineEngine, RefineInput};
+pub use refine_engine::{MAX_REFINE_SQL_BYTES, REFINE_KIND, RefineEngine, RefineInput};
 pub use row_writer::{JsonColumns, JsonRowWriter};
 pub use scheduler::{
     DEFAULT_BACKGROUND_QUEUE, DEFAULT_BACKGROUND_SLOTS, DEFAULT_FOREGROUND_SLOTS, SCHEDULER_RETRY_AFTER,

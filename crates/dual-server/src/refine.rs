@@ -20,59 +20,12 @@ use serde_json::{Value, json};
 use crate::access::{accessed, readable, refuse_grant};
 use crate::executor::error_stream;
 use crate::inner::Inner;
+use crate::refine_engine::{MAX_REFINE_SQL_BYTES, REFINE_KIND, RefineEngine, RefineInput};
 use crate::source::Source;
 use crate::{
     Caller, CreateResponse, ExecutorError, LiveQuery, QueryExecutor, QueryStart, RowStream, RowWindow,
     ServerError, creation,
 };
-
-/// The query kind of a refined result (its record's `query.kind`); a server with a
-/// [`RefineEngine`] refuses to register an executor of its own under it.
-pub const REFINE_KIND: &str = "refine";
-
-/// The longest SQL text a refinement accepts, in bytes.
-pub const MAX_REFINE_SQL_BYTES: usize = 64 * 1024;
-
-/// Runs SQL over a stored result's rows: what [`DualResponseServer::refine`] needs, and what
-/// dual-sqlite's `SqliteRefiner` is.
-///
-/// [`DualResponseServer::refine`]: crate::DualResponseServer::refine
-pub trait RefineEngine: std::fmt::Debug + Send + Sync + 'static {
-    /// Refuses SQL the engine will not run, before any row is read: the error's message is for the
-    /// model (what was refused and what to send instead).
-    ///
-    /// # Errors
-    /// The refusal.
-    fn check(&self, sql: &str) -> Result<(), ExecutorError>;
-
-    /// The rows of `input.sql` over the table `result` holding `input.rows`, in the SQL's own order,
-    /// as a [`QueryExecutor::stream`] would yield them (signal `start` when the SQL runs, with its
-    /// count if known). The server drops the stream to cancel it (the time limit, a delete, a
-    /// shutdown): the engine stops its work then, as an executor does.
-    fn refine(self: Arc<Self>, input: RefineInput, start: QueryStart) -> RowStream;
-}
-
-/// What a [`RefineEngine`] refines.
-#[non_exhaustive]
-pub struct RefineInput {
-    /// The SQL, reading the table `result`.
-    pub sql: String,
-    /// The parent result's columns, in order: the columns of `result`.
-    pub columns: Vec<Column>,
-    /// The parent's row count.
-    pub total_rows: u64,
-    /// The parent's rows, in its own order, as stored (JSON batches).
-    pub rows: RowStream,
-}
-
-impl std::fmt::Debug for RefineInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RefineInput")
-            .field("columns", &self.columns.len())
-            .field("total_rows", &self.total_rows)
-            .finish_non_exhaustive()
-    }
-}
 
 /// The executor of [`REFINE_KIND`]: the parent's stored rows, handed to the engine.
 pub(crate) struct RefineExecutor {

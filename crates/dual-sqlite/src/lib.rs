@@ -90,6 +90,7 @@ mod pool;
 mod query;
 mod refine;
 mod schema;
+mod seal;
 mod stream;
 
 /// Which functions the model's SQL may call ([`SqliteDb::sql_executor_with`]).

@@ -164,7 +164,7 @@ impl Pool {
         // fails its query instead of taking the server's memory.
         conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, self.max_value_bytes)?;
         if let Some(cache_kib) = self.sealed {
-            crate::refine::seal(&mut conn, cache_kib)?;
+            crate::seal::seal(&mut conn, cache_kib)?;
         }
         let deadline = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));

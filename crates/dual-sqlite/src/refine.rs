@@ -21,17 +21,13 @@ use std::time::Duration;
 use dual_server::{ExecutorError, QueryExecutor, QueryStart, RefineEngine, RefineInput, RowStream};
 use dual_sql::sql_guard::{FunctionPolicy, SqlDialect, read_only_query_with};
 use futures_util::{StreamExt, TryStreamExt};
-use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 
 use crate::{SqliteDb, SqliteOptions};
 
-pub(crate) use load::seal;
+pub use crate::seal::RESULT_TABLE;
 
 /// The page cache of each connection of a refinement ([`RefineOptions::cache_bytes`]).
 pub const DEFAULT_REFINE_CACHE_BYTES: usize = 16 << 20;
-
-/// The one table a refinement's SQL reads.
-pub const RESULT_TABLE: &str = "result";
 
 /// How [`SqliteRefiner`] runs.
 #[derive(Debug, Clone)]
@@ -199,17 +195,5 @@ impl RefineEngine for SqliteRefiner {
             }))
         };
         Box::pin(futures_util::stream::once(loading).try_flatten())
-    }
-}
-
-/// What a refinement's connection may do: read `result`, run its query, nothing else.
-pub(crate) fn authorize(context: AuthContext<'_>) -> Authorization {
-    match context.action {
-        AuthAction::Read { table_name, .. } if table_name == RESULT_TABLE => Authorization::Allow,
-        AuthAction::Select
-        | AuthAction::Function { .. }
-        | AuthAction::Recursive
-        | AuthAction::Transaction { .. } => Authorization::Allow,
-        _ => Authorization::Deny,
     }
 }

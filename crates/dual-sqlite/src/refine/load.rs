@@ -11,8 +11,8 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use serde_json::Value;
 
 use super::decode::row_cells;
-use super::{RESULT_TABLE, authorize};
 use crate::convert::quote_identifier;
+use crate::seal::RESULT_TABLE;
 
 /// Batches between the parent's stream and the blocking thread that writes them.
 const LOAD_BUFFER: usize = 4;
@@ -54,13 +54,6 @@ impl Drop for TempDb {
             }
         }
     }
-}
-
-/// Seals a reading connection of a refinement: only `result` is readable, and the page cache is
-/// `cache_kib` KiB.
-pub(crate) fn seal(conn: &mut Connection, cache_kib: u32) -> rusqlite::Result<()> {
-    conn.pragma_update(None, "cache_size", -i64::from(cache_kib))?;
-    conn.authorizer(Some(authorize))
 }
 
 /// The declared type of a `result` column, so SQLite's affinity keeps each value as it came and the
