@@ -127,7 +127,7 @@ impl RefineOptions {
 /// let caller = Caller::anonymous();
 /// let squares = server.create_response(CreateResponse::new("squares", json!({}))).await?;
 /// let refined = server
-///     .refine(squares.resource_id, "SELECT even, COUNT(*) AS n FROM result GROUP BY even", &caller)
+///     .refine(squares.id, "SELECT even, COUNT(*) AS n FROM result GROUP BY even", &caller)
 ///     .await?;
 /// assert_eq!(refined.total_count, 2);
 /// # Ok(()) }
