@@ -107,20 +107,21 @@ impl Profiler {
             position = at + 1;
             let stats = &mut self.stats[at];
             match value {
-                serde_json::Value::Null => stats.add(scan::Scalar::Null),
-                serde_json::Value::Bool(b) => stats.add(scan::Scalar::Bool(*b)),
-                serde_json::Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-                    (Some(i), _) => stats.add(scan::Scalar::Int(i)),
-                    (None, Some(x)) => stats.add(scan::Scalar::Float(x, &[])),
-                    (None, None) => stats.add(scan::Scalar::Null),
+                serde_json::Value::Null => {}
+                serde_json::Value::Bool(b) => stats.add_bool(*b),
+                serde_json::Value::Number(n) => match n.as_i64() {
+                    Some(i) => stats.add_int(i),
+                    // Finite: a JSON number is never NaN nor infinite.
+                    None => {
+                        if let Some(x) = n.as_f64() {
+                            stats.add_float(x);
+                        }
+                    }
                 },
-                serde_json::Value::String(s) => stats.add(scan::Scalar::Str {
-                    raw: s.as_bytes(),
-                    escaped: false,
-                }),
+                serde_json::Value::String(s) => stats.add_text(s.as_bytes()),
                 nested => {
                     let text = serde_json::to_vec(nested).unwrap_or_default();
-                    stats.add(scan::Scalar::Nested(&text));
+                    stats.add_nested(&text);
                 }
             }
         }

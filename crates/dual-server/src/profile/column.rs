@@ -46,6 +46,53 @@ struct Entry {
     shown: Shown,
 }
 
+impl Entry {
+    /// The value, when it is a number.
+    fn number(&self) -> Option<f64> {
+        match self.shown {
+            Shown::Int(n) => Some(n as f64),
+            Shown::Float(x) => Some(x),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a value was in the exact set already, is new to it, or was counted past it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    Again,
+    New,
+    Past,
+}
+
+/// A sum of floats, Neumaier-compensated: a long column of small values does not lose them.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sum {
+    sum: f64,
+    compensation: f64,
+}
+
+impl Sum {
+    fn add(&mut self, x: f64) {
+        let sum = self.sum + x;
+        self.compensation += if self.sum.abs() >= x.abs() {
+            (self.sum - sum) + x
+        } else {
+            (x - sum) + self.sum
+        };
+        self.sum = sum;
+    }
+
+    fn merge(&mut self, other: Sum) {
+        self.add(other.sum);
+        self.add(other.compensation);
+    }
+
+    fn value(self) -> f64 {
+        self.sum + self.compensation
+    }
+}
+
 /// Keys that are already hashes.
 #[derive(Debug, Default)]
 struct Identity(u64);
@@ -69,6 +116,21 @@ impl Hasher for Identity {
 struct Exact {
     entries: HashMap<u64, Entry, BuildHasherDefault<Identity>>,
     text_bytes: usize,
+}
+
+impl Exact {
+    /// How many numbers the set counted, and their sum (each value times its count).
+    fn sum(&self) -> (u64, Sum) {
+        let mut sum = Sum::default();
+        let mut finite = 0;
+        for entry in self.entries.values() {
+            if let Some(x) = entry.number() {
+                finite += entry.count;
+                sum.add(x * entry.count as f64);
+            }
+        }
+        (finite, sum)
+    }
 }
 
 /// A text bound (`min` or `max`): the value cut to [`TEXT_CHARS`] characters.
@@ -104,10 +166,10 @@ pub(super) struct ColumnStats {
     sketch: Option<Box<Sketch>>,
     /// Distinct values the exact set held when it overflowed: the least the estimate may say.
     exact_at_overflow: u64,
-    /// Finite numbers: how many, their sum (Neumaier-compensated) and range.
+    /// Finite numbers counted past the exact set (the set's own are summed from it): how many and
+    /// their sum. The range covers every finite number.
     finite: u64,
-    sum: f64,
-    compensation: f64,
+    sum: Sum,
     min_number: Option<NumberBound>,
     max_number: Option<NumberBound>,
     min_text: Option<TextBound>,
@@ -126,39 +188,61 @@ impl ColumnStats {
     pub(super) fn add(&mut self, value: Scalar<'_>) {
         match value {
             Scalar::Null => {}
-            Scalar::Bool(b) => {
-                self.count += 1;
-                self.kinds[BOOLEAN] += 1;
-                self.distinct(mix(u64::from(b) ^ 0xb001), || Shown::Bool(b));
-            }
-            Scalar::Int(n) => {
-                self.count += 1;
-                self.kinds[INTEGER] += 1;
-                self.number(n as f64, Some(n));
-            }
-            Scalar::Float(x, _) => {
-                self.count += 1;
-                self.kinds[NUMBER] += 1;
-                self.number(x, None);
-            }
+            Scalar::Bool(b) => self.add_bool(b),
+            Scalar::Int(n) => self.add_int(n),
+            Scalar::Float(x, _) => self.add_float(x),
             Scalar::Str { raw, escaped } => {
-                self.count += 1;
                 if escaped {
                     let quoted = [b"\"", raw, b"\""].concat();
                     match serde_json::from_slice::<String>(&quoted) {
-                        Ok(text) => self.text(text.as_bytes()),
-                        Err(_) => self.text(raw),
+                        Ok(text) => self.add_text(text.as_bytes()),
+                        Err(_) => self.add_text(raw),
                     }
                 } else {
-                    self.text(raw);
+                    self.add_text(raw);
                 }
             }
-            Scalar::Nested(raw) => {
-                self.count += 1;
-                self.kinds[JSON] += 1;
-                self.distinct(hash_bytes(raw, JSON_SEED), || Shown::Nested);
-            }
+            Scalar::Nested(raw) => self.add_nested(raw),
         }
+    }
+
+    // The adders of one kind of value: what a decoded row's values call straight (one call a
+    // value, no `Scalar` to match: the profile's cost is a few dozen instructions a value).
+
+    pub(super) fn add_bool(&mut self, b: bool) {
+        self.count += 1;
+        self.kinds[BOOLEAN] += 1;
+        self.distinct(mix(u64::from(b) ^ 0xb001), || Shown::Bool(b));
+    }
+
+    /// A number that fits `i64`, written without a fraction or exponent.
+    #[inline(always)]
+    pub(super) fn add_int(&mut self, n: i64) {
+        self.count += 1;
+        self.kinds[INTEGER] += 1;
+        self.number(n as f64, Some(n));
+    }
+
+    /// Any other (finite) number.
+    #[inline(always)]
+    pub(super) fn add_float(&mut self, x: f64) {
+        self.count += 1;
+        self.kinds[NUMBER] += 1;
+        self.number(x, None);
+    }
+
+    /// A string's text, unescaped.
+    #[inline(always)]
+    pub(super) fn add_text(&mut self, text: &[u8]) {
+        self.count += 1;
+        self.text(text);
+    }
+
+    /// An array or an object: its JSON text.
+    pub(super) fn add_nested(&mut self, raw: &[u8]) {
+        self.count += 1;
+        self.kinds[JSON] += 1;
+        self.distinct(hash_bytes(raw, JSON_SEED), || Shown::Nested);
     }
 
     fn number(&mut self, x: f64, int: Option<i64>) {
@@ -167,22 +251,20 @@ impl ColumnStats {
             // -0.0 and 0.0 are one value.
             None => (x + 0.0).to_bits() ^ 0xf10a7,
         };
-        self.distinct(mix(key), || int.map_or(Shown::Float(x), Shown::Int));
-        // Past the exact bound (perhaps from this value on), the sketch holds every number.
-        if self.exact.is_none()
-            && let Some(sketch) = &mut self.sketch
-        {
-            sketch.add(x, 1);
+        match self.distinct(mix(key), || int.map_or(Shown::Float(x), Shown::Int)) {
+            // Already in the exact set: its count went up, and the set gives its sum and range.
+            Seen::Again => return,
+            Seen::New => {}
+            Seen::Past => {
+                // Past the exact bound (perhaps from this value on), the sketch and the running
+                // sum hold every number.
+                if let Some(sketch) = &mut self.sketch {
+                    sketch.add(x, 1);
+                }
+                self.finite += 1;
+                self.sum.add(x);
+            }
         }
-        self.finite += 1;
-        // Neumaier's compensated sum: a long column of small values does not lose them.
-        let sum = self.sum + x;
-        self.compensation += if self.sum.abs() >= x.abs() {
-            (self.sum - sum) + x
-        } else {
-            (x - sum) + self.sum
-        };
-        self.sum = sum;
         let bound = NumberBound { value: x, int };
         if self.min_number.is_none_or(|m| x < m.value) {
             self.min_number = Some(bound);
@@ -205,10 +287,14 @@ impl ColumnStats {
         }
         self.kinds[STRING] += 1;
         let hash = hash_bytes(bytes, STRING_SEED);
-        self.distinct(hash, || {
+        let seen = self.distinct(hash, || {
             let (text, cut) = cut(bytes);
             Shown::Text(text, cut)
         });
+        if seen == Seen::Again {
+            // Compared with the range when it was first seen.
+            return;
+        }
         if self.min_text.as_ref().is_none_or(|m| bytes < m.text.as_bytes()) {
             let (text, cut) = cut(bytes);
             self.min_text = Some(TextBound { text, cut });
@@ -227,14 +313,29 @@ impl ColumnStats {
         }
     }
 
-    /// Counts the value of `hash` in the exact set while it holds, else in the HyperLogLog.
-    fn distinct(&mut self, hash: u64, shown: impl FnOnce() -> Shown) {
+    /// Counts the value of `hash` in the exact set while it holds, else in the HyperLogLog, and says
+    /// which.
+    fn distinct(&mut self, hash: u64, shown: impl FnOnce() -> Shown) -> Seen {
         if let Some(exact) = &mut self.exact {
             if let Some(entry) = exact.entries.get_mut(&hash) {
                 entry.count += 1;
-                return;
+                return Seen::Again;
             }
-            let shown = shown();
+            return self.first_seen(hash, shown());
+        }
+        if let Some(hll) = &mut self.hll {
+            hll.add(hash);
+        }
+        Seen::Past
+    }
+
+    /// A value new to the exact set: kept while the set is within its bounds, else the set
+    /// overflows and the value is counted past it. Out of line: it happens once a distinct value,
+    /// and keeps the path of every other value short.
+    #[cold]
+    #[inline(never)]
+    fn first_seen(&mut self, hash: u64, shown: Shown) -> Seen {
+        if let Some(exact) = &mut self.exact {
             let bytes = match &shown {
                 Shown::Text(text, _) => text.len(),
                 _ => 0,
@@ -242,13 +343,14 @@ impl ColumnStats {
             if exact.entries.len() < EXACT_DISTINCT && exact.text_bytes + bytes <= EXACT_TEXT_BYTES {
                 exact.text_bytes += bytes;
                 exact.entries.insert(hash, Entry { count: 1, shown });
-                return;
+                return Seen::New;
             }
             self.overflow();
         }
         if let Some(hll) = &mut self.hll {
             hll.add(hash);
         }
+        Seen::Past
     }
 
     /// Past the exact bound: the set's values move to the HyperLogLog and the sketch.
@@ -260,16 +362,26 @@ impl ColumnStats {
         self.exact_at_overflow = exact.entries.len() as u64 + 1;
         let mut hll = Box::new(Hll::new());
         let mut sketch = Box::new(Sketch::default());
-        for (hash, entry) in exact.entries {
-            hll.add(hash);
-            match entry.shown {
-                Shown::Int(n) => sketch.add(n as f64, entry.count),
-                Shown::Float(x) => sketch.add(x, entry.count),
-                _ => {}
+        for (hash, entry) in &exact.entries {
+            hll.add(*hash);
+            if let Some(x) = entry.number() {
+                sketch.add(x, entry.count);
             }
         }
+        // From here on the running sum holds every number: the set's come first.
+        let (finite, sum) = exact.sum();
+        self.finite += finite;
+        self.sum.merge(sum);
         self.hll = Some(hll);
         self.sketch = Some(sketch);
+    }
+
+    /// How many finite numbers, and their sum.
+    fn numbers(&self) -> (u64, Sum) {
+        match &self.exact {
+            Some(exact) => exact.sum(),
+            None => (self.finite, self.sum),
+        }
     }
 
     /// The column's profile after `rows` rows; `declared` is its type as declared or inferred, if
@@ -338,7 +450,8 @@ impl ColumnStats {
         if let (Some(min), Some(max)) = (self.min_number, self.max_number) {
             column.min = Some(number_value(min));
             column.max = Some(number_value(max));
-            let mean = (self.sum + self.compensation) / self.finite as f64;
+            let (finite, sum) = self.numbers();
+            let mean = sum.value() / finite as f64;
             column.mean = mean.is_finite().then_some(mean);
             self.distribution(&mut column, &mut approximate, kind == "integer");
         } else if let (Some(min), Some(max)) = self.text_bounds(nonfinite_numbers) {
@@ -390,11 +503,7 @@ impl ColumnStats {
                 let mut values: Vec<(f64, u64)> = exact
                     .entries
                     .values()
-                    .filter_map(|e| match e.shown {
-                        Shown::Int(n) => Some((n as f64, e.count)),
-                        Shown::Float(x) => Some((x, e.count)),
-                        _ => None,
-                    })
+                    .filter_map(|e| Some((e.number()?, e.count)))
                     .collect();
                 values.sort_by(|a, b| a.0.total_cmp(&b.0));
                 values

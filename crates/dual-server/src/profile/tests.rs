@@ -80,6 +80,79 @@ fn a_small_result_is_profiled_exactly() {
 }
 
 #[test]
+fn values_repeated_in_the_exact_set_then_past_it_keep_the_sum_and_the_range() {
+    // Each of 600 values three times (counted in the exact set, summed from it), then 2,000 new
+    // ones that overflow the set: the mean, range and counts are those of every value.
+    let mut profiler = Profiler::default();
+    let mut values = Vec::new();
+    for round in 0..3 {
+        for i in 0..600i64 {
+            // The extremes of the repeated values come in the last round too: seen again, they are
+            // compared with the range already.
+            let x = if round == 2 { 599 - i } else { i };
+            values.push(x - 300);
+        }
+    }
+    values.extend((0..2_000i64).map(|i| 1_000 + i));
+    let mut f_total = 0.0;
+    for (i, x) in values.iter().enumerate() {
+        let text = format!("t{:05}", x + 300);
+        let f = format!("{x}.5");
+        f_total += f.parse::<f64>().unwrap_or(0.0);
+        profiler.add_row(format!(r#"{{"x":{x},"f":{f},"t":"{text}","i":{i}}}"#).as_bytes());
+    }
+    let profile = profiler.profile(&[], true);
+    let total: i64 = values.iter().sum();
+    let x = column(&profile, "x");
+    assert_eq!(x.count, values.len() as u64);
+    assert_eq!(
+        x.mean,
+        Some(total as f64 / values.len() as f64),
+        "exact: every value counted once"
+    );
+    assert_eq!(
+        (x.min.clone(), x.max.clone()),
+        (Some(json!(-300)), Some(json!(2_999)))
+    );
+    let f = column(&profile, "f");
+    let f_mean = f.mean.unwrap_or(0.0);
+    assert!((f_mean - f_total / values.len() as f64).abs() < 1e-9, "{f_mean}");
+    let bins: u64 = x.histogram.iter().map(|b| b.count).sum();
+    assert_eq!(
+        bins,
+        values.len() as u64,
+        "the sketch holds the set's values with their counts"
+    );
+    let t = column(&profile, "t");
+    assert_eq!(
+        (t.min.clone(), t.max.clone()),
+        (Some(json!("t00000")), Some(json!("t03299")))
+    );
+
+    // Below the bound, repeats count in the top values and never move the range.
+    let mut profiler = Profiler::default();
+    for i in 0..1_000 {
+        let x = [5, -2, 7, 5, 5][i % 5];
+        profiler.add_row(format!(r#"{{"x":{x},"t":"{}"}}"#, ["m", "a", "z", "m", "m"][i % 5]).as_bytes());
+    }
+    let profile = profiler.profile(&[], true);
+    let x = column(&profile, "x");
+    assert_eq!(
+        (x.min.clone(), x.max.clone(), x.mean),
+        (Some(json!(-2)), Some(json!(7)), Some(4.0))
+    );
+    assert_eq!(
+        x.top.first().map(|t| (t.value.clone(), t.count)),
+        Some((json!(5), 600))
+    );
+    let t = column(&profile, "t");
+    assert_eq!(
+        (t.min.clone(), t.max.clone(), t.distinct),
+        (Some(json!("a")), Some(json!("z")), 3)
+    );
+}
+
+#[test]
 fn past_the_exact_bound_distinct_and_quantiles_are_estimates_near_the_truth() {
     let n = 100_000u64;
     let mut profiler = Profiler::default();
