@@ -2,6 +2,7 @@
 //! oldest go first) and in time (each entry has its own expiry).
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -15,6 +16,28 @@ pub(crate) fn digest(token: &[u8]) -> Digest {
     digest
 }
 
+/// Hashes a [`Digest`] by its first eight bytes: a SHA-256 is uniform already, and no one picks
+/// the tokens whose digests would collide in a bucket without breaking SHA-256 (a collision would
+/// only make a lookup slower; the map still compares whole digests).
+#[derive(Debug, Default)]
+struct DigestHasher(u64);
+
+impl Hasher for DigestHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // The digest's bytes (an array hashes its length first, through `write_usize`).
+        let mut word = [0; 8];
+        let n = bytes.len().min(8);
+        word[..n].copy_from_slice(&bytes[..n]);
+        self.0 ^= u64::from_le_bytes(word);
+    }
+
+    fn write_usize(&mut self, _length: usize) {}
+}
+
 /// Values by token digest.
 #[derive(Debug)]
 pub(crate) struct TokenCache<V> {
@@ -25,7 +48,7 @@ pub(crate) struct TokenCache<V> {
 
 #[derive(Debug)]
 struct Inner<V> {
-    entries: HashMap<Digest, (V, Instant)>,
+    entries: HashMap<Digest, (V, Instant), BuildHasherDefault<DigestHasher>>,
     /// Insertion order, oldest first (a digest may be here after its entry went).
     order: VecDeque<Digest>,
 }
@@ -36,7 +59,7 @@ impl<V: Clone> TokenCache<V> {
         Self {
             max_entries: max_entries.max(1),
             inner: Mutex::new(Inner {
-                entries: HashMap::new(),
+                entries: HashMap::default(),
                 order: VecDeque::new(),
             }),
         }

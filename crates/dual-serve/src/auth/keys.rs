@@ -150,7 +150,14 @@ impl IssuerKeys {
 
     /// Whether `keys` is the key set cached now and alive (not replaced by a refresh since).
     pub(crate) fn is_current(&self, keys: &Arc<[Key]>) -> bool {
-        self.live().is_some_and(|set| Arc::ptr_eq(&set.keys, keys))
+        // Read in place (no clone): this is on the path of every request with a cached token.
+        let current = self
+            .current
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        current
+            .as_ref()
+            .is_some_and(|set| Arc::ptr_eq(&set.keys, keys) && Instant::now() < set.expires)
     }
 
     /// The cached keys while they live.

@@ -245,7 +245,7 @@ impl OAuth {
                 .get(verified.issuer)
                 .is_some_and(|issuer| issuer.is_current(keys))
         {
-            return self.scoped(&verified, surface);
+            return self.scoped(verified, surface);
         }
         match jwt::parse(token) {
             Ok(jws) => {
@@ -286,7 +286,7 @@ impl OAuth {
                     .unwrap_or(Duration::ZERO);
                 let expires = (Instant::now() + VERIFIED_TTL.min(token_left)).min(keys.expires);
                 inner.verified.insert(digest, verified.clone(), expires);
-                self.scoped(&verified, surface)
+                self.scoped(verified, surface)
             }
             // Not a JWS: an opaque token, which only introspection can tell about.
             Err(TokenError::Malformed) if inner.introspection.is_some() => {
@@ -315,7 +315,7 @@ impl OAuth {
             return Err(Rejection::Invalid(TokenError::Issuer));
         }
         let verified = self.verify_claims(&claims, issuer, *index, false)?;
-        self.scoped(&verified, surface)
+        self.scoped(verified, surface)
     }
 
     /// The owner and scopes of the verified `claims` of `issuer`, after the time, audience and owner
@@ -351,7 +351,7 @@ impl OAuth {
     }
 
     /// The owner of `verified`, when it has the scope `surface` needs.
-    fn scoped(&self, verified: &Verified, surface: Surface) -> Result<Verified, Rejection> {
+    fn scoped(&self, verified: Verified, surface: Surface) -> Result<Verified, Rejection> {
         let inner = &*self.inner;
         if surface == Surface::Results
             && let Some(needed) = &inner.read_scope
@@ -359,7 +359,7 @@ impl OAuth {
         {
             return Err(Rejection::Scope(needed.clone()));
         }
-        Ok(verified.clone())
+        Ok(verified)
     }
 
     /// The gate of an MCP request `verified` authenticated.
