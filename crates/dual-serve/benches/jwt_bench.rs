@@ -17,7 +17,9 @@
 //! /resources/{id}` pages (`{"offset":0,"limit":100}`) one after the other, then the same number
 //! spread over `BENCH_CONNECTIONS` connections at once, with the token of the file, a fixed ES256
 //! JWT and a fixed RS256 JWT (the server's cache of verified tokens at work), the order turning
-//! each round. Printed: the median of the rounds' requests per second and the ratios.
+//! each round. Printed: the median of the rounds' requests per second and the ratios, and the
+//! servers' CPU time a page (every thread but the client's, from `/proc/self/task/*/schedstat`),
+//! which the host's other work moves less than the rates.
 //!
 //! Then the cache miss: `BENCH_MISSES` times, a token never seen before (a new `jti`) for one page
 //! on a warm connection, against the token file's page on the same connection: the signature check
@@ -101,12 +103,17 @@ fn main() -> Result<(), BoxError> {
 
     let mut sequential = vec![Vec::new(); targets.len()];
     let mut concurrent = vec![Vec::new(); targets.len()];
+    // The servers' CPU time a page (µs), both loads of a round together.
+    let mut cpu = vec![Vec::new(); targets.len()];
     for round in 0..rounds {
         for step in 0..targets.len() {
             let at = (round + step) % targets.len();
             let target = &targets[at];
+            let before = server_cpu();
             sequential[at].push(client.block_on(load(target, 1, requests))?);
             concurrent[at].push(client.block_on(load(target, connections, requests))?);
+            let spent = server_cpu().saturating_sub(before);
+            cpu[at].push(spent.as_secs_f64() * 1e6 / (2 * requests) as f64);
         }
     }
     println!();
@@ -124,6 +131,23 @@ fn main() -> Result<(), BoxError> {
             100.0 * seq / seq_base,
             list(&concurrent[at]),
             100.0 * con / con_base,
+        );
+    }
+
+    // What the servers' threads spent a page: the cost the cache saves, less moved by the host's
+    // other work than the rates above.
+    println!();
+    println!("| the servers' CPU time a page (both loads; median of {rounds} rounds) | µs | vs the token file |");
+    println!("|---|---:|---:|");
+    let cpu_base = median(&cpu[0]);
+    for (at, target) in targets.iter().enumerate() {
+        let spent = median(&cpu[at]);
+        println!(
+            "| {} | {spent:.2} ({}) | {:+.2} µs, **{:.0}%** of the rate |",
+            target.name,
+            cpu[at].iter().map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(", "),
+            spent - cpu_base,
+            100.0 * cpu_base / spent,
         );
     }
 
@@ -319,6 +343,22 @@ fn env_usize(name: &str, default: usize) -> usize {
 }
 
 /// The load averages of `/proc/loadavg`.
+/// CPU time of every thread of this process but the main one (the client's): the servers' worker
+/// and blocking threads and the issuer's, which is idle once the keys are fetched. From
+/// `/proc/self/task/*/schedstat` (nanoseconds on a CPU).
+fn server_cpu() -> Duration {
+    let main = std::process::id().to_string();
+    let nanos: u64 = std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|task| task.file_name().to_str() != Some(main.as_str()))
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    Duration::from_nanos(nanos)
+}
+
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
