@@ -1265,6 +1265,29 @@ try {
       if (data.status !== 404) fail(`the expired page's data link: ${data.status}`);
       return "200, then 404 and 404";
     });
+
+    await check("secure rest: a page opened from a view link says the link does not grant refining, and the controls go", async () => {
+      const aRes = dualOf(await hPage.evaluate(({ token, sql }) => window.__host.callAs(token, "query", { sql }), { token: A, sql: SMALL_SQL }));
+      const link = await mintLink(hPage, A, { uri: aRes.uri, format: "csv", view: true });
+      const p = await negative.context.newPage();
+      const first = await p.goto(link.url);
+      if (first.status() !== 200) fail(`the fresh view link: ${first.status()}`);
+      const frame = p.mainFrame();
+      await view.waitReady(frame);
+      if (!(await refining.refinement(frame)).available) fail("the controls are gone before the server was asked");
+      await refining.filter(frame, "id > 0");
+      await frame.waitForFunction(() => window.__dualView.refinement().available === false, null, { timeout: scaled(30_000) });
+      const shown = await frame.evaluate(() => ({
+        controls: !document.getElementById("dv-refine").hidden,
+        message: document.getElementById("dv-message").hidden ? "" : document.getElementById("dv-message").textContent,
+        error: document.getElementById("dv-refine-error").hidden ? "" : document.getElementById("dv-refine-error").textContent,
+        rows: window.__dualView.refinement().depth,
+      }));
+      if (shown.controls) fail("the refine controls still show");
+      if (!/link lets you read the result, not refine it/.test(shown.message)) fail(`the message is ${JSON.stringify(shown.message)}`);
+      if (shown.error || shown.rows !== 0) fail(`an error shows (${JSON.stringify(shown.error)}) or the view moved (depth ${shown.rows})`);
+      return shown.message;
+    });
   }
 } catch (e) {
   results.push({ name: "the run", ok: false, error: e?.stack ?? String(e) });

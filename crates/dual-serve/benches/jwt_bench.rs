@@ -137,7 +137,9 @@ fn main() -> Result<(), BoxError> {
     // What the servers' threads spent a page: the cost the cache saves, less moved by the host's
     // other work than the rates above.
     println!();
-    println!("| the servers' CPU time a page (both loads; median of {rounds} rounds) | µs | vs the token file |");
+    println!(
+        "| the servers' CPU time a page (both loads; median of {rounds} rounds) | µs | vs the token file |"
+    );
     println!("|---|---:|---:|");
     let cpu_base = median(&cpu[0]);
     for (at, target) in targets.iter().enumerate() {
@@ -145,7 +147,11 @@ fn main() -> Result<(), BoxError> {
         println!(
             "| {} | {spent:.2} ({}) | {:+.2} µs, **{:.0}%** of the rate |",
             target.name,
-            cpu[at].iter().map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(", "),
+            cpu[at]
+                .iter()
+                .map(|v| format!("{v:.2}"))
+                .collect::<Vec<_>>()
+                .join(", "),
             spent - cpu_base,
             100.0 * cpu_base / spent,
         );

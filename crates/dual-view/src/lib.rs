@@ -152,7 +152,7 @@ pub const REST_TRANSPORT_MARKER: &str = r#"<meta name="dual-response-transport" 
 /// text between `<script>` and `</script>` in [`VIEW_HTML`] (standard base64, padded).
 ///
 /// A page serving the view allows its script with `script-src` and this value; a test recomputes it.
-pub const SCRIPT_HASH: &str = "'sha256-oN+36t49WEN+CLoG+kX/goBmCsPB6RgtmqKeBT2i7/s='";
+pub const SCRIPT_HASH: &str = "'sha256-K5neCwsmPehM6jDfKddydfDcZ24UW6tkXe4dx0FXj3M='";
 
 /// The Content-Security-Policy source of the view's one inline `<style>`: `'sha256-…'` of the exact
 /// text between `<style>` and `</style>` in [`VIEW_HTML`] (standard base64, padded).
