@@ -151,25 +151,21 @@ impl IssuerKeys {
     /// Whether `keys` is the key set cached now and alive (not replaced by a refresh since).
     pub(crate) fn is_current(&self, keys: &Arc<[Key]>) -> bool {
         // Read in place (no clone): this is on the path of every request with a cached token.
-        let current = self
-            .current
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        current
-            .as_ref()
-            .is_some_and(|set| Arc::ptr_eq(&set.keys, keys) && Instant::now() < set.expires)
+        self.with_live(|set| set.is_some_and(|set| Arc::ptr_eq(&set.keys, keys)))
     }
 
     /// The cached keys while they live.
     fn live(&self) -> Option<KeySet> {
+        self.with_live(|set| set.cloned())
+    }
+
+    /// `read` of the cached keys while they live, under the read lock.
+    fn with_live<T>(&self, read: impl FnOnce(Option<&KeySet>) -> T) -> T {
         let current = self
             .current
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        current
-            .as_ref()
-            .filter(|set| Instant::now() < set.expires)
-            .cloned()
+        read(current.as_ref().filter(|set| Instant::now() < set.expires))
     }
 
     /// Fetches the key set and caches it; `None` (logged) when that failed.
